@@ -1,0 +1,193 @@
+//! Access to the standard metadata every Kubernetes object carries.
+//!
+//! [`Object`] is the counterpart of client-go's `metav1.Object`: stores, key
+//! functions, indexers, selectors and handlers read names, namespaces,
+//! resource versions and labels through it without knowing the concrete type.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+
+/// An empty map, returned by the label and annotation accessors when the
+/// object has none, so callers never have to distinguish "absent" from
+/// "empty".
+static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
+
+/// Anything that carries a Kubernetes [`ObjectMeta`].
+///
+/// It is implemented for every k8s-openapi resource type (through a blanket
+/// implementation over [`k8s_openapi::Metadata`]), for
+/// [`DynamicObject`](crate::DynamicObject) and for
+/// [`PartialObjectMetadata`](crate::PartialObjectMetadata). A custom resource
+/// type gets it by implementing `k8s_openapi::Resource` and
+/// `k8s_openapi::Metadata<Ty = ObjectMeta>`, or by implementing this trait
+/// directly.
+///
+/// Only [`meta`](Object::meta) and [`meta_mut`](Object::meta_mut) must be
+/// provided; the other methods read fields of the metadata and never
+/// allocate.
+pub trait Object {
+    /// The object's metadata.
+    fn meta(&self) -> &ObjectMeta;
+
+    /// The object's metadata, for changing it.
+    ///
+    /// Objects held in a cache are shared (`Arc<K>`) and must not be mutated;
+    /// this is for objects the caller owns, such as one about to be sent.
+    fn meta_mut(&mut self) -> &mut ObjectMeta;
+
+    /// `metadata.name`, or `None` when unset (for example on an object that
+    /// will be created with `generateName`).
+    fn name(&self) -> Option<&str> {
+        self.meta().name.as_deref()
+    }
+
+    /// `metadata.namespace`; `None` for cluster-scoped objects and for
+    /// namespaced objects not yet assigned one.
+    fn namespace(&self) -> Option<&str> {
+        self.meta().namespace.as_deref()
+    }
+
+    /// `metadata.resourceVersion`: the opaque version string the API server
+    /// stamps on every write.
+    fn resource_version(&self) -> Option<&str> {
+        self.meta().resource_version.as_deref()
+    }
+
+    /// `metadata.uid`: unique across the cluster's lifetime, so a deleted and
+    /// re-created object with the same name has a different one.
+    fn uid(&self) -> Option<&str> {
+        self.meta().uid.as_deref()
+    }
+
+    /// `metadata.generation`: bumped by the server when the desired state
+    /// (anything but metadata and status) changes.
+    fn generation(&self) -> Option<i64> {
+        self.meta().generation
+    }
+
+    /// `metadata.labels`; an empty map when the object has none.
+    fn labels(&self) -> &BTreeMap<String, String> {
+        self.meta().labels.as_ref().unwrap_or(&EMPTY_MAP)
+    }
+
+    /// `metadata.annotations`; an empty map when the object has none.
+    fn annotations(&self) -> &BTreeMap<String, String> {
+        self.meta().annotations.as_ref().unwrap_or(&EMPTY_MAP)
+    }
+
+    /// `metadata.creationTimestamp`.
+    fn creation_timestamp(&self) -> Option<&Time> {
+        self.meta().creation_timestamp.as_ref()
+    }
+
+    /// `metadata.deletionTimestamp`: set when deletion was requested but
+    /// finalizers still hold the object.
+    fn deletion_timestamp(&self) -> Option<&Time> {
+        self.meta().deletion_timestamp.as_ref()
+    }
+
+    /// `metadata.ownerReferences`; empty when the object has no owners.
+    fn owner_references(&self) -> &[OwnerReference] {
+        self.meta().owner_references.as_deref().unwrap_or_default()
+    }
+
+    /// `metadata.finalizers`; empty when there are none.
+    fn finalizers(&self) -> &[String] {
+        self.meta().finalizers.as_deref().unwrap_or_default()
+    }
+
+    /// The owner reference marked `controller: true`, if any.
+    fn controller_reference(&self) -> Option<&OwnerReference> {
+        self.owner_references()
+            .iter()
+            .find(|owner| owner.controller == Some(true))
+    }
+}
+
+impl<K> Object for K
+where
+    K: k8s_openapi::Metadata<Ty = ObjectMeta>,
+{
+    fn meta(&self) -> &ObjectMeta {
+        self.metadata()
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        self.metadata_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{ConfigMap, Node};
+
+    fn config_map() -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("settings".into()),
+                namespace: Some("default".into()),
+                resource_version: Some("42".into()),
+                uid: Some("u-1".into()),
+                generation: Some(3),
+                labels: Some([("app".to_string(), "web".to_string())].into()),
+                annotations: Some([("note".to_string(), "x".to_string())].into()),
+                finalizers: Some(vec!["example.com/keep".into()]),
+                owner_references: Some(vec![
+                    OwnerReference {
+                        name: "rs-a".into(),
+                        controller: Some(false),
+                        ..Default::default()
+                    },
+                    OwnerReference {
+                        name: "rs-b".into(),
+                        controller: Some(true),
+                        ..Default::default()
+                    },
+                ]),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn reads_every_metadata_field_of_a_typed_object() {
+        let cm = config_map();
+        assert_eq!(cm.name(), Some("settings"));
+        assert_eq!(cm.namespace(), Some("default"));
+        assert_eq!(cm.resource_version(), Some("42"));
+        assert_eq!(cm.uid(), Some("u-1"));
+        assert_eq!(cm.generation(), Some(3));
+        assert_eq!(cm.labels().get("app").map(String::as_str), Some("web"));
+        assert_eq!(cm.annotations().get("note").map(String::as_str), Some("x"));
+        assert_eq!(cm.finalizers(), ["example.com/keep".to_string()]);
+        assert_eq!(cm.owner_references().len(), 2);
+        assert_eq!(
+            cm.controller_reference().map(|o| o.name.as_str()),
+            Some("rs-b")
+        );
+        assert!(cm.deletion_timestamp().is_none());
+        assert!(cm.creation_timestamp().is_none());
+    }
+
+    #[test]
+    fn absent_collections_read_as_empty() {
+        let node = Node::default();
+        assert!(node.labels().is_empty());
+        assert!(node.annotations().is_empty());
+        assert!(node.owner_references().is_empty());
+        assert!(node.finalizers().is_empty());
+        assert!(node.controller_reference().is_none());
+        assert_eq!(node.name(), None);
+        assert_eq!(node.namespace(), None);
+    }
+
+    #[test]
+    fn meta_mut_changes_the_object() {
+        let mut cm = config_map();
+        cm.meta_mut().resource_version = Some("43".into());
+        assert_eq!(cm.resource_version(), Some("43"));
+    }
+}
