@@ -20,9 +20,11 @@ use crate::object::Object;
 /// `unstructured.Unstructured`, for resources with no Rust type.
 ///
 /// Decoding and re-encoding keeps every field: the result is the same JSON
-/// value. Two limits come from the typed metadata: fields inside `metadata`
-/// that this k8s-openapi version does not know are dropped, and an empty
-/// `metadata` object is not written back.
+/// value. Keys inside `metadata` that `ObjectMeta` does not have (a newer
+/// server's fields, or the list metadata of a `Status`) are kept in
+/// [`extra_metadata`](DynamicObject::extra_metadata) and written back.
+/// Two things are normalised: a metadata field that is `null` reads as
+/// absent, and an empty `metadata` object is not written back.
 ///
 /// ```
 /// use clientgo_apimachinery::{DynamicObject, Object};
@@ -44,6 +46,8 @@ pub struct DynamicObject {
     pub kind: Option<String>,
     /// The object's metadata.
     pub metadata: ObjectMeta,
+    /// Keys of `metadata` that `ObjectMeta` has no field for, as JSON.
+    pub extra_metadata: Map<String, Value>,
     /// Every other top-level field. It must not hold `apiVersion`, `kind`
     /// or `metadata` keys; they are skipped when encoding.
     pub data: Map<String, Value>,
@@ -59,6 +63,7 @@ impl DynamicObject {
                 name: Some(name.into()),
                 ..ObjectMeta::default()
             },
+            extra_metadata: Map::new(),
             data: Map::new(),
         }
     }
@@ -125,7 +130,15 @@ impl Serialize for DynamicObject {
         if let Some(kind) = &self.kind {
             map.serialize_entry(KIND, kind)?;
         }
-        if self.metadata != ObjectMeta::default() {
+        if !self.extra_metadata.is_empty() {
+            map.serialize_entry(
+                METADATA,
+                &MetadataWithExtra {
+                    metadata: &self.metadata,
+                    extra: &self.extra_metadata,
+                },
+            )?;
+        } else if self.metadata != ObjectMeta::default() {
             map.serialize_entry(METADATA, &self.metadata)?;
         }
         for (name, value) in &self.data {
@@ -160,9 +173,9 @@ impl<'de> Deserialize<'de> for DynamicObject {
                                 return Err(de::Error::duplicate_field(METADATA));
                             }
                             seen_metadata = true;
-                            object.metadata = access
-                                .next_value::<Option<ObjectMeta>>()?
-                                .unwrap_or_default();
+                            let (metadata, extra) = access.next_value_seed(MetadataSeed)?;
+                            object.metadata = metadata;
+                            object.extra_metadata = extra;
                         }
                         _ => {
                             let value: Value = access.next_value()?;
@@ -175,6 +188,127 @@ impl<'de> Deserialize<'de> for DynamicObject {
         }
 
         deserializer.deserialize_map(DynamicObjectVisitor)
+    }
+}
+
+/// The JSON keys of `ObjectMeta`. Keys outside this list go to
+/// `extra_metadata`; the unit test `object_meta_keys_are_complete` checks
+/// the list against what k8s-openapi's `ObjectMeta` writes.
+const OBJECT_META_KEYS: [&str; 15] = [
+    "annotations",
+    "creationTimestamp",
+    "deletionGracePeriodSeconds",
+    "deletionTimestamp",
+    "finalizers",
+    "generateName",
+    "generation",
+    "labels",
+    "managedFields",
+    "name",
+    "namespace",
+    "ownerReferences",
+    "resourceVersion",
+    "selfLink",
+    "uid",
+];
+
+/// Writes `ObjectMeta`'s fields and the extra keys as one JSON object.
+#[derive(Serialize)]
+struct MetadataWithExtra<'a> {
+    #[serde(flatten)]
+    metadata: &'a ObjectMeta,
+    #[serde(flatten)]
+    extra: &'a Map<String, Value>,
+}
+
+/// Decodes the `metadata` value: known keys stream into `ObjectMeta`,
+/// other keys are collected as JSON, and `null` means empty metadata.
+struct MetadataSeed;
+
+impl<'de> de::DeserializeSeed<'de> for MetadataSeed {
+    type Value = (ObjectMeta, Map<String, Value>);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_option(MetadataVisitor)
+    }
+}
+
+struct MetadataVisitor;
+
+impl<'de> Visitor<'de> for MetadataVisitor {
+    type Value = (ObjectMeta, Map<String, Value>);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("object metadata (a JSON object or null)")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((ObjectMeta::default(), Map::new()))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((ObjectMeta::default(), Map::new()))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<Self::Value, A::Error> {
+        let mut extra = Map::new();
+        let metadata = ObjectMeta::deserialize(KnownKeysOnly {
+            access,
+            extra: &mut extra,
+        })?;
+        Ok((metadata, extra))
+    }
+}
+
+/// A map that shows `ObjectMeta` only the keys it knows, setting the
+/// others aside in `extra`.
+struct KnownKeysOnly<'e, A> {
+    access: A,
+    extra: &'e mut Map<String, Value>,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for KnownKeysOnly<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Self::Error> {
+        while let Some(key) = self.access.next_key::<String>()? {
+            if OBJECT_META_KEYS.contains(&key.as_str()) {
+                return seed
+                    .deserialize(de::value::StringDeserializer::<A::Error>::new(key))
+                    .map(Some);
+            }
+            let value: Value = self.access.next_value()?;
+            self.extra.insert(key, value);
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.access.next_value_seed(seed)
+    }
+}
+
+impl<'de, A: MapAccess<'de>> Deserializer<'de> for KnownKeysOnly<'_, A> {
+    type Error = A::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_map(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
     }
 }
 
@@ -212,6 +346,57 @@ mod tests {
             let object: DynamicObject = serde_json::from_value(input.clone()).unwrap();
             assert_eq!(serde_json::to_value(&object).unwrap(), input);
         }
+    }
+
+    #[test]
+    fn unknown_metadata_keys_are_kept() {
+        let input = json!({
+            "kind": "Status",
+            "metadata": {"resourceVersion": "5", "continue": "tok", "remainingItemCount": 4,
+                         "shardInfo": {"selector": "x"}, "name": "n"}
+        });
+        let object: DynamicObject = serde_json::from_value(input.clone()).unwrap();
+        assert_eq!(object.resource_version(), Some("5"));
+        assert_eq!(object.name(), Some("n"));
+        assert_eq!(object.extra_metadata.len(), 3);
+        assert_eq!(object.extra_metadata["continue"], "tok");
+        assert_eq!(serde_json::to_value(&object).unwrap(), input);
+        let text = serde_json::to_string(&object).unwrap();
+        assert_eq!(text.matches("\"resourceVersion\"").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn object_meta_keys_are_complete() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+            ManagedFieldsEntry, OwnerReference, Time,
+        };
+        let time = Time("2024-01-01T00:00:00Z".parse().unwrap());
+        let full = ObjectMeta {
+            annotations: Some(Default::default()),
+            creation_timestamp: Some(time.clone()),
+            deletion_grace_period_seconds: Some(1),
+            deletion_timestamp: Some(time),
+            finalizers: Some(vec![]),
+            generate_name: Some(String::new()),
+            generation: Some(1),
+            labels: Some(Default::default()),
+            managed_fields: Some(vec![ManagedFieldsEntry::default()]),
+            name: Some(String::new()),
+            namespace: Some(String::new()),
+            owner_references: Some(vec![OwnerReference::default()]),
+            resource_version: Some(String::new()),
+            self_link: Some(String::new()),
+            uid: Some(String::new()),
+        };
+        let written = serde_json::to_value(&full).unwrap();
+        let mut keys: Vec<&str> = written
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, OBJECT_META_KEYS);
     }
 
     #[test]
@@ -295,6 +480,7 @@ mod tests {
             kind: Some("X".into()),
             ..Default::default()
         };
+        assert!(object.extra_metadata.is_empty());
         object.data.insert("kind".into(), json!("Y"));
         object.data.insert("metadata".into(), json!({"name": "z"}));
         let text = serde_json::to_string(&object).unwrap();
