@@ -7,6 +7,9 @@
 //! the tests print a notice and pass without checking anything; set
 //! `CLIENTGO_SHARED_DIR` to point at another copy of `shared/`.
 
+// Test setup may panic: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
 use std::path::PathBuf;
 
 use clientgo_apimachinery::{DynamicObject, Object, from_json_slice};
@@ -70,18 +73,18 @@ fn every_fixture_round_trips_through_dynamic_object() {
             ));
         }
         // What the metadata accessors see must be what the file says.
-        if let Some(name_in_file) = original.pointer("/metadata/name").and_then(Value::as_str) {
-            if object.name() != Some(name_in_file) {
-                failures.push(format!(
-                    "{name}: name {:?} != {name_in_file:?}",
-                    object.name()
-                ));
-            }
+        if let Some(name_in_file) = original.pointer("/metadata/name").and_then(Value::as_str)
+            && object.name() != Some(name_in_file)
+        {
+            failures.push(format!(
+                "{name}: name {:?} != {name_in_file:?}",
+                object.name()
+            ));
         }
-        if let Some(kind) = original.get("kind").and_then(Value::as_str) {
-            if object.kind.as_deref() != Some(kind) {
-                failures.push(format!("{name}: kind {:?} != {kind:?}", object.kind));
-            }
+        if let Some(kind) = original.get("kind").and_then(Value::as_str)
+            && object.kind.as_deref() != Some(kind)
+        {
+            failures.push(format!("{name}: kind {:?} != {kind:?}", object.kind));
         }
     }
     assert!(

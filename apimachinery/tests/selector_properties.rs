@@ -3,6 +3,9 @@
 //! - no input, however malformed, makes a parser panic;
 //! - whatever parses prints as text that parses back to the same selector.
 
+// Test setup may panic: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
 use std::collections::BTreeMap;
 
 use clientgo_apimachinery::{
