@@ -14,6 +14,7 @@
 //! | [`DynamicObject`] | `unstructured.Unstructured` | any object, metadata typed, the rest JSON |
 //! | [`PartialObjectMetadata`] | `metav1.PartialObjectMetadata` | an object reduced to its metadata |
 //! | [`LabelSelector`], [`FieldSelector`] | `labels.Selector`, `fields.Selector` | selector parsing, matching, printing |
+//! | [`clock::Clock`] | `k8s.io/utils/clock` | an injectable clock for time-dependent code |
 //!
 //! Typed objects come from [k8s-openapi](k8s_openapi). This crate never
 //! enables a k8s-openapi version feature; the final binary chooses one.
@@ -40,6 +41,7 @@
 //! ```
 
 mod api_resource;
+pub mod clock;
 pub mod decode;
 mod dynamic_object;
 pub mod field_selector;

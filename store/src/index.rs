@@ -1,0 +1,123 @@
+//! Index functions and the index structure a [`ThreadSafeStore`] keeps for
+//! each of them.
+//!
+//! [`ThreadSafeStore`]: crate::ThreadSafeStore
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use clientgo_apimachinery::Object;
+
+/// Why an index function could not index an object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct IndexFuncError(pub String);
+
+/// A function giving the values an object is indexed under. It may return
+/// several values (an object with many owner references, many labels) or
+/// none.
+pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Result<Vec<String>, IndexFuncError> + Send + Sync>;
+
+/// Index functions by index name.
+pub type Indexers<K> = HashMap<String, IndexFunc<K>>;
+
+/// The name of the built-in namespace index.
+pub const NAMESPACE_INDEX: &str = "namespace";
+
+/// Indexes an object under its namespace (the empty string for
+/// cluster-scoped objects), as client-go's `MetaNamespaceIndexFunc`.
+pub fn namespace_index_func<K: Object + 'static>() -> IndexFunc<K> {
+    Arc::new(|object: &K| Ok(vec![object.namespace().unwrap_or_default().to_string()]))
+}
+
+/// Indexers holding only the namespace index.
+pub fn namespace_indexers<K: Object + 'static>() -> Indexers<K> {
+    HashMap::from([(NAMESPACE_INDEX.to_string(), namespace_index_func::<K>())])
+}
+
+/// One index: each value maps to the set of keys indexed under it. A value
+/// whose set becomes empty is removed (kubernetes#84959), so the index does
+/// not grow with values that are no longer used.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    by_value: HashMap<String, HashSet<Arc<str>>>,
+}
+
+impl Index {
+    pub(crate) fn insert(&mut self, value: &str, key: &Arc<str>) {
+        match self.by_value.get_mut(value) {
+            Some(keys) => {
+                keys.insert(Arc::clone(key));
+            }
+            None => {
+                self.by_value
+                    .insert(value.to_string(), HashSet::from([Arc::clone(key)]));
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, value: &str, key: &str) {
+        if let Some(keys) = self.by_value.get_mut(value) {
+            keys.remove(key);
+            if keys.is_empty() {
+                self.by_value.remove(value);
+            }
+        }
+    }
+
+    /// Removes `key` from every value (used when the values it was indexed
+    /// under cannot be recomputed).
+    pub(crate) fn remove_everywhere(&mut self, key: &str) {
+        self.by_value.retain(|_, keys| {
+            keys.remove(key);
+            !keys.is_empty()
+        });
+    }
+
+    pub(crate) fn keys(&self, value: &str) -> Option<&HashSet<Arc<str>>> {
+        self.by_value.get(value)
+    }
+
+    pub(crate) fn values(&self) -> impl Iterator<Item = &String> {
+        self.by_value.keys()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    #[test]
+    fn namespace_index_includes_the_empty_namespace() {
+        let index = namespace_index_func::<Pod>();
+        let namespaced = Pod {
+            metadata: ObjectMeta {
+                namespace: Some("ns".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(index(&namespaced).unwrap(), vec!["ns".to_string()]);
+        assert_eq!(index(&Pod::default()).unwrap(), vec![String::new()]);
+    }
+
+    #[test]
+    fn empty_value_sets_are_removed() {
+        let mut index = Index::default();
+        let a: Arc<str> = Arc::from("a");
+        let b: Arc<str> = Arc::from("b");
+        index.insert("v", &a);
+        index.insert("v", &b);
+        index.remove("v", "a");
+        assert_eq!(index.keys("v").map(HashSet::len), Some(1));
+        index.remove("v", "b");
+        assert!(index.keys("v").is_none());
+        assert_eq!(index.values().count(), 0);
+        index.insert("x", &a);
+        index.insert("y", &a);
+        index.remove_everywhere("a");
+        assert_eq!(index.values().count(), 0);
+    }
+}

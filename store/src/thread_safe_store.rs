@@ -1,0 +1,670 @@
+//! [`ThreadSafeStore`]: a key → object map with secondary indexes, behind
+//! one read/write lock (client-go's `threadSafeMap`).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use clientgo_apimachinery::Object;
+use parking_lot::RwLock;
+
+use crate::error::StoreError;
+use crate::index::{Index, IndexFunc, Indexers};
+
+/// One change of a [`ThreadSafeStore::transaction`].
+#[derive(Debug)]
+pub enum Change<K> {
+    /// Store the object under the key (add or update).
+    Upsert(Arc<K>),
+    /// Remove the key; the object, when given, supplies the resourceVersion.
+    Delete(Option<Arc<K>>),
+}
+
+/// A concurrent map from keys to shared objects, with any number of
+/// secondary indexes kept up to date on every write.
+///
+/// **Locking.** One `RwLock` guards the items, the indexes and the
+/// resourceVersion. Reads take it shared; writes, `replace`, `add_indexers`
+/// and `transaction` take it exclusively and compute every index value
+/// before changing anything. Index functions therefore run under the lock
+/// and must be fast and must not call back into the store.
+///
+/// **Errors instead of panics.** When an index function fails, the write is
+/// refused and the store is left exactly as it was (client-go panics here).
+///
+/// **Sharing.** Objects are returned as the stored `Arc<K>`; they must not be
+/// mutated (the indexes would go stale), which `Arc` enforces.
+pub struct ThreadSafeStore<K> {
+    inner: RwLock<Inner<K>>,
+}
+
+struct Inner<K> {
+    items: HashMap<Arc<str>, Arc<K>>,
+    /// Index names and functions, in a fixed order matching `indices`.
+    indexers: Vec<(String, IndexFunc<K>)>,
+    indices: Vec<Index>,
+    resource_version: String,
+}
+
+/// The index values of one object, one vector per indexer (in the
+/// indexers' order).
+type IndexValues = Vec<Vec<String>>;
+
+impl<K> std::fmt::Debug for ThreadSafeStore<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.inner.read();
+        f.debug_struct("ThreadSafeStore")
+            .field("items", &inner.items.len())
+            .field(
+                "indexers",
+                &inner.indexers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .field("resource_version", &inner.resource_version)
+            .finish()
+    }
+}
+
+impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
+    /// An empty store with the given indexers.
+    pub fn new(indexers: Indexers<K>) -> Self {
+        let mut ordered: Vec<(String, IndexFunc<K>)> = indexers.into_iter().collect();
+        ordered.sort_by(|a, b| a.0.cmp(&b.0));
+        let indices = ordered.iter().map(|_| Index::default()).collect();
+        ThreadSafeStore {
+            inner: RwLock::new(Inner {
+                items: HashMap::new(),
+                indexers: ordered,
+                indices,
+                resource_version: String::new(),
+            }),
+        }
+    }
+
+    /// Stores `object` under `key`, replacing any previous object and
+    /// re-indexing. Fails, changing nothing, if an index function fails.
+    pub fn add(&self, key: &str, object: Arc<K>) -> Result<(), StoreError> {
+        self.inner.write().upsert(key, object)
+    }
+
+    /// The same as [`add`](Self::add).
+    pub fn update(&self, key: &str, object: Arc<K>) -> Result<(), StoreError> {
+        self.add(key, object)
+    }
+
+    /// Removes `key`. The object, when given, sets the store's
+    /// resourceVersion (a key-only delete leaves it unchanged).
+    pub fn delete(&self, key: &str, object: Option<&K>) {
+        self.inner.write().remove(key, object);
+    }
+
+    /// The object stored under `key`.
+    pub fn get(&self, key: &str) -> Option<Arc<K>> {
+        self.inner.read().items.get(key).cloned()
+    }
+
+    /// Every object.
+    pub fn list(&self) -> Vec<Arc<K>> {
+        self.inner.read().items.values().cloned().collect()
+    }
+
+    /// Every key.
+    pub fn list_keys(&self) -> Vec<String> {
+        self.inner
+            .read()
+            .items
+            .keys()
+            .map(|key| key.to_string())
+            .collect()
+    }
+
+    /// The number of objects.
+    pub fn len(&self) -> usize {
+        self.inner.read().items.len()
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.inner.read().items.is_empty()
+    }
+
+    /// Replaces everything with `items` (a later duplicate key wins) and
+    /// rebuilds every index; sets the resourceVersion. Fails, changing
+    /// nothing, if an index function fails for any object.
+    pub fn replace(
+        &self,
+        items: Vec<(String, Arc<K>)>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
+        let mut new_items: HashMap<Arc<str>, Arc<K>> = HashMap::with_capacity(items.len());
+        for (key, object) in items {
+            new_items.insert(Arc::from(key), object);
+        }
+        let mut inner = self.inner.write();
+        let mut new_indices: Vec<Index> = inner.indexers.iter().map(|_| Index::default()).collect();
+        for (key, object) in &new_items {
+            let values = inner.index_values(key, object)?;
+            for (index, values) in new_indices.iter_mut().zip(values) {
+                for value in &values {
+                    index.insert(value, key);
+                }
+            }
+        }
+        inner.items = new_items;
+        inner.indices = new_indices;
+        inner.resource_version = resource_version.to_string();
+        Ok(())
+    }
+
+    /// Applies many changes under one write lock. Returns one result per
+    /// change, in order; a failed change (an index function error) leaves
+    /// the others applied. The resourceVersion ends as that of the last
+    /// applied change that carried an object with one.
+    pub fn transaction(&self, changes: Vec<(String, Change<K>)>) -> Vec<Result<(), StoreError>> {
+        let mut inner = self.inner.write();
+        changes
+            .into_iter()
+            .map(|(key, change)| match change {
+                Change::Upsert(object) => inner.upsert(&key, object),
+                Change::Delete(object) => {
+                    inner.remove(&key, object.as_deref());
+                    Ok(())
+                }
+            })
+            .collect()
+    }
+
+    /// Objects whose values in index `index_name` intersect those of
+    /// `object`, without duplicates.
+    pub fn index(&self, index_name: &str, object: &K) -> Result<Vec<Arc<K>>, StoreError> {
+        let inner = self.inner.read();
+        let position = inner.position(index_name)?;
+        let values = (inner.indexers[position].1)(object).map_err(|e| StoreError::IndexFunc {
+            index: index_name.to_string(),
+            key: crate::key::describe(object),
+            reason: e.0,
+        })?;
+        let index = &inner.indices[position];
+        if let [value] = values.as_slice() {
+            return Ok(inner.objects(index.keys(value).into_iter().flatten()));
+        }
+        let mut keys: HashSet<&Arc<str>> = HashSet::new();
+        for value in &values {
+            keys.extend(index.keys(value).into_iter().flatten());
+        }
+        Ok(inner.objects(keys.into_iter()))
+    }
+
+    /// The keys indexed under `value` in index `index_name`, sorted.
+    pub fn index_keys(&self, index_name: &str, value: &str) -> Result<Vec<String>, StoreError> {
+        let inner = self.inner.read();
+        let position = inner.position(index_name)?;
+        let mut keys: Vec<String> = inner.indices[position]
+            .keys(value)
+            .into_iter()
+            .flatten()
+            .map(|key| key.to_string())
+            .collect();
+        keys.sort_unstable();
+        Ok(keys)
+    }
+
+    /// The objects indexed under `value` in index `index_name`.
+    pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
+        let inner = self.inner.read();
+        let position = inner.position(index_name)?;
+        Ok(inner.objects(inner.indices[position].keys(value).into_iter().flatten()))
+    }
+
+    /// Every value index `index_name` holds; empty for an unknown index.
+    pub fn list_index_func_values(&self, index_name: &str) -> Vec<String> {
+        let inner = self.inner.read();
+        match inner.position(index_name) {
+            Ok(position) => inner.indices[position].values().cloned().collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The index functions by name.
+    pub fn indexers(&self) -> Indexers<K> {
+        self.inner
+            .read()
+            .indexers
+            .iter()
+            .map(|(name, func)| (name.clone(), Arc::clone(func)))
+            .collect()
+    }
+
+    /// Adds indexes, indexing every object already stored. Fails, changing
+    /// nothing, when a name already exists (naming all such names) or an
+    /// index function fails.
+    pub fn add_indexers(&self, new: Indexers<K>) -> Result<(), StoreError> {
+        let mut inner = self.inner.write();
+        let mut conflicts: Vec<String> = new
+            .keys()
+            .filter(|name| inner.indexers.iter().any(|(existing, _)| existing == *name))
+            .cloned()
+            .collect();
+        if !conflicts.is_empty() {
+            conflicts.sort();
+            return Err(StoreError::IndexerConflict { names: conflicts });
+        }
+        let mut additions: Vec<(String, IndexFunc<K>, Index)> = Vec::with_capacity(new.len());
+        for (name, func) in new {
+            let mut index = Index::default();
+            for (key, object) in &inner.items {
+                let values = func(object).map_err(|e| StoreError::IndexFunc {
+                    index: name.clone(),
+                    key: key.to_string(),
+                    reason: e.0,
+                })?;
+                for value in &values {
+                    index.insert(value, key);
+                }
+            }
+            additions.push((name, func, index));
+        }
+        for (name, func, index) in additions {
+            inner.indexers.push((name, func));
+            inner.indices.push(index);
+        }
+        Ok(())
+    }
+
+    /// The resourceVersion of the last write, replace or bookmark.
+    pub fn resource_version(&self) -> String {
+        self.inner.read().resource_version.clone()
+    }
+
+    /// Sets the resourceVersion (bookmarks).
+    pub fn set_resource_version(&self, resource_version: &str) {
+        self.inner.write().resource_version = resource_version.to_string();
+    }
+
+    /// Runs `read` with shared access to every item, without copying the
+    /// list (for listers that filter as they go).
+    pub fn for_each(&self, mut read: impl FnMut(&str, &Arc<K>)) {
+        let inner = self.inner.read();
+        for (key, object) in &inner.items {
+            read(key, object);
+        }
+    }
+}
+
+impl<K: Object> Inner<K> {
+    fn position(&self, index_name: &str) -> Result<usize, StoreError> {
+        self.indexers
+            .iter()
+            .position(|(name, _)| name == index_name)
+            .ok_or_else(|| StoreError::IndexNotFound {
+                index: index_name.to_string(),
+            })
+    }
+
+    fn objects<'a>(&self, keys: impl Iterator<Item = &'a Arc<str>>) -> Vec<Arc<K>> {
+        keys.filter_map(|key| self.items.get(&**key).cloned())
+            .collect()
+    }
+
+    fn index_values(&self, key: &str, object: &K) -> Result<IndexValues, StoreError> {
+        self.indexers
+            .iter()
+            .map(|(name, func)| {
+                func(object).map_err(|e| StoreError::IndexFunc {
+                    index: name.clone(),
+                    key: key.to_string(),
+                    reason: e.0,
+                })
+            })
+            .collect()
+    }
+
+    fn track_resource_version(&mut self, object: &K) {
+        if let Some(resource_version) = object.resource_version() {
+            resource_version.clone_into(&mut self.resource_version);
+        }
+    }
+
+    fn upsert(&mut self, key: &str, object: Arc<K>) -> Result<(), StoreError> {
+        let new_values = self.index_values(key, &object)?;
+        let (shared_key, old) = match self.items.get_key_value(key) {
+            Some((existing, old)) => (Arc::clone(existing), Some(Arc::clone(old))),
+            None => (Arc::<str>::from(key), None),
+        };
+        for (position, new) in new_values.iter().enumerate() {
+            let old_values = match &old {
+                Some(old) => match (self.indexers[position].1)(old) {
+                    Ok(values) => values,
+                    Err(_) => {
+                        // The old values cannot be recomputed; drop the key
+                        // from wherever it is so no stale entry remains.
+                        self.indices[position].remove_everywhere(key);
+                        Vec::new()
+                    }
+                },
+                None => Vec::new(),
+            };
+            // The common case: one value, unchanged.
+            if old_values.len() == 1 && new.len() == 1 && old_values[0] == new[0] {
+                continue;
+            }
+            let index = &mut self.indices[position];
+            for value in &old_values {
+                index.remove(value, key);
+            }
+            for value in new {
+                index.insert(value, &shared_key);
+            }
+        }
+        self.track_resource_version(&object);
+        self.items.insert(shared_key, object);
+        Ok(())
+    }
+
+    fn remove(&mut self, key: &str, object: Option<&K>) {
+        if let Some(old) = self.items.remove(key) {
+            for position in 0..self.indexers.len() {
+                match (self.indexers[position].1)(&old) {
+                    Ok(values) => {
+                        for value in &values {
+                            self.indices[position].remove(value, key);
+                        }
+                    }
+                    Err(_) => self.indices[position].remove_everywhere(key),
+                }
+            }
+        }
+        if let Some(object) = object {
+            self.track_resource_version(object);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{IndexFuncError, NAMESPACE_INDEX, namespace_indexers};
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    fn pod(namespace: &str, name: &str, rv: &str, labels: &[(&str, &str)]) -> Arc<Pod> {
+        Arc::new(Pod {
+            metadata: ObjectMeta {
+                namespace: Some(namespace.into()),
+                name: Some(name.into()),
+                resource_version: Some(rv.into()),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                ),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    /// An index over every label value ("key=value"), so objects can have
+    /// many values.
+    fn label_indexers() -> Indexers<Pod> {
+        let mut indexers = namespace_indexers::<Pod>();
+        indexers.insert(
+            "labels".into(),
+            Arc::new(|p: &Pod| {
+                Ok(p.metadata
+                    .labels
+                    .iter()
+                    .flatten()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect())
+            }),
+        );
+        indexers
+    }
+
+    #[test]
+    fn add_get_list_delete() {
+        let store = ThreadSafeStore::new(namespace_indexers());
+        store.add("a/x", pod("a", "x", "1", &[])).unwrap();
+        store.add("b/y", pod("b", "y", "2", &[])).unwrap();
+        assert_eq!(store.len(), 2);
+        assert_eq!(
+            store.get("a/x").unwrap().metadata.name.as_deref(),
+            Some("x")
+        );
+        let mut keys = store.list_keys();
+        keys.sort();
+        assert_eq!(keys, ["a/x", "b/y"]);
+        assert_eq!(store.list().len(), 2);
+        store.delete("a/x", None);
+        assert!(store.get("a/x").is_none());
+        assert_eq!(store.by_index(NAMESPACE_INDEX, "a").unwrap().len(), 0);
+        assert_eq!(store.list_index_func_values(NAMESPACE_INDEX), ["b"]);
+    }
+
+    #[test]
+    fn update_moves_index_entries() {
+        let store = ThreadSafeStore::new(label_indexers());
+        store
+            .add("a/x", pod("a", "x", "1", &[("app", "web")]))
+            .unwrap();
+        assert_eq!(store.index_keys("labels", "app=web").unwrap(), ["a/x"]);
+        store
+            .update("a/x", pod("a", "x", "2", &[("app", "db"), ("tier", "1")]))
+            .unwrap();
+        assert!(store.index_keys("labels", "app=web").unwrap().is_empty());
+        assert_eq!(store.index_keys("labels", "app=db").unwrap(), ["a/x"]);
+        assert_eq!(store.index_keys("labels", "tier=1").unwrap(), ["a/x"]);
+        let mut values = store.list_index_func_values("labels");
+        values.sort();
+        assert_eq!(values, ["app=db", "tier=1"]);
+    }
+
+    #[test]
+    fn index_intersects_values_and_deduplicates() {
+        let store = ThreadSafeStore::new(label_indexers());
+        store
+            .add("a/x", pod("a", "x", "1", &[("app", "web"), ("tier", "1")]))
+            .unwrap();
+        store
+            .add("a/y", pod("a", "y", "1", &[("app", "web")]))
+            .unwrap();
+        store
+            .add("a/z", pod("a", "z", "1", &[("tier", "2")]))
+            .unwrap();
+        let probe = pod("q", "probe", "1", &[("app", "web"), ("tier", "1")]);
+        let mut names: Vec<String> = store
+            .index("labels", &probe)
+            .unwrap()
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["x", "y"]);
+    }
+
+    #[test]
+    fn index_keys_are_sorted() {
+        let store = ThreadSafeStore::new(namespace_indexers());
+        for name in ["c", "a", "b"] {
+            store
+                .add(&format!("ns/{name}"), pod("ns", name, "1", &[]))
+                .unwrap();
+        }
+        assert_eq!(
+            store.index_keys(NAMESPACE_INDEX, "ns").unwrap(),
+            ["ns/a", "ns/b", "ns/c"]
+        );
+    }
+
+    #[test]
+    fn unknown_index_is_a_typed_error() {
+        let store = ThreadSafeStore::<Pod>::new(HashMap::new());
+        let err = store.by_index("nope", "x").unwrap_err();
+        assert_eq!(
+            err,
+            StoreError::IndexNotFound {
+                index: "nope".into()
+            }
+        );
+        assert_eq!(err.to_string(), "index with name \"nope\" does not exist");
+        assert!(store.index_keys("nope", "x").is_err());
+        assert!(store.index("nope", &Pod::default()).is_err());
+        assert!(store.list_index_func_values("nope").is_empty());
+    }
+
+    #[test]
+    fn failing_index_function_leaves_the_store_unchanged() {
+        let mut indexers = namespace_indexers::<Pod>();
+        indexers.insert(
+            "picky".into(),
+            Arc::new(|p: &Pod| {
+                if p.metadata.name.as_deref() == Some("bad") {
+                    Err(IndexFuncError("no bad names".into()))
+                } else {
+                    Ok(vec![])
+                }
+            }),
+        );
+        let store = ThreadSafeStore::new(indexers);
+        store.add("ns/good", pod("ns", "good", "1", &[])).unwrap();
+        let err = store.add("ns/bad", pod("ns", "bad", "2", &[])).unwrap_err();
+        assert!(matches!(err, StoreError::IndexFunc { ref index, .. } if index == "picky"));
+        assert!(store.get("ns/bad").is_none());
+        assert_eq!(
+            store.index_keys(NAMESPACE_INDEX, "ns").unwrap(),
+            ["ns/good"]
+        );
+        assert_eq!(store.resource_version(), "1");
+        // Replace is all or nothing too.
+        let err = store.replace(
+            vec![
+                ("ns/new".into(), pod("ns", "new", "5", &[])),
+                ("ns/bad".into(), pod("ns", "bad", "5", &[])),
+            ],
+            "5",
+        );
+        assert!(err.is_err());
+        assert!(store.get("ns/good").is_some());
+        assert!(store.get("ns/new").is_none());
+        assert_eq!(store.resource_version(), "1");
+    }
+
+    #[test]
+    fn replace_rebuilds_indices_and_sets_resource_version() {
+        let store = ThreadSafeStore::new(namespace_indexers());
+        store.add("a/x", pod("a", "x", "1", &[])).unwrap();
+        store
+            .replace(
+                vec![
+                    ("b/y".into(), pod("b", "y", "3", &[])),
+                    ("b/z".into(), pod("b", "z", "4", &[])),
+                ],
+                "10",
+            )
+            .unwrap();
+        assert!(store.get("a/x").is_none());
+        assert!(store.by_index(NAMESPACE_INDEX, "a").unwrap().is_empty());
+        assert_eq!(
+            store.index_keys(NAMESPACE_INDEX, "b").unwrap(),
+            ["b/y", "b/z"]
+        );
+        assert_eq!(store.resource_version(), "10");
+    }
+
+    #[test]
+    fn replace_with_duplicate_keys_keeps_the_last() {
+        let store = ThreadSafeStore::new(label_indexers());
+        store
+            .replace(
+                vec![
+                    ("a/x".into(), pod("a", "x", "1", &[("v", "old")])),
+                    ("a/x".into(), pod("a", "x", "2", &[("v", "new")])),
+                ],
+                "2",
+            )
+            .unwrap();
+        assert_eq!(store.len(), 1);
+        assert!(store.index_keys("labels", "v=old").unwrap().is_empty());
+        assert_eq!(store.index_keys("labels", "v=new").unwrap(), ["a/x"]);
+    }
+
+    #[test]
+    fn add_indexers_backfills_and_rejects_conflicts() {
+        let store = ThreadSafeStore::new(HashMap::new());
+        store.add("a/x", pod("a", "x", "1", &[])).unwrap();
+        store.add("b/y", pod("b", "y", "1", &[])).unwrap();
+        store.add_indexers(namespace_indexers()).unwrap();
+        assert_eq!(store.index_keys(NAMESPACE_INDEX, "a").unwrap(), ["a/x"]);
+        store.add("a/z", pod("a", "z", "1", &[])).unwrap();
+        assert_eq!(
+            store.index_keys(NAMESPACE_INDEX, "a").unwrap(),
+            ["a/x", "a/z"]
+        );
+        let err = store.add_indexers(label_indexers()).unwrap_err();
+        assert_eq!(
+            err,
+            StoreError::IndexerConflict {
+                names: vec![NAMESPACE_INDEX.into()]
+            }
+        );
+        // Nothing from the rejected set was added.
+        assert!(store.by_index("labels", "x").is_err());
+        assert_eq!(store.indexers().len(), 1);
+    }
+
+    #[test]
+    fn resource_version_tracking() {
+        let store = ThreadSafeStore::new(HashMap::new());
+        assert_eq!(store.resource_version(), "");
+        store.add("a/x", pod("a", "x", "5", &[])).unwrap();
+        assert_eq!(store.resource_version(), "5");
+        store.delete("a/x", None);
+        assert_eq!(store.resource_version(), "5", "a key-only delete keeps it");
+        store.add("a/x", pod("a", "x", "6", &[])).unwrap();
+        store.delete("a/x", Some(&pod("a", "x", "7", &[])));
+        assert_eq!(store.resource_version(), "7");
+        store.set_resource_version("9");
+        assert_eq!(store.resource_version(), "9");
+    }
+
+    #[test]
+    fn transaction_applies_all_and_reports_failures_by_position() {
+        let mut indexers = namespace_indexers::<Pod>();
+        indexers.insert(
+            "picky".into(),
+            Arc::new(|p: &Pod| {
+                if p.metadata.name.as_deref() == Some("bad") {
+                    Err(IndexFuncError("no".into()))
+                } else {
+                    Ok(vec![])
+                }
+            }),
+        );
+        let store = ThreadSafeStore::new(indexers);
+        store.add("ns/gone", pod("ns", "gone", "1", &[])).unwrap();
+        let results = store.transaction(vec![
+            ("ns/a".into(), Change::Upsert(pod("ns", "a", "2", &[]))),
+            ("ns/bad".into(), Change::Upsert(pod("ns", "bad", "3", &[]))),
+            (
+                "ns/gone".into(),
+                Change::Delete(Some(pod("ns", "gone", "4", &[]))),
+            ),
+        ]);
+        assert!(results[0].is_ok());
+        assert!(results[1].is_err());
+        assert!(results[2].is_ok());
+        assert!(store.get("ns/a").is_some());
+        assert!(store.get("ns/bad").is_none());
+        assert!(store.get("ns/gone").is_none());
+        assert_eq!(store.resource_version(), "4");
+    }
+
+    #[test]
+    fn debug_output_is_a_summary() {
+        let store = ThreadSafeStore::new(namespace_indexers());
+        store.add("a/x", pod("a", "x", "1", &[])).unwrap();
+        let text = format!("{store:?}");
+        assert!(text.contains("items: 1"), "{text}");
+        assert!(text.contains("namespace"), "{text}");
+    }
+}
