@@ -1,0 +1,919 @@
+//! [`RealFifo`]: the queue informers use since client-go 1.36 (`RealFIFO`):
+//! every delta delivered once, in global arrival order.
+
+use std::collections::{HashSet, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+
+use clientgo_apimachinery::Object;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use crate::delta::{Delta, Deltas};
+use crate::error::{PopError, StoreError};
+use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
+use crate::queue::{Queue, trace_slow_pop, wait_until};
+use crate::store::{KnownObjects, ReflectorStore, TransformFunc};
+
+/// The most deltas one [`RealFifo::pop_batch`] hands over (client-go's
+/// `defaultBatchSize`).
+pub const DEFAULT_BATCH_SIZE: usize = 1000;
+
+/// How a [`RealFifo`] is built.
+///
+/// The default is the configuration client-go 1.36 informers use: atomic
+/// events (one `ReplacedAll` per relist, one `SyncAll` per resync),
+/// bookmarks queued, the lock released while processing, no known objects.
+/// [`RealFifoOptions::non_atomic`] gives the older configuration, which
+/// needs the cache as known objects to detect deletions.
+pub struct RealFifoOptions<K> {
+    name: String,
+    key_func: KeyFunc<K>,
+    known_objects: Option<Arc<dyn KnownObjects<K>>>,
+    transform: Option<TransformFunc<K>>,
+    atomic_events: bool,
+    unlock_while_processing: bool,
+    emit_delta_type_bookmark: bool,
+    batch_size: usize,
+}
+
+impl<K: Object + Send + Sync + 'static> Default for RealFifoOptions<K> {
+    fn default() -> Self {
+        RealFifoOptions {
+            name: "RealFifo".to_string(),
+            key_func: meta_namespace_key_func(),
+            known_objects: None,
+            transform: None,
+            atomic_events: true,
+            unlock_while_processing: true,
+            emit_delta_type_bookmark: true,
+            batch_size: DEFAULT_BATCH_SIZE,
+        }
+    }
+}
+
+impl<K: Object + Send + Sync + 'static> RealFifoOptions<K> {
+    /// Non-atomic mode: a relist queues tombstones for vanished objects
+    /// then one `Replaced` per object, a resync one `Sync` per known object;
+    /// `known_objects` is the cache the queue feeds.
+    pub fn non_atomic(known_objects: Arc<dyn KnownObjects<K>>) -> Self {
+        RealFifoOptions {
+            known_objects: Some(known_objects),
+            atomic_events: false,
+            unlock_while_processing: false,
+            emit_delta_type_bookmark: false,
+            ..RealFifoOptions::default()
+        }
+    }
+
+    /// Names the queue in logs and errors.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Uses another key function.
+    pub fn key_func(mut self, key_func: KeyFunc<K>) -> Self {
+        self.key_func = key_func;
+        self
+    }
+
+    /// Sets the known objects (required in non-atomic mode, forbidden in
+    /// atomic mode).
+    pub fn known_objects(mut self, known_objects: Arc<dyn KnownObjects<K>>) -> Self {
+        self.known_objects = Some(known_objects);
+        self
+    }
+
+    /// Transforms objects as they are queued (not tombstones or `Sync`).
+    pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
+        self.transform = Some(transform);
+        self
+    }
+
+    /// Atomic events (`ReplacedAll`, `SyncAll`).
+    pub fn atomic_events(mut self, atomic: bool) -> Self {
+        self.atomic_events = atomic;
+        self
+    }
+
+    /// Release the lock while `process` runs when fewer than two batches of
+    /// deltas are queued (atomic mode only).
+    pub fn unlock_while_processing(mut self, unlock: bool) -> Self {
+        self.unlock_while_processing = unlock;
+        self
+    }
+
+    /// Queue `Bookmark` deltas (atomic mode only).
+    pub fn emit_delta_type_bookmark(mut self, emit: bool) -> Self {
+        self.emit_delta_type_bookmark = emit;
+        self
+    }
+
+    /// The most deltas one `pop_batch` delivers (at least 1).
+    pub fn batch_size(mut self, batch_size: usize) -> Self {
+        self.batch_size = batch_size;
+        self
+    }
+}
+
+struct State<K> {
+    items: VecDeque<Delta<K>>,
+    populated: bool,
+    initial_population_count: usize,
+    closed: bool,
+}
+
+impl<K> State<K> {
+    fn has_synced(&self) -> bool {
+        self.populated && self.initial_population_count == 0
+    }
+}
+
+/// A queue of individual deltas in arrival order.
+///
+/// **Ordering.** Every add, update and delete is queued as its own delta and
+/// popped once, in the order it arrived, across all keys; nothing is
+/// merged, so deletes are never lost and the store's resourceVersion
+/// advances in order. [`pop`](Queue::pop) delivers one delta at a time;
+/// [`pop_batch`](RealFifo::pop_batch) several.
+///
+/// **Atomic mode** (the default): a replace queues one `ReplacedAll` with
+/// the whole list and its resourceVersion, a resync one `SyncAll`, and
+/// bookmarks are queued; the consumer applies a relist to its cache in one
+/// step. **Non-atomic mode** queues, on replace, a tombstone for every
+/// queued or known key missing from the list (in that order) *before* one
+/// `Replaced` per listed object; on resync, `Sync` for every known key with
+/// nothing queued.
+///
+/// **Locking.** One mutex guards the queue. With `unlock_while_processing`,
+/// `pop` releases it while `process` runs as long as fewer than
+/// 2 × batch size deltas are queued, so producers are not held up by slow
+/// consumers; above that, or without the option, `process` runs under the
+/// lock and must not call back into the queue. There must be one consumer.
+pub struct RealFifo<K> {
+    name: String,
+    key_func: KeyFunc<K>,
+    known_objects: Option<Arc<dyn KnownObjects<K>>>,
+    transform: Option<TransformFunc<K>>,
+    atomic_events: bool,
+    unlock_while_processing: bool,
+    emit_delta_type_bookmark: bool,
+    batch_size: usize,
+    state: Mutex<State<K>>,
+    notify: Notify,
+}
+
+impl<K> fmt::Debug for RealFifo<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state.lock();
+        f.debug_struct("RealFifo")
+            .field("name", &self.name)
+            .field("atomic_events", &self.atomic_events)
+            .field("queued", &state.items.len())
+            .field("closed", &state.closed)
+            .finish()
+    }
+}
+
+impl<K: Object + Send + Sync + 'static> RealFifo<K> {
+    /// A new, empty queue; invalid option combinations are an error.
+    pub fn new(options: RealFifoOptions<K>) -> Result<Self, StoreError> {
+        let invalid = |reason| StoreError::InvalidOptions {
+            component: "RealFifo",
+            reason,
+        };
+        if options.atomic_events && options.known_objects.is_some() {
+            return Err(invalid(
+                "atomic events need no known objects: ReplacedAll carries the whole list",
+            ));
+        }
+        if !options.atomic_events {
+            if options.known_objects.is_none() {
+                return Err(invalid(
+                    "non-atomic mode needs known objects to detect deletions",
+                ));
+            }
+            if options.unlock_while_processing {
+                return Err(invalid("unlock_while_processing needs atomic events"));
+            }
+            if options.emit_delta_type_bookmark {
+                return Err(invalid("emit_delta_type_bookmark needs atomic events"));
+            }
+        }
+        if options.batch_size == 0 {
+            return Err(invalid("batch_size must be at least 1"));
+        }
+        Ok(RealFifo {
+            name: options.name,
+            key_func: options.key_func,
+            known_objects: options.known_objects,
+            transform: options.transform,
+            atomic_events: options.atomic_events,
+            unlock_while_processing: options.unlock_while_processing,
+            emit_delta_type_bookmark: options.emit_delta_type_bookmark,
+            batch_size: options.batch_size,
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                populated: false,
+                initial_population_count: 0,
+                closed: false,
+            }),
+            notify: Notify::new(),
+        })
+    }
+
+    /// The queue's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How many deltas are queued.
+    pub fn len(&self) -> usize {
+        self.state.lock().items.len()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.state.lock().items.is_empty()
+    }
+
+    fn transformed(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
+        match &self.transform {
+            Some(transform) => transform(object),
+            None => Ok(object),
+        }
+    }
+
+    fn push(&self, delta: Delta<K>) {
+        let mut state = self.state.lock();
+        state.populated = true;
+        state.items.push_back(delta);
+        drop(state);
+        self.notify.notify_waiters();
+    }
+
+    /// The key of a per-object delta.
+    fn key_of(&self, delta: &Delta<K>) -> Option<Result<String, StoreError>> {
+        match delta {
+            Delta::Deleted(target) => Some(target.key(&self.key_func)),
+            Delta::Added(o) | Delta::Updated(o) | Delta::Replaced(o) | Delta::Sync(o) => {
+                Some((self.key_func)(o))
+            }
+            Delta::ReplacedAll { .. } | Delta::SyncAll | Delta::Bookmark { .. } => None,
+        }
+    }
+
+    /// Whether `process` may run without the lock at this depth.
+    fn unlocks_at(&self, depth: usize) -> bool {
+        self.unlock_while_processing && depth < 2 * self.batch_size
+    }
+
+    /// Waits for deltas and hands up to the batch size of them to
+    /// `process_batch` (or a single one to `process_single`), with the
+    /// initial-list flag.
+    ///
+    /// A batch holds only per-object deltas of distinct keys, in order: it
+    /// ends before the first repeated key, before an atomic delta
+    /// (`ReplacedAll`, `SyncAll`, `Bookmark`, which is delivered alone), and
+    /// at the end of the initial list, so one batch never mixes initial and
+    /// later items. A delta whose key cannot be computed ends the batch it
+    /// is in. The same locking rule as `pop` applies.
+    pub async fn pop_batch<E, B, S>(
+        &self,
+        process_batch: B,
+        process_single: S,
+    ) -> Result<(), PopError<E>>
+    where
+        B: FnOnce(Deltas<K>, bool) -> Result<(), E> + Send,
+        S: FnOnce(Delta<K>, bool) -> Result<(), E> + Send,
+        E: Send,
+    {
+        let mut callbacks = Some((process_batch, process_single));
+        wait_until(&self.notify, || {
+            let mut state = self.state.lock();
+            if state.items.is_empty() {
+                return state.closed.then_some(Err(PopError::Closed));
+            }
+            let (process_batch, process_single) = callbacks.take()?;
+            let is_in_initial_list = !state.has_synced();
+            let mut limit = self.batch_size;
+            if is_in_initial_list && state.initial_population_count > 0 {
+                limit = limit.min(state.initial_population_count);
+            }
+            let mut batch: Deltas<K> = Vec::new();
+            let mut keys: HashSet<String> = HashSet::new();
+            while batch.len() < limit {
+                let Some(next) = state.items.front() else {
+                    break;
+                };
+                if !next.is_batchable() {
+                    if batch.is_empty() {
+                        if let Some(delta) = state.items.pop_front() {
+                            batch.push(delta);
+                        }
+                    }
+                    break;
+                }
+                match self.key_of(next) {
+                    Some(Ok(key)) => {
+                        if !keys.insert(key) {
+                            break;
+                        }
+                        if let Some(delta) = state.items.pop_front() {
+                            batch.push(delta);
+                        }
+                    }
+                    Some(Err(_)) | None => {
+                        if let Some(delta) = state.items.pop_front() {
+                            batch.push(delta);
+                        }
+                        break;
+                    }
+                }
+            }
+            let count = batch.len();
+            let depth = state.items.len();
+            let started = std::time::Instant::now();
+            let run = move || {
+                if count == 1 {
+                    match batch.pop() {
+                        Some(delta) => process_single(delta, is_in_initial_list),
+                        None => Ok(()),
+                    }
+                } else {
+                    process_batch(batch, is_in_initial_list)
+                }
+            };
+            let result = if self.unlocks_at(depth) {
+                drop(state);
+                let result = run();
+                state = self.state.lock();
+                result
+            } else {
+                run()
+            };
+            state.initial_population_count = state.initial_population_count.saturating_sub(count);
+            drop(state);
+            trace_slow_pop(&self.name, depth, started);
+            Some(result.map_err(PopError::Process))
+        })
+        .await
+    }
+}
+
+impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
+    fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
+        let object = self.transformed(object)?;
+        self.push(Delta::Added(object));
+        Ok(())
+    }
+
+    fn update(&self, object: Arc<K>) -> Result<(), StoreError> {
+        let object = self.transformed(object)?;
+        self.push(Delta::Updated(object));
+        Ok(())
+    }
+
+    /// Always queues the delete (a RealFifo never suppresses one).
+    fn delete(&self, target: ObjectOrTombstone<K>) -> Result<(), StoreError> {
+        let target = match target {
+            ObjectOrTombstone::Object(object) => {
+                ObjectOrTombstone::Object(self.transformed(object)?)
+            }
+            tombstone => tombstone,
+        };
+        self.push(Delta::Deleted(target));
+        Ok(())
+    }
+
+    fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
+        let objects = objects
+            .into_iter()
+            .map(|object| self.transformed(object))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.atomic_events {
+            let mut state = self.state.lock();
+            state.items.push_back(Delta::ReplacedAll {
+                resource_version: resource_version.to_string(),
+                objects,
+            });
+            if !state.populated {
+                state.populated = true;
+                state.initial_population_count = state.items.len();
+            }
+            drop(state);
+            self.notify.notify_waiters();
+            return Ok(());
+        }
+
+        let mut listed: HashSet<String> = HashSet::with_capacity(objects.len());
+        let mut keyed = Vec::with_capacity(objects.len());
+        for object in objects {
+            let key = (self.key_func)(&object)?;
+            listed.insert(key);
+            keyed.push(object);
+        }
+        let mut state = self.state.lock();
+        // The last queued delta of every queued key, keys in order of first
+        // appearance.
+        let mut order: Vec<String> = Vec::new();
+        let mut last: std::collections::HashMap<String, &Delta<K>> =
+            std::collections::HashMap::new();
+        for delta in &state.items {
+            if let Some(Ok(key)) = self.key_of(delta) {
+                if !last.contains_key(&key) {
+                    order.push(key.clone());
+                }
+                last.insert(key, delta);
+            }
+        }
+        let mut deletions: Vec<Delta<K>> = Vec::new();
+        for key in &order {
+            if listed.contains(key) {
+                continue;
+            }
+            let Some(delta) = last.get(key) else { continue };
+            if matches!(delta, Delta::Deleted(_)) {
+                continue;
+            }
+            deletions.push(Delta::Deleted(
+                DeletedFinalStateUnknown {
+                    key: key.clone(),
+                    object: delta.object().cloned(),
+                }
+                .into(),
+            ));
+        }
+        if let Some(known) = &self.known_objects {
+            let mut known_keys = known.list_keys();
+            known_keys.sort_unstable();
+            for key in known_keys {
+                if listed.contains(&key) || last.contains_key(&key) {
+                    continue;
+                }
+                let object = known.get_by_key(&key);
+                deletions.push(Delta::Deleted(
+                    DeletedFinalStateUnknown { key, object }.into(),
+                ));
+            }
+        }
+        drop(last);
+        state.items.extend(deletions);
+        state.items.extend(keyed.into_iter().map(Delta::Replaced));
+        if !state.populated {
+            state.populated = true;
+            state.initial_population_count = state.items.len();
+        }
+        drop(state);
+        self.notify.notify_waiters();
+        Ok(())
+    }
+
+    fn resync(&self) -> Result<(), StoreError> {
+        if self.atomic_events {
+            self.state.lock().items.push_back(Delta::SyncAll);
+            self.notify.notify_waiters();
+            return Ok(());
+        }
+        let Some(known) = &self.known_objects else {
+            return Ok(());
+        };
+        let mut state = self.state.lock();
+        let queued: HashSet<String> = state
+            .items
+            .iter()
+            .filter_map(|delta| self.key_of(delta).and_then(Result::ok))
+            .collect();
+        let mut known_keys = known.list_keys();
+        known_keys.sort_unstable();
+        for key in known_keys {
+            if queued.contains(&key) {
+                continue;
+            }
+            if let Some(object) = known.get_by_key(&key) {
+                state.items.push_back(Delta::Sync(object));
+            }
+        }
+        drop(state);
+        self.notify.notify_waiters();
+        Ok(())
+    }
+
+    /// Queues a `Bookmark` delta when bookmarks are enabled; otherwise does
+    /// nothing.
+    fn bookmark(&self, resource_version: &str) -> Result<(), StoreError> {
+        if self.emit_delta_type_bookmark {
+            self.state.lock().items.push_back(Delta::Bookmark {
+                resource_version: resource_version.to_string(),
+            });
+            self.notify.notify_waiters();
+        }
+        Ok(())
+    }
+}
+
+impl<K: Object + Send + Sync + 'static> Queue<K> for RealFifo<K> {
+    /// Pops one delta (delivered as a one-element list). RealFifo counts an
+    /// item as delivered only after `process` returns, so `has_synced` turns
+    /// true once the last initial item has been processed.
+    async fn pop<E, F>(&self, process: F) -> Result<(), PopError<E>>
+    where
+        F: FnOnce(Deltas<K>, bool) -> Result<(), E> + Send,
+        E: Send,
+    {
+        let mut process = Some(process);
+        wait_until(&self.notify, || {
+            let mut state = self.state.lock();
+            if state.items.is_empty() {
+                return state.closed.then_some(Err(PopError::Closed));
+            }
+            let process = process.take()?;
+            let delta = state.items.pop_front()?;
+            let is_in_initial_list = !state.has_synced();
+            let depth = state.items.len();
+            let started = std::time::Instant::now();
+            let result = if self.unlocks_at(depth) {
+                drop(state);
+                let result = process(vec![delta], is_in_initial_list);
+                state = self.state.lock();
+                result
+            } else {
+                process(vec![delta], is_in_initial_list)
+            };
+            state.initial_population_count = state.initial_population_count.saturating_sub(1);
+            drop(state);
+            trace_slow_pop(&self.name, depth, started);
+            Some(result.map_err(PopError::Process))
+        })
+        .await
+    }
+
+    fn has_synced(&self) -> bool {
+        self.state.lock().has_synced()
+    }
+
+    fn close(&self) {
+        self.state.lock().closed = true;
+        self.notify.notify_waiters();
+    }
+
+    fn is_closed(&self) -> bool {
+        self.state.lock().closed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta::DeltaType;
+    use crate::indexer::{Indexer, IndexerOptions};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    fn object(name: &str, rv: &str) -> Arc<ConfigMap> {
+        Arc::new(ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                resource_version: Some(rv.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    fn atomic() -> RealFifo<ConfigMap> {
+        RealFifo::new(RealFifoOptions::default()).unwrap()
+    }
+
+    fn known_with(names: &[&str]) -> Arc<Indexer<ConfigMap>> {
+        let known = Arc::new(Indexer::new(IndexerOptions::default()));
+        for name in names {
+            known.add(object(name, "0")).unwrap();
+        }
+        known
+    }
+
+    async fn pop(fifo: &RealFifo<ConfigMap>) -> (Delta<ConfigMap>, bool) {
+        let mut out = None;
+        fifo.pop(|mut deltas, initial| {
+            assert_eq!(deltas.len(), 1, "RealFifo pops one delta at a time");
+            out = deltas.pop().map(|d| (d, initial));
+            Ok::<(), ()>(())
+        })
+        .await
+        .unwrap();
+        out.unwrap()
+    }
+
+    fn describe(delta: &Delta<ConfigMap>) -> String {
+        match delta {
+            Delta::Deleted(ObjectOrTombstone::Tombstone(t)) => format!("Tombstone({})", t.key),
+            other => format!(
+                "{}({})",
+                other.delta_type(),
+                other
+                    .object()
+                    .and_then(|o| o.metadata.name.clone())
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    async fn drain(fifo: &RealFifo<ConfigMap>) -> Vec<String> {
+        let mut out = Vec::new();
+        while !fifo.is_empty() {
+            out.push(describe(&pop(fifo).await.0));
+        }
+        out
+    }
+
+    #[test]
+    fn invalid_option_combinations_are_typed_errors() {
+        let known = known_with(&[]);
+        let cases: Vec<RealFifoOptions<ConfigMap>> = vec![
+            RealFifoOptions::default().known_objects(known.clone()),
+            RealFifoOptions::default().atomic_events(false),
+            RealFifoOptions::non_atomic(known.clone()).unlock_while_processing(true),
+            RealFifoOptions::non_atomic(known.clone()).emit_delta_type_bookmark(true),
+            RealFifoOptions::default().batch_size(0),
+        ];
+        for options in cases {
+            let err = RealFifo::new(options).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    StoreError::InvalidOptions {
+                        component: "RealFifo",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+        }
+        assert!(RealFifo::new(RealFifoOptions::non_atomic(known)).is_ok());
+    }
+
+    #[tokio::test]
+    async fn every_event_is_delivered_in_global_order() {
+        let fifo = atomic();
+        fifo.add(object("a", "1")).unwrap();
+        fifo.add(object("b", "2")).unwrap();
+        fifo.update(object("a", "3")).unwrap();
+        fifo.delete(object("b", "4").into()).unwrap();
+        fifo.delete(object("b", "5").into()).unwrap();
+        assert_eq!(
+            drain(&fifo).await,
+            [
+                "Added(a)",
+                "Added(b)",
+                "Updated(a)",
+                "Deleted(b)",
+                "Deleted(b)"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn atomic_replace_is_one_delta_with_the_list_and_resource_version() {
+        let fifo = atomic();
+        fifo.replace(vec![object("a", "1"), object("b", "1")], "77")
+            .unwrap();
+        assert_eq!(fifo.len(), 1);
+        let (delta, initial) = pop(&fifo).await;
+        assert!(initial);
+        let Delta::ReplacedAll {
+            resource_version,
+            objects,
+        } = delta
+        else {
+            panic!("expected ReplacedAll");
+        };
+        assert_eq!(resource_version, "77");
+        assert_eq!(objects.len(), 2);
+        assert!(fifo.has_synced());
+    }
+
+    #[tokio::test]
+    async fn atomic_resync_and_bookmarks() {
+        let fifo = atomic();
+        fifo.resync().unwrap();
+        fifo.bookmark("9").unwrap();
+        assert_eq!(drain(&fifo).await, ["SyncAll()", "Bookmark()"]);
+        let quiet =
+            RealFifo::<ConfigMap>::new(RealFifoOptions::default().emit_delta_type_bookmark(false))
+                .unwrap();
+        quiet.bookmark("9").unwrap();
+        assert!(quiet.is_empty());
+    }
+
+    #[tokio::test]
+    async fn non_atomic_replace_queues_deletions_before_replaced() {
+        let known = known_with(&["known-gone", "kept"]);
+        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known)).unwrap();
+        fifo.add(object("queued-gone", "1")).unwrap();
+        fifo.add(object("deleted-already", "1")).unwrap();
+        fifo.delete(object("deleted-already", "2").into()).unwrap();
+        fifo.replace(vec![object("kept", "3"), object("new", "3")], "3")
+            .unwrap();
+        assert_eq!(
+            drain(&fifo).await,
+            [
+                "Added(queued-gone)",
+                "Added(deleted-already)",
+                "Deleted(deleted-already)",
+                "Tombstone(queued-gone)",
+                "Tombstone(known-gone)",
+                "Replaced(kept)",
+                "Replaced(new)",
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn non_atomic_tombstone_carries_the_last_queued_object() {
+        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&[]))).unwrap();
+        fifo.add(object("x", "1")).unwrap();
+        fifo.update(object("x", "2")).unwrap();
+        fifo.replace(vec![], "3").unwrap();
+        let _ = pop(&fifo).await;
+        let _ = pop(&fifo).await;
+        let (delta, _) = pop(&fifo).await;
+        let Delta::Deleted(ObjectOrTombstone::Tombstone(tombstone)) = delta else {
+            panic!("expected a tombstone");
+        };
+        assert_eq!(
+            tombstone
+                .object
+                .unwrap()
+                .metadata
+                .resource_version
+                .as_deref(),
+            Some("2")
+        );
+    }
+
+    #[tokio::test]
+    async fn non_atomic_resync_skips_queued_keys() {
+        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&["a", "b"]))).unwrap();
+        fifo.update(object("a", "5")).unwrap();
+        fifo.resync().unwrap();
+        assert_eq!(drain(&fifo).await, ["Updated(a)", "Sync(b)"]);
+    }
+
+    #[tokio::test]
+    async fn initial_population_counts_items_and_decrements_after_processing() {
+        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&[]))).unwrap();
+        fifo.replace(vec![object("a", "1"), object("b", "1")], "1")
+            .unwrap();
+        assert!(!fifo.has_synced());
+        let (_, first_initial) = pop(&fifo).await;
+        assert!(first_initial);
+        assert!(!fifo.has_synced());
+        let (_, second_initial) = pop(&fifo).await;
+        assert!(second_initial);
+        assert!(fifo.has_synced());
+
+        // In atomic mode the lock is released while processing, so the
+        // consumer can look: the ReplacedAll is not yet counted delivered.
+        let fifo = atomic();
+        fifo.replace(vec![object("a", "1")], "1").unwrap();
+        let fifo_ref = &fifo;
+        let mut synced_during = None;
+        fifo.pop(|_, initial| {
+            assert!(initial);
+            synced_during = Some(fifo_ref.has_synced());
+            Ok::<(), ()>(())
+        })
+        .await
+        .unwrap();
+        assert_eq!(synced_during, Some(false));
+        assert!(fifo.has_synced());
+    }
+
+    #[tokio::test]
+    async fn unlocks_while_processing_so_producers_are_not_blocked() {
+        let fifo = atomic();
+        fifo.add(object("a", "1")).unwrap();
+        let fifo_ref = &fifo;
+        fifo.pop(|_, _| {
+            // The lock is free: a producer can add while we process.
+            fifo_ref.add(object("b", "2")).unwrap();
+            Ok::<(), ()>(())
+        })
+        .await
+        .unwrap();
+        assert_eq!(fifo.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn pop_batch_stops_at_duplicate_keys_and_unbatchable_deltas() {
+        let fifo = atomic();
+        fifo.add(object("a", "1")).unwrap();
+        fifo.add(object("b", "1")).unwrap();
+        fifo.update(object("a", "2")).unwrap();
+        fifo.bookmark("5").unwrap();
+        fifo.add(object("c", "1")).unwrap();
+
+        let mut seen: Vec<Vec<String>> = Vec::new();
+        for _ in 0..4 {
+            let got = std::sync::Mutex::new(Vec::new());
+            fifo.pop_batch(
+                |batch, _| {
+                    *got.lock().unwrap() = batch.iter().map(describe).collect();
+                    Ok::<(), ()>(())
+                },
+                |single, _| {
+                    *got.lock().unwrap() = vec![describe(&single)];
+                    Ok(())
+                },
+            )
+            .await
+            .unwrap();
+            seen.push(got.into_inner().unwrap());
+        }
+        assert_eq!(
+            seen,
+            vec![
+                vec!["Added(a)".to_string(), "Added(b)".to_string()],
+                vec!["Updated(a)".to_string()],
+                vec!["Bookmark()".to_string()],
+                vec!["Added(c)".to_string()],
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn pop_batch_respects_batch_size_and_the_initial_list_boundary() {
+        let fifo =
+            RealFifo::new(RealFifoOptions::non_atomic(known_with(&[])).batch_size(2)).unwrap();
+        fifo.replace(
+            vec![object("a", "1"), object("b", "1"), object("c", "1")],
+            "1",
+        )
+        .unwrap();
+        fifo.add(object("d", "1")).unwrap();
+        let mut batches = Vec::new();
+        while !fifo.is_empty() {
+            let got = std::sync::Mutex::new((0, false));
+            fifo.pop_batch(
+                |batch, initial| {
+                    *got.lock().unwrap() = (batch.len(), initial);
+                    Ok::<(), ()>(())
+                },
+                |_, initial| {
+                    *got.lock().unwrap() = (1, initial);
+                    Ok(())
+                },
+            )
+            .await
+            .unwrap();
+            batches.push(got.into_inner().unwrap());
+        }
+        // Three initial items in batches of at most 2; "d" never joins them.
+        assert_eq!(batches, [(2, true), (1, true), (1, false)]);
+    }
+
+    #[tokio::test]
+    async fn closed_queue_drains_first() {
+        let fifo = atomic();
+        fifo.add(object("a", "1")).unwrap();
+        fifo.close();
+        assert!(fifo.is_closed());
+        let _ = pop(&fifo).await;
+        assert!(matches!(
+            fifo.pop(|_, _| Ok::<(), ()>(())).await,
+            Err(PopError::Closed)
+        ));
+        assert!(matches!(
+            fifo.pop_batch(|_, _| Ok::<(), ()>(()), |_, _| Ok(())).await,
+            Err(PopError::Closed)
+        ));
+    }
+
+    #[tokio::test]
+    async fn tombstones_are_not_transformed() {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&calls);
+        let transform: TransformFunc<ConfigMap> = Arc::new(move |o| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(o)
+        });
+        let fifo = RealFifo::new(RealFifoOptions::default().transform(transform)).unwrap();
+        fifo.add(object("a", "1")).unwrap();
+        fifo.delete(
+            DeletedFinalStateUnknown {
+                key: "a".into(),
+                object: None,
+            }
+            .into(),
+        )
+        .unwrap();
+        fifo.replace(vec![object("a", "1"), object("b", "1")], "2")
+            .unwrap();
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3);
+        assert_eq!(fifo.len(), 3);
+        let (first, _) = pop(&fifo).await;
+        assert_eq!(first.delta_type(), DeltaType::Added);
+    }
+}
