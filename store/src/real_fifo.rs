@@ -308,10 +308,10 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
                     break;
                 };
                 if !next.is_batchable() {
-                    if batch.is_empty() {
-                        if let Some(delta) = state.items.pop_front() {
-                            batch.push(delta);
-                        }
+                    if batch.is_empty()
+                        && let Some(delta) = state.items.pop_front()
+                    {
+                        batch.push(delta);
                     }
                     break;
                 }
