@@ -35,6 +35,35 @@ pub fn namespace_indexers<K: Object + 'static>() -> Indexers<K> {
     HashMap::from([(NAMESPACE_INDEX.to_string(), namespace_index_func::<K>())])
 }
 
+/// Turns an index function into a key function (client-go's
+/// `IndexFuncToKeyFuncAdapter`): the key is the object's single index
+/// value; zero or several values are an error.
+pub fn index_func_to_key_func<K: Object + 'static>(
+    index_func: IndexFunc<K>,
+) -> crate::key::KeyFunc<K> {
+    Arc::new(move |object: &K| {
+        let describe = || crate::key::describe(object);
+        let mut values = index_func(object).map_err(|e| crate::error::StoreError::Key {
+            object: describe(),
+            reason: e.0,
+        })?;
+        match (values.pop(), values.is_empty()) {
+            (Some(value), true) => Ok(value),
+            (None, _) => Err(crate::error::StoreError::Key {
+                object: describe(),
+                reason: "the index function returned no value".to_string(),
+            }),
+            (Some(_), false) => Err(crate::error::StoreError::Key {
+                object: describe(),
+                reason: format!(
+                    "the index function returned {} values; a key needs exactly one",
+                    values.len() + 1
+                ),
+            }),
+        }
+    })
+}
+
 /// One index: each value maps to the set of keys indexed under it. A value
 /// whose set becomes empty is removed (kubernetes#84959), so the index does
 /// not grow with values that are no longer used.
@@ -101,6 +130,37 @@ mod tests {
         };
         assert_eq!(index(&namespaced).unwrap(), vec!["ns".to_string()]);
         assert_eq!(index(&Pod::default()).unwrap(), vec![String::new()]);
+    }
+
+    #[test]
+    fn index_functions_adapt_to_key_functions_only_with_one_value() {
+        let by_label: IndexFunc<Pod> = Arc::new(|p: &Pod| {
+            Ok(p.metadata
+                .labels
+                .iter()
+                .flatten()
+                .map(|(_, v)| v.clone())
+                .collect())
+        });
+        let key_func = index_func_to_key_func(by_label);
+        let with_labels = |labels: &[(&str, &str)]| Pod {
+            metadata: ObjectMeta {
+                name: Some("p".into()),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                ),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(key_func(&with_labels(&[("app", "web")])).unwrap(), "web");
+        let none = key_func(&with_labels(&[])).unwrap_err();
+        assert!(none.to_string().contains("no value"), "{none}");
+        let two = key_func(&with_labels(&[("a", "1"), ("b", "2")])).unwrap_err();
+        assert!(two.to_string().contains("2 values"), "{two}");
     }
 
     #[test]

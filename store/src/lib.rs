@@ -26,7 +26,8 @@ pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, 
 pub use fifo::Fifo;
 pub use heap::{Heap, LessFunc};
 pub use index::{
-    IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX, namespace_index_func, namespace_indexers,
+    IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX, index_func_to_key_func,
+    namespace_index_func, namespace_indexers,
 };
 pub use indexer::{Indexer, IndexerOptions, Transaction, TransactionError};
 pub use key::{
