@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use crate::delta::{Delta, Deltas};
 use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
-use crate::queue::{Queue, trace_slow_pop, wait_until};
+use crate::queue::{InitialPopulation, Queue, trace_slow_pop, wait_until};
 use crate::store::{KnownObjects, ReflectorStore, TransformFunc};
 
 /// How a [`DeltaFifo`] is built.
@@ -83,15 +83,8 @@ struct State<K> {
     /// Keys in arrival order; a key is in `queue` exactly when it is in
     /// `items`.
     queue: VecDeque<String>,
-    populated: bool,
-    initial_population_count: usize,
+    initial: InitialPopulation,
     closed: bool,
-}
-
-impl<K> State<K> {
-    fn has_synced(&self) -> bool {
-        self.populated && self.initial_population_count == 0
-    }
 }
 
 /// A producer/consumer queue of deltas grouped by object key.
@@ -142,8 +135,7 @@ impl<K: Object + Send + Sync + 'static> DeltaFifo<K> {
             state: Mutex::new(State {
                 items: HashMap::new(),
                 queue: VecDeque::new(),
-                populated: false,
-                initial_population_count: 0,
+                initial: InitialPopulation::default(),
                 closed: false,
             }),
             notify: Notify::new(),
@@ -210,7 +202,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
         let key = (self.key_func)(&object)?;
         let object = self.transformed(object)?;
         let mut state = self.state.lock();
-        state.populated = true;
+        state.initial.populate();
         self.queue_locked(&mut state, key, Delta::Added(object));
         Ok(())
     }
@@ -219,7 +211,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
         let key = (self.key_func)(&object)?;
         let object = self.transformed(object)?;
         let mut state = self.state.lock();
-        state.populated = true;
+        state.initial.populate();
         self.queue_locked(&mut state, key, Delta::Updated(object));
         Ok(())
     }
@@ -236,7 +228,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
             tombstone => tombstone,
         };
         let mut state = self.state.lock();
-        state.populated = true;
+        state.initial.populate();
         let queued = state.items.contains_key(&key);
         let known = match &self.known_objects {
             Some(known) => known.get_by_key(&key).is_some(),
@@ -315,10 +307,8 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
             }
         }
 
-        if !state.populated {
-            state.populated = true;
-            state.initial_population_count = listed.len() + queued_deletions;
-        }
+        let queued = listed.len() + queued_deletions;
+        state.initial.replace(queued);
         self.notify.notify_waiters();
         Ok(())
     }
@@ -357,9 +347,9 @@ impl<K: Object + Send + Sync + 'static> Queue<K> for DeltaFifo<K> {
                 let Some(key) = state.queue.pop_front() else {
                     return state.closed.then_some(Err(PopError::Closed));
                 };
-                let is_in_initial_list = !state.has_synced();
+                let is_in_initial_list = !state.initial.has_synced();
                 // DeltaFifo counts an item as delivered before processing it.
-                state.initial_population_count = state.initial_population_count.saturating_sub(1);
+                state.initial.delivered(1);
                 let Some(deltas) = state.items.remove(&key) else {
                     continue;
                 };
@@ -375,7 +365,7 @@ impl<K: Object + Send + Sync + 'static> Queue<K> for DeltaFifo<K> {
     }
 
     fn has_synced(&self) -> bool {
-        self.state.lock().has_synced()
+        self.state.lock().initial.has_synced()
     }
 
     fn close(&self) {
@@ -394,18 +384,8 @@ mod tests {
     use crate::delta::DeltaType;
     use crate::indexer::{Indexer, IndexerOptions};
     use k8s_openapi::api::core::v1::ConfigMap;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-    fn object(name: &str, rv: &str) -> Arc<ConfigMap> {
-        Arc::new(ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                resource_version: Some(rv.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        })
-    }
+    use crate::test_support::config_map as object;
 
     fn rv(delta: &Delta<ConfigMap>) -> Option<String> {
         delta

@@ -10,21 +10,14 @@ use tokio::sync::Notify;
 
 use crate::error::{PopError, StoreError};
 use crate::key::{KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
-use crate::queue::{trace_slow_pop, wait_until};
+use crate::queue::{InitialPopulation, trace_slow_pop, wait_until};
 use crate::store::ReflectorStore;
 
 struct State<K> {
     items: HashMap<String, Arc<K>>,
     queue: VecDeque<String>,
-    populated: bool,
-    initial_population_count: usize,
+    initial: InitialPopulation,
     closed: bool,
-}
-
-impl<K> State<K> {
-    fn has_synced(&self) -> bool {
-        self.populated && self.initial_population_count == 0
-    }
 }
 
 /// A queue that keeps only the latest object of each key: adding an object
@@ -72,8 +65,7 @@ impl<K: Object + Send + Sync + 'static> Fifo<K> {
             state: Mutex::new(State {
                 items: HashMap::new(),
                 queue: VecDeque::new(),
-                populated: false,
-                initial_population_count: 0,
+                initial: InitialPopulation::default(),
                 closed: false,
             }),
             notify: Notify::new(),
@@ -93,7 +85,7 @@ impl<K: Object + Send + Sync + 'static> Fifo<K> {
     /// Whether the first replace has been fully popped (or the first add,
     /// update or delete happened before any replace).
     pub fn has_synced(&self) -> bool {
-        self.state.lock().has_synced()
+        self.state.lock().initial.has_synced()
     }
 
     /// Closes the queue: pops drain it, then report closed.
@@ -122,19 +114,18 @@ impl<K: Object + Send + Sync + 'static> Fifo<K> {
                 let Some(key) = state.queue.pop_front() else {
                     return state.closed.then_some(Err(PopError::Closed));
                 };
-                let is_in_initial_list = !state.has_synced();
+                let is_in_initial_list = !state.initial.has_synced();
                 let Some(object) = state.items.remove(&key) else {
                     // Deleted after it was queued; it still counted toward
                     // the initial population.
-                    state.initial_population_count =
-                        state.initial_population_count.saturating_sub(1);
+                    state.initial.delivered(1);
                     continue;
                 };
                 let process = process.take()?;
                 let depth = state.queue.len();
                 let started = std::time::Instant::now();
                 let result = process(object, is_in_initial_list).map_err(PopError::Process);
-                state.initial_population_count = state.initial_population_count.saturating_sub(1);
+                state.initial.delivered(1);
                 trace_slow_pop(&self.name, depth, started);
                 return Some(result);
             }
@@ -145,7 +136,7 @@ impl<K: Object + Send + Sync + 'static> Fifo<K> {
     fn upsert(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
         let mut state = self.state.lock();
-        state.populated = true;
+        state.initial.populate();
         if state.items.insert(key.clone(), object).is_none() {
             state.queue.push_back(key);
         }
@@ -167,7 +158,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Fifo<K> {
     fn delete(&self, object: ObjectOrTombstone<K>) -> Result<(), StoreError> {
         let key = object.key(&self.key_func)?;
         let mut state = self.state.lock();
-        state.populated = true;
+        state.initial.populate();
         state.items.remove(&key);
         Ok(())
     }
@@ -184,10 +175,8 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Fifo<K> {
         let mut state = self.state.lock();
         state.items = items;
         state.queue = queue;
-        if !state.populated {
-            state.populated = true;
-            state.initial_population_count = state.queue.len();
-        }
+        let queued = state.queue.len();
+        state.initial.replace(queued);
         drop(state);
         self.notify.notify_waiters();
         Ok(())
@@ -218,18 +207,8 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Fifo<K> {
 mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-    fn object(name: &str, rv: &str) -> Arc<ConfigMap> {
-        Arc::new(ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                resource_version: Some(rv.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        })
-    }
+    use crate::test_support::config_map as object;
 
     async fn pop(fifo: &Fifo<ConfigMap>) -> (String, String, bool) {
         let mut out = None;

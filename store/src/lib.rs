@@ -226,6 +226,8 @@ mod process_deltas;
 mod queue;
 mod real_fifo;
 mod store;
+#[cfg(test)]
+mod test_support;
 mod thread_safe_store;
 mod undelta_store;
 
@@ -251,3 +253,27 @@ pub use real_fifo::{DEFAULT_BATCH_SIZE, RealFifo, RealFifoOptions};
 pub use store::{KnownObjects, ReflectorStore, Store, TransformFunc};
 pub use thread_safe_store::{Change, ThreadSafeStore};
 pub use undelta_store::{PushFunc, UndeltaStore};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Pod;
+
+    /// Every store and queue can be shared between the reflector's task,
+    /// the informer's task and readers.
+    #[test]
+    fn every_type_is_send_and_sync() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Indexer<Pod>>();
+        shared::<ThreadSafeStore<Pod>>();
+        shared::<DeltaFifo<Pod>>();
+        shared::<RealFifo<Pod>>();
+        shared::<Fifo<Pod>>();
+        shared::<Heap<Pod>>();
+        shared::<ExpirationCache<Pod>>();
+        shared::<UndeltaStore<Pod, Indexer<Pod>>>();
+        shared::<MutationCache<Pod>>();
+        shared::<Delta<Pod>>();
+        shared::<DeletedFinalStateUnknown<Pod>>();
+    }
+}

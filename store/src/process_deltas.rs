@@ -205,18 +205,8 @@ mod tests {
     use crate::key::meta_namespace_key_func;
     use crate::store::ReflectorStore;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-    fn object(name: &str, rv: &str) -> Arc<ConfigMap> {
-        Arc::new(ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                resource_version: Some(rv.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        })
-    }
+    use crate::test_support::config_map as object;
 
     fn name(object: &ConfigMap) -> String {
         object.metadata.name.clone().unwrap_or_default()

@@ -42,6 +42,48 @@ pub trait Queue<K>: ReflectorStore<K> {
     fn is_closed(&self) -> bool;
 }
 
+/// Whether a queue's first list has been delivered: client-go's
+/// `populated` and `initialPopulationCount`, shared by every queue.
+///
+/// A queue is synced once the items of its first replace have all been
+/// delivered, or at once when an add, update or delete came before any
+/// replace. Later replaces do not count.
+#[derive(Debug, Default)]
+pub(crate) struct InitialPopulation {
+    populated: bool,
+    remaining: usize,
+}
+
+impl InitialPopulation {
+    /// An add, update or delete happened.
+    pub(crate) fn populate(&mut self) {
+        self.populated = true;
+    }
+
+    /// A replace left `queued` items to deliver; only the first counts.
+    pub(crate) fn replace(&mut self, queued: usize) {
+        if !self.populated {
+            self.populated = true;
+            self.remaining = queued;
+        }
+    }
+
+    /// `count` items were delivered (or dropped).
+    pub(crate) fn delivered(&mut self, count: usize) {
+        self.remaining = self.remaining.saturating_sub(count);
+    }
+
+    /// How many items of the first list are still to be delivered.
+    pub(crate) fn remaining(&self) -> usize {
+        self.remaining
+    }
+
+    /// Whether the first list has been delivered.
+    pub(crate) fn has_synced(&self) -> bool {
+        self.populated && self.remaining == 0
+    }
+}
+
 /// Waits until `attempt` produces a value, re-running it after every
 /// notification. The waiter registers for notification *before* each
 /// attempt, so a `notify_waiters` that happens between an unsuccessful

@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 use crate::delta::{Delta, Deltas};
 use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
-use crate::queue::{Queue, trace_slow_pop, wait_until};
+use crate::queue::{InitialPopulation, Queue, trace_slow_pop, wait_until};
 use crate::store::{KnownObjects, ReflectorStore, TransformFunc};
 
 /// The most deltas one [`RealFifo::pop_batch`] hands over (client-go's
@@ -119,15 +119,8 @@ impl<K: Object + Send + Sync + 'static> RealFifoOptions<K> {
 
 struct State<K> {
     items: VecDeque<Delta<K>>,
-    populated: bool,
-    initial_population_count: usize,
+    initial: InitialPopulation,
     closed: bool,
-}
-
-impl<K> State<K> {
-    fn has_synced(&self) -> bool {
-        self.populated && self.initial_population_count == 0
-    }
 }
 
 /// A queue of individual deltas in arrival order.
@@ -215,8 +208,7 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
             batch_size: options.batch_size,
             state: Mutex::new(State {
                 items: VecDeque::new(),
-                populated: false,
-                initial_population_count: 0,
+                initial: InitialPopulation::default(),
                 closed: false,
             }),
             notify: Notify::new(),
@@ -247,7 +239,7 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
 
     fn push(&self, delta: Delta<K>) {
         let mut state = self.state.lock();
-        state.populated = true;
+        state.initial.populate();
         state.items.push_back(delta);
         drop(state);
         self.notify.notify_waiters();
@@ -296,10 +288,10 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
                 return state.closed.then_some(Err(PopError::Closed));
             }
             let (process_batch, process_single) = callbacks.take()?;
-            let is_in_initial_list = !state.has_synced();
+            let is_in_initial_list = !state.initial.has_synced();
             let mut limit = self.batch_size;
-            if is_in_initial_list && state.initial_population_count > 0 {
-                limit = limit.min(state.initial_population_count);
+            if is_in_initial_list && state.initial.remaining() > 0 {
+                limit = limit.min(state.initial.remaining());
             }
             let mut batch: Deltas<K> = Vec::new();
             let mut keys: HashSet<String> = HashSet::new();
@@ -353,7 +345,7 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
             } else {
                 run()
             };
-            state.initial_population_count = state.initial_population_count.saturating_sub(count);
+            state.initial.delivered(count);
             drop(state);
             trace_slow_pop(&self.name, depth, started);
             Some(result.map_err(PopError::Process))
@@ -398,10 +390,8 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
                 resource_version: resource_version.to_string(),
                 objects,
             });
-            if !state.populated {
-                state.populated = true;
-                state.initial_population_count = state.items.len();
-            }
+            let queued = state.items.len();
+            state.initial.replace(queued);
             drop(state);
             self.notify.notify_waiters();
             return Ok(());
@@ -461,10 +451,8 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
         drop(last);
         state.items.extend(deletions);
         state.items.extend(keyed.into_iter().map(Delta::Replaced));
-        if !state.populated {
-            state.populated = true;
-            state.initial_population_count = state.items.len();
-        }
+        let queued = state.items.len();
+        state.initial.replace(queued);
         drop(state);
         self.notify.notify_waiters();
         Ok(())
@@ -530,7 +518,7 @@ impl<K: Object + Send + Sync + 'static> Queue<K> for RealFifo<K> {
             }
             let process = process.take()?;
             let delta = state.items.pop_front()?;
-            let is_in_initial_list = !state.has_synced();
+            let is_in_initial_list = !state.initial.has_synced();
             let depth = state.items.len();
             let started = std::time::Instant::now();
             let result = if self.unlocks_at(depth) {
@@ -541,7 +529,7 @@ impl<K: Object + Send + Sync + 'static> Queue<K> for RealFifo<K> {
             } else {
                 process(vec![delta], is_in_initial_list)
             };
-            state.initial_population_count = state.initial_population_count.saturating_sub(1);
+            state.initial.delivered(1);
             drop(state);
             trace_slow_pop(&self.name, depth, started);
             Some(result.map_err(PopError::Process))
@@ -550,7 +538,7 @@ impl<K: Object + Send + Sync + 'static> Queue<K> for RealFifo<K> {
     }
 
     fn has_synced(&self) -> bool {
-        self.state.lock().has_synced()
+        self.state.lock().initial.has_synced()
     }
 
     fn close(&self) {
@@ -569,18 +557,8 @@ mod tests {
     use crate::delta::DeltaType;
     use crate::indexer::{Indexer, IndexerOptions};
     use k8s_openapi::api::core::v1::ConfigMap;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-    fn object(name: &str, rv: &str) -> Arc<ConfigMap> {
-        Arc::new(ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                resource_version: Some(rv.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        })
-    }
+    use crate::test_support::config_map as object;
 
     fn atomic() -> RealFifo<ConfigMap> {
         RealFifo::new(RealFifoOptions::default()).unwrap()

@@ -1,0 +1,18 @@
+//! Helpers shared by the unit tests.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+/// A cluster-scoped-keyed object with a name and a resourceVersion.
+pub(crate) fn config_map(name: &str, resource_version: &str) -> Arc<ConfigMap> {
+    Arc::new(ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            resource_version: Some(resource_version.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+}
