@@ -1,0 +1,2 @@
+//! Workqueue benchmarks (filled in below).
+fn main() {}
