@@ -76,9 +76,9 @@ impl<T: Eq + Hash + Clone + Send + Sync> RateLimiter<T> for ItemExponentialFailu
         };
         let nanoseconds =
             self.base.as_nanos() as f64 * 2f64.powi(exponent.min(i32::MAX as u32) as i32);
-        // Compared the way client-go does (against the largest i64), which
-        // also sends infinity and NaN to the cap.
-        if !(nanoseconds <= i64::MAX as f64) {
+        // Capped the way client-go does (above the largest i64); infinity
+        // and NaN go to the cap too.
+        if nanoseconds.is_nan() || nanoseconds > i64::MAX as f64 {
             return self.max;
         }
         Duration::from_nanos(nanoseconds as u64).min(self.max)
