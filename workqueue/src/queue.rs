@@ -226,7 +226,10 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> Queue<T> {
         }
         state.order.push(item);
         drop(state);
-        self.shared.ready.notify_waiters();
+        // One item, one worker: waking every idle worker would make them
+        // all race for it. A permit stored while none waits costs one extra
+        // look, never a lost wake-up (workers register before looking).
+        self.shared.ready.notify_one();
     }
 
     /// Waits for an item and marks it as being processed; the caller must
@@ -267,7 +270,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> Queue<T> {
         if state.dirty.contains(item) {
             state.order.push(item.clone());
             drop(state);
-            self.shared.ready.notify_waiters();
+            self.shared.ready.notify_one();
         } else if state.processing.is_empty() {
             drop(state);
             self.shared.idle.notify_waiters();
