@@ -741,6 +741,16 @@ pub struct StorageWatch {
 }
 
 impl StorageWatch {
+    /// The latest revision this watch has processed: every matching event
+    /// up to it has been returned by [`next`](Self::next), so it is what a
+    /// BOOKMARK may carry.
+    pub fn progress(&self) -> u64 {
+        match self.backlog.front() {
+            Some(next) => next.revision - 1,
+            None => self.last_revision,
+        }
+    }
+
     /// The next event, waiting for one if needed. A watcher that fell so
     /// far behind that the channel dropped events gets 410 Expired, as a
     /// slow watcher of a real server does; `None` means the store is gone.
@@ -751,13 +761,15 @@ impl StorageWatch {
         loop {
             match self.live.recv().await {
                 Ok(event) => {
-                    if event.revision <= self.last_revision
-                        || !self.filter.matches(&event.object.key)
-                    {
+                    if event.revision <= self.last_revision {
                         continue;
                     }
+                    // Filtered-out events still move the watch forward, so
+                    // a bookmark can name the latest revision processed.
                     self.last_revision = event.revision;
-                    return Some(Ok(event));
+                    if self.filter.matches(&event.object.key) {
+                        return Some(Ok(event));
+                    }
                 }
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     return Some(Err(Status::expired(format!(

@@ -1,0 +1,81 @@
+//! [`ResourceRegistry`]: which resources the test server serves.
+
+use std::collections::BTreeMap;
+
+use clientgo_apimachinery::ApiResource;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Endpoints, Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod,
+    Secret, Service, ServiceAccount,
+};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+/// The resources a test server serves, by group, version and plural.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceRegistry {
+    resources: BTreeMap<(String, String, String), ApiResource>,
+}
+
+impl ResourceRegistry {
+    /// The common built-in resources: core (pods, services, config maps,
+    /// secrets, namespaces, nodes, ...), apps, batch, coordination, RBAC and
+    /// CustomResourceDefinitions.
+    pub fn with_builtins() -> Self {
+        let mut registry = ResourceRegistry::default();
+        for resource in [
+            ApiResource::of::<Pod>(),
+            ApiResource::of::<ConfigMap>(),
+            ApiResource::of::<Secret>(),
+            ApiResource::of::<Service>(),
+            ApiResource::of::<ServiceAccount>(),
+            ApiResource::of::<Endpoints>(),
+            ApiResource::of::<Event>(),
+            ApiResource::of::<Namespace>(),
+            ApiResource::of::<Node>(),
+            ApiResource::of::<PersistentVolume>(),
+            ApiResource::of::<PersistentVolumeClaim>(),
+            ApiResource::of::<Deployment>(),
+            ApiResource::of::<ReplicaSet>(),
+            ApiResource::of::<StatefulSet>(),
+            ApiResource::of::<DaemonSet>(),
+            ApiResource::of::<Job>(),
+            ApiResource::of::<CronJob>(),
+            ApiResource::of::<Lease>(),
+            ApiResource::of::<Role>(),
+            ApiResource::of::<RoleBinding>(),
+            ApiResource::of::<ClusterRole>(),
+            ApiResource::of::<ClusterRoleBinding>(),
+            ApiResource::of::<CustomResourceDefinition>(),
+        ] {
+            registry.register(resource);
+        }
+        registry
+    }
+
+    /// Serves another resource (a custom resource, say); replaces a
+    /// resource with the same group, version and plural.
+    pub fn register(&mut self, resource: ApiResource) {
+        self.resources.insert(
+            (
+                resource.group().to_string(),
+                resource.version().to_string(),
+                resource.plural().to_string(),
+            ),
+            resource,
+        );
+    }
+
+    /// The resource served at a group, version and plural.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ApiResource> {
+        self.resources
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+    }
+
+    /// Every served resource.
+    pub fn iter(&self) -> impl Iterator<Item = &ApiResource> {
+        self.resources.values()
+    }
+}
