@@ -1,24 +1,43 @@
 //! An in-process Kubernetes API server for tests (work in progress).
 //!
-//! So far this crate holds the server's object store, [`Storage`]: etcd-like
-//! revisions, the real server's write rules and Status errors, a bounded
-//! event history with compaction, lists at past revisions, and watches
-//! from any kept revision. The HTTP(S) server on loopback, list paging,
-//! selectors, discovery, fault injection and the `test-apiserver` binary
-//! are built on top of it next.
+//! [`TestApiServer`] serves the Kubernetes API over plain HTTP on
+//! 127.0.0.1, so clients under test talk to it over real sockets exactly as
+//! they would to a cluster. Built so far:
+//!
+//! - get, list, create, update, status update and delete for the common
+//!   built-in resources and any registered [`ApiResource`](clientgo_apimachinery::ApiResource),
+//!   with the real server's Status answers;
+//! - lists with label and field selectors, `limit`/`continue` paging over a
+//!   consistent snapshot, and every resourceVersion rule (unset, `0`,
+//!   Exact, NotOlderThan with a short wait then 504, 410 once compacted);
+//! - watches from a resourceVersion or from the current state, bookmarks,
+//!   `timeoutSeconds`, watch-list (`sendInitialEvents`) with the
+//!   initial-events-end bookmark, selector transitions (ADDED/DELETED as
+//!   objects enter and leave), and 410 as an ERROR event;
+//! - [`Storage`], the etcd-like store behind it, usable directly to seed
+//!   or inspect state.
+//!
+//! Still to come: TLS and authentication, patch and deletecollection,
+//! metadata-only responses, discovery and /openapi, CRD registration through
+//! the API, fault injection, the request log, and the `test-apiserver`
+//! binary.
 //!
 //! ```
-//! use clientgo_apimachinery::GroupResource;
-//! use clientgo_testing::{ObjectKey, ReadAt, Storage};
+//! use clientgo_testing::TestApiServer;
 //! use serde_json::json;
 //!
-//! let storage = Storage::default();
-//! let pods = GroupResource::new("", "pods");
-//! let created = storage.create(&pods, "default", json!({"metadata": {"name": "web"}, "spec": {}}))?;
-//! let (items, revision) = storage.list(&pods, Some("default"), ReadAt::Latest)?;
-//! assert_eq!(items.len(), 1);
-//! assert_eq!(revision, created.resource_version);
-//! # Ok::<(), clientgo_apimachinery::Status>(())
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = TestApiServer::builder().start().await?;
+//! // Seed state directly, then point the client under test at server.url().
+//! server.storage().create(
+//!     &clientgo_apimachinery::GroupResource::new("", "pods"),
+//!     "default",
+//!     json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}}),
+//! )?;
+//! assert!(server.url().starts_with("http://127.0.0.1:"));
+//! # Ok(())
+//! # }
 //! ```
 
 // Every failure here is an API `Status`, the body the server answers with;
@@ -26,8 +45,15 @@
 // it would add noise and save nothing.
 #![allow(clippy::result_large_err)]
 
+mod handlers;
+mod registry;
+mod request_path;
+mod server;
 mod storage;
+mod watch;
 
+pub use registry::ResourceRegistry;
+pub use server::{TestApiServer, TestApiServerBuilder};
 pub use storage::{
     EventType, ObjectKey, Preconditions, ReadAt, Storage, StorageEvent, StorageOptions,
     StorageWatch, StoredObject,

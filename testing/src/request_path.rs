@@ -20,7 +20,10 @@ pub(crate) struct ResourcePath {
 
 /// Parses `/api/v1/...` and `/apis/{group}/{version}/...` paths. `Ok(None)`
 /// means the path is not a resource path at all (the caller answers 404).
-pub(crate) fn parse(path: &str, registry: &ResourceRegistry) -> Result<Option<ResourcePath>, Status> {
+pub(crate) fn parse(
+    path: &str,
+    registry: &ResourceRegistry,
+) -> Result<Option<ResourcePath>, Status> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version, rest) = match segments.as_slice() {
         ["api", version, rest @ ..] => ("", *version, rest),
@@ -87,11 +90,15 @@ mod tests {
         let all_pods = parse("/api/v1/pods", &r).unwrap().unwrap();
         assert_eq!(all_pods.resource.plural(), "pods");
         assert_eq!(all_pods.namespace, None);
-        let pod = parse("/api/v1/namespaces/ns/pods/web/status", &r).unwrap().unwrap();
+        let pod = parse("/api/v1/namespaces/ns/pods/web/status", &r)
+            .unwrap()
+            .unwrap();
         assert_eq!(pod.namespace.as_deref(), Some("ns"));
         assert_eq!(pod.name.as_deref(), Some("web"));
         assert_eq!(pod.subresource.as_deref(), Some("status"));
-        let deployments = parse("/apis/apps/v1/namespaces/ns/deployments", &r).unwrap().unwrap();
+        let deployments = parse("/apis/apps/v1/namespaces/ns/deployments", &r)
+            .unwrap()
+            .unwrap();
         assert_eq!(deployments.resource.group(), "apps");
         let node = parse("/api/v1/nodes/n1", &r).unwrap().unwrap();
         assert_eq!(node.name.as_deref(), Some("n1"));
@@ -100,10 +107,14 @@ mod tests {
     #[test]
     fn namespaces_are_objects_too() {
         let r = registry();
-        let namespace = parse("/api/v1/namespaces/kube-system", &r).unwrap().unwrap();
+        let namespace = parse("/api/v1/namespaces/kube-system", &r)
+            .unwrap()
+            .unwrap();
         assert_eq!(namespace.resource.plural(), "namespaces");
         assert_eq!(namespace.name.as_deref(), Some("kube-system"));
-        let status = parse("/api/v1/namespaces/kube-system/status", &r).unwrap().unwrap();
+        let status = parse("/api/v1/namespaces/kube-system/status", &r)
+            .unwrap()
+            .unwrap();
         assert_eq!(status.resource.plural(), "namespaces");
         assert_eq!(status.subresource.as_deref(), Some("status"));
     }
@@ -112,7 +123,11 @@ mod tests {
     fn unknown_resources_and_other_paths() {
         let r = registry();
         assert!(parse("/api/v1/widgets", &r).unwrap_err().is_not_found());
-        assert!(parse("/apis/example.com/v1/namespaces/ns/widgets", &r).unwrap_err().is_not_found());
+        assert!(
+            parse("/apis/example.com/v1/namespaces/ns/widgets", &r)
+                .unwrap_err()
+                .is_not_found()
+        );
         assert_eq!(parse("/version", &r).unwrap(), None);
         assert_eq!(parse("/api/v1", &r).unwrap(), None);
         assert_eq!(parse("/api/v1/namespaces/ns/pods/a/b/c", &r).unwrap(), None);

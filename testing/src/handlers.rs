@@ -1,0 +1,458 @@
+//! The verbs on objects: list, get, create, update, delete, with the real
+//! server's query rules and Status answers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::field_selector::{METADATA_NAME, METADATA_NAMESPACE};
+use clientgo_apimachinery::{
+    ApiResource, FieldSelector, LabelSelector, ListOptions, ResourceVersionMatch, Status,
+};
+use serde_json::Value;
+
+use crate::request_path::ResourcePath;
+use crate::storage::{ObjectKey, Preconditions, ReadAt, Storage, StoredObject};
+
+/// How long a list for a resourceVersion the store has not reached waits
+/// before answering 504 (the real server waits up to about 3 seconds).
+pub(crate) const WAIT_FOR_RESOURCE_VERSION: Duration = Duration::from_secs(3);
+
+/// The message of a 410 for a continue token whose snapshot is compacted.
+const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/// A JSON answer: status code and body.
+pub(crate) struct Answer {
+    pub code: u16,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    fn ok(body: Vec<u8>) -> Self {
+        Answer { code: 200, body }
+    }
+
+    fn created(body: &[u8]) -> Self {
+        Answer {
+            code: 201,
+            body: body.to_vec(),
+        }
+    }
+}
+
+/// Selectors and other per-request filters, parsed once.
+pub(crate) struct Filters {
+    pub labels: LabelSelector,
+    pub fields: FieldSelector,
+}
+
+impl Filters {
+    /// Parses the selectors of a list or watch; bad ones are 400.
+    pub(crate) fn parse(options: &ListOptions) -> Result<Self, Status> {
+        let labels = options
+            .label_selector
+            .as_deref()
+            .unwrap_or_default()
+            .parse::<LabelSelector>()
+            .map_err(|e| Status::bad_request(format!("unable to parse requirement: {e}")))?;
+        let fields = options
+            .field_selector
+            .as_deref()
+            .unwrap_or_default()
+            .parse::<FieldSelector>()
+            .map_err(|e| Status::bad_request(e.to_string()))?;
+        for term in fields.terms() {
+            if term.field != METADATA_NAME && term.field != METADATA_NAMESPACE {
+                return Err(Status::bad_request(format!(
+                    "field label not supported: {}",
+                    term.field
+                )));
+            }
+        }
+        Ok(Filters { labels, fields })
+    }
+
+    /// Whether a stored object passes both selectors.
+    pub(crate) fn matches(&self, object: &StoredObject) -> bool {
+        self.labels.matches(&object.labels)
+            && self.fields.matches(|field| match field {
+                METADATA_NAME => Some(object.key.name.as_str()),
+                METADATA_NAMESPACE => Some(object.key.namespace.as_str()),
+                _ => None,
+            })
+    }
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<String> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes = (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// A continue token: the snapshot revision and the last key returned.
+struct ContinueToken {
+    revision: u64,
+    namespace: String,
+    name: String,
+}
+
+impl ContinueToken {
+    fn encode(&self) -> String {
+        format!(
+            "{}.{}.{}",
+            self.revision,
+            hex(&self.namespace),
+            hex(&self.name)
+        )
+    }
+
+    fn decode(token: &str) -> Result<Self, Status> {
+        let invalid = || Status::bad_request(format!("continue key is not valid: {token:?}"));
+        let mut parts = token.split('.');
+        let (Some(revision), Some(namespace), Some(name), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(invalid());
+        };
+        Ok(ContinueToken {
+            revision: revision.parse().map_err(|_| invalid())?,
+            namespace: unhex(namespace).ok_or_else(invalid)?,
+            name: unhex(name).ok_or_else(invalid)?,
+        })
+    }
+}
+
+fn parse_resource_version(text: &str) -> Result<u64, Status> {
+    text.parse()
+        .map_err(|_| Status::bad_request(format!("invalid resource version: {text:?}")))
+}
+
+/// Which state a list reads, from its options (continue tokens aside).
+fn read_at(options: &ListOptions) -> Result<ReadAt, Status> {
+    let resource_version = options.resource_version.as_deref().unwrap_or_default();
+    match (resource_version, options.resource_version_match) {
+        ("", Some(_)) => Err(Status::bad_request(
+            "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        )),
+        ("", None) | ("0", None) => Ok(ReadAt::Latest),
+        ("0", Some(ResourceVersionMatch::NotOlderThan)) => Ok(ReadAt::Latest),
+        ("0", Some(ResourceVersionMatch::Exact)) => Err(Status::bad_request(
+            "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+        )),
+        (rv, Some(ResourceVersionMatch::Exact)) => Ok(ReadAt::Exact(parse_resource_version(rv)?)),
+        (rv, _) => Ok(ReadAt::NotOlderThan(parse_resource_version(rv)?)),
+    }
+}
+
+/// Lists, waiting a little for a resourceVersion not reached yet.
+async fn list_waiting(
+    storage: &Storage,
+    path: &ResourcePath,
+    at: ReadAt,
+) -> Result<(Vec<Arc<StoredObject>>, u64), Status> {
+    let resource = path.resource.group_resource();
+    let deadline = tokio::time::Instant::now() + WAIT_FOR_RESOURCE_VERSION;
+    loop {
+        match storage.list(&resource, path.namespace.as_deref(), at) {
+            Err(status)
+                if status.is_too_large_resource_version()
+                    && matches!(at, ReadAt::NotOlderThan(_)) =>
+            {
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(status);
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Writes a list response around pre-serialized items.
+fn list_body(
+    resource: &ApiResource,
+    revision: u64,
+    continue_token: Option<&str>,
+    remaining: Option<usize>,
+    items: &[Arc<StoredObject>],
+) -> Vec<u8> {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert(
+        "resourceVersion".into(),
+        Value::String(revision.to_string()),
+    );
+    if let Some(token) = continue_token {
+        metadata.insert("continue".into(), Value::String(token.to_string()));
+    }
+    if let Some(remaining) = remaining {
+        metadata.insert("remainingItemCount".into(), Value::from(remaining));
+    }
+    let header = serde_json::json!({
+        "kind": format!("{}List", resource.kind()),
+        "apiVersion": resource.api_version(),
+        "metadata": metadata,
+    });
+    let mut body = serde_json::to_vec(&header).unwrap_or_default();
+    // Replace the closing brace with the items array.
+    body.pop();
+    body.extend_from_slice(b",\"items\":[");
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(&item.json);
+    }
+    body.extend_from_slice(b"]}");
+    body
+}
+
+/// `GET` on a collection without `watch`.
+pub(crate) async fn list(
+    storage: &Storage,
+    path: &ResourcePath,
+    options: &ListOptions,
+) -> Result<Answer, Status> {
+    let filters = Filters::parse(options)?;
+    let continuation = options
+        .continue_token
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .map(ContinueToken::decode)
+        .transpose()?;
+    let at = match &continuation {
+        Some(token) => ReadAt::Exact(token.revision),
+        None => read_at(options)?,
+    };
+    let (objects, revision) = match list_waiting(storage, path, at).await {
+        Err(status) if continuation.is_some() && status.is_resource_expired() => {
+            return Err(Status::expired(CONTINUE_EXPIRED));
+        }
+        other => other?,
+    };
+    let after = |object: &StoredObject| match &continuation {
+        Some(token) => {
+            (object.key.namespace.as_str(), object.key.name.as_str())
+                > (token.namespace.as_str(), token.name.as_str())
+        }
+        None => true,
+    };
+    let matching: Vec<Arc<StoredObject>> = objects
+        .into_iter()
+        .filter(|object| after(object) && filters.matches(object))
+        .collect();
+    let limit = options.limit.filter(|&limit| limit > 0).map(|l| l as usize);
+    let body = match limit {
+        Some(limit) if matching.len() > limit => {
+            let page = &matching[..limit];
+            let last = &page[limit - 1].key;
+            let token = ContinueToken {
+                revision,
+                namespace: last.namespace.clone(),
+                name: last.name.clone(),
+            }
+            .encode();
+            list_body(
+                &path.resource,
+                revision,
+                Some(&token),
+                Some(matching.len() - limit),
+                page,
+            )
+        }
+        _ => list_body(&path.resource, revision, None, None, &matching),
+    };
+    Ok(Answer::ok(body))
+}
+
+fn object_key(path: &ResourcePath) -> Result<ObjectKey, Status> {
+    let name = path.name.clone().ok_or_else(|| {
+        Status::method_not_supported(&path.resource.group_resource(), "this verb")
+    })?;
+    Ok(ObjectKey::new(
+        path.resource.group_resource(),
+        path.namespace.clone().unwrap_or_default(),
+        name,
+    ))
+}
+
+/// `GET` on an object (or its status).
+pub(crate) fn get(storage: &Storage, path: &ResourcePath) -> Result<Answer, Status> {
+    let key = object_key(path)?;
+    let object = storage
+        .get(&key)
+        .ok_or_else(|| Status::not_found(&key.resource, &key.name))?;
+    Ok(Answer::ok(object.json.to_vec()))
+}
+
+fn parse_body(body: &[u8]) -> Result<Value, Status> {
+    serde_json::from_slice(body).map_err(|e| {
+        Status::bad_request(format!(
+            "the body of the request was in an unknown format: {e}"
+        ))
+    })
+}
+
+/// Checks that the body's namespace, when set, is the request's.
+fn check_namespace(path: &ResourcePath, object: &Value) -> Result<(), Status> {
+    let in_body = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let in_path = path.namespace.as_deref().unwrap_or_default();
+    if !in_body.is_empty() && in_body != in_path {
+        return Err(Status::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    if path.resource.is_namespaced() && in_path.is_empty() {
+        return Err(Status::bad_request(format!(
+            "{} is namespaced: the request must name a namespace",
+            path.resource.group_resource()
+        )));
+    }
+    Ok(())
+}
+
+/// `POST` on a collection.
+pub(crate) fn create(
+    storage: &Storage,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Answer, Status> {
+    let object = parse_body(body)?;
+    check_namespace(path, &object)?;
+    let created = storage.create(
+        &path.resource.group_resource(),
+        path.namespace.as_deref().unwrap_or_default(),
+        object,
+    )?;
+    Ok(Answer::created(&created.json))
+}
+
+/// `PUT` on an object or its status.
+pub(crate) fn update(
+    storage: &Storage,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Answer, Status> {
+    let key = object_key(path)?;
+    let object = parse_body(body)?;
+    check_namespace(path, &object)?;
+    let name_in_body = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if name_in_body != key.name {
+        return Err(Status::bad_request(format!(
+            "the name of the object ({name_in_body:?}) does not match the name on the URL ({:?})",
+            key.name
+        )));
+    }
+    let status_only = match path.subresource.as_deref() {
+        None => false,
+        Some("status") => true,
+        Some(other) => {
+            return Err(Status::not_found(
+                &path.resource.group_resource(),
+                &format!("{}/{other}", key.name),
+            ));
+        }
+    };
+    let updated = storage.update(&key, object, status_only)?;
+    Ok(Answer::ok(updated.json.to_vec()))
+}
+
+/// `DELETE` on an object; the body may carry DeleteOptions with
+/// preconditions.
+pub(crate) fn delete(
+    storage: &Storage,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Answer, Status> {
+    let key = object_key(path)?;
+    let mut preconditions = Preconditions::default();
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let options = parse_body(body)?;
+        let field = |name: &str| {
+            options
+                .pointer(&format!("/preconditions/{name}"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        preconditions.uid = field("uid");
+        preconditions.resource_version = field("resourceVersion");
+    }
+    let deleted = storage.delete(&key, &preconditions)?;
+    Ok(Answer::ok(deleted.json.to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let token = ContinueToken {
+            revision: 42,
+            namespace: "kube-system".into(),
+            name: "a.b/c".into(),
+        };
+        let decoded = ContinueToken::decode(&token.encode()).unwrap();
+        assert_eq!(decoded.revision, 42);
+        assert_eq!(decoded.namespace, "kube-system");
+        assert_eq!(decoded.name, "a.b/c");
+        for bad in [
+            "",
+            "x",
+            "1.zz.00",
+            "1.0",
+            "1.00.00.00",
+            "a.00.00",
+            "1.0g.00",
+        ] {
+            assert_eq!(
+                ContinueToken::decode(bad).err().map(|s| s.code),
+                Some(400),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn resource_version_rules() {
+        let options = |rv: Option<&str>, rv_match: Option<ResourceVersionMatch>| ListOptions {
+            resource_version: rv.map(str::to_string),
+            resource_version_match: rv_match,
+            ..Default::default()
+        };
+        assert_eq!(read_at(&options(None, None)).unwrap(), ReadAt::Latest);
+        assert_eq!(read_at(&options(Some("0"), None)).unwrap(), ReadAt::Latest);
+        assert_eq!(
+            read_at(&options(Some("7"), None)).unwrap(),
+            ReadAt::NotOlderThan(7)
+        );
+        assert_eq!(
+            read_at(&options(Some("7"), Some(ResourceVersionMatch::Exact))).unwrap(),
+            ReadAt::Exact(7)
+        );
+        assert_eq!(
+            read_at(&options(
+                Some("7"),
+                Some(ResourceVersionMatch::NotOlderThan)
+            ))
+            .unwrap(),
+            ReadAt::NotOlderThan(7)
+        );
+        assert!(read_at(&options(None, Some(ResourceVersionMatch::Exact))).is_err());
+        assert!(read_at(&options(Some("0"), Some(ResourceVersionMatch::Exact))).is_err());
+        assert!(read_at(&options(Some("abc"), None)).is_err());
+    }
+}

@@ -1,0 +1,323 @@
+//! [`TestApiServer`]: the HTTP server on loopback.
+
+use std::convert::Infallible;
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use clientgo_apimachinery::{ApiResource, GroupResource, ListOptions, Status};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode, header};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::handlers::{self, Answer};
+use crate::registry::ResourceRegistry;
+use crate::request_path::{self, ResourcePath};
+use crate::storage::{Storage, StorageOptions};
+use crate::watch::{self, WatchSettings};
+
+/// The largest request body accepted (the real server's 3 MiB).
+const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+type ResponseBody = BoxBody<Bytes, Infallible>;
+
+/// How a [`TestApiServer`] is built.
+#[derive(Debug, Clone)]
+pub struct TestApiServerBuilder {
+    registry: ResourceRegistry,
+    storage: StorageOptions,
+    bookmark_interval: Duration,
+}
+
+impl Default for TestApiServerBuilder {
+    /// The common built-in resources, 10,000 events of history, bookmarks
+    /// every second.
+    fn default() -> Self {
+        TestApiServerBuilder {
+            registry: ResourceRegistry::with_builtins(),
+            storage: StorageOptions::default(),
+            bookmark_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+impl TestApiServerBuilder {
+    /// Also serves this resource (a custom resource, say).
+    pub fn resource(mut self, resource: ApiResource) -> Self {
+        self.registry.register(resource);
+        self
+    }
+
+    /// How many events of history the store keeps.
+    pub fn history_limit(mut self, limit: usize) -> Self {
+        self.storage = self.storage.history_limit(limit);
+        self
+    }
+
+    /// How often watches that allow bookmarks get one (the real server
+    /// sends about one a minute; tests want them sooner).
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.bookmark_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Binds 127.0.0.1 on an ephemeral port and starts serving.
+    pub async fn start(self) -> std::io::Result<TestApiServer> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let address = listener.local_addr()?;
+        let shutdown = CancellationToken::new();
+        let state = Arc::new(ServerState {
+            storage: Arc::new(Storage::new(self.storage)),
+            registry: self.registry,
+            watch: WatchSettings {
+                bookmark_interval: self.bookmark_interval,
+            },
+            shutdown,
+        });
+        let accepting = tokio::spawn(accept(listener, Arc::clone(&state)));
+        Ok(TestApiServer {
+            address,
+            state,
+            accepting,
+        })
+    }
+}
+
+struct ServerState {
+    storage: Arc<Storage>,
+    registry: ResourceRegistry,
+    watch: WatchSettings,
+    shutdown: CancellationToken,
+}
+
+/// A Kubernetes API server for tests, on 127.0.0.1, speaking plain HTTP/1.1
+/// and HTTP/2 (prior knowledge).
+///
+/// Dropping it stops it: the listener closes and open watches end.
+///
+/// ```
+/// use clientgo_testing::TestApiServer;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let server = TestApiServer::builder().start().await?;
+/// let url = format!("{}/api/v1/namespaces/default/pods", server.url());
+/// assert!(url.starts_with("http://127.0.0.1:"));
+/// # Ok(())
+/// # }
+/// ```
+pub struct TestApiServer {
+    address: SocketAddr,
+    state: Arc<ServerState>,
+    accepting: tokio::task::JoinHandle<()>,
+}
+
+impl fmt::Debug for TestApiServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TestApiServer")
+            .field("url", &self.url())
+            .field("storage", &self.state.storage)
+            .finish()
+    }
+}
+
+impl TestApiServer {
+    /// A builder with the defaults.
+    pub fn builder() -> TestApiServerBuilder {
+        TestApiServerBuilder::default()
+    }
+
+    /// The base URL (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// The address the server listens on.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The server's store, for seeding and inspecting state directly.
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.state.storage
+    }
+
+    /// Stops the server: no new connections, open watches end.
+    pub fn stop(&self) {
+        self.state.shutdown.cancel();
+        self.accepting.abort();
+    }
+}
+
+impl Drop for TestApiServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn accept(listener: TcpListener, state: Arc<ServerState>) {
+    loop {
+        let accepted = tokio::select! {
+            () = state.shutdown.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((stream, _)) = accepted else {
+            continue;
+        };
+        let state = Arc::clone(&state);
+        tokio::spawn(async move {
+            let shutdown = state.shutdown.clone();
+            let service = service_fn(move |request| {
+                let state = Arc::clone(&state);
+                async move { Ok::<_, Infallible>(dispatch(state, request).await) }
+            });
+            let builder = auto::Builder::new(TokioExecutor::new());
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                _ = connection => {}
+                () = shutdown.cancelled() => {}
+            }
+        });
+    }
+}
+
+fn json_response(code: u16, body: Vec<u8>) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() =
+        StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn status_response(status: &Status) -> Response<ResponseBody> {
+    let code = if status.code == 0 { 500 } else { status.code };
+    json_response(code, serde_json::to_vec(status).unwrap_or_default())
+}
+
+fn answer_response(answer: Result<Answer, Status>) -> Response<ResponseBody> {
+    match answer {
+        Ok(answer) => json_response(answer.code, answer.body),
+        Err(status) => status_response(&status),
+    }
+}
+
+fn text_response(text: &'static str) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain"),
+    );
+    response
+}
+
+fn version_body() -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "major": "1",
+        "minor": "36",
+        "gitVersion": "v1.36.0-clientgo-testing",
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "",
+        "goVersion": "",
+        "compiler": "rustc",
+        "platform": "linux/amd64",
+    }))
+    .unwrap_or_default()
+}
+
+async fn read_body(request: Request<Incoming>) -> Result<Bytes, Status> {
+    Limited::new(request.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .map_err(|e| {
+            Status::failure(
+                413,
+                clientgo_apimachinery::StatusReason::RequestEntityTooLarge,
+                format!("Request entity too large: limit is {MAX_BODY_BYTES}: {e}"),
+            )
+        })
+}
+
+async fn dispatch(state: Arc<ServerState>, request: Request<Incoming>) -> Response<ResponseBody> {
+    let path = request.uri().path().to_string();
+    match path.as_str() {
+        "/version" => return json_response(200, version_body()),
+        "/healthz" | "/readyz" | "/livez" => return text_response("ok"),
+        _ => {}
+    }
+    let target = match request_path::parse(&path, &state.registry) {
+        Ok(Some(target)) => target,
+        Ok(None) => {
+            return status_response(&Status::not_found(
+                &GroupResource::new("", ""),
+                "the server could not find the requested resource",
+            ));
+        }
+        Err(status) => return status_response(&status),
+    };
+    let options = match ListOptions::from_query(request.uri().query().unwrap_or_default()) {
+        Ok(options) => options,
+        Err(e) => return status_response(&Status::bad_request(e.to_string())),
+    };
+    let method = request.method().clone();
+    let storage = Arc::clone(&state.storage);
+    match (method, target.name.is_some()) {
+        (Method::GET, false) if options.watch => {
+            match watch::watch(
+                storage,
+                target,
+                options,
+                state.watch,
+                state.shutdown.clone(),
+            ) {
+                Ok(body) => {
+                    let mut response = Response::new(body.boxed());
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        header::HeaderValue::from_static("application/json"),
+                    );
+                    response
+                }
+                Err(status) => status_response(&status),
+            }
+        }
+        (Method::GET, false) => answer_response(handlers::list(&storage, &target, &options).await),
+        (Method::GET, true) => answer_response(handlers::get(&storage, &target)),
+        (Method::POST, false) => {
+            with_body(request, |body| handlers::create(&storage, &target, body)).await
+        }
+        (Method::PUT, true) => {
+            with_body(request, |body| handlers::update(&storage, &target, body)).await
+        }
+        (Method::DELETE, true) => {
+            with_body(request, |body| handlers::delete(&storage, &target, body)).await
+        }
+        (method, _) => status_response(&unsupported(&target, &method)),
+    }
+}
+
+fn unsupported(target: &ResourcePath, method: &Method) -> Status {
+    Status::method_not_supported(&target.resource.group_resource(), method.as_str())
+}
+
+async fn with_body(
+    request: Request<Incoming>,
+    handle: impl FnOnce(&[u8]) -> Result<Answer, Status>,
+) -> Response<ResponseBody> {
+    match read_body(request).await {
+        Ok(body) => answer_response(handle(&body)),
+        Err(status) => status_response(&status),
+    }
+}

@@ -1,0 +1,224 @@
+//! Watch streams: newline-delimited JSON events over a chunked response,
+//! with the real server's start rules, bookmarks, timeouts and selector
+//! transitions.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use clientgo_apimachinery::{
+    ApiResource, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ResourceVersionMatch, Status,
+};
+use http_body::{Body, Frame};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::handlers::Filters;
+use crate::request_path::ResourcePath;
+use crate::storage::{EventType, ReadAt, Storage, StorageEvent, StoredObject};
+
+/// A response body fed from a channel: each message is one chunk.
+pub(crate) struct ChannelBody {
+    chunks: mpsc::Receiver<Bytes>,
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.chunks
+            .poll_recv(context)
+            .map(|chunk| chunk.map(|bytes| Ok(Frame::data(bytes))))
+    }
+}
+
+/// Settings a watch takes from the server.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WatchSettings {
+    pub bookmark_interval: Duration,
+}
+
+fn event_line(event_type: &str, object: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(object.len() + 32);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(event_type.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
+    Bytes::from(line)
+}
+
+fn bookmark_line(resource: &ApiResource, revision: u64, initial_events_end: bool) -> Bytes {
+    let mut metadata = serde_json::json!({
+        "resourceVersion": revision.to_string(),
+        "creationTimestamp": null,
+    });
+    if initial_events_end {
+        metadata["annotations"] = serde_json::json!({ INITIAL_EVENTS_END_ANNOTATION: "true" });
+    }
+    let object = serde_json::json!({
+        "kind": resource.kind(),
+        "apiVersion": resource.api_version(),
+        "metadata": metadata,
+    });
+    event_line("BOOKMARK", &serde_json::to_vec(&object).unwrap_or_default())
+}
+
+fn error_line(status: &Status) -> Bytes {
+    event_line("ERROR", &serde_json::to_vec(status).unwrap_or_default())
+}
+
+/// What a stored event looks like through the watch's selectors: an
+/// object entering the selection is ADDED, one leaving it is DELETED.
+fn translate(event: &StorageEvent, filters: &Filters) -> Option<&'static str> {
+    let now = filters.matches(&event.object);
+    let before = event
+        .previous
+        .as_ref()
+        .is_some_and(|previous| filters.matches(previous));
+    match (event.event_type, before, now) {
+        (EventType::Added, _, true) => Some("ADDED"),
+        (EventType::Modified, true, true) => Some("MODIFIED"),
+        (EventType::Modified, false, true) => Some("ADDED"),
+        (EventType::Modified, true, false) => Some("DELETED"),
+        (EventType::Deleted, _, true) => Some("DELETED"),
+        _ => None,
+    }
+}
+
+/// Where a watch starts: the objects to send first as ADDED, the revision
+/// after which events follow, and whether a watch-list end bookmark
+/// follows the initial objects.
+struct Start {
+    initial: Vec<Arc<StoredObject>>,
+    after: u64,
+    initial_events_end: bool,
+}
+
+fn start(storage: &Storage, path: &ResourcePath, options: &ListOptions) -> Result<Start, Status> {
+    let resource = path.resource.group_resource();
+    let namespace = path.namespace.as_deref();
+    let resource_version = options.resource_version.as_deref().unwrap_or_default();
+    if options.send_initial_events == Some(true) {
+        if options.resource_version_match != Some(ResourceVersionMatch::NotOlderThan) {
+            return Err(Status::bad_request(
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        let at =
+            match resource_version {
+                "" | "0" => ReadAt::Latest,
+                rv => ReadAt::NotOlderThan(rv.parse().map_err(|_| {
+                    Status::bad_request(format!("invalid resource version: {rv:?}"))
+                })?),
+            };
+        let (initial, after) = storage.list(&resource, namespace, at)?;
+        return Ok(Start {
+            initial,
+            after,
+            initial_events_end: true,
+        });
+    }
+    match resource_version {
+        "" | "0" => {
+            let (initial, after) = storage.list(&resource, namespace, ReadAt::Latest)?;
+            Ok(Start {
+                initial,
+                after,
+                initial_events_end: false,
+            })
+        }
+        rv => Ok(Start {
+            initial: Vec::new(),
+            after: rv
+                .parse()
+                .map_err(|_| Status::bad_request(format!("invalid resource version: {rv:?}")))?,
+            initial_events_end: false,
+        }),
+    }
+}
+
+/// Starts a watch: selector errors are answered at once (400); anything
+/// else, including a resourceVersion too old (410), arrives in the stream
+/// as an ERROR event, as the real server does.
+pub(crate) fn watch(
+    storage: Arc<Storage>,
+    path: ResourcePath,
+    options: ListOptions,
+    settings: WatchSettings,
+    shutdown: CancellationToken,
+) -> Result<ChannelBody, Status> {
+    let filters = Filters::parse(&options)?;
+    let (sender, chunks) = mpsc::channel::<Bytes>(256);
+    tokio::spawn(async move {
+        let started = start(&storage, &path, &options).and_then(|start| {
+            let watch = storage.watch(
+                &path.resource.group_resource(),
+                path.namespace.as_deref(),
+                start.after,
+            )?;
+            Ok((start, watch))
+        });
+        let (start, mut watch) = match started {
+            Ok(started) => started,
+            Err(status) => {
+                let _ = sender.send(error_line(&status)).await;
+                return;
+            }
+        };
+        for object in start.initial.iter().filter(|o| filters.matches(o)) {
+            if sender
+                .send(event_line("ADDED", &object.json))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        if start.initial_events_end
+            && sender
+                .send(bookmark_line(&path.resource, start.after, true))
+                .await
+                .is_err()
+        {
+            return;
+        }
+        let timeout = options.timeout_seconds.map(Duration::from_secs);
+        let deadline = tokio::time::sleep(timeout.unwrap_or(Duration::from_secs(365 * 24 * 3600)));
+        tokio::pin!(deadline);
+        let mut bookmarks = tokio::time::interval(settings.bookmark_interval);
+        bookmarks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        bookmarks.tick().await;
+        loop {
+            let line = tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = &mut deadline => return,
+                _ = bookmarks.tick(), if options.allow_watch_bookmarks => {
+                    bookmark_line(&path.resource, watch.progress(), false)
+                }
+                next = watch.next() => match next {
+                    None => return,
+                    Some(Err(status)) => {
+                        let _ = sender.send(error_line(&status)).await;
+                        return;
+                    }
+                    Some(Ok(event)) => match translate(&event, &filters) {
+                        Some(event_type) => event_line(event_type, &event.object.json),
+                        None => continue,
+                    },
+                },
+            };
+            if sender.send(line).await.is_err() {
+                return;
+            }
+        }
+    });
+    Ok(ChannelBody { chunks })
+}
