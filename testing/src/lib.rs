@@ -17,10 +17,15 @@
 //! - [`Storage`], the etcd-like store behind it, usable directly to seed
 //!   or inspect state.
 //!
+//! - [`Faults`]: failed requests (any Status, with `Retry-After`), latency,
+//!   dropped watches (now or after N events), stalled and corrupted
+//!   (malformed, truncated, oversized) watch frames, restarts, compaction;
+//! - [`RequestLog`]: every request with its verb, query and status, so a
+//!   test can assert what a client sent.
+//!
 //! Still to come: TLS and authentication, patch and deletecollection,
 //! metadata-only responses, discovery and /openapi, CRD registration through
-//! the API, fault injection, the request log, and the `test-apiserver`
-//! binary.
+//! the API, and the `test-apiserver` binary.
 //!
 //! ```
 //! use clientgo_testing::TestApiServer;
@@ -45,14 +50,18 @@
 // it would add noise and save nothing.
 #![allow(clippy::result_large_err)]
 
+mod faults;
 mod handlers;
 mod registry;
+mod request_log;
 mod request_path;
 mod server;
 mod storage;
 mod watch;
 
+pub use faults::{Corruption, Faults};
 pub use registry::ResourceRegistry;
+pub use request_log::{RequestLog, RequestRecord, Verb};
 pub use server::{TestApiServer, TestApiServerBuilder};
 pub use storage::{
     EventType, ObjectKey, Preconditions, ReadAt, Storage, StorageEvent, StorageOptions,

@@ -18,8 +18,10 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::faults::Faults;
 use crate::handlers::{self, Answer};
 use crate::registry::ResourceRegistry;
+use crate::request_log::{RequestLog, RequestRecord, Verb};
 use crate::request_path::{self, ResourcePath};
 use crate::storage::{Storage, StorageOptions};
 use crate::watch::{self, WatchSettings};
@@ -81,6 +83,8 @@ impl TestApiServerBuilder {
                 bookmark_interval: self.bookmark_interval,
             },
             shutdown,
+            faults: Arc::new(Faults::default()),
+            log: Arc::new(RequestLog::default()),
         });
         let accepting = tokio::spawn(accept(listener, Arc::clone(&state)));
         Ok(TestApiServer {
@@ -96,6 +100,8 @@ struct ServerState {
     registry: ResourceRegistry,
     watch: WatchSettings,
     shutdown: CancellationToken,
+    faults: Arc<Faults>,
+    log: Arc<RequestLog>,
 }
 
 /// A Kubernetes API server for tests, on 127.0.0.1, speaking plain HTTP/1.1
@@ -150,6 +156,24 @@ impl TestApiServer {
         &self.state.storage
     }
 
+    /// The fault controls: failed requests, dropped, stalled or corrupted
+    /// watches, latency, restarts.
+    pub fn faults(&self) -> &Faults {
+        &self.state.faults
+    }
+
+    /// Every request answered so far.
+    pub fn requests(&self) -> &RequestLog {
+        &self.state.log
+    }
+
+    /// Compacts the history up to the current revision: watches and exact
+    /// lists from before it get 410 from now on.
+    pub fn compact_history(&self) {
+        let storage = &self.state.storage;
+        storage.compact(storage.current_revision());
+    }
+
     /// Stops the server: no new connections, open watches end.
     pub fn stop(&self) {
         self.state.shutdown.cancel();
@@ -175,6 +199,7 @@ async fn accept(listener: TcpListener, state: Arc<ServerState>) {
         let state = Arc::clone(&state);
         tokio::spawn(async move {
             let shutdown = state.shutdown.clone();
+            let restarted = state.faults.connection_token();
             let service = service_fn(move |request| {
                 let state = Arc::clone(&state);
                 async move { Ok::<_, Infallible>(dispatch(state, request).await) }
@@ -184,6 +209,7 @@ async fn accept(listener: TcpListener, state: Arc<ServerState>) {
             tokio::select! {
                 _ = connection => {}
                 () = shutdown.cancelled() => {}
+                () = restarted.cancelled() => {}
             }
         });
     }
@@ -250,7 +276,64 @@ async fn read_body(request: Request<Incoming>) -> Result<Bytes, Status> {
         })
 }
 
+/// Classifies a request for the log and for fault matching.
+fn verb_of(method: &Method, target: Option<&ResourcePath>, query: &str) -> Verb {
+    let Some(target) = target else {
+        return Verb::Other;
+    };
+    let watching = ListOptions::from_query(query).is_ok_and(|o| o.watch);
+    match (method, target.name.is_some()) {
+        (&Method::GET, false) if watching => Verb::Watch,
+        (&Method::GET, false) => Verb::List,
+        (&Method::GET, true) => Verb::Get,
+        (&Method::POST, _) => Verb::Create,
+        (&Method::PUT, _) => Verb::Update,
+        (&Method::PATCH, _) => Verb::Patch,
+        (&Method::DELETE, true) => Verb::Delete,
+        (&Method::DELETE, false) => Verb::DeleteCollection,
+        _ => Verb::Other,
+    }
+}
+
 async fn dispatch(state: Arc<ServerState>, request: Request<Incoming>) -> Response<ResponseBody> {
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let query = request.uri().query().unwrap_or_default().to_string();
+    let target = request_path::parse(&path, &state.registry).ok().flatten();
+    let verb = verb_of(&method, target.as_ref(), &query);
+    let latency = state.faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let response = match state.faults.take_failure(verb) {
+        Some(status) => {
+            let mut response = status_response(&status);
+            if let Some(seconds) = status
+                .details
+                .as_ref()
+                .map(|d| d.retry_after_seconds)
+                .filter(|s| *s > 0)
+                && let Ok(value) = header::HeaderValue::from_str(&seconds.to_string())
+            {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            response
+        }
+        None => route(Arc::clone(&state), request).await,
+    };
+    state.log.record(RequestRecord {
+        method: method.to_string(),
+        path,
+        query,
+        verb,
+        status: response.status().as_u16(),
+        duration: started.elapsed(),
+    });
+    response
+}
+
+async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<ResponseBody> {
     let path = request.uri().path().to_string();
     match path.as_str() {
         "/version" => return json_response(200, version_body()),
@@ -281,6 +364,7 @@ async fn dispatch(state: Arc<ServerState>, request: Request<Incoming>) -> Respon
                 options,
                 state.watch,
                 state.shutdown.clone(),
+                Arc::clone(&state.faults),
             ) {
                 Ok(body) => {
                     let mut response = Response::new(body.boxed());

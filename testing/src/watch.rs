@@ -16,6 +16,7 @@ use http_body::{Body, Frame};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::faults::{Corruption, Faults};
 use crate::handlers::Filters;
 use crate::request_path::ResourcePath;
 use crate::storage::{EventType, ReadAt, Storage, StorageEvent, StoredObject};
@@ -73,6 +74,27 @@ fn bookmark_line(resource: &ApiResource, revision: u64, initial_events_end: bool
 
 fn error_line(status: &Status) -> Bytes {
     event_line("ERROR", &serde_json::to_vec(status).unwrap_or_default())
+}
+
+/// A bad frame for fault injection.
+fn corrupt_frame(corruption: Corruption) -> Bytes {
+    match corruption {
+        Corruption::Malformed => {
+            Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{this is not json]}\n")
+        }
+        Corruption::Truncated => {
+            Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"trunc")
+        }
+        Corruption::Oversized(size) => {
+            let mut frame = Vec::with_capacity(size + 96);
+            frame.extend_from_slice(
+                b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"huge\"},\"data\":\"",
+            );
+            frame.resize(frame.len() + size, b'x');
+            frame.extend_from_slice(b"\"}}\n");
+            Bytes::from(frame)
+        }
+    }
 }
 
 /// What a stored event looks like through the watch's selectors: an
@@ -154,10 +176,21 @@ pub(crate) fn watch(
     options: ListOptions,
     settings: WatchSettings,
     shutdown: CancellationToken,
+    faults: Arc<Faults>,
 ) -> Result<ChannelBody, Status> {
     let filters = Filters::parse(&options)?;
     let (sender, chunks) = mpsc::channel::<Bytes>(256);
+    let dropped = faults.watch_token();
+    let stall = faults.take_stall();
+    let corruption = faults.take_corruption();
     tokio::spawn(async move {
+        if let Some(stall) = stall {
+            tokio::select! {
+                () = tokio::time::sleep(stall) => {}
+                () = dropped.cancelled() => return,
+                () = shutdown.cancelled() => return,
+            }
+        }
         let started = start(&storage, &path, &options).and_then(|start| {
             let watch = storage.watch(
                 &path.resource.group_resource(),
@@ -190,6 +223,10 @@ pub(crate) fn watch(
         {
             return;
         }
+        if let Some(corruption) = corruption {
+            let _ = sender.send(corrupt_frame(corruption)).await;
+            return;
+        }
         let timeout = options.timeout_seconds.map(Duration::from_secs);
         let deadline = tokio::time::sleep(timeout.unwrap_or(Duration::from_secs(365 * 24 * 3600)));
         tokio::pin!(deadline);
@@ -199,6 +236,7 @@ pub(crate) fn watch(
         loop {
             let line = tokio::select! {
                 () = shutdown.cancelled() => return,
+                () = dropped.cancelled() => return,
                 () = &mut deadline => return,
                 _ = bookmarks.tick(), if options.allow_watch_bookmarks => {
                     bookmark_line(&path.resource, watch.progress(), false)
@@ -210,7 +248,10 @@ pub(crate) fn watch(
                         return;
                     }
                     Some(Ok(event)) => match translate(&event, &filters) {
-                        Some(event_type) => event_line(event_type, &event.object.json),
+                        Some(event_type) => {
+                            faults.event_sent();
+                            event_line(event_type, &event.object.json)
+                        }
                         None => continue,
                     },
                 },
