@@ -10,6 +10,7 @@ use clientgo_apimachinery::{
 };
 use serde_json::Value;
 
+use crate::patch::{PatchType, json_patch, merge_patch};
 use crate::request_path::ResourcePath;
 use crate::storage::{ObjectKey, Preconditions, ReadAt, Storage, StoredObject};
 
@@ -19,6 +20,46 @@ pub(crate) const WAIT_FOR_RESOURCE_VERSION: Duration = Duration::from_secs(3);
 
 /// The message of a 410 for a continue token whose snapshot is compacted.
 const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/// How objects are written in answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Representation {
+    /// The whole object.
+    Full,
+    /// Only `metadata`, as `PartialObjectMetadata` (asked for with
+    /// `Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`).
+    MetadataOnly,
+}
+
+impl Representation {
+    /// The representation an `Accept` header asks for.
+    pub(crate) fn from_accept(accept: &str) -> Self {
+        if accept.contains("as=PartialObjectMetadata") {
+            Representation::MetadataOnly
+        } else {
+            Representation::Full
+        }
+    }
+
+    /// Writes one stored object.
+    pub(crate) fn object(self, object: &StoredObject) -> Vec<u8> {
+        match self {
+            Representation::Full => object.json.to_vec(),
+            Representation::MetadataOnly => {
+                let metadata = serde_json::from_slice::<Value>(&object.json)
+                    .ok()
+                    .and_then(|value| value.get("metadata").cloned())
+                    .unwrap_or_else(|| serde_json::json!({}));
+                serde_json::to_vec(&serde_json::json!({
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": clientgo_apimachinery::META_API_VERSION,
+                    "metadata": metadata,
+                }))
+                .unwrap_or_default()
+            }
+        }
+    }
+}
 
 /// A JSON answer: status code and body.
 pub(crate) struct Answer {
@@ -179,6 +220,7 @@ async fn list_waiting(
 /// Writes a list response around pre-serialized items.
 fn list_body(
     resource: &ApiResource,
+    representation: Representation,
     revision: u64,
     continue_token: Option<&str>,
     remaining: Option<usize>,
@@ -195,9 +237,16 @@ fn list_body(
     if let Some(remaining) = remaining {
         metadata.insert("remainingItemCount".into(), Value::from(remaining));
     }
+    let (kind, api_version) = match representation {
+        Representation::Full => (format!("{}List", resource.kind()), resource.api_version()),
+        Representation::MetadataOnly => (
+            "PartialObjectMetadataList".to_string(),
+            clientgo_apimachinery::META_API_VERSION,
+        ),
+    };
     let header = serde_json::json!({
-        "kind": format!("{}List", resource.kind()),
-        "apiVersion": resource.api_version(),
+        "kind": kind,
+        "apiVersion": api_version,
         "metadata": metadata,
     });
     let mut body = serde_json::to_vec(&header).unwrap_or_default();
@@ -208,7 +257,10 @@ fn list_body(
         if index > 0 {
             body.push(b',');
         }
-        body.extend_from_slice(&item.json);
+        match representation {
+            Representation::Full => body.extend_from_slice(&item.json),
+            Representation::MetadataOnly => body.extend_from_slice(&representation.object(item)),
+        }
     }
     body.extend_from_slice(b"]}");
     body
@@ -219,6 +271,7 @@ pub(crate) async fn list(
     storage: &Storage,
     path: &ResourcePath,
     options: &ListOptions,
+    representation: Representation,
 ) -> Result<Answer, Status> {
     let filters = Filters::parse(options)?;
     let continuation = options
@@ -261,13 +314,21 @@ pub(crate) async fn list(
             .encode();
             list_body(
                 &path.resource,
+                representation,
                 revision,
                 Some(&token),
                 Some(matching.len() - limit),
                 page,
             )
         }
-        _ => list_body(&path.resource, revision, None, None, &matching),
+        _ => list_body(
+            &path.resource,
+            representation,
+            revision,
+            None,
+            None,
+            &matching,
+        ),
     };
     Ok(Answer::ok(body))
 }
@@ -284,12 +345,16 @@ fn object_key(path: &ResourcePath) -> Result<ObjectKey, Status> {
 }
 
 /// `GET` on an object (or its status).
-pub(crate) fn get(storage: &Storage, path: &ResourcePath) -> Result<Answer, Status> {
+pub(crate) fn get(
+    storage: &Storage,
+    path: &ResourcePath,
+    representation: Representation,
+) -> Result<Answer, Status> {
     let key = object_key(path)?;
     let object = storage
         .get(&key)
         .ok_or_else(|| Status::not_found(&key.resource, &key.name))?;
-    Ok(Answer::ok(object.json.to_vec()))
+    Ok(Answer::ok(representation.object(&object)))
 }
 
 fn parse_body(body: &[u8]) -> Result<Value, Status> {
@@ -356,18 +421,99 @@ pub(crate) fn update(
             key.name
         )));
     }
-    let status_only = match path.subresource.as_deref() {
-        None => false,
-        Some("status") => true,
-        Some(other) => {
-            return Err(Status::not_found(
-                &path.resource.group_resource(),
-                &format!("{}/{other}", key.name),
-            ));
+    let updated = storage.update(&key, object, targets_status(path, &key)?)?;
+    Ok(Answer::ok(updated.json.to_vec()))
+}
+
+/// Whether a write targets the status subresource (the only one served).
+fn targets_status(path: &ResourcePath, key: &ObjectKey) -> Result<bool, Status> {
+    match path.subresource.as_deref() {
+        None => Ok(false),
+        Some("status") => Ok(true),
+        Some(other) => Err(Status::not_found(
+            &path.resource.group_resource(),
+            &format!("{}/{other}", key.name),
+        )),
+    }
+}
+
+/// `PATCH` on an object or its status. Strategic merge patches are applied
+/// as JSON merge patches (lists are replaced, not merged by key), and
+/// server-side apply is a merge patch that creates a missing object; field
+/// ownership is not tracked.
+pub(crate) fn patch(
+    storage: &Storage,
+    path: &ResourcePath,
+    content_type: &str,
+    body: &[u8],
+) -> Result<Answer, Status> {
+    let patch_type = PatchType::from_content_type(content_type).ok_or_else(|| {
+        Status::failure(
+            415,
+            clientgo_apimachinery::StatusReason::UnsupportedMediaType,
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: \
+                 application/json-patch+json, application/merge-patch+json, \
+                 application/apply-patch+yaml (got {content_type:?})"
+            ),
+        )
+    })?;
+    let key = object_key(path)?;
+    let status_only = targets_status(path, &key)?;
+    let patch = parse_body(body)?;
+    let Some(current) = storage.get(&key) else {
+        if patch_type == PatchType::Apply && !status_only {
+            let mut object = patch;
+            check_namespace(path, &object)?;
+            merge_patch(
+                &mut object,
+                &serde_json::json!({"metadata": {"name": key.name}}),
+            );
+            let created = storage.create(&key.resource, &key.namespace, object)?;
+            return Ok(Answer::created(&created.json));
         }
+        return Err(Status::not_found(&key.resource, &key.name));
     };
+    let mut object = current.to_value()?;
+    match patch_type {
+        PatchType::Json => json_patch(&mut object, &patch)?,
+        PatchType::Merge | PatchType::StrategicMerge | PatchType::Apply => {
+            merge_patch(&mut object, &patch)
+        }
+    }
     let updated = storage.update(&key, object, status_only)?;
     Ok(Answer::ok(updated.json.to_vec()))
+}
+
+/// `DELETE` on a collection: deletes every object the selectors match
+/// (finalizers still apply) and answers with the list of them.
+pub(crate) fn delete_collection(
+    storage: &Storage,
+    path: &ResourcePath,
+    options: &ListOptions,
+) -> Result<Answer, Status> {
+    let filters = Filters::parse(options)?;
+    let (objects, _) = storage.list(
+        &path.resource.group_resource(),
+        path.namespace.as_deref(),
+        ReadAt::Latest,
+    )?;
+    let mut deleted = Vec::new();
+    for object in objects.iter().filter(|o| filters.matches(o)) {
+        match storage.delete(&object.key, &Preconditions::default()) {
+            Ok(gone) => deleted.push(gone),
+            Err(status) if status.is_not_found() => {}
+            Err(status) => return Err(status),
+        }
+    }
+    Ok(Answer::ok(list_body(
+        &path.resource,
+        Representation::Full,
+        storage.current_revision(),
+        None,
+        None,
+        &deleted,
+    )))
 }
 
 /// `DELETE` on an object; the body may carry DeleteOptions with

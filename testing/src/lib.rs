@@ -4,7 +4,10 @@
 //! 127.0.0.1, so clients under test talk to it over real sockets exactly as
 //! they would to a cluster. Built so far:
 //!
-//! - get, list, create, update, status update and delete for the common
+//! - get, list, create, update, status update, patch (JSON merge, JSON
+//!   patch; strategic merge and server-side apply are applied as merge
+//!   patches, apply creating a missing object), delete and deletecollection
+//!   for the common
 //!   built-in resources and any registered [`ApiResource`](clientgo_apimachinery::ApiResource),
 //!   with the real server's Status answers;
 //! - lists with label and field selectors, `limit`/`continue` paging over a
@@ -14,6 +17,8 @@
 //!   `timeoutSeconds`, watch-list (`sendInitialEvents`) with the
 //!   initial-events-end bookmark, selector transitions (ADDED/DELETED as
 //!   objects enter and leave), and 410 as an ERROR event;
+//! - metadata-only answers (`Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`)
+//!   for get, list and watch;
 //! - [`Storage`], the etcd-like store behind it, usable directly to seed
 //!   or inspect state.
 //!
@@ -23,9 +28,8 @@
 //! - [`RequestLog`]: every request with its verb, query and status, so a
 //!   test can assert what a client sent.
 //!
-//! Still to come: TLS and authentication, patch and deletecollection,
-//! metadata-only responses, discovery and /openapi, CRD registration through
-//! the API, and the `test-apiserver` binary.
+//! Still to come: TLS and authentication, discovery and /openapi, CRD
+//! registration through the API, and the `test-apiserver` binary.
 //!
 //! ```
 //! use clientgo_testing::TestApiServer;
@@ -52,6 +56,7 @@
 
 mod faults;
 mod handlers;
+mod patch;
 mod registry;
 mod request_log;
 mod request_path;

@@ -19,7 +19,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::Faults;
-use crate::handlers::{self, Answer};
+use crate::handlers::{self, Answer, Representation};
 use crate::registry::ResourceRegistry;
 use crate::request_log::{RequestLog, RequestRecord, Verb};
 use crate::request_path::{self, ResourcePath};
@@ -356,6 +356,16 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
     };
     let method = request.method().clone();
     let storage = Arc::clone(&state.storage);
+    let header_text = |name: header::HeaderName| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let representation = Representation::from_accept(&header_text(header::ACCEPT));
+    let content_type = header_text(header::CONTENT_TYPE);
     match (method, target.name.is_some()) {
         (Method::GET, false) if options.watch => {
             match watch::watch(
@@ -365,6 +375,7 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
                 state.watch,
                 state.shutdown.clone(),
                 Arc::clone(&state.faults),
+                representation,
             ) {
                 Ok(body) => {
                     let mut response = Response::new(body.boxed());
@@ -377,13 +388,24 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
                 Err(status) => status_response(&status),
             }
         }
-        (Method::GET, false) => answer_response(handlers::list(&storage, &target, &options).await),
-        (Method::GET, true) => answer_response(handlers::get(&storage, &target)),
+        (Method::GET, false) => {
+            answer_response(handlers::list(&storage, &target, &options, representation).await)
+        }
+        (Method::GET, true) => answer_response(handlers::get(&storage, &target, representation)),
         (Method::POST, false) => {
             with_body(request, |body| handlers::create(&storage, &target, body)).await
         }
         (Method::PUT, true) => {
             with_body(request, |body| handlers::update(&storage, &target, body)).await
+        }
+        (Method::PATCH, true) => {
+            with_body(request, |body| {
+                handlers::patch(&storage, &target, &content_type, body)
+            })
+            .await
+        }
+        (Method::DELETE, false) => {
+            answer_response(handlers::delete_collection(&storage, &target, &options))
         }
         (Method::DELETE, true) => {
             with_body(request, |body| handlers::delete(&storage, &target, body)).await

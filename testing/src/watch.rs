@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::{Corruption, Faults};
-use crate::handlers::Filters;
+use crate::handlers::{Filters, Representation};
 use crate::request_path::ResourcePath;
 use crate::storage::{EventType, ReadAt, Storage, StorageEvent, StoredObject};
 
@@ -177,6 +177,7 @@ pub(crate) fn watch(
     settings: WatchSettings,
     shutdown: CancellationToken,
     faults: Arc<Faults>,
+    representation: Representation,
 ) -> Result<ChannelBody, Status> {
     let filters = Filters::parse(&options)?;
     let (sender, chunks) = mpsc::channel::<Bytes>(256);
@@ -208,7 +209,7 @@ pub(crate) fn watch(
         };
         for object in start.initial.iter().filter(|o| filters.matches(o)) {
             if sender
-                .send(event_line("ADDED", &object.json))
+                .send(event_line("ADDED", &representation.object(object)))
                 .await
                 .is_err()
             {
@@ -250,7 +251,7 @@ pub(crate) fn watch(
                     Some(Ok(event)) => match translate(&event, &filters) {
                         Some(event_type) => {
                             faults.event_sent();
-                            event_line(event_type, &event.object.json)
+                            event_line(event_type, &representation.object(&event.object))
                         }
                         None => continue,
                     },
