@@ -28,8 +28,12 @@
 //! - [`RequestLog`]: every request with its verb, query and status, so a
 //!   test can assert what a client sent.
 //!
-//! Still to come: TLS and authentication, discovery and /openapi, CRD
-//! registration through the API, and the `test-apiserver` binary.
+//! - discovery: `/version`, `/api`, `/apis`, `/api/v1`,
+//!   `/apis/{group}/{version}`, and `/openapi/v2` when a spec is given;
+//!   `/healthz`, `/readyz`, `/livez`.
+//!
+//! Still to come: TLS and authentication, CRD registration through the
+//! API, and the `test-apiserver` binary.
 //!
 //! ```
 //! use clientgo_testing::TestApiServer;
@@ -54,6 +58,7 @@
 // it would add noise and save nothing.
 #![allow(clippy::result_large_err)]
 
+mod discovery;
 mod faults;
 mod handlers;
 mod patch;

@@ -18,6 +18,7 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::discovery;
 use crate::faults::Faults;
 use crate::handlers::{self, Answer, Representation};
 use crate::registry::ResourceRegistry;
@@ -37,6 +38,7 @@ pub struct TestApiServerBuilder {
     registry: ResourceRegistry,
     storage: StorageOptions,
     bookmark_interval: Duration,
+    openapi_v2: Option<Bytes>,
 }
 
 impl Default for TestApiServerBuilder {
@@ -47,6 +49,7 @@ impl Default for TestApiServerBuilder {
             registry: ResourceRegistry::with_builtins(),
             storage: StorageOptions::default(),
             bookmark_interval: Duration::from_secs(1),
+            openapi_v2: None,
         }
     }
 }
@@ -71,6 +74,13 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Serves this document (a Kubernetes OpenAPI v2 spec) at
+    /// `/openapi/v2`; without it that path is 404.
+    pub fn openapi_v2(mut self, spec: impl Into<Bytes>) -> Self {
+        self.openapi_v2 = Some(spec.into());
+        self
+    }
+
     /// Binds 127.0.0.1 on an ephemeral port and starts serving.
     pub async fn start(self) -> std::io::Result<TestApiServer> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
@@ -85,6 +95,8 @@ impl TestApiServerBuilder {
             shutdown,
             faults: Arc::new(Faults::default()),
             log: Arc::new(RequestLog::default()),
+            openapi_v2: self.openapi_v2,
+            address,
         });
         let accepting = tokio::spawn(accept(listener, Arc::clone(&state)));
         Ok(TestApiServer {
@@ -102,6 +114,8 @@ struct ServerState {
     shutdown: CancellationToken,
     faults: Arc<Faults>,
     log: Arc<RequestLog>,
+    openapi_v2: Option<Bytes>,
+    address: SocketAddr,
 }
 
 /// A Kubernetes API server for tests, on 127.0.0.1, speaking plain HTTP/1.1
@@ -335,10 +349,51 @@ async fn dispatch(state: Arc<ServerState>, request: Request<Incoming>) -> Respon
 
 async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<ResponseBody> {
     let path = request.uri().path().to_string();
-    match path.as_str() {
+    match path.trim_end_matches('/') {
         "/version" => return json_response(200, version_body()),
         "/healthz" | "/readyz" | "/livez" => return text_response("ok"),
-        _ => {}
+        "/api" => {
+            let document = discovery::core_versions(&state.address.to_string());
+            return json_response(200, serde_json::to_vec(&document).unwrap_or_default());
+        }
+        "/apis" => {
+            let document = discovery::group_list(&state.registry);
+            return json_response(200, serde_json::to_vec(&document).unwrap_or_default());
+        }
+        "/openapi/v2" => {
+            return match &state.openapi_v2 {
+                Some(spec) => {
+                    let mut response = Response::new(Full::new(spec.clone()).boxed());
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        header::HeaderValue::from_static("application/json"),
+                    );
+                    response
+                }
+                None => status_response(&Status::not_found(
+                    &GroupResource::new("", ""),
+                    "/openapi/v2",
+                )),
+            };
+        }
+        trimmed => {
+            let segments: Vec<&str> = trimmed.trim_start_matches('/').split('/').collect();
+            let group_version = match segments.as_slice() {
+                ["api", version] => Some(("", *version)),
+                ["apis", group, version] => Some((*group, *version)),
+                _ => None,
+            };
+            if let Some((group, version)) = group_version {
+                return match discovery::resource_list(&state.registry, group, version) {
+                    Some(document) => {
+                        json_response(200, serde_json::to_vec(&document).unwrap_or_default())
+                    }
+                    None => {
+                        status_response(&Status::not_found(&GroupResource::new(group, ""), version))
+                    }
+                };
+            }
+        }
     }
     let target = match request_path::parse(&path, &state.registry) {
         Ok(Some(target)) => target,

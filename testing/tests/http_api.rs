@@ -549,3 +549,71 @@ async fn label_selected_watches_see_objects_enter_and_leave() {
     assert_eq!(describe(&events.next_change().await.unwrap()), "ADDED x");
     assert_eq!(describe(&events.next_change().await.unwrap()), "DELETED x");
 }
+
+#[tokio::test]
+async fn discovery_documents() {
+    let spec = br#"{"swagger":"2.0","info":{"title":"Kubernetes","version":"v1.36.0"}}"#.to_vec();
+    let server = TestApiServer::builder()
+        .openapi_v2(spec.clone())
+        .start()
+        .await
+        .unwrap();
+    let client = Client::new();
+    let get = |path: &'static str| {
+        let client = client.clone();
+        let url = format!("{}{path}", server.url());
+        async move { client.get(url).send().await.unwrap() }
+    };
+    let api: Value = get("/api").await.json().await.unwrap();
+    assert_eq!(api["kind"], "APIVersions");
+    assert_eq!(api["versions"][0], "v1");
+    let apis: Value = get("/apis").await.json().await.unwrap();
+    assert_eq!(apis["kind"], "APIGroupList");
+    let apps = apis["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "apps")
+        .unwrap()
+        .clone();
+    assert_eq!(apps["preferredVersion"]["groupVersion"], "apps/v1");
+    let apps_v1: Value = get("/apis/apps/v1").await.json().await.unwrap();
+    assert_eq!(apps_v1["groupVersion"], "apps/v1");
+    let deployments = apps_v1["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "deployments")
+        .unwrap()
+        .clone();
+    assert_eq!(deployments["kind"], "Deployment");
+    assert_eq!(deployments["namespaced"], true);
+    assert!(
+        deployments["verbs"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("watch"))
+    );
+    let core: Value = get("/api/v1").await.json().await.unwrap();
+    let nodes = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "nodes")
+        .unwrap()
+        .clone();
+    assert_eq!(nodes["namespaced"], false);
+    assert_eq!(
+        get("/apis/nothing.example.com/v1").await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let served = get("/openapi/v2").await.bytes().await.unwrap();
+    assert_eq!(served.to_vec(), spec);
+    let without = TestApiServer::builder().start().await.unwrap();
+    let missing = client
+        .get(format!("{}/openapi/v2", without.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+}
