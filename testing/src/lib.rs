@@ -1,6 +1,6 @@
 //! An in-process Kubernetes API server for tests (work in progress).
 //!
-//! [`TestApiServer`] serves the Kubernetes API over plain HTTP on
+//! [`TestApiServer`] serves the Kubernetes API over HTTP or HTTPS on
 //! 127.0.0.1, so clients under test talk to it over real sockets exactly as
 //! they would to a cluster. Built so far:
 //!
@@ -32,8 +32,12 @@
 //!   `/apis/{group}/{version}`, and `/openapi/v2` when a spec is given;
 //!   `/healthz`, `/readyz`, `/livez`.
 //!
-//! Still to come: TLS and authentication, CRD registration through the
-//! API, and the `test-apiserver` binary.
+//! - TLS with a CA generated at start (HTTP/2 and HTTP/1.1 by ALPN),
+//!   bearer-token and client-certificate authentication (401 without), and
+//!   a kubeconfig pointing at the server with its credentials.
+//!
+//! Still to come: CRD registration through the API, deny rules, and the
+//! `test-apiserver` binary.
 //!
 //! ```
 //! use clientgo_testing::TestApiServer;
@@ -67,6 +71,7 @@ mod request_log;
 mod request_path;
 mod server;
 mod storage;
+mod tls;
 mod watch;
 
 pub use faults::{Corruption, Faults};
@@ -77,3 +82,4 @@ pub use storage::{
     EventType, ObjectKey, Preconditions, ReadAt, Storage, StorageEvent, StorageOptions,
     StorageWatch, StoredObject,
 };
+pub use tls::{CertificateAndKey, TlsSetupError};

@@ -25,6 +25,7 @@ use crate::registry::ResourceRegistry;
 use crate::request_log::{RequestLog, RequestRecord, Verb};
 use crate::request_path::{self, ResourcePath};
 use crate::storage::{Storage, StorageOptions};
+use crate::tls::{self, CertificateAndKey};
 use crate::watch::{self, WatchSettings};
 
 /// The largest request body accepted (the real server's 3 MiB).
@@ -39,6 +40,9 @@ pub struct TestApiServerBuilder {
     storage: StorageOptions,
     bookmark_interval: Duration,
     openapi_v2: Option<Bytes>,
+    tls: bool,
+    bearer_token: Option<String>,
+    client_certificate_auth: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -50,6 +54,9 @@ impl Default for TestApiServerBuilder {
             storage: StorageOptions::default(),
             bookmark_interval: Duration::from_secs(1),
             openapi_v2: None,
+            tls: false,
+            bearer_token: None,
+            client_certificate_auth: false,
         }
     }
 }
@@ -81,8 +88,39 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Serves HTTPS with a certificate authority generated at start (its
+    /// PEM is [`TestApiServer::ca_pem`]); HTTP/2 and HTTP/1.1 are offered
+    /// by ALPN.
+    pub fn tls(mut self) -> Self {
+        self.tls = true;
+        self
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every request but the
+    /// public ones (`/version`, `/healthz`, `/readyz`, `/livez`); others get
+    /// 401 Unauthorized.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Accepts a client certificate signed by the server's CA as
+    /// authentication (implies [`tls`](Self::tls)); the server issues one,
+    /// [`TestApiServer::client_certificate`]. With a bearer token also set,
+    /// either authenticates.
+    pub fn client_certificate_auth(mut self) -> Self {
+        self.client_certificate_auth = true;
+        self.tls = true;
+        self
+    }
+
     /// Binds 127.0.0.1 on an ephemeral port and starts serving.
     pub async fn start(self) -> std::io::Result<TestApiServer> {
+        let tls = if self.tls {
+            Some(tls::generate(self.client_certificate_auth).map_err(std::io::Error::other)?)
+        } else {
+            None
+        };
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let address = listener.local_addr()?;
         let shutdown = CancellationToken::new();
@@ -97,12 +135,19 @@ impl TestApiServerBuilder {
             log: Arc::new(RequestLog::default()),
             openapi_v2: self.openapi_v2,
             address,
+            auth: Auth {
+                bearer_token: self.bearer_token,
+                client_certificate: self.client_certificate_auth,
+            },
         });
-        let accepting = tokio::spawn(accept(listener, Arc::clone(&state)));
+        let acceptor = tls.as_ref().map(|tls| tls.acceptor.clone());
+        let accepting = tokio::spawn(accept(listener, acceptor, Arc::clone(&state)));
         Ok(TestApiServer {
             address,
             state,
             accepting,
+            ca_pem: tls.as_ref().map(|tls| tls.ca_pem.clone()),
+            client_certificate: tls.and_then(|tls| tls.client),
         })
     }
 }
@@ -116,6 +161,19 @@ struct ServerState {
     log: Arc<RequestLog>,
     openapi_v2: Option<Bytes>,
     address: SocketAddr,
+    auth: Auth,
+}
+
+/// Who may call the server.
+struct Auth {
+    bearer_token: Option<String>,
+    client_certificate: bool,
+}
+
+impl Auth {
+    fn required(&self) -> bool {
+        self.bearer_token.is_some() || self.client_certificate
+    }
 }
 
 /// A Kubernetes API server for tests, on 127.0.0.1, speaking plain HTTP/1.1
@@ -138,6 +196,8 @@ pub struct TestApiServer {
     address: SocketAddr,
     state: Arc<ServerState>,
     accepting: tokio::task::JoinHandle<()>,
+    ca_pem: Option<String>,
+    client_certificate: Option<CertificateAndKey>,
 }
 
 impl fmt::Debug for TestApiServer {
@@ -155,9 +215,63 @@ impl TestApiServer {
         TestApiServerBuilder::default()
     }
 
-    /// The base URL (`http://127.0.0.1:PORT`).
+    /// The base URL (`http://127.0.0.1:PORT`, or `https://` with TLS).
     pub fn url(&self) -> String {
-        format!("http://{}", self.address)
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.address)
+    }
+
+    /// The PEM of the certificate authority that signed the server's
+    /// certificate, when serving TLS.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// The client certificate and key the server accepts, when
+    /// client-certificate authentication is on.
+    pub fn client_certificate(&self) -> Option<&CertificateAndKey> {
+        self.client_certificate.as_ref()
+    }
+
+    /// A kubeconfig pointing at this server, as a user's would: the server
+    /// URL, the CA data, and the token or client certificate; context
+    /// `clientgo-testing`, namespace `default`.
+    pub fn kubeconfig(&self) -> String {
+        use base64::Engine as _;
+        let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+        let mut cluster = format!("    server: {}\n", self.url());
+        if let Some(ca) = &self.ca_pem {
+            cluster.push_str(&format!("    certificate-authority-data: {}\n", encode(ca)));
+        }
+        let mut user = String::new();
+        if let Some(token) = &self.state.auth.bearer_token {
+            user.push_str(&format!("    token: {token}\n"));
+        }
+        if let Some(client) = &self.client_certificate {
+            user.push_str(&format!(
+                "    client-certificate-data: {}\n    client-key-data: {}\n",
+                encode(&client.certificate_pem),
+                encode(&client.key_pem)
+            ));
+        }
+        if user.is_empty() {
+            user.push_str("    {}\n");
+        }
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: clientgo-testing\n  cluster:\n{cluster}\
+             contexts:\n- name: clientgo-testing\n  context:\n    cluster: clientgo-testing\n    \
+             user: clientgo-testing\n    namespace: default\ncurrent-context: clientgo-testing\n\
+             users:\n- name: clientgo-testing\n  user:\n{user}"
+        )
+    }
+
+    /// Writes [`kubeconfig`](Self::kubeconfig) to `path`.
+    pub fn write_kubeconfig(&self, path: impl AsRef<std::path::Path>) -> std::io::Result<()> {
+        std::fs::write(path, self.kubeconfig())
     }
 
     /// The address the server listens on.
@@ -201,7 +315,11 @@ impl Drop for TestApiServer {
     }
 }
 
-async fn accept(listener: TcpListener, state: Arc<ServerState>) {
+async fn accept(
+    listener: TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    state: Arc<ServerState>,
+) {
     loop {
         let accepted = tokio::select! {
             () = state.shutdown.cancelled() => return,
@@ -211,21 +329,46 @@ async fn accept(listener: TcpListener, state: Arc<ServerState>) {
             continue;
         };
         let state = Arc::clone(&state);
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let shutdown = state.shutdown.clone();
-            let restarted = state.faults.connection_token();
-            let service = service_fn(move |request| {
-                let state = Arc::clone(&state);
-                async move { Ok::<_, Infallible>(dispatch(state, request).await) }
-            });
-            let builder = auto::Builder::new(TokioExecutor::new());
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = connection => {}
-                () = shutdown.cancelled() => {}
-                () = restarted.cancelled() => {}
+            match acceptor {
+                None => serve(stream, false, state).await,
+                Some(acceptor) => {
+                    let handshake =
+                        tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream))
+                            .await;
+                    let Ok(Ok(stream)) = handshake else {
+                        return;
+                    };
+                    let certified = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .is_some_and(|certificates| !certificates.is_empty());
+                    serve(stream, certified, state).await;
+                }
             }
         });
+    }
+}
+
+/// Serves one connection until it ends, the server stops or restarts.
+async fn serve<S>(stream: S, certified: bool, state: Arc<ServerState>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let shutdown = state.shutdown.clone();
+    let restarted = state.faults.connection_token();
+    let service = service_fn(move |request| {
+        let state = Arc::clone(&state);
+        async move { Ok::<_, Infallible>(dispatch(state, request, certified).await) }
+    });
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::select! {
+        _ = connection => {}
+        () = shutdown.cancelled() => {}
+        () = restarted.cancelled() => {}
     }
 }
 
@@ -309,7 +452,31 @@ fn verb_of(method: &Method, target: Option<&ResourcePath>, query: &str) -> Verb 
     }
 }
 
-async fn dispatch(state: Arc<ServerState>, request: Request<Incoming>) -> Response<ResponseBody> {
+/// Paths anyone may call, as the real server's public-info viewer allows.
+fn is_public(path: &str) -> bool {
+    matches!(path, "/version" | "/healthz" | "/readyz" | "/livez")
+}
+
+fn authenticated(state: &ServerState, request: &Request<Incoming>, certified: bool) -> bool {
+    if !state.auth.required() || is_public(request.uri().path()) {
+        return true;
+    }
+    if certified && state.auth.client_certificate {
+        return true;
+    }
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    matches!((&state.auth.bearer_token, presented), (Some(expected), Some(given)) if expected == given)
+}
+
+async fn dispatch(
+    state: Arc<ServerState>,
+    request: Request<Incoming>,
+    certified: bool,
+) -> Response<ResponseBody> {
     let started = std::time::Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_string();
@@ -320,7 +487,28 @@ async fn dispatch(state: Arc<ServerState>, request: Request<Incoming>) -> Respon
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let response = match state.faults.take_failure(verb) {
+    let response = if !authenticated(&state, &request, certified) {
+        status_response(&Status::unauthorized("Unauthorized"))
+    } else {
+        respond(&state, request, verb).await
+    };
+    state.log.record(RequestRecord {
+        method: method.to_string(),
+        path,
+        query,
+        verb,
+        status: response.status().as_u16(),
+        duration: started.elapsed(),
+    });
+    response
+}
+
+async fn respond(
+    state: &Arc<ServerState>,
+    request: Request<Incoming>,
+    verb: Verb,
+) -> Response<ResponseBody> {
+    match state.faults.take_failure(verb) {
         Some(status) => {
             let mut response = status_response(&status);
             if let Some(seconds) = status
@@ -334,17 +522,8 @@ async fn dispatch(state: Arc<ServerState>, request: Request<Incoming>) -> Respon
             }
             response
         }
-        None => route(Arc::clone(&state), request).await,
-    };
-    state.log.record(RequestRecord {
-        method: method.to_string(),
-        path,
-        query,
-        verb,
-        status: response.status().as_u16(),
-        duration: started.elapsed(),
-    });
-    response
+        None => route(Arc::clone(state), request).await,
+    }
 }
 
 async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<ResponseBody> {
