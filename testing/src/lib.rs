@@ -36,7 +36,10 @@
 //!   bearer-token and client-certificate authentication (401 without), and
 //!   a kubeconfig pointing at the server with its credentials.
 //!
-//! Still to come: CRD registration through the API, deny rules, and the
+//! - deny rules: 403 Forbidden for a verb on a resource, with the real
+//!   server's RBAC message, set on the builder or while running.
+//!
+//! Still to come: CRD registration through the API and the
 //! `test-apiserver` binary.
 //!
 //! ```

@@ -30,6 +30,23 @@ pub enum Verb {
     Other,
 }
 
+impl Verb {
+    /// The verb as Kubernetes' authorizer names it (`list`, `watch`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+            Verb::Other => "other",
+        }
+    }
+}
+
 /// One answered request.
 #[derive(Debug, Clone)]
 pub struct RequestRecord {

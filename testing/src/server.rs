@@ -43,6 +43,7 @@ pub struct TestApiServerBuilder {
     tls: bool,
     bearer_token: Option<String>,
     client_certificate_auth: bool,
+    denied: Vec<(Verb, GroupResource)>,
 }
 
 impl Default for TestApiServerBuilder {
@@ -57,6 +58,7 @@ impl Default for TestApiServerBuilder {
             tls: false,
             bearer_token: None,
             client_certificate_auth: false,
+            denied: Vec::new(),
         }
     }
 }
@@ -114,6 +116,13 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Forbids `verb` on `resource`: such requests get 403 Forbidden, as
+    /// from a missing RBAC permission. See also [`TestApiServer::deny`].
+    pub fn deny(mut self, verb: Verb, resource: GroupResource) -> Self {
+        self.denied.push((verb, resource));
+        self
+    }
+
     /// Binds 127.0.0.1 on an ephemeral port and starts serving.
     pub async fn start(self) -> std::io::Result<TestApiServer> {
         let tls = if self.tls {
@@ -139,6 +148,7 @@ impl TestApiServerBuilder {
                 bearer_token: self.bearer_token,
                 client_certificate: self.client_certificate_auth,
             },
+            denied: parking_lot::Mutex::new(self.denied),
         });
         let acceptor = tls.as_ref().map(|tls| tls.acceptor.clone());
         let accepting = tokio::spawn(accept(listener, acceptor, Arc::clone(&state)));
@@ -162,6 +172,7 @@ struct ServerState {
     openapi_v2: Option<Bytes>,
     address: SocketAddr,
     auth: Auth,
+    denied: parking_lot::Mutex<Vec<(Verb, GroupResource)>>,
 }
 
 /// Who may call the server.
@@ -300,6 +311,16 @@ impl TestApiServer {
     pub fn compact_history(&self) {
         let storage = &self.state.storage;
         storage.compact(storage.current_revision());
+    }
+
+    /// Forbids `verb` on `resource` from now on (403 Forbidden).
+    pub fn deny(&self, verb: Verb, resource: GroupResource) {
+        self.state.denied.lock().push((verb, resource));
+    }
+
+    /// Lifts every deny rule.
+    pub fn allow_all(&self) {
+        self.state.denied.lock().clear();
     }
 
     /// Stops the server: no new connections, open watches end.
@@ -503,11 +524,41 @@ async fn dispatch(
     response
 }
 
+/// The 403 for a denied request, with the real server's message.
+fn forbidden(state: &ServerState, request: &Request<Incoming>, verb: Verb) -> Option<Status> {
+    let target = request_path::parse(request.uri().path(), &state.registry)
+        .ok()
+        .flatten()?;
+    let resource = target.resource.group_resource();
+    let denied = state.denied.lock();
+    if !denied.iter().any(|(v, r)| *v == verb && *r == resource) {
+        return None;
+    }
+    let scope = match &target.namespace {
+        Some(namespace) => format!(" in the namespace {namespace:?}"),
+        None => " at the cluster scope".to_string(),
+    };
+    let why = format!(
+        "User \"clientgo-testing\" cannot {} resource {:?} in API group {:?}{scope}",
+        verb.as_str(),
+        resource.resource,
+        resource.group
+    );
+    Some(Status::forbidden(
+        &resource,
+        target.name.as_deref().unwrap_or_default(),
+        &why,
+    ))
+}
+
 async fn respond(
     state: &Arc<ServerState>,
     request: Request<Incoming>,
     verb: Verb,
 ) -> Response<ResponseBody> {
+    if let Some(status) = forbidden(state, &request, verb) {
+        return status_response(&status);
+    }
     match state.faults.take_failure(verb) {
         Some(status) => {
             let mut response = status_response(&status);

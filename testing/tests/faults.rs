@@ -227,3 +227,51 @@ async fn compaction_makes_old_watches_expire() {
     assert_eq!(event["type"], "ERROR");
     assert_eq!(event["object"]["code"], 410);
 }
+
+#[tokio::test]
+async fn deny_rules_answer_403_like_missing_rbac() {
+    let pods = clientgo_apimachinery::GroupResource::new("", "pods");
+    let server = TestApiServer::builder()
+        .deny(Verb::List, pods.clone())
+        .start()
+        .await
+        .unwrap();
+    let client = Client::new();
+    let listed = client
+        .get(format!("{}{PODS}", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), StatusCode::FORBIDDEN);
+    let status: Status = serde_json::from_slice(&listed.bytes().await.unwrap()).unwrap();
+    assert!(status.is_forbidden());
+    assert_eq!(
+        status.message,
+        "pods is forbidden: User \"clientgo-testing\" cannot list resource \"pods\" in API group \"\" in the namespace \"default\""
+    );
+    // Other verbs and resources are allowed.
+    create(&client, &server, "a").await;
+    let configmaps = client
+        .get(format!(
+            "{}/api/v1/namespaces/default/configmaps",
+            server.url()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(configmaps.status(), StatusCode::OK);
+    server.deny(Verb::Watch, pods.clone());
+    let watched = client
+        .get(format!("{}{PODS}?watch=true", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(watched.status(), StatusCode::FORBIDDEN);
+    server.allow_all();
+    let listed = client
+        .get(format!("{}{PODS}", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), StatusCode::OK);
+}
