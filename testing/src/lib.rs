@@ -39,8 +39,10 @@
 //! - deny rules: 403 Forbidden for a verb on a resource, with the real
 //!   server's RBAC message, set on the builder or while running.
 //!
-//! Still to come: CRD registration through the API and the
-//! `test-apiserver` binary.
+//! - CustomResourceDefinitions created through the API: their served
+//!   versions are served at once and the CRD reports `Established`.
+//!
+//! Still to come: the `test-apiserver` binary.
 //!
 //! ```
 //! use clientgo_testing::TestApiServer;
@@ -65,6 +67,7 @@
 // it would add noise and save nothing.
 #![allow(clippy::result_large_err)]
 
+mod crd;
 mod discovery;
 mod faults;
 mod handlers;

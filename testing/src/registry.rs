@@ -68,6 +68,15 @@ impl ResourceRegistry {
         );
     }
 
+    /// Stops serving a resource.
+    pub fn unregister(&mut self, resource: &ApiResource) {
+        self.resources.remove(&(
+            resource.group().to_string(),
+            resource.version().to_string(),
+            resource.plural().to_string(),
+        ));
+    }
+
     /// The resource served at a group, version and plural.
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ApiResource> {
         self.resources

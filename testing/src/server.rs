@@ -18,6 +18,7 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::crd;
 use crate::discovery;
 use crate::faults::Faults;
 use crate::handlers::{self, Answer, Representation};
@@ -135,7 +136,7 @@ impl TestApiServerBuilder {
         let shutdown = CancellationToken::new();
         let state = Arc::new(ServerState {
             storage: Arc::new(Storage::new(self.storage)),
-            registry: self.registry,
+            registry: parking_lot::RwLock::new(self.registry),
             watch: WatchSettings {
                 bookmark_interval: self.bookmark_interval,
             },
@@ -164,7 +165,8 @@ impl TestApiServerBuilder {
 
 struct ServerState {
     storage: Arc<Storage>,
-    registry: ResourceRegistry,
+    /// Grows when CRDs are created through the API.
+    registry: parking_lot::RwLock<ResourceRegistry>,
     watch: WatchSettings,
     shutdown: CancellationToken,
     faults: Arc<Faults>,
@@ -502,7 +504,9 @@ async fn dispatch(
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let query = request.uri().query().unwrap_or_default().to_string();
-    let target = request_path::parse(&path, &state.registry).ok().flatten();
+    let target = request_path::parse(&path, &state.registry.read())
+        .ok()
+        .flatten();
     let verb = verb_of(&method, target.as_ref(), &query);
     let latency = state.faults.latency();
     if !latency.is_zero() {
@@ -526,7 +530,7 @@ async fn dispatch(
 
 /// The 403 for a denied request, with the real server's message.
 fn forbidden(state: &ServerState, request: &Request<Incoming>, verb: Verb) -> Option<Status> {
-    let target = request_path::parse(request.uri().path(), &state.registry)
+    let target = request_path::parse(request.uri().path(), &state.registry.read())
         .ok()
         .flatten()?;
     let resource = target.resource.group_resource();
@@ -587,7 +591,7 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
             return json_response(200, serde_json::to_vec(&document).unwrap_or_default());
         }
         "/apis" => {
-            let document = discovery::group_list(&state.registry);
+            let document = discovery::group_list(&state.registry.read());
             return json_response(200, serde_json::to_vec(&document).unwrap_or_default());
         }
         "/openapi/v2" => {
@@ -614,7 +618,8 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
                 _ => None,
             };
             if let Some((group, version)) = group_version {
-                return match discovery::resource_list(&state.registry, group, version) {
+                let document = discovery::resource_list(&state.registry.read(), group, version);
+                return match document {
                     Some(document) => {
                         json_response(200, serde_json::to_vec(&document).unwrap_or_default())
                     }
@@ -625,7 +630,8 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
             }
         }
     }
-    let target = match request_path::parse(&path, &state.registry) {
+    let parsed = request_path::parse(&path, &state.registry.read());
+    let target = match parsed {
         Ok(Some(target)) => target,
         Ok(None) => {
             return status_response(&Status::not_found(
@@ -677,6 +683,9 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
             answer_response(handlers::list(&storage, &target, &options, representation).await)
         }
         (Method::GET, true) => answer_response(handlers::get(&storage, &target, representation)),
+        (Method::POST, false) if crd::is_crd_resource(&target.resource) => {
+            with_body(request, |body| create_crd(&state, &target, body)).await
+        }
         (Method::POST, false) => {
             with_body(request, |body| handlers::create(&storage, &target, body)).await
         }
@@ -692,11 +701,51 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
         (Method::DELETE, false) => {
             answer_response(handlers::delete_collection(&storage, &target, &options))
         }
+        (Method::DELETE, true) if crd::is_crd_resource(&target.resource) => {
+            with_body(request, |body| delete_crd(&state, &target, body)).await
+        }
         (Method::DELETE, true) => {
             with_body(request, |body| handlers::delete(&storage, &target, body)).await
         }
         (method, _) => status_response(&unsupported(&target, &method)),
     }
+}
+
+/// Creates a CRD, marks it established, and serves its resources at once.
+fn create_crd(state: &ServerState, target: &ResourcePath, body: &[u8]) -> Result<Answer, Status> {
+    let mut crd: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+        Status::bad_request(format!(
+            "the body of the request was in an unknown format: {e}"
+        ))
+    })?;
+    let resources = crd::served_resources(&crd)?;
+    crd::mark_established(&mut crd);
+    let created = state
+        .storage
+        .create(&target.resource.group_resource(), "", crd)?;
+    let mut registry = state.registry.write();
+    for resource in resources {
+        registry.register(resource);
+    }
+    Ok(Answer {
+        code: 201,
+        body: created.json.to_vec(),
+    })
+}
+
+/// Deletes a CRD and stops serving its resources (their objects stay in
+/// the store, unreachable, where a real server would delete them).
+fn delete_crd(state: &ServerState, target: &ResourcePath, body: &[u8]) -> Result<Answer, Status> {
+    let answer = handlers::delete(&state.storage, target, body)?;
+    if let Ok(crd) = serde_json::from_slice::<serde_json::Value>(&answer.body)
+        && let Ok(resources) = crd::served_resources(&crd)
+    {
+        let mut registry = state.registry.write();
+        for resource in &resources {
+            registry.unregister(resource);
+        }
+    }
+    Ok(answer)
 }
 
 fn unsupported(target: &ResourcePath, method: &Method) -> Status {

@@ -617,3 +617,97 @@ async fn discovery_documents() {
         .unwrap();
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn custom_resources_are_served_once_their_crd_is_created() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let client = Client::new();
+    let crontabs = "/apis/stable.example.com/v1/namespaces/default/crontabs";
+    let before = client
+        .get(format!("{}{crontabs}", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(before.status(), StatusCode::NOT_FOUND);
+
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "crontabs.stable.example.com"},
+        "spec": {
+            "group": "stable.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": {"type": "object"}}}]
+        }
+    });
+    let created = post(
+        &client,
+        &server,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &crd,
+    )
+    .await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let created: Value = created.json().await.unwrap();
+    assert_eq!(created["status"]["conditions"][1]["type"], "Established");
+
+    let mut events = Events::open(
+        &client,
+        format!("{}{crontabs}?watch=true&resourceVersion=0", server.url()),
+    )
+    .await;
+    let cron = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                      "metadata": {"name": "nightly"}, "spec": {"cronSpec": "0 3 * * *"}});
+    let made = post(&client, &server, crontabs, &cron).await;
+    assert_eq!(made.status(), StatusCode::CREATED);
+    assert_eq!(
+        describe(&events.next_change().await.unwrap()),
+        "ADDED nightly"
+    );
+    let listed: Value = client
+        .get(format!("{}{crontabs}", server.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["kind"], "CronTabList");
+    assert_eq!(listed["items"][0]["spec"]["cronSpec"], "0 3 * * *");
+    let discovered: Value = client
+        .get(format!("{}/apis/stable.example.com/v1", server.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(discovered["resources"][0]["name"], "crontabs");
+
+    let invalid = post(
+        &client,
+        &server,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &json!({"metadata": {"name": "broken"}, "spec": {"group": "x.example.com"}}),
+    )
+    .await;
+    assert_eq!(invalid.status(), StatusCode::UNPROCESSABLE_ENTITY);
+
+    let deleted = client
+        .delete(format!(
+            "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com",
+            server.url()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::OK);
+    let after = client
+        .get(format!("{}{crontabs}", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), StatusCode::NOT_FOUND);
+}

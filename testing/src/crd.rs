@@ -1,0 +1,147 @@
+//! CustomResourceDefinitions created through the API: the resources they
+//! define are served at once.
+
+use clientgo_apimachinery::status::cause_type;
+use clientgo_apimachinery::{ApiResource, GroupVersionKind, Status, StatusCause};
+use serde_json::{Value, json};
+
+/// Whether a resource is `customresourcedefinitions.apiextensions.k8s.io`.
+pub(crate) fn is_crd_resource(resource: &ApiResource) -> bool {
+    resource.group() == "apiextensions.k8s.io" && resource.plural() == "customresourcedefinitions"
+}
+
+fn required(field: &str) -> Status {
+    Status::invalid(
+        "CustomResourceDefinition",
+        "",
+        vec![StatusCause {
+            reason: cause_type::FIELD_VALUE_REQUIRED.to_string(),
+            message: "Required value".to_string(),
+            field: field.to_string(),
+        }],
+    )
+}
+
+/// The resources a CRD serves: one per version with `served: true`.
+pub(crate) fn served_resources(crd: &Value) -> Result<Vec<ApiResource>, Status> {
+    let spec = crd.get("spec").ok_or_else(|| required("spec"))?;
+    let text = |pointer: &str, field: &str| {
+        spec.pointer(pointer)
+            .and_then(Value::as_str)
+            .filter(|value| !value.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| required(field))
+    };
+    let group = text("/group", "spec.group")?;
+    let plural = text("/names/plural", "spec.names.plural")?;
+    let kind = text("/names/kind", "spec.names.kind")?;
+    let namespaced = match spec.get("scope").and_then(Value::as_str) {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        _ => return Err(required("spec.scope")),
+    };
+    let versions: Vec<String> = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|version| version.get("served").and_then(Value::as_bool) == Some(true))
+        .filter_map(|version| {
+            version
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect();
+    if versions.is_empty() {
+        return Err(required("spec.versions[*].served"));
+    }
+    Ok(versions
+        .into_iter()
+        .map(|version| {
+            let gvk = GroupVersionKind::new(group.clone(), version, kind.clone());
+            if namespaced {
+                ApiResource::namespaced(gvk, plural.clone())
+            } else {
+                ApiResource::cluster_scoped(gvk, plural.clone())
+            }
+        })
+        .collect())
+}
+
+/// Sets the status a real server reports once a CRD is ready: its names
+/// accepted and the CRD established.
+pub(crate) fn mark_established(crd: &mut Value) {
+    let names = crd
+        .pointer("/spec/names")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let Value::Object(fields) = crd {
+        fields.insert(
+            "status".to_string(),
+            json!({
+                "acceptedNames": names,
+                "conditions": [
+                    {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+                     "message": "no conflicts found"},
+                    {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                     "message": "the initial names have been accepted"}
+                ]
+            }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crontab_crd() -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "crontabs.stable.example.com"},
+            "spec": {
+                "group": "stable.example.com",
+                "scope": "Namespaced",
+                "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
+                "versions": [
+                    {"name": "v1", "served": true, "storage": true},
+                    {"name": "v1beta1", "served": false, "storage": false}
+                ]
+            }
+        })
+    }
+
+    #[test]
+    fn served_versions_become_resources() {
+        let resources = served_resources(&crontab_crd()).unwrap();
+        assert_eq!(resources.len(), 1);
+        assert_eq!(resources[0].api_version(), "stable.example.com/v1");
+        assert_eq!(resources[0].plural(), "crontabs");
+        assert_eq!(resources[0].kind(), "CronTab");
+        assert!(resources[0].is_namespaced());
+    }
+
+    #[test]
+    fn incomplete_crds_are_invalid() {
+        let mut no_served = crontab_crd();
+        no_served["spec"]["versions"][0]["served"] = json!(false);
+        let mut no_group = crontab_crd();
+        no_group["spec"]["group"] = json!("");
+        let mut bad_scope = crontab_crd();
+        bad_scope["spec"]["scope"] = json!("Everywhere");
+        for crd in [no_served, no_group, bad_scope, json!({})] {
+            let err = served_resources(&crd).unwrap_err();
+            assert_eq!(err.code, 422, "{crd}");
+        }
+    }
+
+    #[test]
+    fn established_status() {
+        let mut crd = crontab_crd();
+        mark_established(&mut crd);
+        assert_eq!(crd["status"]["conditions"][1]["type"], "Established");
+        assert_eq!(crd["status"]["acceptedNames"]["kind"], "CronTab");
+    }
+}
