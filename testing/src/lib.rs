@@ -42,7 +42,14 @@
 //! - CustomResourceDefinitions created through the API: their served
 //!   versions are served at once and the CRD reports `Established`.
 //!
-//! Still to come: the `test-apiserver` binary.
+//! - [`realistic_pod`]: pods of about 5 KB shaped like a ReplicaSet's;
+//! - the `test-apiserver` program (`cargo run -p clientgo-testing --bin
+//!   test-apiserver -- --help`): prints its URL on its first line once
+//!   ready, seeds realistic pods, churns them, writes a kubeconfig, and
+//!   takes fault flags.
+//!
+//! Still to come: the legacy-server switch for watch-list fallback and the
+//! scale targets.
 //!
 //! ```
 //! use clientgo_testing::TestApiServer;
@@ -72,6 +79,7 @@ mod discovery;
 mod faults;
 mod handlers;
 mod patch;
+mod realistic;
 mod registry;
 mod request_log;
 mod request_path;
@@ -81,6 +89,7 @@ mod tls;
 mod watch;
 
 pub use faults::{Corruption, Faults};
+pub use realistic::realistic_pod;
 pub use registry::ResourceRegistry;
 pub use request_log::{RequestLog, RequestRecord, Verb};
 pub use server::{TestApiServer, TestApiServerBuilder};

@@ -45,6 +45,7 @@ pub struct TestApiServerBuilder {
     bearer_token: Option<String>,
     client_certificate_auth: bool,
     denied: Vec<(Verb, GroupResource)>,
+    port: u16,
 }
 
 impl Default for TestApiServerBuilder {
@@ -60,6 +61,7 @@ impl Default for TestApiServerBuilder {
             bearer_token: None,
             client_certificate_auth: false,
             denied: Vec::new(),
+            port: 0,
         }
     }
 }
@@ -124,14 +126,21 @@ impl TestApiServerBuilder {
         self
     }
 
-    /// Binds 127.0.0.1 on an ephemeral port and starts serving.
+    /// Binds this port instead of an ephemeral one.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Binds 127.0.0.1 (on an ephemeral port unless one was given) and
+    /// starts serving.
     pub async fn start(self) -> std::io::Result<TestApiServer> {
         let tls = if self.tls {
             Some(tls::generate(self.client_certificate_auth).map_err(std::io::Error::other)?)
         } else {
             None
         };
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let listener = TcpListener::bind(("127.0.0.1", self.port)).await?;
         let address = listener.local_addr()?;
         let shutdown = CancellationToken::new();
         let state = Arc::new(ServerState {
