@@ -3,14 +3,29 @@
 use std::collections::BTreeMap;
 
 use clientgo_apimachinery::ApiResource;
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Endpoints, Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod,
-    Secret, Service, ServiceAccount,
+    ConfigMap, Endpoints, Event, LimitRange, Namespace, Node, PersistentVolume,
+    PersistentVolumeClaim, Pod, PodTemplate, ReplicationController, ResourceQuota, Secret, Service,
+    ServiceAccount,
 };
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::events::v1::Event as EventsEvent;
+use k8s_openapi::api::networking::v1::{Ingress, IngressClass, NetworkPolicy};
+use k8s_openapi::api::node::v1::RuntimeClass;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, StorageClass, VolumeAttachment};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 /// The resources a test server serves, by group, version and plural.
@@ -20,9 +35,10 @@ pub struct ResourceRegistry {
 }
 
 impl ResourceRegistry {
-    /// The common built-in resources: core (pods, services, config maps,
-    /// secrets, namespaces, nodes, ...), apps, batch, coordination, RBAC and
-    /// CustomResourceDefinitions.
+    /// The GA built-in resources of the core, apps, autoscaling, batch,
+    /// certificates, coordination, discovery, events, networking, node,
+    /// policy, RBAC, scheduling, storage and admission-registration groups,
+    /// and CustomResourceDefinitions.
     pub fn with_builtins() -> Self {
         let mut registry = ResourceRegistry::default();
         for resource in [
@@ -49,6 +65,27 @@ impl ResourceRegistry {
             ApiResource::of::<ClusterRole>(),
             ApiResource::of::<ClusterRoleBinding>(),
             ApiResource::of::<CustomResourceDefinition>(),
+            ApiResource::of::<LimitRange>(),
+            ApiResource::of::<PodTemplate>(),
+            ApiResource::of::<ReplicationController>(),
+            ApiResource::of::<ResourceQuota>(),
+            ApiResource::of::<ControllerRevision>(),
+            ApiResource::of::<HorizontalPodAutoscaler>(),
+            ApiResource::of::<CertificateSigningRequest>(),
+            ApiResource::of::<EndpointSlice>(),
+            ApiResource::of::<EventsEvent>(),
+            ApiResource::of::<Ingress>(),
+            ApiResource::of::<IngressClass>(),
+            ApiResource::of::<NetworkPolicy>(),
+            ApiResource::of::<RuntimeClass>(),
+            ApiResource::of::<PodDisruptionBudget>(),
+            ApiResource::of::<PriorityClass>(),
+            ApiResource::of::<StorageClass>(),
+            ApiResource::of::<CSIDriver>(),
+            ApiResource::of::<CSINode>(),
+            ApiResource::of::<VolumeAttachment>(),
+            ApiResource::of::<MutatingWebhookConfiguration>(),
+            ApiResource::of::<ValidatingWebhookConfiguration>(),
         ] {
             registry.register(resource);
         }

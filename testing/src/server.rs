@@ -46,6 +46,7 @@ pub struct TestApiServerBuilder {
     client_certificate_auth: bool,
     denied: Vec<(Verb, GroupResource)>,
     port: u16,
+    watch_list: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -62,6 +63,7 @@ impl Default for TestApiServerBuilder {
             client_certificate_auth: false,
             denied: Vec::new(),
             port: 0,
+            watch_list: true,
         }
     }
 }
@@ -126,6 +128,14 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Answers watch-list requests (`sendInitialEvents`) as a server with
+    /// the WatchList feature off does (422 Invalid), to test clients'
+    /// fallback to list-then-watch. On by default.
+    pub fn watch_list(mut self, supported: bool) -> Self {
+        self.watch_list = supported;
+        self
+    }
+
     /// Binds this port instead of an ephemeral one.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -148,6 +158,7 @@ impl TestApiServerBuilder {
             registry: parking_lot::RwLock::new(self.registry),
             watch: WatchSettings {
                 bookmark_interval: self.bookmark_interval,
+                watch_list: self.watch_list,
             },
             shutdown,
             faults: Arc::new(Faults::default()),

@@ -44,6 +44,9 @@ impl Body for ChannelBody {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WatchSettings {
     pub bookmark_interval: Duration,
+    /// Whether `sendInitialEvents` (watch-list) is served; without it the
+    /// server answers as one with the WatchList feature off.
+    pub watch_list: bool,
 }
 
 fn event_line(event_type: &str, object: &[u8]) -> Bytes {
@@ -180,6 +183,17 @@ pub(crate) fn watch(
     representation: Representation,
 ) -> Result<ChannelBody, Status> {
     let filters = Filters::parse(&options)?;
+    if options.send_initial_events.is_some() && !settings.watch_list {
+        return Err(Status::invalid(
+            "ListOptions",
+            "",
+            vec![clientgo_apimachinery::StatusCause {
+                reason: clientgo_apimachinery::status::cause_type::FIELD_VALUE_FORBIDDEN.to_string(),
+                message: "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled".to_string(),
+                field: "sendInitialEvents".to_string(),
+            }],
+        ));
+    }
     let (sender, chunks) = mpsc::channel::<Bytes>(256);
     let dropped = faults.watch_token();
     let stall = faults.take_stall();

@@ -711,3 +711,53 @@ async fn custom_resources_are_served_once_their_crd_is_created() {
         .unwrap();
     assert_eq!(after.status(), StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn a_server_without_watch_list_refuses_send_initial_events() {
+    let server = TestApiServer::builder()
+        .watch_list(false)
+        .start()
+        .await
+        .unwrap();
+    let client = Client::new();
+    let refused = client
+        .get(format!(
+            "{}{PODS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+            server.url()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let status = status_of(refused).await;
+    assert!(status.is_invalid());
+    assert!(
+        status.message.contains("sendInitialEvents is forbidden"),
+        "{}",
+        status.message
+    );
+    // A plain watch still works.
+    let plain = client
+        .get(format!(
+            "{}{PODS}?watch=true&resourceVersion=0&timeoutSeconds=1",
+            server.url()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(plain.status(), StatusCode::OK);
+    // Many built-in groups are served.
+    for path in [
+        "/apis/networking.k8s.io/v1/ingresses",
+        "/apis/policy/v1/poddisruptionbudgets",
+        "/apis/storage.k8s.io/v1/storageclasses",
+        "/apis/events.k8s.io/v1/events",
+    ] {
+        let response = client
+            .get(format!("{}{path}", server.url()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+    }
+}
