@@ -12,7 +12,9 @@ use serde_json::Value;
 
 use crate::patch::{PatchType, json_patch, merge_patch};
 use crate::request_path::ResourcePath;
-use crate::storage::{ObjectKey, Preconditions, ReadAt, Storage, StoredObject};
+use crate::storage::{
+    ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StoredObject,
+};
 
 /// How long a list for a resourceVersion the store has not reached waits
 /// before answering 504 (the real server waits up to about 3 seconds).
@@ -193,16 +195,29 @@ fn read_at(options: &ListOptions) -> Result<ReadAt, Status> {
     }
 }
 
-/// Lists, waiting a little for a resourceVersion not reached yet.
-async fn list_waiting(
+/// Reads one page, waiting a little for a resourceVersion not reached yet.
+async fn page_waiting(
     storage: &Storage,
     path: &ResourcePath,
     at: ReadAt,
-) -> Result<(Vec<Arc<StoredObject>>, u64), Status> {
+    after: Option<(&str, &str)>,
+    limit: Option<usize>,
+    filters: &Filters,
+) -> Result<ListPage, Status> {
     let resource = path.resource.group_resource();
+    let unfiltered = filters.labels.is_empty() && filters.fields.is_empty();
     let deadline = tokio::time::Instant::now() + WAIT_FOR_RESOURCE_VERSION;
     loop {
-        match storage.list(&resource, path.namespace.as_deref(), at) {
+        let request = PageRequest {
+            resource: &resource,
+            namespace: path.namespace.as_deref(),
+            at,
+            after,
+            limit,
+            count_remaining: unfiltered,
+        };
+        let page = storage.list_page(&request, |object| filters.matches(object));
+        match page {
             Err(status)
                 if status.is_too_large_resource_version()
                     && matches!(at, ReadAt::NotOlderThan(_)) =>
@@ -284,52 +299,35 @@ pub(crate) async fn list(
         Some(token) => ReadAt::Exact(token.revision),
         None => read_at(options)?,
     };
-    let (objects, revision) = match list_waiting(storage, path, at).await {
+    let after = continuation
+        .as_ref()
+        .map(|token| (token.namespace.as_str(), token.name.as_str()));
+    let limit = options.limit.filter(|&limit| limit > 0).map(|l| l as usize);
+    let page = match page_waiting(storage, path, at, after, limit, &filters).await {
         Err(status) if continuation.is_some() && status.is_resource_expired() => {
             return Err(Status::expired(CONTINUE_EXPIRED));
         }
         other => other?,
     };
-    let after = |object: &StoredObject| match &continuation {
-        Some(token) => {
-            (object.key.namespace.as_str(), object.key.name.as_str())
-                > (token.namespace.as_str(), token.name.as_str())
-        }
-        None => true,
-    };
-    let matching: Vec<Arc<StoredObject>> = objects
-        .into_iter()
-        .filter(|object| after(object) && filters.matches(object))
-        .collect();
-    let limit = options.limit.filter(|&limit| limit > 0).map(|l| l as usize);
-    let body = match limit {
-        Some(limit) if matching.len() > limit => {
-            let page = &matching[..limit];
-            let last = &page[limit - 1].key;
-            let token = ContinueToken {
-                revision,
-                namespace: last.namespace.clone(),
-                name: last.name.clone(),
+    let token = match (page.more, page.items.last()) {
+        (true, Some(last)) => Some(
+            ContinueToken {
+                revision: page.revision,
+                namespace: last.key.namespace.clone(),
+                name: last.key.name.clone(),
             }
-            .encode();
-            list_body(
-                &path.resource,
-                representation,
-                revision,
-                Some(&token),
-                Some(matching.len() - limit),
-                page,
-            )
-        }
-        _ => list_body(
-            &path.resource,
-            representation,
-            revision,
-            None,
-            None,
-            &matching,
+            .encode(),
         ),
+        _ => None,
     };
+    let body = list_body(
+        &path.resource,
+        representation,
+        page.revision,
+        token.as_deref(),
+        token.as_ref().and(page.remaining),
+        &page.items,
+    );
     Ok(Answer::ok(body))
 }
 

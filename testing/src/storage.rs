@@ -124,6 +124,38 @@ pub enum ReadAt {
     NotOlderThan(u64),
 }
 
+/// One page of a list: its objects, the revision it reads, and how many
+/// matching objects follow it (when known).
+#[derive(Debug)]
+pub struct ListPage {
+    /// The objects of the page, sorted by namespace and name.
+    pub items: Vec<Arc<StoredObject>>,
+    /// The revision the list reads.
+    pub revision: u64,
+    /// How many objects follow the page; `None` when not counted.
+    pub remaining: Option<usize>,
+    /// Whether at least one matching object follows the page.
+    pub more: bool,
+}
+
+/// What [`Storage::list_page`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct PageRequest<'a> {
+    /// The resource.
+    pub resource: &'a GroupResource,
+    /// One namespace, or all when `None`.
+    pub namespace: Option<&'a str>,
+    /// Which state to read.
+    pub at: ReadAt,
+    /// Start after this namespace and name (exclusive): a continue token's
+    /// position.
+    pub after: Option<(&'a str, &'a str)>,
+    /// The most objects in the page.
+    pub limit: Option<usize>,
+    /// Count the objects after the page.
+    pub count_remaining: bool,
+}
+
 /// Preconditions of a delete.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Preconditions {
@@ -638,6 +670,92 @@ impl Storage {
         Ok((objects.into_values().collect(), target))
     }
 
+    /// One page of a list: the objects after `request.after` (a namespace
+    /// and name, exclusive) that pass `filter`, at most `request.limit` of
+    /// them. At the
+    /// current revision this walks the store from `after` without copying
+    /// the rest; at a past revision it rebuilds the snapshot first. With
+    /// `request.count_remaining` the objects after the page are counted (without
+    /// `filter`, so callers ask only when there is no selector, as the real
+    /// server reports `remainingItemCount` only then).
+    pub fn list_page(
+        &self,
+        request: &PageRequest<'_>,
+        filter: impl Fn(&StoredObject) -> bool,
+    ) -> Result<ListPage, Status> {
+        let PageRequest {
+            resource,
+            namespace,
+            at,
+            after,
+            limit,
+            count_remaining,
+        } = *request;
+        let limit = limit.unwrap_or(usize::MAX);
+        let is_after = |key: &ObjectKey| {
+            after.is_none_or(|(ns, name)| (key.namespace.as_str(), key.name.as_str()) > (ns, name))
+        };
+        let in_scope = |key: &ObjectKey| namespace.is_none_or(|ns| key.namespace == ns);
+        let collect = |objects: &mut dyn Iterator<Item = &Arc<StoredObject>>| {
+            let mut items = Vec::new();
+            let mut remaining = 0usize;
+            for object in objects {
+                if items.len() < limit {
+                    if filter(object) {
+                        items.push(Arc::clone(object));
+                    }
+                } else if count_remaining {
+                    remaining += 1;
+                } else {
+                    // One more match is enough to know there is a next page.
+                    if filter(object) {
+                        remaining = 1;
+                        break;
+                    }
+                }
+            }
+            (items, remaining)
+        };
+        let state = self.state.lock();
+        let current = state.revision;
+        let latest = match at {
+            ReadAt::Latest => true,
+            ReadAt::NotOlderThan(revision) if revision <= current => true,
+            ReadAt::Exact(revision) if revision == current => true,
+            _ => false,
+        };
+        if latest {
+            let start = ObjectKey::new(
+                resource.clone(),
+                after.map_or(namespace.unwrap_or_default(), |(ns, _)| ns),
+                after.map_or("", |(_, name)| name),
+            );
+            let mut walk = state
+                .objects
+                .range(start..)
+                .take_while(|(key, _)| key.resource == *resource)
+                .filter(|(key, _)| in_scope(key) && is_after(key))
+                .map(|(_, object)| object);
+            let (items, remaining) = collect(&mut walk);
+            return Ok(ListPage {
+                items,
+                revision: current,
+                remaining: count_remaining.then_some(remaining),
+                more: remaining > 0,
+            });
+        }
+        drop(state);
+        let (snapshot, revision) = self.list(resource, namespace, at)?;
+        let mut walk = snapshot.iter().filter(|object| is_after(&object.key));
+        let (items, remaining) = collect(&mut walk);
+        Ok(ListPage {
+            items,
+            revision,
+            remaining: count_remaining.then_some(remaining),
+            more: remaining > 0,
+        })
+    }
+
     /// Starts a watch of `resource` (in one namespace, or all) for the
     /// events after revision `after`. 410 Expired if events after it were
     /// compacted away.
@@ -748,6 +866,25 @@ impl StorageWatch {
         match self.backlog.front() {
             Some(next) => next.revision - 1,
             None => self.last_revision,
+        }
+    }
+
+    /// The next event if one is ready now, without waiting: `None` when
+    /// nothing is ready (or the watcher must call [`next`](Self::next) to
+    /// learn it fell behind or the store is gone).
+    pub fn try_next(&mut self) -> Option<Arc<StorageEvent>> {
+        if let Some(event) = self.backlog.pop_front() {
+            return Some(event);
+        }
+        loop {
+            let event = self.live.try_recv().ok()?;
+            if event.revision <= self.last_revision {
+                continue;
+            }
+            self.last_revision = event.revision;
+            if self.filter.matches(&event.object.key) {
+                return Some(event);
+            }
         }
     }
 

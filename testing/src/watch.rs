@@ -40,6 +40,9 @@ impl Body for ChannelBody {
     }
 }
 
+/// The most bytes of ready events sent as one chunk.
+const COALESCE_BYTES: usize = 64 * 1024;
+
 /// Settings a watch takes from the server.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WatchSettings {
@@ -262,13 +265,29 @@ pub(crate) fn watch(
                         let _ = sender.send(error_line(&status)).await;
                         return;
                     }
-                    Some(Ok(event)) => match translate(&event, &filters) {
-                        Some(event_type) => {
-                            faults.event_sent();
-                            event_line(event_type, &representation.object(&event.object))
+                    Some(Ok(event)) => {
+                        // Coalesce the events that are already there into
+                        // one chunk (up to 64 KB): one write, not one per
+                        // event.
+                        let mut chunk = Vec::new();
+                        let mut next = Some(event);
+                        while let Some(event) = next.take() {
+                            if let Some(event_type) = translate(&event, &filters) {
+                                faults.event_sent();
+                                chunk.extend_from_slice(&event_line(
+                                    event_type,
+                                    &representation.object(&event.object),
+                                ));
+                            }
+                            if chunk.len() < COALESCE_BYTES && !dropped.is_cancelled() {
+                                next = watch.try_next();
+                            }
                         }
-                        None => continue,
-                    },
+                        if chunk.is_empty() {
+                            continue;
+                        }
+                        Bytes::from(chunk)
+                    }
                 },
             };
             if sender.send(line).await.is_err() {

@@ -108,3 +108,30 @@ async fn seeds_pods_writes_a_kubeconfig_and_churns() {
     assert!(written.contains(&format!("server: {url}")));
     std::fs::remove_dir_all(&directory).unwrap();
 }
+
+#[tokio::test]
+async fn fault_flags_inject_failures() {
+    let (_server, url) = start(&[
+        "--fail-every",
+        "0.05",
+        "--fail-code",
+        "503",
+        "--compact-every",
+        "0.05",
+    ]);
+    let client = reqwest::Client::new();
+    let mut saw_503 = false;
+    for _ in 0..40 {
+        let response = client
+            .get(format!("{url}/api/v1/pods"))
+            .send()
+            .await
+            .unwrap();
+        if response.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE {
+            saw_503 = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    assert!(saw_503, "--fail-every injected a 503");
+}

@@ -31,6 +31,12 @@ OPTIONS:
     --history <N>                  Events of history kept (default: 10000)
     --latency-ms <MS>              Delay every request
     --drop-watches-every <SECONDS> Drop every open watch periodically
+    --compact-every <SECONDS>      Compact the history periodically (watches and
+                                   exact lists from before get 410)
+    --restart-every <SECONDS>      Close every connection periodically, keeping data
+    --fail-every <SECONDS>         Periodically answer the next request with an error
+    --fail-code <CODE>             The error for --fail-every: 410, 429 (with
+                                   Retry-After: 1), 500 or 503 (default: 500)
     -h, --help                     Print this help
 ";
 
@@ -47,11 +53,16 @@ struct Options {
     history: Option<usize>,
     latency_ms: u64,
     drop_watches_every: Option<f64>,
+    compact_every: Option<f64>,
+    restart_every: Option<f64>,
+    fail_every: Option<f64>,
+    fail_code: u16,
 }
 
 fn parse_options(arguments: &[String]) -> Result<Option<Options>, String> {
     let mut options = Options {
         namespaces: 10,
+        fail_code: 500,
         ..Options::default()
     };
     let mut iterator = arguments.iter();
@@ -92,6 +103,24 @@ fn parse_options(arguments: &[String]) -> Result<Option<Options>, String> {
                     &value("--drop-watches-every")?,
                 )?)
             }
+            "--compact-every" => {
+                options.compact_every = Some(number("--compact-every", &value("--compact-every")?)?)
+            }
+            "--restart-every" => {
+                options.restart_every = Some(number("--restart-every", &value("--restart-every")?)?)
+            }
+            "--fail-every" => {
+                options.fail_every = Some(number("--fail-every", &value("--fail-every")?)?)
+            }
+            "--fail-code" => {
+                options.fail_code = number("--fail-code", &value("--fail-code")?)?;
+                if ![410, 429, 500, 503].contains(&options.fail_code) {
+                    return Err(format!(
+                        "--fail-code: {} is not one of 410, 429, 500, 503",
+                        options.fail_code
+                    ));
+                }
+            }
             other => return Err(format!("unknown option {other:?} (see --help)")),
         }
     }
@@ -115,6 +144,29 @@ fn say(line: &str) {
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "{line}");
     let _ = stdout.flush();
+}
+
+/// The error `--fail-every` injects.
+fn injected_failure(code: u16) -> clientgo_apimachinery::Status {
+    use clientgo_apimachinery::Status;
+    match code {
+        410 => Status::expired("too old resource version (injected by test-apiserver)"),
+        429 => Status::too_many_requests("too many requests (injected by test-apiserver)", 1),
+        503 => Status::service_unavailable("service unavailable (injected by test-apiserver)"),
+        _ => Status::internal_error("injected by test-apiserver"),
+    }
+}
+
+/// Runs `action` every `period` until the program ends.
+fn every(period: Duration, action: impl Fn() + Send + 'static) {
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(period);
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            action();
+        }
+    });
 }
 
 /// A small deterministic generator for the churn writer.
@@ -222,20 +274,33 @@ async fn run(options: Options) -> Result<(), String> {
         ));
         say(&format!("churning at {} writes per second", options.churn));
     }
-    let drop_every = options
-        .drop_watches_every
-        .map(|seconds| positive_duration("--drop-watches-every", seconds))
-        .transpose()?;
+    let period = |name: &str, seconds: Option<f64>| {
+        seconds
+            .map(|seconds| positive_duration(name, seconds))
+            .transpose()
+    };
+    let drop_every = period("--drop-watches-every", options.drop_watches_every)?;
+    let compact_every = period("--compact-every", options.compact_every)?;
+    let restart_every = period("--restart-every", options.restart_every)?;
+    let fail_every = period("--fail-every", options.fail_every)?;
     let server = Arc::new(server);
     if let Some(period) = drop_every {
         let server = Arc::clone(&server);
-        tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(period);
-            ticker.tick().await;
-            loop {
-                ticker.tick().await;
-                server.faults().drop_watches();
-            }
+        every(period, move || server.faults().drop_watches());
+    }
+    if let Some(period) = compact_every {
+        let server = Arc::clone(&server);
+        every(period, move || server.compact_history());
+    }
+    if let Some(period) = restart_every {
+        let server = Arc::clone(&server);
+        every(period, move || server.faults().restart());
+    }
+    if let Some(period) = fail_every {
+        let server = Arc::clone(&server);
+        let code = options.fail_code;
+        every(period, move || {
+            server.faults().fail_next(None, injected_failure(code));
         });
     }
     tokio::signal::ctrl_c()
