@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use clientgo_apimachinery::ApiResource;
 use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+    ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
@@ -14,19 +15,25 @@ use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Endpoints, Event, LimitRange, Namespace, Node, PersistentVolume,
+    ComponentStatus, ConfigMap, Endpoints, Event, LimitRange, Namespace, Node, PersistentVolume,
     PersistentVolumeClaim, Pod, PodTemplate, ReplicationController, ResourceQuota, Secret, Service,
     ServiceAccount,
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::events::v1::Event as EventsEvent;
-use k8s_openapi::api::networking::v1::{Ingress, IngressClass, NetworkPolicy};
+use k8s_openapi::api::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
+use k8s_openapi::api::networking::v1::{
+    IPAddress, Ingress, IngressClass, NetworkPolicy, ServiceCIDR,
+};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, StorageClass, VolumeAttachment};
+use k8s_openapi::api::storage::v1::{
+    CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 
 /// The resources a test server serves, by group, version and plural.
 #[derive(Debug, Clone, Default)]
@@ -35,10 +42,13 @@ pub struct ResourceRegistry {
 }
 
 impl ResourceRegistry {
-    /// The GA built-in resources of the core, apps, autoscaling, batch,
-    /// certificates, coordination, discovery, events, networking, node,
-    /// policy, RBAC, scheduling, storage and admission-registration groups,
-    /// and CustomResourceDefinitions.
+    /// Every GA built-in resource that can be listed and exists in every
+    /// Kubernetes version this crate supports (1.33 and later): the core,
+    /// admissionregistration, apiextensions, apiregistration, apps,
+    /// autoscaling, batch, certificates, coordination, discovery, events,
+    /// flowcontrol, networking, node, policy, rbac, scheduling and storage
+    /// groups. (Types that became GA later, and beta or alpha versions, can
+    /// be added with [`register`](Self::register).)
     pub fn with_builtins() -> Self {
         let mut registry = ResourceRegistry::default();
         for resource in [
@@ -86,6 +96,15 @@ impl ResourceRegistry {
             ApiResource::of::<VolumeAttachment>(),
             ApiResource::of::<MutatingWebhookConfiguration>(),
             ApiResource::of::<ValidatingWebhookConfiguration>(),
+            ApiResource::of::<ValidatingAdmissionPolicy>(),
+            ApiResource::of::<ValidatingAdmissionPolicyBinding>(),
+            ApiResource::of::<FlowSchema>(),
+            ApiResource::of::<PriorityLevelConfiguration>(),
+            ApiResource::of::<APIService>(),
+            ApiResource::of::<CSIStorageCapacity>(),
+            ApiResource::of::<IPAddress>(),
+            ApiResource::of::<ServiceCIDR>(),
+            ApiResource::of::<ComponentStatus>(),
         ] {
             registry.register(resource);
         }
