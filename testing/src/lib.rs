@@ -1,8 +1,8 @@
-//! An in-process Kubernetes API server for tests (work in progress).
+//! An in-process Kubernetes API server for tests.
 //!
 //! [`TestApiServer`] serves the Kubernetes API over HTTP or HTTPS on
 //! 127.0.0.1, so clients under test talk to it over real sockets exactly as
-//! they would to a cluster. Built so far:
+//! they would to a cluster. It provides:
 //!
 //! - get, list, create, update, status update, patch (JSON merge, JSON
 //!   patch; strategic merge and server-side apply are applied as merge
