@@ -14,6 +14,11 @@ use serde_json::{Value, json};
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
+/// GETs a URL and decodes the JSON answer.
+async fn get_json<T: serde::de::DeserializeOwned>(client: &Client, url: String) -> T {
+    client.get(url).send().await.unwrap().json().await.unwrap()
+}
+
 #[allow(clippy::needless_pass_by_value)] // `json!` literals read best inline
 fn pod(name: &str, labels: Value) -> Value {
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels}, "spec": {"containers": []}})
@@ -79,14 +84,7 @@ async fn create_get_update_delete_with_real_status_answers() {
     let status = status_of(again).await;
     assert_eq!(status.reason, StatusReason::AlreadyExists);
 
-    let fetched: DynamicObject = client
-        .get(format!("{}{PODS}/web", server.url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let fetched: DynamicObject = get_json(&client, format!("{}{PODS}/web", server.url())).await;
     assert_eq!(fetched.resource_version(), Some(rv.as_str()));
 
     let mut stale = serde_json::to_value(&fetched).unwrap();
@@ -172,14 +170,7 @@ async fn bad_requests_unknown_resources_and_wrong_methods() {
             .contains("field label not supported")
     );
 
-    let version: Value = client
-        .get(format!("{}/version", server.url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let version: Value = get_json(&client, format!("{}/version", server.url())).await;
     assert_eq!(version["major"], "1");
     let health = client
         .get(format!("{}/healthz", server.url()))
@@ -519,14 +510,7 @@ async fn label_selected_watches_see_objects_enter_and_leave() {
     )
     .await;
     post(&client, &server, PODS, &pod("x", json!({"app": "db"}))).await;
-    let created: DynamicObject = client
-        .get(format!("{}{PODS}/x", server.url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created: DynamicObject = get_json(&client, format!("{}{PODS}/x", server.url())).await;
     let mut relabelled = serde_json::to_value(&created).unwrap();
     relabelled["metadata"]["labels"] = json!({"app": "web"});
     let moved_in: DynamicObject = client
@@ -666,24 +650,14 @@ async fn custom_resources_are_served_once_their_crd_is_created() {
         describe(&events.next_change().await.unwrap()),
         "ADDED nightly"
     );
-    let listed: Value = client
-        .get(format!("{}{crontabs}", server.url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = get_json(&client, format!("{}{crontabs}", server.url())).await;
     assert_eq!(listed["kind"], "CronTabList");
     assert_eq!(listed["items"][0]["spec"]["cronSpec"], "0 3 * * *");
-    let discovered: Value = client
-        .get(format!("{}/apis/stable.example.com/v1", server.url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let discovered: Value = get_json(
+        &client,
+        format!("{}/apis/stable.example.com/v1", server.url()),
+    )
+    .await;
     assert_eq!(discovered["resources"][0]["name"], "crontabs");
 
     let invalid = post(

@@ -15,6 +15,11 @@ use serde_json::{Value, json};
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
+/// GETs a URL and decodes the JSON answer.
+async fn get_json<T: serde::de::DeserializeOwned>(client: &Client, url: String) -> T {
+    client.get(url).send().await.unwrap().json().await.unwrap()
+}
+
 async fn create(client: &Client, server: &TestApiServer, name: &str, labels: &Value) {
     let response = client
         .post(format!("{}{PODS}", server.url()))
@@ -193,14 +198,7 @@ async fn delete_collection_honours_selectors() {
         .unwrap();
     assert_eq!(deleted["kind"], "PodList");
     assert_eq!(deleted["items"].as_array().unwrap().len(), 2);
-    let left: Value = client
-        .get(format!("{}{PODS}", server.url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let left: Value = get_json(&client, format!("{}{PODS}", server.url())).await;
     let names: Vec<&str> = left["items"]
         .as_array()
         .unwrap()
