@@ -16,7 +16,9 @@ use crate::delta::{Delta, Deltas};
 use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
 use crate::queue::{InitialPopulation, Queue, trace_slow_pop, wait_until};
-use crate::store::{KnownObjects, ReflectorStore, TransformFunc};
+use crate::store::{
+    KnownObjects, ReflectorStore, TransformFunc, apply_transform, apply_transform_to_deleted,
+};
 
 /// How a [`DeltaFifo`] is built.
 pub struct DeltaFifoOptions<K> {
@@ -157,13 +159,6 @@ impl<K: Object + Send + Sync + 'static> DeltaFifo<K> {
         self.state.lock().queue.is_empty()
     }
 
-    fn transformed(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
-        match &self.transform {
-            Some(transform) => transform(object),
-            None => Ok(object),
-        }
-    }
-
     /// Appends a delta to a key's list, merges duplicate deletes, queues the
     /// key if it is new, and wakes consumers.
     fn queue_locked(&self, state: &mut State<K>, key: String, delta: Delta<K>) {
@@ -200,7 +195,7 @@ fn merge_duplicate_deletes<K>(deltas: &mut Deltas<K>) {
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
-        let object = self.transformed(object)?;
+        let object = apply_transform(self.transform.as_ref(), object)?;
         let mut state = self.state.lock();
         state.initial.populate();
         self.queue_locked(&mut state, key, Delta::Added(object));
@@ -209,7 +204,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
 
     fn update(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
-        let object = self.transformed(object)?;
+        let object = apply_transform(self.transform.as_ref(), object)?;
         let mut state = self.state.lock();
         state.initial.populate();
         self.queue_locked(&mut state, key, Delta::Updated(object));
@@ -221,12 +216,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
     /// known nor queued is.
     fn delete(&self, target: ObjectOrTombstone<K>) -> Result<(), StoreError> {
         let key = target.key(&self.key_func)?;
-        let target = match target {
-            ObjectOrTombstone::Object(object) => {
-                ObjectOrTombstone::Object(self.transformed(object)?)
-            }
-            tombstone => tombstone,
-        };
+        let target = apply_transform_to_deleted(self.transform.as_ref(), target)?;
         let mut state = self.state.lock();
         state.initial.populate();
         let queued = state.items.contains_key(&key);
@@ -248,7 +238,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
         let mut keyed = Vec::with_capacity(objects.len());
         for object in objects {
             let key = (self.key_func)(&object)?;
-            keyed.push((key, self.transformed(object)?));
+            keyed.push((key, apply_transform(self.transform.as_ref(), object)?));
         }
         let mut state = self.state.lock();
         let mut listed: HashSet<String> = HashSet::with_capacity(keyed.len());

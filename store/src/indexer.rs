@@ -10,7 +10,7 @@ use clientgo_apimachinery::Object;
 use crate::error::StoreError;
 use crate::index::{Indexers, namespace_indexers};
 use crate::key::{KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
-use crate::store::{KnownObjects, ReflectorStore, Store, TransformFunc};
+use crate::store::{KnownObjects, ReflectorStore, Store, TransformFunc, apply_transform};
 use crate::thread_safe_store::{Change, ThreadSafeStore};
 
 /// How an [`Indexer`] is built.
@@ -155,13 +155,6 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
         self.store.is_empty()
     }
 
-    fn transformed(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
-        match &self.transform {
-            Some(transform) => transform(object),
-            None => Ok(object),
-        }
-    }
-
     /// Objects sharing an index value with `object`.
     pub fn index(&self, index_name: &str, object: &K) -> Result<Vec<Arc<K>>, StoreError> {
         self.store.index(index_name, object)
@@ -246,7 +239,7 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
 
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
-        let object = self.transformed(object)?;
+        let object = apply_transform(self.transform.as_ref(), object)?;
         let key = (self.key_func)(&object)?;
         self.store.add(&key, object)
     }
@@ -270,7 +263,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
         let mut items = Vec::with_capacity(objects.len());
         for object in objects {
-            let object = self.transformed(object)?;
+            let object = apply_transform(self.transform.as_ref(), object)?;
             let key = (self.key_func)(&object)?;
             items.push((key, object));
         }

@@ -13,7 +13,9 @@ use crate::delta::{Delta, Deltas};
 use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
 use crate::queue::{InitialPopulation, Queue, trace_slow_pop, wait_until};
-use crate::store::{KnownObjects, ReflectorStore, TransformFunc};
+use crate::store::{
+    KnownObjects, ReflectorStore, TransformFunc, apply_transform, apply_transform_to_deleted,
+};
 
 /// The most deltas one [`RealFifo::pop_batch`] hands over (client-go's
 /// `defaultBatchSize`).
@@ -230,13 +232,6 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
         self.state.lock().items.is_empty()
     }
 
-    fn transformed(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
-        match &self.transform {
-            Some(transform) => transform(object),
-            None => Ok(object),
-        }
-    }
-
     fn push(&self, delta: Delta<K>) {
         let mut state = self.state.lock();
         state.initial.populate();
@@ -356,25 +351,20 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
 
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
-        let object = self.transformed(object)?;
+        let object = apply_transform(self.transform.as_ref(), object)?;
         self.push(Delta::Added(object));
         Ok(())
     }
 
     fn update(&self, object: Arc<K>) -> Result<(), StoreError> {
-        let object = self.transformed(object)?;
+        let object = apply_transform(self.transform.as_ref(), object)?;
         self.push(Delta::Updated(object));
         Ok(())
     }
 
     /// Always queues the delete (a RealFifo never suppresses one).
     fn delete(&self, target: ObjectOrTombstone<K>) -> Result<(), StoreError> {
-        let target = match target {
-            ObjectOrTombstone::Object(object) => {
-                ObjectOrTombstone::Object(self.transformed(object)?)
-            }
-            tombstone => tombstone,
-        };
+        let target = apply_transform_to_deleted(self.transform.as_ref(), target)?;
         self.push(Delta::Deleted(target));
         Ok(())
     }
@@ -382,7 +372,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
         let objects = objects
             .into_iter()
-            .map(|object| self.transformed(object))
+            .map(|object| apply_transform(self.transform.as_ref(), object))
             .collect::<Result<Vec<_>, _>>()?;
         if self.atomic_events {
             let mut state = self.state.lock();

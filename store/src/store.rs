@@ -16,6 +16,32 @@ use crate::key::ObjectOrTombstone;
 /// copying.
 pub type TransformFunc<K> = Arc<dyn Fn(Arc<K>) -> Result<Arc<K>, StoreError> + Send + Sync>;
 
+/// Applies an optional transform to an object about to be stored or
+/// queued.
+pub(crate) fn apply_transform<K>(
+    transform: Option<&TransformFunc<K>>,
+    object: Arc<K>,
+) -> Result<Arc<K>, StoreError> {
+    match transform {
+        Some(transform) => transform(object),
+        None => Ok(object),
+    }
+}
+
+/// Applies an optional transform to what a delete carries. A tombstone is
+/// left alone: its object came from the cache, already transformed.
+pub(crate) fn apply_transform_to_deleted<K>(
+    transform: Option<&TransformFunc<K>>,
+    target: ObjectOrTombstone<K>,
+) -> Result<ObjectOrTombstone<K>, StoreError> {
+    match target {
+        ObjectOrTombstone::Object(object) => Ok(ObjectOrTombstone::Object(apply_transform(
+            transform, object,
+        )?)),
+        tombstone => Ok(tombstone),
+    }
+}
+
 /// What a reflector writes to: a store or a queue (client-go's
 /// `ReflectorStore` plus the optional `ReflectorBookmarkStore`).
 ///
