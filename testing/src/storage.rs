@@ -294,18 +294,21 @@ fn labels_of(metadata: &Map<String, Value>) -> Result<BTreeMap<String, String>, 
     }
 }
 
-/// Everything but `metadata` and `status`: what a generation counts.
-fn desired_state(object: &Value) -> Map<String, Value> {
-    object
-        .as_object()
-        .map(|fields| {
-            fields
-                .iter()
-                .filter(|(name, _)| *name != "metadata" && *name != "status")
-                .map(|(name, value)| (name.clone(), value.clone()))
-                .collect()
+/// Whether two objects agree on everything but `metadata` and `status`:
+/// what a generation counts. Compares in place, copying nothing.
+fn same_desired_state(a: &Value, b: &Value) -> bool {
+    let desired = |object: &Value| {
+        object
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| *name != "metadata" && *name != "status")
+            .count()
+    };
+    desired(a) == desired(b)
+        && a.as_object().into_iter().flatten().all(|(name, value)| {
+            name == "metadata" || name == "status" || b.get(name) == Some(value)
         })
-        .unwrap_or_default()
 }
 
 impl Storage {
@@ -479,7 +482,7 @@ impl Storage {
         let Some(current) = state.objects.get(key).cloned() else {
             return Err(Status::not_found(&key.resource, &key.name));
         };
-        let stored = current.to_value()?;
+        let mut stored = current.to_value()?;
         let metadata = metadata_mut(&mut object)?;
         if let Some(rv) = string_field(metadata, "resourceVersion")?
             && !rv.is_empty()
@@ -491,21 +494,6 @@ impl Storage {
                 "the object has been modified; please apply your changes to the latest version and try again",
             ));
         }
-        let mut next = if status_only {
-            let mut next = stored.clone();
-            if let (Value::Object(next_fields), Some(status)) =
-                (&mut next, object.get("status").cloned())
-            {
-                next_fields.insert("status".to_string(), status);
-            }
-            next
-        } else {
-            let mut next = object;
-            if let (Value::Object(next_fields), Some(status)) = (&mut next, stored.get("status")) {
-                next_fields.insert("status".to_string(), status.clone());
-            }
-            next
-        };
         let stored_metadata = stored
             .get("metadata")
             .and_then(Value::as_object)
@@ -515,7 +503,23 @@ impl Storage {
             .get("generation")
             .and_then(Value::as_i64)
             .unwrap_or(1);
-        let changed = desired_state(&next) != desired_state(&stored);
+        // Status updates take the stored object and the body's status; main
+        // updates take the body and the stored status. Either way the parts
+        // not taken are moved, not copied.
+        let (mut next, changed) = if status_only {
+            let status = object.get_mut("status").map(Value::take);
+            if let (Value::Object(fields), Some(status)) = (&mut stored, status) {
+                fields.insert("status".to_string(), status);
+            }
+            (stored, false)
+        } else {
+            let changed = !same_desired_state(&object, &stored);
+            let status = stored.get_mut("status").map(Value::take);
+            if let (Value::Object(fields), Some(status)) = (&mut object, status) {
+                fields.insert("status".to_string(), status);
+            }
+            (object, changed)
+        };
         let next_metadata = metadata_mut(&mut next)?;
         for preserved in [
             "uid",
