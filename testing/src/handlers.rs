@@ -43,23 +43,32 @@ impl Representation {
         }
     }
 
-    /// Writes one stored object.
-    pub(crate) fn object(self, object: &StoredObject) -> Vec<u8> {
+    /// Appends one stored object to `out`: its stored bytes as they are, or
+    /// its metadata-only form.
+    pub(crate) fn write_object(self, object: &StoredObject, out: &mut Vec<u8>) {
         match self {
-            Representation::Full => object.json.to_vec(),
+            Representation::Full => out.extend_from_slice(&object.json),
             Representation::MetadataOnly => {
                 let metadata = serde_json::from_slice::<Value>(&object.json)
                     .ok()
-                    .and_then(|value| value.get("metadata").cloned())
+                    .and_then(|mut value| value.get_mut("metadata").map(Value::take))
                     .unwrap_or_else(|| serde_json::json!({}));
-                serde_json::to_vec(&serde_json::json!({
+                let partial = serde_json::json!({
                     "kind": "PartialObjectMetadata",
                     "apiVersion": clientgo_apimachinery::META_API_VERSION,
                     "metadata": metadata,
-                }))
-                .unwrap_or_default()
+                });
+                // Writing a JSON value into a Vec cannot fail.
+                let _ = serde_json::to_writer(out, &partial);
             }
         }
+    }
+
+    /// One stored object, written alone.
+    pub(crate) fn object(self, object: &StoredObject) -> Vec<u8> {
+        let mut out = Vec::with_capacity(object.json.len());
+        self.write_object(object, &mut out);
+        out
     }
 }
 
@@ -272,10 +281,7 @@ fn list_body(
         if index > 0 {
             body.push(b',');
         }
-        match representation {
-            Representation::Full => body.extend_from_slice(&item.json),
-            Representation::MetadataOnly => body.extend_from_slice(&representation.object(item)),
-        }
+        representation.write_object(item, &mut body);
     }
     body.extend_from_slice(b"]}");
     body

@@ -53,8 +53,8 @@
 //!   clients' fallback.
 //!
 //! Measured (BENCHMARKS.md): 50,000 realistic pods listed in pages of 500
-//! in 0.9 s, 116,000 watch events per second, stored objects taking 1.3x
-//! their JSON size.
+//! in about 0.8 s, over 115,000 watch events per second, stored objects
+//! taking 1.3x their JSON size.
 //!
 //! ```
 //! use clientgo_testing::TestApiServer;

@@ -52,13 +52,20 @@ pub(crate) struct WatchSettings {
     pub watch_list: bool,
 }
 
+/// Appends one event line to `out`, the object written by `write_object`
+/// straight into it.
+fn push_event(out: &mut Vec<u8>, event_type: &str, write_object: impl FnOnce(&mut Vec<u8>)) {
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(event_type.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    write_object(out);
+    out.extend_from_slice(b"}\n");
+}
+
+/// One event line on its own.
 fn event_line(event_type: &str, object: &[u8]) -> Bytes {
     let mut line = Vec::with_capacity(object.len() + 32);
-    line.extend_from_slice(b"{\"type\":\"");
-    line.extend_from_slice(event_type.as_bytes());
-    line.extend_from_slice(b"\",\"object\":");
-    line.extend_from_slice(object);
-    line.extend_from_slice(b"}\n");
+    push_event(&mut line, event_type, |out| out.extend_from_slice(object));
     Bytes::from(line)
 }
 
@@ -224,14 +231,23 @@ pub(crate) fn watch(
                 return;
             }
         };
+        // The initial state goes out in chunks of up to 64 KB too.
+        let mut chunk = Vec::new();
         for object in start.initial.iter().filter(|o| filters.matches(o)) {
-            if sender
-                .send(event_line("ADDED", &representation.object(object)))
-                .await
-                .is_err()
+            push_event(&mut chunk, "ADDED", |out| {
+                representation.write_object(object, out)
+            });
+            if chunk.len() >= COALESCE_BYTES
+                && sender
+                    .send(Bytes::from(std::mem::take(&mut chunk)))
+                    .await
+                    .is_err()
             {
                 return;
             }
+        }
+        if !chunk.is_empty() && sender.send(Bytes::from(chunk)).await.is_err() {
+            return;
         }
         if start.initial_events_end
             && sender
@@ -274,10 +290,9 @@ pub(crate) fn watch(
                         while let Some(event) = next.take() {
                             if let Some(event_type) = translate(&event, &filters) {
                                 faults.event_sent();
-                                chunk.extend_from_slice(&event_line(
-                                    event_type,
-                                    &representation.object(&event.object),
-                                ));
+                                push_event(&mut chunk, event_type, |out| {
+                                    representation.write_object(&event.object, out)
+                                });
                             }
                             if chunk.len() < COALESCE_BYTES && !dropped.is_cancelled() {
                                 next = watch.try_next();
