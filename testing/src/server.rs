@@ -477,11 +477,10 @@ async fn read_body(request: Request<Incoming>) -> Result<Bytes, Status> {
 }
 
 /// Classifies a request for the log and for fault matching.
-fn verb_of(method: &Method, target: Option<&ResourcePath>, query: &str) -> Verb {
+fn verb_of(method: &Method, target: Option<&ResourcePath>, watching: bool) -> Verb {
     let Some(target) = target else {
         return Verb::Other;
     };
-    let watching = ListOptions::from_query(query).is_ok_and(|o| o.watch);
     match (method, target.name.is_some()) {
         (&Method::GET, false) if watching => Verb::Watch,
         (&Method::GET, false) => Verb::List,
@@ -524,10 +523,12 @@ async fn dispatch(
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let query = request.uri().query().unwrap_or_default().to_string();
-    let target = request_path::parse(&path, &state.registry.read())
-        .ok()
-        .flatten();
-    let verb = verb_of(&method, target.as_ref(), &query);
+    // Parsed once here, then handed to the deny check and the router.
+    let parsed = request_path::parse(&path, &state.registry.read());
+    let options = ListOptions::from_query(&query);
+    let target = parsed.as_ref().ok().and_then(Option::as_ref);
+    let watching = options.as_ref().is_ok_and(|o| o.watch);
+    let verb = verb_of(&method, target, watching);
     let latency = state.faults.latency();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
@@ -535,7 +536,7 @@ async fn dispatch(
     let response = if !authenticated(&state, &request, certified) {
         status_response(&Status::unauthorized("Unauthorized"))
     } else {
-        respond(&state, request, verb).await
+        respond(&state, request, verb, parsed, options).await
     };
     state.log.record(RequestRecord {
         method: method.to_string(),
@@ -549,10 +550,8 @@ async fn dispatch(
 }
 
 /// The 403 for a denied request, with the real server's message.
-fn forbidden(state: &ServerState, request: &Request<Incoming>, verb: Verb) -> Option<Status> {
-    let target = request_path::parse(request.uri().path(), &state.registry.read())
-        .ok()
-        .flatten()?;
+fn forbidden(state: &ServerState, target: Option<&ResourcePath>, verb: Verb) -> Option<Status> {
+    let target = target?;
     let resource = target.resource.group_resource();
     let denied = state.denied.lock();
     if !denied.iter().any(|(v, r)| *v == verb && *r == resource) {
@@ -579,8 +578,10 @@ async fn respond(
     state: &Arc<ServerState>,
     request: Request<Incoming>,
     verb: Verb,
+    parsed: Result<Option<ResourcePath>, Status>,
+    options: Result<ListOptions, clientgo_apimachinery::ListOptionsError>,
 ) -> Response<ResponseBody> {
-    if let Some(status) = forbidden(state, &request, verb) {
+    if let Some(status) = forbidden(state, parsed.as_ref().ok().and_then(Option::as_ref), verb) {
         return status_response(&status);
     }
     match state.faults.take_failure(verb) {
@@ -597,11 +598,16 @@ async fn respond(
             }
             response
         }
-        None => route(Arc::clone(state), request).await,
+        None => route(Arc::clone(state), request, parsed, options).await,
     }
 }
 
-async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<ResponseBody> {
+async fn route(
+    state: Arc<ServerState>,
+    request: Request<Incoming>,
+    parsed: Result<Option<ResourcePath>, Status>,
+    options: Result<ListOptions, clientgo_apimachinery::ListOptionsError>,
+) -> Response<ResponseBody> {
     let path = request.uri().path().to_string();
     match path.trim_end_matches('/') {
         "/version" => return json_response(200, version_body()),
@@ -650,7 +656,6 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
             }
         }
     }
-    let parsed = request_path::parse(&path, &state.registry.read());
     let target = match parsed {
         Ok(Some(target)) => target,
         Ok(None) => {
@@ -661,7 +666,7 @@ async fn route(state: Arc<ServerState>, request: Request<Incoming>) -> Response<
         }
         Err(status) => return status_response(&status),
     };
-    let options = match ListOptions::from_query(request.uri().query().unwrap_or_default()) {
+    let options = match options {
         Ok(options) => options,
         Err(e) => return status_response(&Status::bad_request(e.to_string())),
     };
