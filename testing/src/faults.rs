@@ -23,10 +23,35 @@ pub enum Corruption {
     Oversized(usize),
 }
 
+/// How the server fails a request it was told to fail.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// Answer with this Status as JSON, with its HTTP code, and a
+    /// `Retry-After` header when its details carry a retry delay.
+    Status(Box<Status>),
+    /// Answer with a body that is not a Status, as a proxy or load balancer
+    /// in front of the API server might (an HTML error page, say).
+    Raw {
+        /// The HTTP status code.
+        code: u16,
+        /// The `Content-Type` header.
+        content_type: String,
+        /// The body, sent as is.
+        body: String,
+        /// A `Retry-After` header value, sent as is when set.
+        retry_after: Option<String>,
+    },
+    /// Close the connection (HTTP/1.1) or reset the stream (HTTP/2) without
+    /// answering, as a connection reset in flight looks to a client.
+    Reset,
+}
+
 #[derive(Debug, Default)]
 struct State {
     /// Answers for the next requests of a verb (or of any verb: `None`).
-    failures: VecDeque<(Option<Verb>, Status)>,
+    failures: VecDeque<(Option<Verb>, Failure)>,
+    /// A `Warning` header text added to every answer while set.
+    warning: Option<String>,
     latency: Duration,
     corruption: Option<Corruption>,
     stall: Option<Duration>,
@@ -60,7 +85,20 @@ impl Faults {
     /// `status`, without doing it. A Status with a retry delay in its
     /// details also gets a `Retry-After` header. Orders queue up.
     pub fn fail_next(&self, verb: Option<Verb>, status: Status) {
-        self.state.lock().failures.push_back((verb, status));
+        self.fail_next_with(verb, Failure::Status(Box::new(status)));
+    }
+
+    /// Fails the next request of `verb` (any verb when `None`) as `failure`
+    /// says: a Status, a raw non-Status body, or a reset connection. Orders
+    /// queue up together with [`fail_next`](Self::fail_next)'s.
+    pub fn fail_next_with(&self, verb: Option<Verb>, failure: Failure) {
+        self.state.lock().failures.push_back((verb, failure));
+    }
+
+    /// Adds `Warning: 299 - "<text>"` to every answer from now on, as the
+    /// API server does for deprecated APIs (`None` to stop).
+    pub fn set_warning(&self, text: Option<String>) {
+        self.state.lock().warning = text;
     }
 
     /// Delays every request by `latency` (zero to stop).
@@ -109,13 +147,17 @@ impl Faults {
     }
 
     /// The failure ordered for a request of `verb`, if any.
-    pub(crate) fn take_failure(&self, verb: Verb) -> Option<Status> {
+    pub(crate) fn warning(&self) -> Option<String> {
+        self.state.lock().warning.clone()
+    }
+
+    pub(crate) fn take_failure(&self, verb: Verb) -> Option<Failure> {
         let mut state = self.state.lock();
         let position = state
             .failures
             .iter()
             .position(|(wanted, _)| wanted.is_none_or(|wanted| wanted == verb))?;
-        state.failures.remove(position).map(|(_, status)| status)
+        state.failures.remove(position).map(|(_, failure)| failure)
     }
 
     pub(crate) fn take_corruption(&self) -> Option<Corruption> {

@@ -93,7 +93,7 @@ mod storage;
 mod tls;
 mod watch;
 
-pub use faults::{Corruption, Faults};
+pub use faults::{Corruption, Failure, Faults};
 pub use realistic::realistic_pod;
 pub use registry::ResourceRegistry;
 pub use request_log::{RequestLog, RequestRecord, Verb};

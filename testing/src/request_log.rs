@@ -62,12 +62,27 @@ pub struct RequestRecord {
     pub status: u16,
     /// How long answering took (for a watch, until its headers).
     pub duration: Duration,
+    /// The request's HTTP version (`HTTP/1.1`, `HTTP/2.0`).
+    pub http_version: String,
+    /// The request's headers, as sent (credentials included: this is a
+    /// test server).
+    pub headers: hyper::HeaderMap,
 }
 
 impl RequestRecord {
     /// The query parsed as list options (default when it does not parse).
     pub fn list_options(&self) -> ListOptions {
         ListOptions::from_query(&self.query).unwrap_or_default()
+    }
+
+    /// The values of one request header that are valid text, in order.
+    pub fn header_values(&self, name: &str) -> Vec<String> {
+        self.headers
+            .get_all(name)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .map(str::to_string)
+            .collect()
     }
 }
 

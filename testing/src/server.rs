@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::crd;
 use crate::discovery;
-use crate::faults::Faults;
+use crate::faults::{Failure, Faults};
 use crate::handlers::{self, Answer, Representation};
 use crate::registry::ResourceRegistry;
 use crate::request_log::{RequestLog, RequestRecord, Verb};
@@ -404,7 +404,11 @@ where
     let restarted = state.faults.connection_token();
     let service = service_fn(move |request| {
         let state = Arc::clone(&state);
-        async move { Ok::<_, Infallible>(dispatch(state, request, certified).await) }
+        async move {
+            dispatch(state, request, certified)
+                .await
+                .ok_or(ConnectionReset)
+        }
     });
     let builder = auto::Builder::new(TokioExecutor::new());
     let connection = builder.serve_connection(TokioIo::new(stream), service);
@@ -514,13 +518,29 @@ fn authenticated(state: &ServerState, request: &Request<Incoming>, certified: bo
     matches!((&state.auth.bearer_token, presented), (Some(expected), Some(given)) if expected == given)
 }
 
+/// The error a connection's service returns to make hyper drop the
+/// connection (HTTP/1.1) or reset the stream (HTTP/2) unanswered.
+#[derive(Debug)]
+struct ConnectionReset;
+
+impl fmt::Display for ConnectionReset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("connection reset by fault injection")
+    }
+}
+
+impl std::error::Error for ConnectionReset {}
+
+/// Answers one request; `None` means "reset it unanswered".
 async fn dispatch(
     state: Arc<ServerState>,
     request: Request<Incoming>,
     certified: bool,
-) -> Response<ResponseBody> {
+) -> Option<Response<ResponseBody>> {
     let started = std::time::Instant::now();
     let method = request.method().clone();
+    let http_version = format!("{:?}", request.version());
+    let headers = request.headers().clone();
     let path = request.uri().path().to_string();
     let query = request.uri().query().unwrap_or_default().to_string();
     // Parsed once here, then handed to the deny check and the router.
@@ -534,17 +554,27 @@ async fn dispatch(
         tokio::time::sleep(latency).await;
     }
     let response = if !authenticated(&state, &request, certified) {
-        status_response(&Status::unauthorized("Unauthorized"))
+        Some(status_response(&Status::unauthorized("Unauthorized")))
     } else {
         respond(&state, request, verb, parsed, options).await
     };
+    let mut response = response;
+    if let (Some(response), Some(text)) = (response.as_mut(), state.faults.warning()) {
+        let quoted = format!("299 - {:?}", text);
+        if let Ok(value) = header::HeaderValue::from_str(&quoted) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
     state.log.record(RequestRecord {
         method: method.to_string(),
         path,
         query,
         verb,
-        status: response.status().as_u16(),
+        // A reset request is logged with status 0: it had no answer.
+        status: response.as_ref().map_or(0, |r| r.status().as_u16()),
         duration: started.elapsed(),
+        http_version,
+        headers,
     });
     response
 }
@@ -580,12 +610,32 @@ async fn respond(
     verb: Verb,
     parsed: Result<Option<ResourcePath>, Status>,
     options: Result<ListOptions, clientgo_apimachinery::ListOptionsError>,
-) -> Response<ResponseBody> {
+) -> Option<Response<ResponseBody>> {
     if let Some(status) = forbidden(state, parsed.as_ref().ok().and_then(Option::as_ref), verb) {
-        return status_response(&status);
+        return Some(status_response(&status));
     }
-    match state.faults.take_failure(verb) {
-        Some(status) => {
+    let response = match state.faults.take_failure(verb) {
+        Some(Failure::Reset) => return None,
+        Some(Failure::Raw {
+            code,
+            content_type,
+            body,
+            retry_after,
+        }) => {
+            let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+            *response.status_mut() =
+                StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            if let Ok(value) = header::HeaderValue::from_str(&content_type) {
+                response.headers_mut().insert(header::CONTENT_TYPE, value);
+            }
+            if let Some(value) =
+                retry_after.and_then(|text: String| header::HeaderValue::from_str(&text).ok())
+            {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            response
+        }
+        Some(Failure::Status(status)) => {
             let mut response = status_response(&status);
             if let Some(seconds) = status
                 .details
@@ -599,7 +649,8 @@ async fn respond(
             response
         }
         None => route(Arc::clone(state), request, parsed, options).await,
-    }
+    };
+    Some(response)
 }
 
 async fn route(

@@ -1,0 +1,660 @@
+//! [`Request`]: client-go's request builder. Path parts are checked as path
+//! segments; problems are kept and reported when the request is sent.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use bytes::Bytes;
+use clientgo_apimachinery::{ApiResource, ListOptions, Status, check_path_segment};
+use reqwest::Method;
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::client::RestClient;
+use crate::error::{Error, RequestError};
+
+/// The most of a non-Status error body kept in a synthesized Status.
+const MAX_ERROR_TEXT: usize = 2048;
+/// The most of an error body read to look for a Status.
+const MAX_ERROR_BODY: usize = 1024 * 1024;
+/// The wait before retrying a GET whose connection broke (client-go treats
+/// it as `Retry-After: 1`).
+const BROKEN_CONNECTION_RETRY: Duration = Duration::from_secs(1);
+
+/// One request being built. Obtain it from [`RestClient::get`] and friends.
+///
+/// The URL is `<host>[<group-version path>][/namespaces/<ns>]/<resource>
+/// [/<name>][/<subresource>]`, or an absolute path. Each part may be set
+/// once and must be a valid path segment; a mistake is remembered and
+/// returned by the method that sends the request, as client-go does.
+///
+/// Sending: the request waits in the client's rate limiter (except
+/// [`watch`](Self::watch)), gets credentials, and is retried when the
+/// server answers 429 or 5xx with an integer `Retry-After` (up to
+/// `max_retries`, 10 by default, each retry passing the limiter again), when
+/// a GET's connection breaks before an answer (after 1 s), and once after a
+/// 401 when fresh credentials may help (token file, exec plugin). The error
+/// returned is the last attempt's.
+#[derive(Debug)]
+#[must_use = "a request does nothing until it is sent"]
+pub struct Request {
+    client: RestClient,
+    method: Method,
+    path: RequestPath,
+    query: Vec<(String, String)>,
+    headers: HeaderMap,
+    body: Option<(Bytes, HeaderValue)>,
+    timeout: Option<Duration>,
+    max_retries: Option<u32>,
+    error: Option<RequestError>,
+}
+
+#[derive(Debug, Default)]
+struct RequestPath {
+    absolute: Option<String>,
+    group_version: Option<String>,
+    namespace: Option<String>,
+    namespace_set: bool,
+    resource: Option<String>,
+    name: Option<String>,
+    subresource: Option<String>,
+}
+
+/// A 2xx answer, read whole.
+#[derive(Debug, Clone)]
+pub struct RawResponse {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The response headers.
+    pub headers: HeaderMap,
+    /// The body.
+    pub body: Bytes,
+    /// The URL requested.
+    pub url: String,
+}
+
+impl RawResponse {
+    /// Decodes the body as JSON.
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T, Error> {
+        decode(&self.body, &self.url)
+    }
+}
+
+/// A 2xx answer whose body is read as it arrives (a watch, logs).
+#[derive(Debug)]
+pub struct ByteStream {
+    response: reqwest::Response,
+    url: String,
+}
+
+impl ByteStream {
+    /// The next chunk of the body as the network delivered it; `None` at
+    /// the end. A broken connection is [`Error::Http`].
+    pub async fn next_chunk(&mut self) -> Result<Option<Bytes>, Error> {
+        self.response.chunk().await.map_err(|source| Error::Http {
+            url: self.url.clone(),
+            source,
+        })
+    }
+
+    /// The response headers.
+    pub fn headers(&self) -> &HeaderMap {
+        self.response.headers()
+    }
+
+    /// The HTTP version the answer came over (`HTTP/2.0` when the
+    /// connection negotiated HTTP/2).
+    pub fn http_version(&self) -> reqwest::Version {
+        self.response.version()
+    }
+
+    /// The URL requested.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Request {
+    pub(crate) fn new(client: RestClient, method: Method) -> Self {
+        let headers = client.inner.default_headers.clone();
+        Request {
+            client,
+            method,
+            path: RequestPath::default(),
+            query: Vec::new(),
+            headers,
+            body: None,
+            timeout: None,
+            max_retries: None,
+            error: None,
+        }
+    }
+
+    fn fail(&mut self, error: RequestError) {
+        if self.error.is_none() {
+            self.error = Some(error);
+        }
+    }
+
+    fn set_segment(mut self, what: &'static str, value: &str, slot: SegmentSlot) -> Self {
+        if let Err(problem) = check_path_segment(value) {
+            self.fail(RequestError::InvalidPath(format!(
+                "{what} {value:?}: {problem}"
+            )));
+            return self;
+        }
+        let target = match slot {
+            SegmentSlot::Namespace => &mut self.path.namespace,
+            SegmentSlot::Resource => &mut self.path.resource,
+            SegmentSlot::Name => &mut self.path.name,
+            SegmentSlot::Subresource => &mut self.path.subresource,
+        };
+        if let Some(previous) = target {
+            let message = format!("{what} set twice (already {previous:?}, then {value:?})");
+            self.fail(RequestError::InvalidPath(message));
+            return self;
+        }
+        *target = Some(value.to_string());
+        self
+    }
+
+    /// Sets the path from an absolute path (`/version`, `/apis`), instead
+    /// of group version, namespace, resource and name.
+    pub fn abs_path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        if !path.starts_with('/') || path.split('/').any(|s| s == "." || s == "..") {
+            self.fail(RequestError::InvalidPath(format!(
+                "absolute path {path:?} must start with / and hold no . or .. segments"
+            )));
+        }
+        self.path.absolute = Some(path);
+        self
+    }
+
+    /// Sets the group-version prefix (`/api/v1`, `/apis/apps/v1`).
+    pub fn group_version_path(mut self, prefix: impl Into<String>) -> Self {
+        self.path.group_version = Some(prefix.into());
+        self
+    }
+
+    /// Sets the group-version prefix and the resource from `resource`.
+    pub fn api_resource(self, resource: &ApiResource) -> Self {
+        match resource.group_version_path() {
+            Ok(prefix) => self.group_version_path(prefix).resource(resource.plural()),
+            Err(error) => {
+                let mut request = self;
+                request.fail(RequestError::Path(error));
+                request
+            }
+        }
+    }
+
+    /// Sets the namespace; an empty one means none (all namespaces, or a
+    /// cluster-scoped resource).
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.path.namespace_set = true;
+        if namespace.is_empty() {
+            return self;
+        }
+        self.set_segment("namespace", namespace, SegmentSlot::Namespace)
+    }
+
+    /// Sets the resource (plural, lower case: `pods`).
+    pub fn resource(self, resource: &str) -> Self {
+        self.set_segment("resource", resource, SegmentSlot::Resource)
+    }
+
+    /// Sets the object's name; it must not be empty.
+    pub fn name(mut self, name: &str) -> Self {
+        if name.is_empty() {
+            self.fail(RequestError::InvalidPath(
+                "the object name is empty".to_string(),
+            ));
+            return self;
+        }
+        self.set_segment("name", name, SegmentSlot::Name)
+    }
+
+    /// Sets the subresource (`status`, `scale`).
+    pub fn subresource(self, subresource: &str) -> Self {
+        self.set_segment("subresource", subresource, SegmentSlot::Subresource)
+    }
+
+    /// Adds list options as query parameters (selectors, resourceVersion,
+    /// limit, continue, watch, timeoutSeconds...).
+    pub fn list_options(mut self, options: &ListOptions) -> Self {
+        for (key, value) in options.to_query_pairs() {
+            self.query.push((key.to_string(), value));
+        }
+        self
+    }
+
+    /// Adds one query parameter.
+    pub fn param(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.query.push((key.into(), value.into()));
+        self
+    }
+
+    /// Sets a header (replacing one of the same name).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        let parsed = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| e.to_string())
+            .and_then(|name| {
+                HeaderValue::from_str(value)
+                    .map(|value| (name, value))
+                    .map_err(|e| e.to_string())
+            });
+        match parsed {
+            Ok((name, value)) => {
+                self.headers.insert(name, value);
+            }
+            Err(message) => self.fail(RequestError::InvalidHeader {
+                name: name.to_string(),
+                message,
+            }),
+        }
+        self
+    }
+
+    /// Sends `value` encoded as JSON (`Content-Type: application/json`).
+    pub fn json_body<T: Serialize + ?Sized>(mut self, value: &T) -> Self {
+        match serde_json::to_vec(value) {
+            Ok(bytes) => {
+                self.body = Some((
+                    Bytes::from(bytes),
+                    HeaderValue::from_static("application/json"),
+                ));
+            }
+            Err(error) => self.fail(RequestError::Encode(error)),
+        }
+        self
+    }
+
+    /// Sends these bytes with this content type (a patch, say). The body is
+    /// kept, so the request can be retried.
+    pub fn body(mut self, body: impl Into<Bytes>, content_type: &'static str) -> Self {
+        self.body = Some((body.into(), HeaderValue::from_static(content_type)));
+        self
+    }
+
+    /// Limits this request to `timeout` (also sent as the `timeout` query
+    /// parameter so the server stops too). For a stream, it limits the whole
+    /// stream.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Overrides the client's retry limit for this request.
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.max_retries = Some(retries);
+        self
+    }
+
+    /// The URL this request goes to, or the first mistake in building it.
+    pub fn url(&self) -> Result<String, Error> {
+        if let Some(error) = &self.error {
+            return Err(RequestError::InvalidPath(error.to_string()).into());
+        }
+        let mut url = self.client.inner.base_url.clone();
+        let path = &self.path;
+        match &path.absolute {
+            Some(absolute) => url.push_str(absolute),
+            None => {
+                if path.group_version.is_none() && path.resource.is_none() {
+                    return Err(RequestError::InvalidPath(
+                        "no path: set a resource or an absolute path".to_string(),
+                    )
+                    .into());
+                }
+                if let Some(prefix) = &path.group_version {
+                    url.push_str(prefix);
+                }
+                if let Some(namespace) = &path.namespace {
+                    url.push_str("/namespaces/");
+                    url.push_str(namespace);
+                }
+                for part in [&path.resource, &path.name, &path.subresource]
+                    .into_iter()
+                    .flatten()
+                {
+                    url.push('/');
+                    url.push_str(part);
+                }
+            }
+        }
+        // client-go's preflight rules.
+        if self.method == Method::POST && path.namespace_set && path.namespace.is_none() {
+            return Err(RequestError::InvalidPath(
+                "a POST with an explicitly empty namespace".to_string(),
+            )
+            .into());
+        }
+        let mut query: Vec<(String, String)> = self.query.clone();
+        if let Some(timeout) = self.timeout {
+            query.push((
+                "timeout".to_string(),
+                format!("{}s", timeout.as_secs().max(1)),
+            ));
+        }
+        if !query.is_empty() {
+            url.push('?');
+            let mut serializer = form_urlencoded_pairs(&query);
+            url.push_str(&std::mem::take(&mut serializer));
+        }
+        Ok(url)
+    }
+
+    /// Sends the request and decodes a 2xx body as `T`.
+    pub async fn send<T: DeserializeOwned>(self) -> Result<T, Error> {
+        self.send_raw().await?.json()
+    }
+
+    /// Sends the request and returns a 2xx answer whole.
+    pub async fn send_raw(self) -> Result<RawResponse, Error> {
+        let (response, url) = self.execute(true, false).await?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.bytes().await.map_err(|source| Error::Http {
+            url: url.clone(),
+            source,
+        })?;
+        Ok(RawResponse {
+            status,
+            headers,
+            body,
+            url,
+        })
+    }
+
+    /// Sends the request and returns the body as a stream of chunks
+    /// (throttled like any request).
+    pub async fn stream(self) -> Result<ByteStream, Error> {
+        let (response, url) = self.execute(true, true).await?;
+        Ok(ByteStream { response, url })
+    }
+
+    /// Sends a watch and returns its body as a stream of chunks. Watches are
+    /// not throttled (client-go's rule): a relist storm is bounded by the
+    /// reflector's backoff, not by the rate limiter. Add `watch=true` through
+    /// [`list_options`](Self::list_options).
+    pub async fn watch(self) -> Result<ByteStream, Error> {
+        let (response, url) = self.execute(false, true).await?;
+        Ok(ByteStream { response, url })
+    }
+
+    /// Sends the request with retries; returns a 2xx response.
+    async fn execute(
+        self,
+        throttled: bool,
+        streaming: bool,
+    ) -> Result<(reqwest::Response, String), Error> {
+        let url = self.url()?;
+        let inner = &self.client.inner;
+        let max_retries = self.max_retries.unwrap_or(inner.max_retries);
+        let timeout = self
+            .timeout
+            .or(if streaming { None } else { inner.timeout });
+        let mut retries = 0;
+        let mut reauthenticated = false;
+        loop {
+            if throttled && let Some(bucket) = &inner.throttle {
+                let waited = bucket.accept().await;
+                if !waited.is_zero() {
+                    inner.counters.throttled.fetch_add(1, Ordering::Relaxed);
+                    inner
+                        .counters
+                        .throttle_wait_micros
+                        .fetch_add(waited.as_micros() as u64, Ordering::Relaxed);
+                }
+            }
+            let credentials = inner.auth.credentials().await?;
+            if credentials.certificate_changed {
+                inner.renew_connections()?;
+            }
+            let mut builder = inner
+                .http()
+                .request(self.method.clone(), &url)
+                .headers(self.headers.clone());
+            if let Some(authorization) = &credentials.authorization {
+                builder = builder.header(header::AUTHORIZATION, authorization.clone());
+            }
+            if let Some((body, content_type)) = &self.body {
+                builder = builder
+                    .header(header::CONTENT_TYPE, content_type.clone())
+                    .body(body.clone());
+            }
+            if !self.headers.contains_key(header::ACCEPT) {
+                builder = builder.header(header::ACCEPT, "application/json, */*");
+            }
+            if let Some(timeout) = timeout {
+                builder = builder.timeout(timeout);
+            }
+            inner.counters.requests.fetch_add(1, Ordering::Relaxed);
+            match builder.send().await {
+                Ok(response) => {
+                    inner.handle_warnings(response.headers());
+                    let code = response.status().as_u16();
+                    if (200..300).contains(&code) {
+                        return Ok((response, url));
+                    }
+                    if code == 401
+                        && !reauthenticated
+                        && inner.auth.unauthorized(&credentials).await
+                    {
+                        reauthenticated = true;
+                        inner
+                            .counters
+                            .reauthentications
+                            .fetch_add(1, Ordering::Relaxed);
+                        tracing::debug!(%url, "401 Unauthorized; retrying once with fresh credentials");
+                        continue;
+                    }
+                    let retry_after = retry_after_seconds(response.headers());
+                    if (code == 429 || code >= 500)
+                        && let Some(seconds) = retry_after
+                        && retries < max_retries
+                    {
+                        retries += 1;
+                        inner.counters.retries.fetch_add(1, Ordering::Relaxed);
+                        let flow_schema = response
+                            .headers()
+                            .get("x-kubernetes-pf-flowschema-uid")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or_default()
+                            .to_string();
+                        tracing::info!(
+                            %url,
+                            code,
+                            retry_after_seconds = seconds,
+                            attempt = retries,
+                            max_retries,
+                            flow_schema,
+                            "the API server asked to retry later"
+                        );
+                        tokio::time::sleep(Duration::from_secs(seconds)).await;
+                        continue;
+                    }
+                    return Err(error_from_response(response, &url).await);
+                }
+                Err(source) => {
+                    let broken = !source.is_timeout()
+                        && (source.is_connect() || source.is_request() || source.is_body());
+                    if self.method == Method::GET && broken && retries < max_retries {
+                        retries += 1;
+                        inner.counters.retries.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(
+                            %url,
+                            error = %crate::error::describe_http_error(&source),
+                            attempt = retries,
+                            "GET failed without an answer; retrying"
+                        );
+                        tokio::time::sleep(BROKEN_CONNECTION_RETRY).await;
+                        continue;
+                    }
+                    return Err(Error::Http { url, source });
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum SegmentSlot {
+    Namespace,
+    Resource,
+    Name,
+    Subresource,
+}
+
+fn form_urlencoded_pairs(pairs: &[(String, String)]) -> String {
+    let mut serializer = form_urlencoded::Serializer::new(String::new());
+    for (key, value) in pairs {
+        serializer.append_pair(key, value);
+    }
+    serializer.finish()
+}
+
+/// An integer `Retry-After` header (seconds); client-go ignores the
+/// HTTP-date form, and so does this.
+pub(crate) fn retry_after_seconds(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Decodes a JSON body, naming the URL and a snippet on failure.
+pub(crate) fn decode<T: DeserializeOwned>(body: &[u8], url: &str) -> Result<T, Error> {
+    clientgo_apimachinery::decode::from_json_slice(body, std::any::type_name::<T>()).map_err(
+        |source| Error::Decode {
+            url: url.to_string(),
+            source,
+        },
+    )
+}
+
+/// Turns a non-2xx answer into [`Error::Api`]: the Status in the body, or
+/// one made from the HTTP code and the body's text.
+async fn error_from_response(mut response: reqwest::Response, url: &str) -> Error {
+    let code = response.status().as_u16();
+    let retry_after = retry_after_seconds(response.headers());
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    Error::Api(Box::new(status_from_body(
+        code,
+        &content_type,
+        &body,
+        retry_after,
+        url,
+    )))
+}
+
+/// The Status an error answer carries, or one synthesized from its code.
+pub(crate) fn status_from_body(
+    code: u16,
+    content_type: &str,
+    body: &[u8],
+    retry_after: Option<u64>,
+    url: &str,
+) -> Status {
+    if let Ok(mut status) = serde_json::from_slice::<Status>(body)
+        && status.kind == "Status"
+    {
+        if status.code == 0 {
+            status.code = code;
+        }
+        return status;
+    }
+    let mut text = String::from_utf8_lossy(body).trim().to_string();
+    if text.len() > MAX_ERROR_TEXT {
+        let mut end = MAX_ERROR_TEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+    let what = match code {
+        400 => "the server rejected our request for an unknown reason",
+        401 => "the server has asked for the client to provide credentials",
+        403 => "the server does not allow access to the requested resource",
+        404 => "the server could not find the requested resource",
+        405 => "the server does not allow this method on the requested resource",
+        409 => "the server reported a conflict",
+        410 => "the server could not find the requested resource (gone)",
+        413 => "the request is too large",
+        415 => "the server does not support the content type sent",
+        422 => "the server rejected our request due to an error in our request",
+        429 => "the server has received too many requests and has asked us to try again later",
+        500 => "an error on the server has prevented the request from succeeding",
+        502..=504 => "the server is currently unable to handle the request",
+        _ => "the server answered with an error",
+    };
+    let shown_type = if content_type.is_empty() {
+        "no content type"
+    } else {
+        content_type
+    };
+    let message = if text.is_empty() {
+        format!("{what} (HTTP {code} from {url}, empty body)")
+    } else {
+        format!("{what} (HTTP {code} from {url}, {shown_type} body: {text})")
+    };
+    let mut status = Status::from_http_code(code, message);
+    if let Some(seconds) = retry_after {
+        let details = status.details.get_or_insert_with(Default::default);
+        details.retry_after_seconds = u32::try_from(seconds).unwrap_or(u32::MAX);
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_pages_become_a_status_with_capped_text() {
+        let page = format!("<html><body>{}</body></html>", "x".repeat(5000));
+        let status = status_from_body(502, "text/html", page.as_bytes(), None, "https://h/api");
+        assert_eq!(status.code, 502);
+        assert!(status.message.contains("<html>"));
+        assert!(status.message.len() < 2300, "{}", status.message.len());
+        assert!(status.message.contains("text/html"));
+    }
+
+    #[test]
+    fn a_status_body_is_used_as_is() {
+        let body = serde_json::to_vec(&Status::too_many_requests("slow down", 2)).unwrap();
+        let status = status_from_body(429, "application/json", &body, Some(2), "u");
+        assert_eq!(status.message, "slow down");
+        assert_eq!(status.retry_after_seconds(), Some(2));
+    }
+
+    #[test]
+    fn retry_after_is_integer_seconds_only() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static(" 3 "));
+        assert_eq!(retry_after_seconds(&headers), Some(3));
+        headers.insert(
+            header::RETRY_AFTER,
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after_seconds(&headers), None);
+    }
+}

@@ -1,0 +1,360 @@
+//! TLS through rustls with the ring provider: trusted roots, server name
+//! override, skip-verify, and a client certificate that can change while the
+//! client runs (exec plugins hand out new ones).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use rustls::client::ResolvesClientCert;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::sign::CertifiedKey;
+use rustls::{DigitallySignedStruct, SignatureScheme};
+
+use crate::config::{Config, PemSource};
+use crate::error::ConfigError;
+
+/// Where distributions keep the system's certificate bundle, tried in order
+/// after `SSL_CERT_FILE` when no certificate authority is configured.
+const SYSTEM_BUNDLES: [&str; 5] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+];
+
+/// Reads a PEM source, naming the setting and the configuration on failure.
+pub(crate) fn read_pem(
+    source: &PemSource,
+    field: &str,
+    origin: &str,
+) -> Result<Vec<u8>, ConfigError> {
+    match source {
+        PemSource::Data(bytes) => Ok(bytes.clone()),
+        PemSource::File(path) => std::fs::read(path).map_err(|source| ConfigError::ReadFile {
+            what: format!("{field} (from {origin})"),
+            path: path.clone(),
+            source,
+        }),
+    }
+}
+
+fn tls_error(field: &str, origin: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Tls {
+        field: field.to_string(),
+        source_name: origin.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Parses every certificate in PEM text; at least one must be there.
+pub(crate) fn parse_certificates(
+    pem: &[u8],
+    field: &str,
+    origin: &str,
+) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
+    let mut certificates = Vec::new();
+    for item in CertificateDer::pem_slice_iter(pem) {
+        let certificate = item.map_err(|e| tls_error(field, origin, format!("bad PEM: {e}")))?;
+        certificates.push(certificate);
+    }
+    if certificates.is_empty() {
+        return Err(tls_error(field, origin, "no PEM CERTIFICATE block found"));
+    }
+    Ok(certificates)
+}
+
+/// Parses a private key (PKCS#8, PKCS#1 or SEC1) from PEM text.
+pub(crate) fn parse_private_key(
+    pem: &[u8],
+    field: &str,
+    origin: &str,
+) -> Result<PrivateKeyDer<'static>, ConfigError> {
+    PrivateKeyDer::from_pem_slice(pem)
+        .map_err(|e| tls_error(field, origin, format!("no usable PEM private key: {e}")))
+}
+
+/// A certificate and key checked to belong together, ready for rustls.
+pub(crate) fn certified_key(
+    certificate_pem: &[u8],
+    key_pem: &[u8],
+    origin: &str,
+) -> Result<Arc<CertifiedKey>, ConfigError> {
+    let chain = parse_certificates(certificate_pem, "client-certificate", origin)?;
+    let key = parse_private_key(key_pem, "client-key", origin)?;
+    let provider = rustls::crypto::ring::default_provider();
+    let certified = CertifiedKey::from_der(chain, key, &provider).map_err(|e| {
+        tls_error(
+            "client-key",
+            origin,
+            format!("does not fit the certificate: {e}"),
+        )
+    })?;
+    Ok(Arc::new(certified))
+}
+
+/// The client certificate to present, replaceable while the client runs.
+/// rustls asks for it at every handshake, so a new certificate takes effect
+/// on the next connection.
+#[derive(Debug, Default)]
+pub(crate) struct ClientCertificateSlot {
+    current: RwLock<Option<Arc<CertifiedKey>>>,
+}
+
+impl ClientCertificateSlot {
+    /// Replaces the certificate; returns whether it changed.
+    pub(crate) fn set(&self, key: Option<Arc<CertifiedKey>>) -> bool {
+        let mut current = self.current.write();
+        let changed = match (&*current, &key) {
+            (Some(old), Some(new)) => old.cert != new.cert,
+            (None, None) => false,
+            _ => true,
+        };
+        *current = key;
+        changed
+    }
+}
+
+impl ResolvesClientCert for ClientCertificateSlot {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        _sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<CertifiedKey>> {
+        self.current.read().clone()
+    }
+
+    fn has_certs(&self) -> bool {
+        self.current.read().is_some()
+    }
+}
+
+/// Builds the rustls configuration for `config`, with `client_certificate`
+/// as the source of client certificates.
+pub(crate) fn client_tls_config(
+    config: &Config,
+    client_certificate: Arc<ClientCertificateSlot>,
+) -> Result<rustls::ClientConfig, ConfigError> {
+    let origin = config.origin.as_str();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ConfigError::HttpClient(format!("TLS protocol versions: {e}")))?;
+
+    let verifier: Arc<dyn ServerCertVerifier> = if config.tls.insecure_skip_verify {
+        tracing::warn!(
+            host = %config.host,
+            origin,
+            "TLS certificate verification is disabled (insecure-skip-tls-verify): anyone on the path can impersonate the API server"
+        );
+        Arc::new(NoVerification {
+            schemes: provider
+                .signature_verification_algorithms
+                .supported_schemes(),
+        })
+    } else {
+        let roots = root_store(config)?;
+        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::clone(&provider),
+        )
+        .build()
+        .map_err(|e| tls_error("certificate-authority", origin, e.to_string()))?;
+        match &config.tls.server_name {
+            Some(name) => {
+                let name = ServerName::try_from(name.clone()).map_err(|e| {
+                    tls_error(
+                        "tls-server-name",
+                        origin,
+                        format!("{name:?} is not a valid name: {e}"),
+                    )
+                })?;
+                Arc::new(OverrideServerName {
+                    inner: webpki,
+                    name,
+                })
+            }
+            None => webpki,
+        }
+    };
+
+    let mut tls = builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_client_cert_resolver(client_certificate);
+    tls.alpn_protocols = if config.tls.disable_http2 {
+        vec![b"http/1.1".to_vec()]
+    } else {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    };
+    Ok(tls)
+}
+
+fn root_store(config: &Config) -> Result<rustls::RootCertStore, ConfigError> {
+    let origin = config.origin.as_str();
+    let mut roots = rustls::RootCertStore::empty();
+    match &config.tls.certificate_authority {
+        Some(source) => {
+            let pem = read_pem(source, "certificate-authority", origin)?;
+            for certificate in parse_certificates(&pem, "certificate-authority", origin)? {
+                roots.add(certificate).map_err(|e| {
+                    tls_error(
+                        "certificate-authority",
+                        origin,
+                        format!("unusable certificate: {e}"),
+                    )
+                })?;
+            }
+        }
+        None => {
+            let added = add_system_roots(&mut roots);
+            if added == 0 {
+                tracing::warn!(
+                    origin,
+                    "no certificate authority configured and no system bundle found; TLS connections will fail"
+                );
+            }
+        }
+    }
+    Ok(roots)
+}
+
+/// Adds the system's trusted certificates; returns how many were added.
+fn add_system_roots(roots: &mut rustls::RootCertStore) -> usize {
+    let from_environment = std::env::var_os("SSL_CERT_FILE").map(std::path::PathBuf::from);
+    let candidates = from_environment
+        .into_iter()
+        .chain(SYSTEM_BUNDLES.iter().map(std::path::PathBuf::from));
+    for path in candidates {
+        if let Some(added) = add_bundle(roots, &path)
+            && added > 0
+        {
+            return added;
+        }
+    }
+    0
+}
+
+fn add_bundle(roots: &mut rustls::RootCertStore, path: &Path) -> Option<usize> {
+    let pem = std::fs::read(path).ok()?;
+    let certificates: Vec<_> = CertificateDer::pem_slice_iter(&pem)
+        .filter_map(Result::ok)
+        .collect();
+    let (added, _ignored) = roots.add_parsable_certificates(certificates);
+    Some(added)
+}
+
+/// Verifies the server's certificate against a configured name instead of
+/// the URL's host (client-go's `TLSClientConfig.ServerName`).
+#[derive(Debug)]
+struct OverrideServerName {
+    inner: Arc<rustls::client::WebPkiServerVerifier>,
+    name: ServerName<'static>,
+}
+
+impl ServerCertVerifier for OverrideServerName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.inner
+            .verify_server_cert(end_entity, intermediates, &self.name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner
+            .verify_tls12_signature(message, certificate, signature)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner
+            .verify_tls13_signature(message, certificate, signature)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// Accepts any server certificate: `insecure-skip-tls-verify`.
+#[derive(Debug)]
+struct NoVerification {
+    schemes: Vec<SignatureScheme>,
+}
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _certificate: &CertificateDer<'_>,
+        _signature: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        Ok(HandshakeSignatureValid::assertion())
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        _message: &[u8],
+        _certificate: &CertificateDer<'_>,
+        _signature: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        Ok(HandshakeSignatureValid::assertion())
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.schemes.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_pem_names_the_field_and_origin() {
+        let error = parse_certificates(b"not pem at all", "certificate-authority", "kubeconfig /x")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("certificate-authority"), "{error}");
+        assert!(error.contains("kubeconfig /x"), "{error}");
+        let error = parse_private_key(b"-----BEGIN NOTHING-----\n", "client-key", "k")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("client-key"), "{error}");
+    }
+
+    #[test]
+    fn the_slot_reports_changes() {
+        let slot = ClientCertificateSlot::default();
+        assert!(!slot.has_certs());
+        assert!(!slot.set(None));
+    }
+}
