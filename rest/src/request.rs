@@ -479,8 +479,7 @@ impl Request {
                     return Err(error_from_response(response, &url).await);
                 }
                 Err(source) => {
-                    let broken = !source.is_timeout()
-                        && (source.is_connect() || source.is_request() || source.is_body());
+                    let broken = connection_broke(&source);
                     if self.method == Method::GET && broken && retries < max_retries {
                         retries += 1;
                         inner.counters.retries.fetch_add(1, Ordering::Relaxed);
@@ -498,6 +497,24 @@ impl Request {
             }
         }
     }
+}
+
+/// Whether a request failed because an established connection broke (reset,
+/// closed before the answer): client-go retries such GETs. Not a timeout,
+/// not a failure to connect, and never a TLS problem (a wrong CA does not
+/// get better by asking again).
+fn connection_broke(error: &reqwest::Error) -> bool {
+    if error.is_timeout() || error.is_connect() || !(error.is_request() || error.is_body()) {
+        return false;
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause.is::<rustls::Error>() {
+            return false;
+        }
+        source = cause.source();
+    }
+    true
 }
 
 #[derive(Clone, Copy)]

@@ -18,6 +18,8 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use parking_lot::Mutex;
+
 use crate::crd;
 use crate::discovery;
 use crate::faults::{Failure, Faults};
@@ -166,7 +168,7 @@ impl TestApiServerBuilder {
             openapi_v2: self.openapi_v2,
             address,
             auth: Auth {
-                bearer_token: self.bearer_token,
+                bearer_token: Mutex::new(self.bearer_token),
                 client_certificate: self.client_certificate_auth,
             },
             denied: parking_lot::Mutex::new(self.denied),
@@ -199,13 +201,14 @@ struct ServerState {
 
 /// Who may call the server.
 struct Auth {
-    bearer_token: Option<String>,
+    /// The accepted token; replaceable to test token rotation.
+    bearer_token: Mutex<Option<String>>,
     client_certificate: bool,
 }
 
 impl Auth {
     fn required(&self) -> bool {
-        self.bearer_token.is_some() || self.client_certificate
+        self.bearer_token.lock().is_some() || self.client_certificate
     }
 }
 
@@ -281,7 +284,7 @@ impl TestApiServer {
             cluster.push_str(&format!("    certificate-authority-data: {}\n", encode(ca)));
         }
         let mut user = String::new();
-        if let Some(token) = &self.state.auth.bearer_token {
+        if let Some(token) = self.state.auth.bearer_token.lock().as_ref() {
             user.push_str(&format!("    token: {token}\n"));
         }
         if let Some(client) = &self.client_certificate {
@@ -338,6 +341,16 @@ impl TestApiServer {
     /// Forbids `verb` on `resource` from now on (403 Forbidden).
     pub fn deny(&self, verb: Verb, resource: GroupResource) {
         self.state.denied.lock().push((verb, resource));
+    }
+
+    /// Accepts `token` instead of the bearer token set when building (the
+    /// old one is refused from now on), as after a token rotation. Only
+    /// for servers built with [`bearer_token`](TestApiServerBuilder::bearer_token).
+    pub fn rotate_bearer_token(&self, token: impl Into<String>) {
+        let mut current = self.state.auth.bearer_token.lock();
+        if current.is_some() {
+            *current = Some(token.into());
+        }
     }
 
     /// Lifts every deny rule.
@@ -515,7 +528,7 @@ fn authenticated(state: &ServerState, request: &Request<Incoming>, certified: bo
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "));
-    matches!((&state.auth.bearer_token, presented), (Some(expected), Some(given)) if expected == given)
+    matches!((state.auth.bearer_token.lock().as_ref(), presented), (Some(expected), Some(given)) if expected == given)
 }
 
 /// The error a connection's service returns to make hyper drop the

@@ -1,0 +1,410 @@
+//! TLS, authentication, exec plugins and HTTP/2 against clientgo-testing's
+//! server over real loopback sockets.
+// Tests may unwrap: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+mod support;
+
+use std::time::Duration;
+
+use clientgo_apimachinery::ListOptions;
+use clientgo_rest::{
+    Config, Error, ExecConfig, Impersonation, ResourceClient, RestClient, reqwest,
+};
+use clientgo_testing::{TestApiServer, Verb};
+use k8s_openapi::api::core::v1::ConfigMap;
+use support::{TempDir, config_for, json_string, unrelated_ca_pem};
+
+async fn list_config_maps(client: RestClient) -> Result<usize, Error> {
+    let config_maps = ResourceClient::<ConfigMap>::namespaced(client, "default");
+    Ok(config_maps.list(&ListOptions::default()).await?.items.len())
+}
+
+#[tokio::test]
+async fn the_servers_ca_is_trusted_and_another_ca_is_refused() {
+    let server = TestApiServer::builder().tls().start().await.unwrap();
+    let client = RestClient::new(config_for(&server)).unwrap();
+    assert_eq!(list_config_maps(client).await.unwrap(), 0);
+
+    let wrong = Config::new(server.url()).certificate_authority_pem(unrelated_ca_pem());
+    let error = list_config_maps(RestClient::new(wrong).unwrap())
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, Error::Http { .. }), "{message}");
+    assert!(message.contains(&server.url()), "the URL is named: {message}");
+    assert!(
+        message.to_lowercase().contains("certificate"),
+        "the cause is named: {message}"
+    );
+}
+
+#[tokio::test]
+async fn insecure_skip_verify_connects_without_a_ca() {
+    let server = TestApiServer::builder().tls().start().await.unwrap();
+    let config = Config::new(server.url()).insecure_skip_tls_verify(true);
+    assert_eq!(
+        list_config_maps(RestClient::new(config).unwrap())
+            .await
+            .unwrap(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn a_server_name_override_is_used_for_verification() {
+    let server = TestApiServer::builder().tls().start().await.unwrap();
+    // The server's certificate is for 127.0.0.1 and localhost; a wrong name
+    // must fail, the right one must pass even with the IP in the URL.
+    let wrong = config_for(&server).tls_server_name("not-the-server.example");
+    assert!(
+        list_config_maps(RestClient::new(wrong).unwrap())
+            .await
+            .is_err()
+    );
+    let right = config_for(&server).tls_server_name("localhost");
+    assert_eq!(
+        list_config_maps(RestClient::new(right).unwrap())
+            .await
+            .unwrap(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn bearer_tokens_are_required_and_sent() {
+    let server = TestApiServer::builder()
+        .tls()
+        .bearer_token("s3cret")
+        .start()
+        .await
+        .unwrap();
+    let anonymous = RestClient::new(config_for(&server)).unwrap();
+    let error = list_config_maps(anonymous).await.unwrap_err();
+    assert!(error.is_unauthorized(), "{error}");
+
+    let client = RestClient::new(config_for(&server).bearer_token("s3cret")).unwrap();
+    assert_eq!(list_config_maps(client).await.unwrap(), 0);
+    let last = server.requests().records().pop().unwrap();
+    assert_eq!(last.header_values("authorization"), vec!["Bearer s3cret"]);
+}
+
+#[tokio::test]
+async fn a_rotated_token_file_is_picked_up() {
+    let server = TestApiServer::builder()
+        .tls()
+        .bearer_token("first")
+        .start()
+        .await
+        .unwrap();
+    let directory = TempDir::new("token-file");
+    let token_file = directory.write("token", "first\n");
+    let client = RestClient::new(config_for(&server).bearer_token_file(&token_file)).unwrap();
+    assert_eq!(list_config_maps(client.clone()).await.unwrap(), 0);
+
+    // The token rotates: the server refuses the old one and the file holds
+    // the new one. The cached token gets a 401, which makes the client read
+    // the file again and retry once, well before the minute is up.
+    server.rotate_bearer_token("second");
+    std::fs::write(&token_file, "second").unwrap();
+    assert_eq!(list_config_maps(client.clone()).await.unwrap(), 0);
+    assert_eq!(client.stats().reauthentications, 1);
+    let last = server.requests().records().pop().unwrap();
+    assert_eq!(last.header_values("authorization"), vec!["Bearer second"]);
+}
+
+#[tokio::test]
+async fn an_unreadable_token_file_is_an_auth_error_naming_it() {
+    let server = TestApiServer::builder().tls().start().await.unwrap();
+    let client =
+        RestClient::new(config_for(&server).bearer_token_file("/no/such/token")).unwrap();
+    let error = list_config_maps(client).await.unwrap_err();
+    assert!(matches!(error, Error::Auth(_)), "{error}");
+    assert!(error.to_string().contains("/no/such/token"), "{error}");
+}
+
+#[tokio::test]
+async fn client_certificates_authenticate() {
+    let server = TestApiServer::builder()
+        .tls()
+        .client_certificate_auth()
+        .start()
+        .await
+        .unwrap();
+    let anonymous = RestClient::new(config_for(&server)).unwrap();
+    assert!(
+        list_config_maps(anonymous)
+            .await
+            .unwrap_err()
+            .is_unauthorized()
+    );
+    let identity = server.client_certificate().unwrap();
+    let config = config_for(&server)
+        .client_certificate_pem(identity.certificate_pem.clone(), identity.key_pem.clone());
+    assert_eq!(
+        list_config_maps(RestClient::new(config).unwrap())
+            .await
+            .unwrap(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn http2_is_negotiated_and_watches_share_the_connection() {
+    let server = TestApiServer::builder().tls().start().await.unwrap();
+    let client = RestClient::new(config_for(&server)).unwrap();
+    let config_maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    let mut first = config_maps.watch(&ListOptions::default()).await.unwrap();
+    let mut second = config_maps.watch(&ListOptions::default()).await.unwrap();
+    assert_eq!(first.http_version(), reqwest::Version::HTTP_2);
+    assert_eq!(second.http_version(), reqwest::Version::HTTP_2);
+    list_config_maps(client).await.unwrap();
+    for record in server.requests().records() {
+        assert_eq!(record.http_version, "HTTP/2.0", "{record:?}");
+    }
+    drop((first.next_chunk(), second.next_chunk()));
+
+    let http1 = RestClient::new(config_for(&server).disable_http2(true)).unwrap();
+    server.requests().clear();
+    list_config_maps(http1).await.unwrap();
+    assert_eq!(server.requests().records()[0].http_version, "HTTP/1.1");
+}
+
+#[tokio::test]
+async fn user_agent_and_impersonation_headers_are_sent() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let mut impersonation = Impersonation {
+        user: Some("jane".to_string()),
+        uid: Some("uid-1".to_string()),
+        groups: vec!["devs".to_string(), "ops".to_string()],
+        ..Impersonation::default()
+    };
+    impersonation
+        .extra
+        .insert("scopes".to_string(), vec!["a".to_string(), "b".to_string()]);
+    let client = RestClient::new(Config::new(server.url()).impersonate(impersonation)).unwrap();
+    list_config_maps(client).await.unwrap();
+    let record = server.requests().records().pop().unwrap();
+    assert_eq!(record.header_values("impersonate-user"), vec!["jane"]);
+    assert_eq!(record.header_values("impersonate-uid"), vec!["uid-1"]);
+    assert_eq!(record.header_values("impersonate-group"), vec!["devs", "ops"]);
+    assert_eq!(record.header_values("impersonate-extra-scopes"), vec!["a", "b"]);
+    let agent = record.header_values("user-agent").pop().unwrap();
+    assert!(agent.starts_with("clientgo-rs/"), "{agent}");
+}
+
+/// An exec plugin printing an ExecCredential with `status`, counting its
+/// runs in `runs` and saving KUBERNETES_EXEC_INFO in `exec-info.json`.
+fn exec_plugin(directory: &TempDir, status: &str) -> ExecConfig {
+    let runs = directory.path().join("runs");
+    let info = directory.path().join("exec-info.json");
+    let script = directory.script(
+        "plugin.sh",
+        &format!(
+            "echo run >> {runs}\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > {info}\n\
+             echo \"plugin says hello on stderr\" >&2\n\
+             cat <<'JSON'\n{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{status}}}\nJSON",
+            runs = runs.display(),
+            info = info.display(),
+        ),
+    );
+    ExecConfig::new(
+        script.to_string_lossy(),
+        "client.authentication.k8s.io/v1",
+    )
+}
+
+fn runs(directory: &TempDir) -> usize {
+    std::fs::read_to_string(directory.path().join("runs"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[tokio::test]
+async fn an_exec_plugin_token_is_cached_until_it_expires() {
+    let server = TestApiServer::builder()
+        .tls()
+        .bearer_token("from-plugin")
+        .start()
+        .await
+        .unwrap();
+    let directory = TempDir::new("exec-token");
+    let mut exec = exec_plugin(
+        &directory,
+        r#"{"token":"from-plugin","expirationTimestamp":"2099-01-01T00:00:00Z"}"#,
+    );
+    exec.provide_cluster_info = true;
+    let client = RestClient::new(config_for(&server).exec(exec)).unwrap();
+    for _ in 0..3 {
+        assert_eq!(list_config_maps(client.clone()).await.unwrap(), 0);
+    }
+    assert_eq!(runs(&directory), 1, "the credential is cached");
+
+    let info: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(directory.path().join("exec-info.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(info["kind"], "ExecCredential");
+    assert_eq!(info["apiVersion"], "client.authentication.k8s.io/v1");
+    assert_eq!(info["spec"]["interactive"], false);
+    assert_eq!(info["spec"]["cluster"]["server"], server.url());
+    assert!(
+        info["spec"]["cluster"]["certificateAuthorityData"]
+            .as_str()
+            .is_some_and(|ca| !ca.is_empty())
+    );
+}
+
+#[tokio::test]
+async fn an_expired_exec_credential_runs_the_plugin_again() {
+    let server = TestApiServer::builder()
+        .bearer_token("t")
+        .start()
+        .await
+        .unwrap();
+    let directory = TempDir::new("exec-expired");
+    let exec = exec_plugin(
+        &directory,
+        r#"{"token":"t","expirationTimestamp":"2001-01-01T00:00:00Z"}"#,
+    );
+    let client = RestClient::new(Config::new(server.url()).exec(exec)).unwrap();
+    list_config_maps(client.clone()).await.unwrap();
+    list_config_maps(client).await.unwrap();
+    assert_eq!(runs(&directory), 2);
+}
+
+#[tokio::test]
+async fn a_401_refreshes_the_exec_credential_and_retries_once() {
+    let server = TestApiServer::builder()
+        .tls()
+        .bearer_token("fresh")
+        .start()
+        .await
+        .unwrap();
+    let directory = TempDir::new("exec-401");
+    // The first run hands out a token the server no longer accepts.
+    let runs_file = directory.path().join("runs");
+    let script = directory.script(
+        "plugin.sh",
+        &format!(
+            "echo run >> {runs}\nif [ \"$(wc -l < {runs})\" -le 1 ]; then token=stale; else token=fresh; fi\n\
+             printf '{{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"%s\"}}}}' \"$token\"",
+            runs = runs_file.display()
+        ),
+    );
+    let exec = ExecConfig::new(
+        script.to_string_lossy(),
+        "client.authentication.k8s.io/v1beta1",
+    );
+    let client = RestClient::new(config_for(&server).exec(exec)).unwrap();
+    assert_eq!(list_config_maps(client.clone()).await.unwrap(), 0);
+    assert_eq!(runs(&directory), 2);
+    assert_eq!(client.stats().reauthentications, 1);
+    // 401 then 200: the request was retried exactly once.
+    let statuses: Vec<u16> = server
+        .requests()
+        .of(Verb::List)
+        .iter()
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses, vec![401, 200]);
+}
+
+#[tokio::test]
+async fn an_exec_plugin_client_certificate_authenticates() {
+    let server = TestApiServer::builder()
+        .tls()
+        .client_certificate_auth()
+        .start()
+        .await
+        .unwrap();
+    let identity = server.client_certificate().unwrap();
+    let directory = TempDir::new("exec-cert");
+    let status = format!(
+        r#"{{"clientCertificateData":{},"clientKeyData":{}}}"#,
+        json_string(&identity.certificate_pem),
+        json_string(&identity.key_pem)
+    );
+    let exec = exec_plugin(&directory, &status);
+    let client = RestClient::new(config_for(&server).exec(exec)).unwrap();
+    assert_eq!(list_config_maps(client).await.unwrap(), 0);
+    assert_eq!(runs(&directory), 1);
+}
+
+#[tokio::test]
+async fn a_failing_exec_plugin_reports_its_stderr() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let directory = TempDir::new("exec-fail");
+    let script = directory.script(
+        "plugin.sh",
+        "echo 'error: you must log in first (run: cloud auth login)' >&2\nexit 3",
+    );
+    let exec = ExecConfig::new(script.to_string_lossy(), "client.authentication.k8s.io/v1");
+    let client = RestClient::new(Config::new(server.url()).exec(exec)).unwrap();
+    let error = list_config_maps(client).await.unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, Error::Exec(_)), "{message}");
+    assert!(message.contains("you must log in first"), "{message}");
+    assert!(message.contains('3'), "the exit status is shown: {message}");
+    assert_eq!(server.requests().records().len(), 0, "nothing was sent");
+}
+
+#[tokio::test]
+async fn a_hanging_exec_plugin_times_out_with_its_stderr() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let directory = TempDir::new("exec-hang");
+    let script = directory.script("plugin.sh", "echo 'waiting for browser login' >&2\nexec sleep 30");
+    let exec = ExecConfig::new(script.to_string_lossy(), "client.authentication.k8s.io/v1")
+        .timeout(Duration::from_millis(300));
+    let client = RestClient::new(Config::new(server.url()).exec(exec)).unwrap();
+    let started = std::time::Instant::now();
+    let error = list_config_maps(client).await.unwrap_err().to_string();
+    assert!(started.elapsed() < Duration::from_secs(10), "the plugin was killed");
+    assert!(error.contains("did not finish"), "{error}");
+    assert!(error.contains("waiting for browser login"), "{error}");
+}
+
+#[tokio::test]
+async fn exec_plugin_bad_output_and_missing_command_are_clear_errors() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let directory = TempDir::new("exec-bad");
+    let script = directory.script("plugin.sh", "echo '<html>login page</html>'");
+    let exec = ExecConfig::new(script.to_string_lossy(), "client.authentication.k8s.io/v1");
+    let client = RestClient::new(Config::new(server.url()).exec(exec)).unwrap();
+    let error = list_config_maps(client).await.unwrap_err().to_string();
+    assert!(error.contains("invalid ExecCredential"), "{error}");
+    assert!(error.contains("login page"), "the output is shown: {error}");
+
+    let mut missing = ExecConfig::new(
+        directory.path().join("not-installed").to_string_lossy(),
+        "client.authentication.k8s.io/v1",
+    );
+    missing.install_hint = Some("install it with: brew install cloud-auth".to_string());
+    let client = RestClient::new(Config::new(server.url()).exec(missing)).unwrap();
+    let error = list_config_maps(client).await.unwrap_err().to_string();
+    assert!(error.contains("not-installed"), "{error}");
+    assert!(error.contains("brew install cloud-auth"), "{error}");
+}
+
+#[tokio::test]
+async fn the_kubeconfig_the_server_writes_works_end_to_end() {
+    let server = TestApiServer::builder()
+        .tls()
+        .bearer_token("kube-token")
+        .start()
+        .await
+        .unwrap();
+    let directory = TempDir::new("server-kubeconfig");
+    let path = directory.write("config", server.kubeconfig());
+    let config = Config::from_kubeconfig_file(&path).unwrap();
+    assert_eq!(config.namespace, "default");
+    let shown = format!("{config:?} {config}");
+    assert!(!shown.contains("kube-token"), "secrets are redacted: {shown}");
+    assert_eq!(
+        list_config_maps(RestClient::new(config).unwrap())
+            .await
+            .unwrap(),
+        0
+    );
+}
