@@ -32,7 +32,10 @@ async fn the_servers_ca_is_trusted_and_another_ca_is_refused() {
         .unwrap_err();
     let message = error.to_string();
     assert!(matches!(error, Error::Http { .. }), "{message}");
-    assert!(message.contains(&server.url()), "the URL is named: {message}");
+    assert!(
+        message.contains(&server.url()),
+        "the URL is named: {message}"
+    );
     assert!(
         message.to_lowercase().contains("certificate"),
         "the cause is named: {message}"
@@ -116,8 +119,7 @@ async fn a_rotated_token_file_is_picked_up() {
 #[tokio::test]
 async fn an_unreadable_token_file_is_an_auth_error_naming_it() {
     let server = TestApiServer::builder().tls().start().await.unwrap();
-    let client =
-        RestClient::new(config_for(&server).bearer_token_file("/no/such/token")).unwrap();
+    let client = RestClient::new(config_for(&server).bearer_token_file("/no/such/token")).unwrap();
     let error = list_config_maps(client).await.unwrap_err();
     assert!(matches!(error, Error::Auth(_)), "{error}");
     assert!(error.to_string().contains("/no/such/token"), "{error}");
@@ -187,8 +189,14 @@ async fn user_agent_and_impersonation_headers_are_sent() {
     let record = server.requests().records().pop().unwrap();
     assert_eq!(record.header_values("impersonate-user"), vec!["jane"]);
     assert_eq!(record.header_values("impersonate-uid"), vec!["uid-1"]);
-    assert_eq!(record.header_values("impersonate-group"), vec!["devs", "ops"]);
-    assert_eq!(record.header_values("impersonate-extra-scopes"), vec!["a", "b"]);
+    assert_eq!(
+        record.header_values("impersonate-group"),
+        vec!["devs", "ops"]
+    );
+    assert_eq!(
+        record.header_values("impersonate-extra-scopes"),
+        vec!["a", "b"]
+    );
     let agent = record.header_values("user-agent").pop().unwrap();
     assert!(agent.starts_with("clientgo-rs/"), "{agent}");
 }
@@ -208,10 +216,7 @@ fn exec_plugin(directory: &TempDir, status: &str) -> ExecConfig {
             info = info.display(),
         ),
     );
-    ExecConfig::new(
-        script.to_string_lossy(),
-        "client.authentication.k8s.io/v1",
-    )
+    ExecConfig::new(script.to_string_lossy(), "client.authentication.k8s.io/v1")
 }
 
 fn runs(directory: &TempDir) -> usize {
@@ -241,10 +246,9 @@ async fn an_exec_plugin_token_is_cached_until_it_expires() {
     }
     assert_eq!(runs(&directory), 1, "the credential is cached");
 
-    let info: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(directory.path().join("exec-info.json")).unwrap(),
-    )
-    .unwrap();
+    let info: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(directory.path().join("exec-info.json")).unwrap())
+            .unwrap();
     assert_eq!(info["kind"], "ExecCredential");
     assert_eq!(info["apiVersion"], "client.authentication.k8s.io/v1");
     assert_eq!(info["spec"]["interactive"], false);
@@ -354,13 +358,19 @@ async fn a_failing_exec_plugin_reports_its_stderr() {
 async fn a_hanging_exec_plugin_times_out_with_its_stderr() {
     let server = TestApiServer::builder().start().await.unwrap();
     let directory = TempDir::new("exec-hang");
-    let script = directory.script("plugin.sh", "echo 'waiting for browser login' >&2\nexec sleep 30");
+    let script = directory.script(
+        "plugin.sh",
+        "echo 'waiting for browser login' >&2\nexec sleep 30",
+    );
     let exec = ExecConfig::new(script.to_string_lossy(), "client.authentication.k8s.io/v1")
         .timeout(Duration::from_millis(300));
     let client = RestClient::new(Config::new(server.url()).exec(exec)).unwrap();
     let started = std::time::Instant::now();
     let error = list_config_maps(client).await.unwrap_err().to_string();
-    assert!(started.elapsed() < Duration::from_secs(10), "the plugin was killed");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the plugin was killed"
+    );
     assert!(error.contains("did not finish"), "{error}");
     assert!(error.contains("waiting for browser login"), "{error}");
 }
@@ -400,7 +410,10 @@ async fn the_kubeconfig_the_server_writes_works_end_to_end() {
     let config = Config::from_kubeconfig_file(&path).unwrap();
     assert_eq!(config.namespace, "default");
     let shown = format!("{config:?} {config}");
-    assert!(!shown.contains("kube-token"), "secrets are redacted: {shown}");
+    assert!(
+        !shown.contains("kube-token"),
+        "secrets are redacted: {shown}"
+    );
     assert_eq!(
         list_config_maps(RestClient::new(config).unwrap())
             .await
