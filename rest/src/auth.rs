@@ -230,6 +230,7 @@ impl ExecAuthenticator {
             Some((certificate, key)) => Some(certified_key(
                 certificate.as_bytes(),
                 key.as_bytes(),
+                ("status.clientCertificateData", "status.clientKeyData"),
                 &format!("exec plugin {:?} ({})", self.config.command, self.origin),
             )?),
             None => None,
@@ -272,5 +273,31 @@ fn expired(credential: &ExecCredential) -> bool {
             let leeway = jiff::SignedDuration::try_from(EXPIRY_LEEWAY).unwrap_or_default();
             jiff::Timestamp::now() >= expires.checked_sub(leeway).unwrap_or(expires)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_token_file_is_read_again_after_a_minute() {
+        let path = std::env::temp_dir().join(format!("clientgo-rest-token-{}", std::process::id()));
+        std::fs::write(&path, "first\n").unwrap();
+        let file = TokenFile {
+            path: path.clone(),
+            fallback: None,
+            cached: Mutex::new(None),
+        };
+        assert_eq!(file.header().await.unwrap(), "Bearer first");
+        std::fs::write(&path, "second").unwrap();
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert_eq!(file.header().await.unwrap(), "Bearer first", "cached");
+        tokio::time::advance(Duration::from_secs(31)).await;
+        assert_eq!(file.header().await.unwrap(), "Bearer second", "re-read");
+        // A failed re-read keeps the last good token.
+        std::fs::remove_file(&path).unwrap();
+        tokio::time::advance(TOKEN_FILE_REFRESH).await;
+        assert_eq!(file.header().await.unwrap(), "Bearer second");
     }
 }

@@ -103,7 +103,12 @@ impl RestClient {
             (Some(certificate), Some(key)) => {
                 let certificate = read_pem(certificate, "client-certificate", &config.origin)?;
                 let key = read_pem(key, "client-key", &config.origin)?;
-                slot.set(Some(certified_key(&certificate, &key, &config.origin)?));
+                slot.set(Some(certified_key(
+                    &certificate,
+                    &key,
+                    ("client-certificate", "client-key"),
+                    &config.origin,
+                )?));
             }
             (None, None) => {}
             (Some(_), None) | (None, Some(_)) => {

@@ -237,9 +237,12 @@ fn apply_user(
             };
             let certificate_pem = tls::read_pem(certificate, &certificate_field, &source_name)?;
             let key_pem = tls::read_pem(key, &key_field, &source_name)?;
-            tls::parse_certificates(&certificate_pem, &certificate_field, &source_name)?;
-            tls::parse_private_key(&key_pem, &key_field, &source_name)?;
-            tls::certified_key(&certificate_pem, &key_pem, &source_name)?;
+            tls::certified_key(
+                &certificate_pem,
+                &key_pem,
+                (&certificate_field, &key_field),
+                &source_name,
+            )?;
         }
         (None, None) => {}
         (Some(_), None) => {

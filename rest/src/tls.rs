@@ -78,19 +78,22 @@ pub(crate) fn parse_private_key(
 }
 
 /// A certificate and key checked to belong together, ready for rustls.
+/// `fields` names the certificate's and the key's settings in errors.
 pub(crate) fn certified_key(
     certificate_pem: &[u8],
     key_pem: &[u8],
+    fields: (&str, &str),
     origin: &str,
 ) -> Result<Arc<CertifiedKey>, ConfigError> {
-    let chain = parse_certificates(certificate_pem, "client-certificate", origin)?;
-    let key = parse_private_key(key_pem, "client-key", origin)?;
+    let (certificate_field, key_field) = fields;
+    let chain = parse_certificates(certificate_pem, certificate_field, origin)?;
+    let key = parse_private_key(key_pem, key_field, origin)?;
     let provider = rustls::crypto::ring::default_provider();
     let certified = CertifiedKey::from_der(chain, key, &provider).map_err(|e| {
         tls_error(
-            "client-key",
+            key_field,
             origin,
-            format!("does not fit the certificate: {e}"),
+            format!("unusable, or does not fit the certificate: {e}"),
         )
     })?;
     Ok(Arc::new(certified))
