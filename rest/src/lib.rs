@@ -55,7 +55,10 @@
 //!   at start (client-go re-reads them every 5 minutes).
 //! - Only JSON is spoken (no protobuf or CBOR).
 //!
-//! TLS is rustls with the ring provider; nothing links OpenSSL.
+//! TLS is rustls with the ring provider; nothing links OpenSSL (`.ci/run`
+//! checks the dependency tree). The one crate with "openssl" in its name,
+//! `openssl-probe`, is pure Rust: reqwest's rustls feature pulls it in to
+//! find certificate bundle paths, and this crate does not use it.
 
 mod auth;
 mod client;

@@ -161,15 +161,30 @@ async fn http2_is_negotiated_and_watches_share_the_connection() {
     assert_eq!(first.http_version(), reqwest::Version::HTTP_2);
     assert_eq!(second.http_version(), reqwest::Version::HTTP_2);
     list_config_maps(client).await.unwrap();
-    for record in server.requests().records() {
+    let records = server.requests().records();
+    assert_eq!(records.len(), 3);
+    for record in &records {
         assert_eq!(record.http_version, "HTTP/2.0", "{record:?}");
+        assert_eq!(
+            record.connection, records[0].connection,
+            "two watches and a list share one connection"
+        );
     }
     drop((first.next_chunk(), second.next_chunk()));
 
+    // Over HTTP/1.1 a watch holds its connection: the next request opens
+    // another.
     let http1 = RestClient::new(config_for(&server).disable_http2(true)).unwrap();
     server.requests().clear();
+    let http1_watch = ResourceClient::<ConfigMap>::namespaced(http1.clone(), "default")
+        .watch(&ListOptions::default())
+        .await
+        .unwrap();
     list_config_maps(http1).await.unwrap();
-    assert_eq!(server.requests().records()[0].http_version, "HTTP/1.1");
+    let records = server.requests().records();
+    assert_eq!(records[0].http_version, "HTTP/1.1");
+    assert_ne!(records[0].connection, records[1].connection);
+    drop(http1_watch);
 }
 
 #[tokio::test]

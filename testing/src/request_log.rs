@@ -64,6 +64,9 @@ pub struct RequestRecord {
     pub duration: Duration,
     /// The request's HTTP version (`HTTP/1.1`, `HTTP/2.0`).
     pub http_version: String,
+    /// The number of the connection it came on (from 1, in accept order):
+    /// requests multiplexed on one HTTP/2 connection share it.
+    pub connection: u64,
     /// The request's headers, as sent (credentials included: this is a
     /// test server).
     pub headers: hyper::HeaderMap,

@@ -18,6 +18,8 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use parking_lot::Mutex;
 
 use crate::crd;
@@ -172,6 +174,7 @@ impl TestApiServerBuilder {
                 client_certificate: self.client_certificate_auth,
             },
             denied: parking_lot::Mutex::new(self.denied),
+            connections_accepted: AtomicU64::new(0),
         });
         let acceptor = tls.as_ref().map(|tls| tls.acceptor.clone());
         let accepting = tokio::spawn(accept(listener, acceptor, Arc::clone(&state)));
@@ -197,6 +200,8 @@ struct ServerState {
     address: SocketAddr,
     auth: Auth,
     denied: parking_lot::Mutex<Vec<(Verb, GroupResource)>>,
+    /// Connections accepted so far (numbers them for the request log).
+    connections_accepted: AtomicU64,
 }
 
 /// Who may call the server.
@@ -386,9 +391,20 @@ async fn accept(
         };
         let state = Arc::clone(&state);
         let acceptor = acceptor.clone();
+        let connection = state.connections_accepted.fetch_add(1, Ordering::Relaxed) + 1;
         tokio::spawn(async move {
             match acceptor {
-                None => serve(stream, false, state).await,
+                None => {
+                    serve(
+                        stream,
+                        Peer {
+                            certified: false,
+                            connection,
+                        },
+                        state,
+                    )
+                    .await
+                }
                 Some(acceptor) => {
                     let handshake =
                         tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream))
@@ -401,7 +417,15 @@ async fn accept(
                         .1
                         .peer_certificates()
                         .is_some_and(|certificates| !certificates.is_empty());
-                    serve(stream, certified, state).await;
+                    serve(
+                        stream,
+                        Peer {
+                            certified,
+                            connection,
+                        },
+                        state,
+                    )
+                    .await;
                 }
             }
         });
@@ -409,7 +433,16 @@ async fn accept(
 }
 
 /// Serves one connection until it ends, the server stops or restarts.
-async fn serve<S>(stream: S, certified: bool, state: Arc<ServerState>)
+/// What the server knows of a connection's client.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    /// Whether it presented a client certificate the server trusts.
+    certified: bool,
+    /// The connection's number, from 1 in accept order.
+    connection: u64,
+}
+
+async fn serve<S>(stream: S, peer: Peer, state: Arc<ServerState>)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
@@ -417,11 +450,7 @@ where
     let restarted = state.faults.connection_token();
     let service = service_fn(move |request| {
         let state = Arc::clone(&state);
-        async move {
-            dispatch(state, request, certified)
-                .await
-                .ok_or(ConnectionReset)
-        }
+        async move { dispatch(state, request, peer).await.ok_or(ConnectionReset) }
     });
     let builder = auto::Builder::new(TokioExecutor::new());
     let connection = builder.serve_connection(TokioIo::new(stream), service);
@@ -548,7 +577,7 @@ impl std::error::Error for ConnectionReset {}
 async fn dispatch(
     state: Arc<ServerState>,
     request: Request<Incoming>,
-    certified: bool,
+    peer: Peer,
 ) -> Option<Response<ResponseBody>> {
     let started = std::time::Instant::now();
     let method = request.method().clone();
@@ -566,7 +595,7 @@ async fn dispatch(
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let response = if !authenticated(&state, &request, certified) {
+    let response = if !authenticated(&state, &request, peer.certified) {
         Some(status_response(&Status::unauthorized("Unauthorized")))
     } else {
         respond(&state, request, verb, parsed, options).await
@@ -587,6 +616,7 @@ async fn dispatch(
         status: response.as_ref().map_or(0, |r| r.status().as_u16()),
         duration: started.elapsed(),
         http_version,
+        connection: peer.connection,
         headers,
     });
     response
