@@ -576,3 +576,34 @@ async fn a_connection_refused_is_an_http_error_naming_the_url() {
     assert!(matches!(error, Error::Http { .. }), "{error}");
     assert!(error.to_string().contains(&url), "{error}");
 }
+
+#[tokio::test]
+async fn a_request_timeout_ends_a_slow_request() {
+    let (server, client) = server_and_client().await;
+    server.faults().set_latency(Duration::from_secs(5));
+    let started = std::time::Instant::now();
+    let error = client
+        .get()
+        .abs_path("/api/v1/namespaces/default/configmaps")
+        .timeout(Duration::from_millis(200))
+        .send_raw()
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    let Error::Http { source, .. } = &error else {
+        panic!("an HTTP error: {error}");
+    };
+    assert!(source.is_timeout(), "{error}");
+    // The server is told the time limit too, as a query parameter.
+    let url = client
+        .get()
+        .abs_path("/api/v1/namespaces/default/configmaps")
+        .timeout(Duration::from_millis(200))
+        .url()
+        .unwrap();
+    assert!(url.ends_with("?timeout=1s"), "{url}");
+}

@@ -436,3 +436,22 @@ async fn the_kubeconfig_the_server_writes_works_end_to_end() {
         0
     );
 }
+
+#[tokio::test]
+async fn exec_plugins_get_their_args_and_env() {
+    let server = TestApiServer::builder()
+        .bearer_token("from-arg-and-env")
+        .start()
+        .await
+        .unwrap();
+    let directory = TempDir::new("exec-args");
+    let script = directory.script(
+        "plugin.sh",
+        "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s-%s\"}}' \"$1\" \"$PLUGIN_SUFFIX\"",
+    );
+    let exec = ExecConfig::new(script.to_string_lossy(), "client.authentication.k8s.io/v1")
+        .args(["from-arg"])
+        .env("PLUGIN_SUFFIX", "and-env");
+    let client = RestClient::new(Config::new(server.url()).exec(exec)).unwrap();
+    assert_eq!(list_config_maps(client).await.unwrap(), 0);
+}
