@@ -333,10 +333,7 @@ impl Request {
         }
         let mut query: Vec<(String, String)> = self.query.clone();
         if let Some(timeout) = self.timeout {
-            query.push((
-                "timeout".to_string(),
-                format!("{}s", timeout.as_secs().max(1)),
-            ));
+            query.push(("timeout".to_string(), go_duration(timeout)));
         }
         if !query.is_empty() {
             url.push('?');
@@ -531,6 +528,17 @@ fn form_urlencoded_pairs(pairs: &[(String, String)]) -> String {
         serializer.append_pair(key, value);
     }
     serializer.finish()
+}
+
+/// A duration as Go's `time.ParseDuration` reads it, the form the API
+/// server expects in `timeout=`: whole seconds as `30s`, else milliseconds.
+fn go_duration(duration: Duration) -> String {
+    let millis = duration.as_millis().max(1);
+    if millis % 1000 == 0 {
+        format!("{}s", millis / 1000)
+    } else {
+        format!("{millis}ms")
+    }
 }
 
 /// An integer `Retry-After` header (seconds); client-go ignores the

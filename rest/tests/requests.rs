@@ -605,5 +605,5 @@ async fn a_request_timeout_ends_a_slow_request() {
         .timeout(Duration::from_millis(200))
         .url()
         .unwrap();
-    assert!(url.ends_with("?timeout=1s"), "{url}");
+    assert!(url.ends_with("?timeout=200ms"), "{url}");
 }
