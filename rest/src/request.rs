@@ -534,7 +534,7 @@ fn form_urlencoded_pairs(pairs: &[(String, String)]) -> String {
 /// server expects in `timeout=`: whole seconds as `30s`, else milliseconds.
 fn go_duration(duration: Duration) -> String {
     let millis = duration.as_millis().max(1);
-    if millis % 1000 == 0 {
+    if millis.is_multiple_of(1000) {
         format!("{}s", millis / 1000)
     } else {
         format!("{millis}ms")
