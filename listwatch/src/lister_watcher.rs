@@ -1,0 +1,172 @@
+//! [`ListerWatcher`]: what a reflector needs from the API server, and
+//! [`ResourceListerWatcher`], the implementation over clientgo-rest for
+//! typed, dynamic and metadata-only resources.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use clientgo_apimachinery::{
+    ApiResource, DynamicObject, ListOptions, ObjectList, PartialObjectMetadata,
+};
+use clientgo_rest::{ResourceClient, RestClient};
+use serde::de::DeserializeOwned;
+
+use crate::error::Error;
+use crate::watch_decoder::DEFAULT_MAX_FRAME_BYTES;
+use crate::watch_stream::WatchStream;
+
+/// Lists one page and opens watches of one resource (client-go's
+/// `ListerWatcher`).
+///
+/// `list` returns one page for `options` (limit, continue and
+/// resourceVersion as given; the [`Pager`](crate::Pager) follows continue
+/// tokens). `watch` opens a watch with `options` (the implementation sets
+/// `watch=true`). Implementations must be cheap to clone into tasks.
+pub trait ListerWatcher<K>: Send + Sync {
+    /// Lists one page.
+    fn list(
+        &self,
+        options: &ListOptions,
+    ) -> impl Future<Output = Result<ObjectList<K>, Error>> + Send;
+
+    /// Opens a watch.
+    fn watch(
+        &self,
+        options: &ListOptions,
+    ) -> impl Future<Output = Result<WatchStream<K>, Error>> + Send;
+
+    /// Whether the server side supports watch-list (`sendInitialEvents`).
+    /// `true` unless known otherwise, as in client-go; a reflector falls
+    /// back to list+watch when the server refuses it anyway.
+    fn supports_watch_list(&self) -> bool {
+        true
+    }
+
+    /// A name for logs: the resource, and the namespace if scoped.
+    fn describe(&self) -> String;
+}
+
+/// A hook that adjusts the options of every list and watch (label and field
+/// selectors, typically), as client-go's `NewFilteredListWatchFromClient`.
+pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
+
+/// A [`ListerWatcher`] over a [`ResourceClient`]: typed k8s-openapi
+/// objects, [`DynamicObject`]s or [`PartialObjectMetadata`].
+pub struct ResourceListerWatcher<K> {
+    client: ResourceClient<K>,
+    tweak: Option<TweakListOptions>,
+    max_frame_bytes: usize,
+    watch_list: bool,
+}
+
+impl<K> Clone for ResourceListerWatcher<K> {
+    fn clone(&self) -> Self {
+        ResourceListerWatcher {
+            client: self.client.clone(),
+            tweak: self.tweak.clone(),
+            max_frame_bytes: self.max_frame_bytes,
+            watch_list: self.watch_list,
+        }
+    }
+}
+
+impl<K> std::fmt::Debug for ResourceListerWatcher<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceListerWatcher")
+            .field("client", &self.client)
+            .field("tweak", &self.tweak.is_some())
+            .field("max_frame_bytes", &self.max_frame_bytes)
+            .field("watch_list", &self.watch_list)
+            .finish()
+    }
+}
+
+impl<K> ResourceListerWatcher<K> {
+    /// Lists and watches through `client`.
+    pub fn new(client: ResourceClient<K>) -> Self {
+        ResourceListerWatcher {
+            client,
+            tweak: None,
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            watch_list: true,
+        }
+    }
+
+    /// Adjusts the options of every request with `tweak`.
+    #[must_use]
+    pub fn tweak_list_options(
+        mut self,
+        tweak: impl Fn(&mut ListOptions) + Send + Sync + 'static,
+    ) -> Self {
+        self.tweak = Some(Arc::new(tweak));
+        self
+    }
+
+    /// Refuses watch events larger than `bytes` (default 16 MiB).
+    #[must_use]
+    pub fn max_frame_bytes(mut self, bytes: usize) -> Self {
+        self.max_frame_bytes = bytes;
+        self
+    }
+
+    /// Declares whether the server supports watch-list.
+    #[must_use]
+    pub fn watch_list_supported(mut self, supported: bool) -> Self {
+        self.watch_list = supported;
+        self
+    }
+
+    /// The resource client.
+    pub fn client(&self) -> &ResourceClient<K> {
+        &self.client
+    }
+
+    fn options(&self, options: &ListOptions) -> ListOptions {
+        let mut options = options.clone();
+        if let Some(tweak) = &self.tweak {
+            tweak(&mut options);
+        }
+        options
+    }
+}
+
+impl ResourceListerWatcher<DynamicObject> {
+    /// Lists and watches any resource as [`DynamicObject`]s.
+    pub fn dynamic(client: RestClient, resource: ApiResource, namespace: Option<&str>) -> Self {
+        ResourceListerWatcher::new(ResourceClient::dynamic(client, resource, namespace))
+    }
+}
+
+impl ResourceListerWatcher<PartialObjectMetadata> {
+    /// Lists and watches any resource's metadata only.
+    pub fn metadata(client: RestClient, resource: ApiResource, namespace: Option<&str>) -> Self {
+        ResourceListerWatcher::new(ResourceClient::metadata(client, resource, namespace))
+    }
+}
+
+impl<K> ListerWatcher<K> for ResourceListerWatcher<K>
+where
+    K: DeserializeOwned + Send + 'static,
+{
+    async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>, Error> {
+        let options = self.options(options);
+        Ok(self.client.list(&options).await?)
+    }
+
+    async fn watch(&self, options: &ListOptions) -> Result<WatchStream<K>, Error> {
+        let options = self.options(options);
+        let body = self.client.watch(&options).await?;
+        Ok(WatchStream::new(body, self.max_frame_bytes))
+    }
+
+    fn supports_watch_list(&self) -> bool {
+        self.watch_list
+    }
+
+    fn describe(&self) -> String {
+        match self.client.namespace() {
+            Some(namespace) => format!("{} in {namespace}", self.client.resource()),
+            None => self.client.resource().to_string(),
+        }
+    }
+}

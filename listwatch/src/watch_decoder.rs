@@ -1,0 +1,428 @@
+//! [`WatchDecoder`]: turns the bytes of a watch response, split into chunks
+//! anywhere, into [`WatchEvent`]s.
+//!
+//! The API server writes one JSON object per event, usually followed by a
+//! newline, but neither the newline nor the chunk boundaries can be relied
+//! on (proxies re-chunk; HTTP/2 frames split objects anywhere). The decoder
+//! therefore frames events by the JSON structure itself: it tracks string,
+//! escape and nesting state byte by byte (skipping through strings with
+//! `memchr`), and when the top-level object closes it hands exactly those
+//! bytes to serde_json, which decodes them straight into `WatchEvent<K>`
+//! (no intermediate `serde_json::Value`).
+
+use std::marker::PhantomData;
+
+use clientgo_apimachinery::{DecodeError, WatchEvent};
+use serde::de::DeserializeOwned;
+
+/// The largest event accepted by default: 16 MiB. The API server limits
+/// objects to about 1.5 MiB in etcd, so a bigger frame is a broken or
+/// hostile stream; the decoder stops instead of buffering without bound.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// What can go wrong framing and decoding a watch stream. After any of
+/// these the stream is unusable; the caller restarts the watch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// A complete frame is not a valid watch event (bad JSON, invalid
+    /// UTF-8, wrong shape, too deeply nested).
+    #[error(transparent)]
+    Malformed(DecodeError),
+    /// Something other than a JSON object where an event should start.
+    #[error("expected a JSON object starting a watch event, found {found:?}")]
+    NotAnObject {
+        /// Up to 64 bytes from there, escaped.
+        found: String,
+    },
+    /// A frame grew past the limit without ending.
+    #[error("a watch event is larger than the {limit}-byte limit ({seen} bytes so far)")]
+    TooLarge {
+        /// The limit.
+        limit: usize,
+        /// Bytes of the frame seen when the limit was passed.
+        seen: usize,
+    },
+    /// The stream ended in the middle of an event.
+    #[error("the watch stream ended inside an event ({bytes} bytes of it received)")]
+    Truncated {
+        /// How much of the event had arrived.
+        bytes: usize,
+    },
+}
+
+/// Frames and decodes watch events from byte chunks.
+///
+/// Feed chunks with [`push`](Self::push) and take events with
+/// [`next_event`](Self::next_event) until it returns `None`; at the end of
+/// the stream call [`finish`](Self::finish), which reports a truncated last
+/// event. Memory held is the unconsumed tail: at most one partial event plus
+/// the chunk that completed it, never more than the frame limit plus one
+/// chunk.
+#[derive(Debug)]
+pub struct WatchDecoder<K> {
+    buffer: Vec<u8>,
+    /// Bytes at the front of `buffer` already handed out.
+    consumed: usize,
+    /// Where scanning resumes.
+    scan: usize,
+    /// Where the current frame starts, when inside one.
+    frame_start: Option<usize>,
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    max_frame_bytes: usize,
+    failed: bool,
+    event: PhantomData<fn() -> K>,
+}
+
+impl<K> Default for WatchDecoder<K> {
+    fn default() -> Self {
+        WatchDecoder::new(DEFAULT_MAX_FRAME_BYTES)
+    }
+}
+
+impl<K> WatchDecoder<K> {
+    /// A decoder refusing frames larger than `max_frame_bytes`.
+    pub fn new(max_frame_bytes: usize) -> Self {
+        WatchDecoder {
+            buffer: Vec::new(),
+            consumed: 0,
+            scan: 0,
+            frame_start: None,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            max_frame_bytes: max_frame_bytes.max(2),
+            failed: false,
+            event: PhantomData,
+        }
+    }
+
+    /// Appends a chunk of the response body.
+    pub fn push(&mut self, chunk: &[u8]) {
+        if self.consumed > 0 {
+            // Drop what was handed out; offsets move with it.
+            self.buffer.drain(..self.consumed);
+            self.scan -= self.consumed;
+            if let Some(start) = self.frame_start.as_mut() {
+                *start -= self.consumed;
+            }
+            self.consumed = 0;
+        }
+        self.buffer.extend_from_slice(chunk);
+    }
+
+    /// Bytes buffered and not yet handed out.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len() - self.consumed
+    }
+
+    /// Checks the end of the stream: an error if an event was cut off.
+    pub fn finish(&self) -> Result<(), FrameError> {
+        match self.frame_start {
+            Some(start) if !self.failed => Err(FrameError::Truncated {
+                bytes: self.buffer.len() - start,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Finds the next complete frame: its byte range in `buffer`.
+    fn next_frame(&mut self) -> Result<Option<(usize, usize)>, FrameError> {
+        let length = self.buffer.len();
+        let mut index = self.scan;
+        while index < length {
+            let Some(start) = self.frame_start else {
+                match self.buffer[index] {
+                    b' ' | b'\n' | b'\r' | b'\t' => {
+                        index += 1;
+                        self.consumed = index;
+                        continue;
+                    }
+                    b'{' => {
+                        self.frame_start = Some(index);
+                        self.depth = 1;
+                        index += 1;
+                        continue;
+                    }
+                    _ => {
+                        let end = (index + 64).min(length);
+                        let found = String::from_utf8_lossy(&self.buffer[index..end])
+                            .escape_debug()
+                            .to_string();
+                        return Err(FrameError::NotAnObject { found });
+                    }
+                }
+            };
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                    index += 1;
+                    continue;
+                }
+                match memchr::memchr2(b'"', b'\\', &self.buffer[index..]) {
+                    None => index = length,
+                    Some(offset) => {
+                        let at = index + offset;
+                        if self.buffer[at] == b'\\' {
+                            self.escaped = true;
+                        } else {
+                            self.in_string = false;
+                        }
+                        index = at + 1;
+                    }
+                }
+            } else {
+                match self.buffer[index] {
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth = self.depth.saturating_sub(1);
+                        if self.depth == 0 {
+                            let end = index + 1;
+                            self.frame_start = None;
+                            self.scan = end;
+                            self.consumed = end;
+                            return Ok(Some((start, end)));
+                        }
+                    }
+                    _ => {}
+                }
+                index += 1;
+            }
+            if index - start > self.max_frame_bytes {
+                return Err(FrameError::TooLarge {
+                    limit: self.max_frame_bytes,
+                    seen: index - start,
+                });
+            }
+        }
+        self.scan = length;
+        if let Some(start) = self.frame_start
+            && length - start > self.max_frame_bytes
+        {
+            return Err(FrameError::TooLarge {
+                limit: self.max_frame_bytes,
+                seen: length - start,
+            });
+        }
+        Ok(None)
+    }
+}
+
+impl<K: DeserializeOwned> WatchDecoder<K> {
+    /// The next complete event, `None` when more bytes are needed. After an
+    /// error every call returns `None`: the stream cannot be trusted past a
+    /// bad frame.
+    pub fn next_event(&mut self) -> Option<Result<WatchEvent<K>, FrameError>> {
+        if self.failed {
+            return None;
+        }
+        match self.next_frame() {
+            Ok(None) => None,
+            Ok(Some((start, end))) => {
+                let frame = &self.buffer[start..end];
+                let decoded = serde_json::from_slice::<WatchEvent<K>>(frame).map_err(|error| {
+                    FrameError::Malformed(DecodeError::from_serde("watch event", frame, &error))
+                });
+                if decoded.is_err() {
+                    self.failed = true;
+                }
+                Some(decoded)
+            }
+            Err(error) => {
+                self.failed = true;
+                Some(Err(error))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn decode_all(chunks: &[&[u8]]) -> (Vec<WatchEvent<Value>>, Option<FrameError>) {
+        let mut decoder = WatchDecoder::<Value>::default();
+        let mut events = Vec::new();
+        for chunk in chunks {
+            decoder.push(chunk);
+            while let Some(event) = decoder.next_event() {
+                match event {
+                    Ok(event) => events.push(event),
+                    Err(error) => return (events, Some(error)),
+                }
+            }
+        }
+        (events, decoder.finish().err())
+    }
+
+    #[test]
+    fn frames_by_structure_not_newlines() {
+        let stream = br#"{"type":"ADDED","object":{"a":"}{\"]"}}{"type":"DELETED","object":{"b":[1,{"c":2}]}}
+  {"type":"MODIFIED","object":{}}"#;
+        let (events, error) = decode_all(&[stream]);
+        assert!(error.is_none(), "{error:?}");
+        assert_eq!(events.len(), 3);
+        assert_eq!(events[0], WatchEvent::Added(json!({"a": "}{\"]"})));
+        assert_eq!(events[2], WatchEvent::Modified(json!({})));
+    }
+
+    #[test]
+    fn escapes_split_across_chunks() {
+        let stream = br#"{"type":"ADDED","object":{"a":"x\"y"}}"#;
+        let at = stream.iter().position(|b| *b == b'\\').unwrap() + 1;
+        let (events, error) = decode_all(&[&stream[..at], &stream[at..]]);
+        assert!(error.is_none());
+        assert_eq!(events, vec![WatchEvent::Added(json!({"a": "x\"y"}))]);
+    }
+
+    #[test]
+    fn truncated_oversized_and_garbage_are_errors() {
+        let (_, error) = decode_all(&[br#"{"type":"ADDED","object":{"a"#]);
+        assert!(
+            matches!(error, Some(FrameError::Truncated { .. })),
+            "{error:?}"
+        );
+
+        let mut decoder = WatchDecoder::<Value>::new(100);
+        decoder.push(
+            format!(
+                r#"{{"type":"ADDED","object":{{"a":"{}"}}}}"#,
+                "x".repeat(200)
+            )
+            .as_bytes(),
+        );
+        assert!(matches!(
+            decoder.next_event(),
+            Some(Err(FrameError::TooLarge { limit: 100, .. }))
+        ));
+        assert!(decoder.next_event().is_none(), "poisoned after an error");
+
+        let (_, error) = decode_all(&[b"<html>oops</html>"]);
+        assert!(
+            matches!(error, Some(FrameError::NotAnObject { .. })),
+            "{error:?}"
+        );
+
+        let (_, error) = decode_all(&[br#"{"type":"ADDED","object":{"a":}}"#]);
+        let Some(FrameError::Malformed(decode)) = error else {
+            panic!("malformed expected");
+        };
+        assert!(decode.snippet.contains(":}"), "{decode:?}");
+    }
+
+    #[test]
+    fn an_unending_string_hits_the_limit_instead_of_growing() {
+        let mut decoder = WatchDecoder::<Value>::new(1024);
+        decoder.push(br#"{"type":"ADDED","object":{"a":""#);
+        let mut error = None;
+        for _ in 0..100 {
+            decoder.push(&[b'x'; 64]);
+            if let Some(Err(e)) = decoder.next_event() {
+                error = Some(e);
+                break;
+            }
+        }
+        assert!(
+            matches!(error, Some(FrameError::TooLarge { .. })),
+            "{error:?}"
+        );
+        assert!(decoder.buffered() < 2048);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let depth = 100_000;
+        let text = format!(
+            r#"{{"type":"ADDED","object":{}{}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let (_, error) = decode_all(&[text.as_bytes()]);
+        assert!(matches!(error, Some(FrameError::Malformed(_))), "{error:?}");
+    }
+
+    #[test]
+    fn invalid_utf8_is_malformed() {
+        let mut bytes = br#"{"type":"ADDED","object":{"a":""#.to_vec();
+        bytes.extend_from_slice(&[0xff, 0xfe]);
+        bytes.extend_from_slice(br#""}}"#);
+        let (_, error) = decode_all(&[&bytes]);
+        assert!(matches!(error, Some(FrameError::Malformed(_))), "{error:?}");
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn event() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                any::<i64>().prop_map(Value::from),
+                ".{0,12}".prop_map(Value::from),
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+            ];
+            let value = leaf.prop_recursive(4, 32, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                    prop::collection::btree_map("[a-z\"\\\\{}]{0,6}", inner, 0..4)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            });
+            (
+                prop_oneof![Just("ADDED"), Just("MODIFIED"), Just("DELETED")],
+                value,
+            )
+                .prop_map(|(kind, object)| json!({"type": kind, "object": {"payload": object}}))
+        }
+
+        proptest! {
+            #[test]
+            fn any_split_decodes_the_same_events(
+                events in prop::collection::vec(event(), 1..6),
+                cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+                newline in any::<bool>(),
+            ) {
+                let mut stream = Vec::new();
+                for event in &events {
+                    stream.extend_from_slice(&serde_json::to_vec(event).unwrap());
+                    if newline {
+                        stream.push(b'\n');
+                    }
+                }
+                let mut positions: Vec<usize> = cuts.iter().map(|c| c.index(stream.len() + 1)).collect();
+                positions.push(0);
+                positions.push(stream.len());
+                positions.sort_unstable();
+                positions.dedup();
+                let chunks: Vec<&[u8]> = positions.windows(2).map(|w| &stream[w[0]..w[1]]).collect();
+                let (decoded, error) = decode_all(&chunks);
+                prop_assert!(error.is_none(), "{:?}", error);
+                let expected: Vec<WatchEvent<Value>> = events
+                    .iter()
+                    .map(|e| serde_json::from_value(e.clone()).unwrap())
+                    .collect();
+                prop_assert_eq!(decoded, expected);
+            }
+
+            #[test]
+            fn random_bytes_never_panic(chunks in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..64), 0..8)) {
+                let slices: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+                let _ = decode_all(&slices);
+            }
+
+            #[test]
+            fn token_soup_never_panics(soup in prop::collection::vec(prop_oneof![
+                Just(&b"{"[..]), Just(&b"}"[..]), Just(&b"["[..]), Just(&b"]"[..]),
+                Just(&b"\""[..]), Just(&b"\\"[..]), Just(&b":"[..]), Just(&b","[..]),
+                Just(&br#"{"type":"ADDED","object":"#[..]), Just(&b"\n"[..]),
+            ], 0..40)) {
+                let stream: Vec<u8> = soup.concat();
+                let _ = decode_all(&[&stream]);
+            }
+        }
+    }
+}

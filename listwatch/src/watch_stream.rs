@@ -1,0 +1,98 @@
+//! [`WatchStream`]: the events of one watch response, decoded as the bytes
+//! arrive.
+
+use clientgo_apimachinery::WatchEvent;
+use clientgo_rest::ByteStream;
+use serde::de::DeserializeOwned;
+
+use crate::error::Error;
+use crate::watch_decoder::WatchDecoder;
+
+/// The decoded events of one open watch.
+///
+/// [`next`](Self::next) returns events in the order the server sent them,
+/// `None` when the server ended the stream cleanly (its timeout, or it
+/// closed the connection between events). An ERROR event is returned as
+/// [`Error::WatchStatus`]; a bad, oversized or cut-off frame as
+/// [`Error::Frame`]. After an error the stream yields `None`.
+#[derive(Debug)]
+pub struct WatchStream<K> {
+    body: ByteStream,
+    decoder: WatchDecoder<K>,
+    done: bool,
+    bytes_received: u64,
+}
+
+impl<K: DeserializeOwned> WatchStream<K> {
+    /// Decodes `body` with frames of at most `max_frame_bytes`.
+    pub fn new(body: ByteStream, max_frame_bytes: usize) -> Self {
+        WatchStream {
+            body,
+            decoder: WatchDecoder::new(max_frame_bytes),
+            done: false,
+            bytes_received: 0,
+        }
+    }
+
+    /// The watch's URL.
+    pub fn url(&self) -> &str {
+        self.body.url()
+    }
+
+    /// Body bytes received so far (events, bookmarks and whitespace); a
+    /// caller watching for an idle connection compares it over time.
+    pub fn bytes_received(&self) -> u64 {
+        self.bytes_received
+    }
+
+    /// The next event; waits for bytes from the server. Cancel-safe: a
+    /// dropped call loses no decoded event (chunks already read stay in the
+    /// decoder).
+    pub async fn next(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
+        if self.done {
+            return None;
+        }
+        loop {
+            if let Some(decoded) = self.decoder.next_event() {
+                return Some(match decoded {
+                    Ok(WatchEvent::Error(status)) => {
+                        self.done = true;
+                        Err(Error::WatchStatus {
+                            url: self.body.url().to_string(),
+                            status: Box::new(status),
+                        })
+                    }
+                    Ok(event) => Ok(event),
+                    Err(source) => {
+                        self.done = true;
+                        Err(self.frame_error(source))
+                    }
+                });
+            }
+            match self.body.next_chunk().await {
+                Ok(Some(chunk)) => {
+                    self.bytes_received += chunk.len() as u64;
+                    self.decoder.push(&chunk);
+                }
+                Ok(None) => {
+                    self.done = true;
+                    return match self.decoder.finish() {
+                        Ok(()) => None,
+                        Err(source) => Some(Err(self.frame_error(source))),
+                    };
+                }
+                Err(error) => {
+                    self.done = true;
+                    return Some(Err(Error::Rest(error)));
+                }
+            }
+        }
+    }
+
+    fn frame_error(&self, source: crate::watch_decoder::FrameError) -> Error {
+        Error::Frame {
+            url: self.body.url().to_string(),
+            source,
+        }
+    }
+}
