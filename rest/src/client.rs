@@ -91,7 +91,16 @@ impl RestClient {
     /// Builds a client from `config`: reads the TLS material, checks the
     /// credentials, and prepares the connection pool (no connection is
     /// opened yet).
+    ///
+    /// This crate builds reqwest with rustls but without a default crypto
+    /// provider (so aws-lc never enters the tree). reqwest then requires a
+    /// process-wide provider for any client built without a preconfigured
+    /// TLS setup, including other reqwest clients in the same program, so
+    /// this installs ring's as the process default when none is installed.
     pub fn new(config: Config) -> Result<Self, Error> {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let base_url = config.host_url().trim_end_matches('/').to_string();
         reqwest::Url::parse(&base_url).map_err(|e| ConfigError::InvalidField {
             field: "host".to_string(),

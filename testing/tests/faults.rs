@@ -3,6 +3,8 @@
 // Test setup may panic: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{Status, StatusReason};
@@ -55,7 +57,7 @@ async fn open_watch(client: &Client, server: &TestApiServer, rv: u64) -> reqwest
 #[tokio::test]
 async fn failed_requests_answer_once_with_the_ordered_status_and_are_logged() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = Client::new();
+    let client = support::http_client();
     server
         .faults()
         .fail_next(Some(Verb::List), Status::internal_error("injected"));
@@ -107,7 +109,7 @@ async fn failed_requests_answer_once_with_the_ordered_status_and_are_logged() {
 #[tokio::test]
 async fn latency_delays_every_request() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = Client::new();
+    let client = support::http_client();
     server.faults().set_latency(Duration::from_millis(200));
     let started = Instant::now();
     client
@@ -122,7 +124,7 @@ async fn latency_delays_every_request() {
 #[tokio::test]
 async fn drop_watches_now_and_after_n_events() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = Client::new();
+    let client = support::http_client();
     let rv = server.storage().current_revision();
 
     let watch = open_watch(&client, &server, rv).await;
@@ -146,7 +148,7 @@ async fn drop_watches_now_and_after_n_events() {
 #[tokio::test]
 async fn corrupted_watch_frames() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = Client::new();
+    let client = support::http_client();
     let rv = server.storage().current_revision();
 
     server.faults().corrupt_next_watch(Corruption::Malformed);
@@ -177,7 +179,7 @@ async fn corrupted_watch_frames() {
 #[tokio::test]
 async fn stalled_watch_sends_nothing_for_a_while() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = Client::new();
+    let client = support::http_client();
     create(&client, &server, "a").await;
     server.faults().stall_next_watch(Duration::from_millis(400));
     let started = Instant::now();
@@ -197,7 +199,7 @@ async fn stalled_watch_sends_nothing_for_a_while() {
 #[tokio::test]
 async fn restart_closes_connections_and_keeps_the_data() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = Client::new();
+    let client = support::http_client();
     create(&client, &server, "survivor").await;
     let watch = open_watch(&client, &server, server.storage().current_revision()).await;
     let reader = tokio::spawn(read_stream(watch, usize::MAX));
@@ -205,7 +207,7 @@ async fn restart_closes_connections_and_keeps_the_data() {
     server.faults().restart();
     reader.await.unwrap();
     // A new connection to the same address finds the data.
-    let fresh = Client::new();
+    let fresh = support::http_client();
     let response = fresh
         .get(format!("{}{PODS}/survivor", server.url()))
         .send()
@@ -217,7 +219,7 @@ async fn restart_closes_connections_and_keeps_the_data() {
 #[tokio::test]
 async fn compaction_makes_old_watches_expire() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = Client::new();
+    let client = support::http_client();
     let old = server.storage().current_revision();
     create(&client, &server, "a").await;
     create(&client, &server, "b").await;
@@ -236,7 +238,7 @@ async fn deny_rules_answer_403_like_missing_rbac() {
         .start()
         .await
         .unwrap();
-    let client = Client::new();
+    let client = support::http_client();
     let listed = client
         .get(format!("{}{PODS}", server.url()))
         .send()

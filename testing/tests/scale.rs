@@ -6,6 +6,8 @@
 // Test setup may panic: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+mod support;
+
 use std::time::Instant;
 
 use clientgo_apimachinery::GroupResource;
@@ -56,7 +58,7 @@ async fn fifty_thousand_pods_in_pages_of_500_and_a_hundred_thousand_events() {
         after.saturating_sub(before) as f64 / json_bytes as f64
     );
 
-    let client = reqwest::Client::new();
+    let client = support::http_client();
     let started = Instant::now();
     let mut received = 0usize;
     let mut pages = 0usize;
