@@ -20,6 +20,11 @@ async fn list_config_maps(client: RestClient) -> Result<usize, Error> {
     Ok(config_maps.list(&ListOptions::default()).await?.items.len())
 }
 
+/// Builds a client from `config` and lists config maps with it.
+async fn list_with(config: Config) -> Result<usize, Error> {
+    list_config_maps(RestClient::new(config)?).await
+}
+
 #[tokio::test]
 async fn the_servers_ca_is_trusted_and_another_ca_is_refused() {
     let server = TestApiServer::builder().tls().start().await.unwrap();
@@ -27,9 +32,7 @@ async fn the_servers_ca_is_trusted_and_another_ca_is_refused() {
     assert_eq!(list_config_maps(client).await.unwrap(), 0);
 
     let wrong = Config::new(server.url()).certificate_authority_pem(unrelated_ca_pem());
-    let error = list_config_maps(RestClient::new(wrong).unwrap())
-        .await
-        .unwrap_err();
+    let error = list_with(wrong).await.unwrap_err();
     let message = error.to_string();
     assert!(matches!(error, Error::Http { .. }), "{message}");
     assert!(
@@ -46,12 +49,7 @@ async fn the_servers_ca_is_trusted_and_another_ca_is_refused() {
 async fn insecure_skip_verify_connects_without_a_ca() {
     let server = TestApiServer::builder().tls().start().await.unwrap();
     let config = Config::new(server.url()).insecure_skip_tls_verify(true);
-    assert_eq!(
-        list_config_maps(RestClient::new(config).unwrap())
-            .await
-            .unwrap(),
-        0
-    );
+    assert_eq!(list_with(config).await.unwrap(), 0);
 }
 
 #[tokio::test]
@@ -60,18 +58,9 @@ async fn a_server_name_override_is_used_for_verification() {
     // The server's certificate is for 127.0.0.1 and localhost; a wrong name
     // must fail, the right one must pass even with the IP in the URL.
     let wrong = config_for(&server).tls_server_name("not-the-server.example");
-    assert!(
-        list_config_maps(RestClient::new(wrong).unwrap())
-            .await
-            .is_err()
-    );
+    assert!(list_with(wrong).await.is_err());
     let right = config_for(&server).tls_server_name("localhost");
-    assert_eq!(
-        list_config_maps(RestClient::new(right).unwrap())
-            .await
-            .unwrap(),
-        0
-    );
+    assert_eq!(list_with(right).await.unwrap(), 0);
 }
 
 #[tokio::test]
@@ -143,12 +132,7 @@ async fn client_certificates_authenticate() {
     let identity = server.client_certificate().unwrap();
     let config = config_for(&server)
         .client_certificate_pem(identity.certificate_pem.clone(), identity.key_pem.clone());
-    assert_eq!(
-        list_config_maps(RestClient::new(config).unwrap())
-            .await
-            .unwrap(),
-        0
-    );
+    assert_eq!(list_with(config).await.unwrap(), 0);
 }
 
 #[tokio::test]
@@ -429,12 +413,7 @@ async fn the_kubeconfig_the_server_writes_works_end_to_end() {
         !shown.contains("kube-token"),
         "secrets are redacted: {shown}"
     );
-    assert_eq!(
-        list_config_maps(RestClient::new(config).unwrap())
-            .await
-            .unwrap(),
-        0
-    );
+    assert_eq!(list_with(config).await.unwrap(), 0);
 }
 
 #[tokio::test]
