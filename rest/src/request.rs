@@ -383,10 +383,15 @@ impl Request {
 
     /// Sends the request with retries; returns a 2xx response.
     async fn execute(
-        self,
+        mut self,
         throttled: bool,
         streaming: bool,
     ) -> Result<(reqwest::Response, String), Error> {
+        // The first mistake made while building, as it was (url() can only
+        // describe it).
+        if let Some(error) = self.error.take() {
+            return Err(error.into());
+        }
         let url = self.url()?;
         let inner = &self.client.inner;
         let max_retries = self.max_retries.unwrap_or(inner.max_retries);
