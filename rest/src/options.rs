@@ -196,15 +196,25 @@ impl DeleteOptions {
         self
     }
 
-    /// The JSON body, with kind and apiVersion as the server expects.
-    pub(crate) fn to_body(&self) -> serde_json::Value {
-        let mut body = serde_json::to_value(self).unwrap_or_else(|_| serde_json::json!({}));
-        if let Some(map) = body.as_object_mut() {
-            map.insert("kind".to_string(), "DeleteOptions".into());
-            map.insert("apiVersion".to_string(), "v1".into());
+    /// The request body: these options with the `kind` and `apiVersion`
+    /// the server expects, serialized in one pass.
+    pub(crate) fn body(&self) -> DeleteBody<'_> {
+        DeleteBody {
+            kind: "DeleteOptions",
+            api_version: "v1",
+            options: self,
         }
-        body
     }
+}
+
+/// [`DeleteOptions`] as sent: meta/v1 `DeleteOptions` with its type fields.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DeleteBody<'a> {
+    kind: &'static str,
+    api_version: &'static str,
+    #[serde(flatten)]
+    options: &'a DeleteOptions,
 }
 
 #[cfg(test)]
@@ -213,9 +223,8 @@ mod tests {
 
     #[test]
     fn delete_options_serialize_as_meta_v1() {
-        let body = DeleteOptions::foreground()
-            .if_resource_version("42")
-            .to_body();
+        let options = DeleteOptions::foreground().if_resource_version("42");
+        let body = serde_json::to_value(options.body()).unwrap();
         assert_eq!(
             body,
             serde_json::json!({

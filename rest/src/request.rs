@@ -331,14 +331,18 @@ impl Request {
             )
             .into());
         }
-        let mut query: Vec<(String, String)> = self.query.clone();
-        if let Some(timeout) = self.timeout {
-            query.push(("timeout".to_string(), go_duration(timeout)));
-        }
-        if !query.is_empty() {
+        if !self.query.is_empty() || self.timeout.is_some() {
             url.push('?');
-            let mut serializer = form_urlencoded_pairs(&query);
-            url.push_str(&std::mem::take(&mut serializer));
+            // form_urlencoded appends to the URL string in place.
+            let start = url.len();
+            let mut serializer = form_urlencoded::Serializer::for_suffix(url, start);
+            for (key, value) in &self.query {
+                serializer.append_pair(key, value);
+            }
+            if let Some(timeout) = self.timeout {
+                serializer.append_pair("timeout", &go_duration(timeout));
+            }
+            url = serializer.finish();
         }
         Ok(url)
     }
@@ -525,14 +529,6 @@ enum SegmentSlot {
     Resource,
     Name,
     Subresource,
-}
-
-fn form_urlencoded_pairs(pairs: &[(String, String)]) -> String {
-    let mut serializer = form_urlencoded::Serializer::new(String::new());
-    for (key, value) in pairs {
-        serializer.append_pair(key, value);
-    }
-    serializer.finish()
 }
 
 /// A duration as Go's `time.ParseDuration` reads it, the form the API

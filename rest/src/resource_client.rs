@@ -186,7 +186,7 @@ impl<K> ResourceClient<K> {
     ) -> Result<(), Error> {
         self.collection(self.client.delete())
             .list_options(list_options)
-            .json_body(&delete.to_body())
+            .json_body(&delete.body())
             .send_raw()
             .await
             .map(drop)
@@ -195,7 +195,7 @@ impl<K> ResourceClient<K> {
     /// Deletes one object.
     pub async fn delete(&self, name: &str, options: &DeleteOptions) -> Result<(), Error> {
         self.object(self.client.delete(), name)?
-            .json_body(&options.to_body())
+            .json_body(&options.body())
             .send_raw()
             .await
             .map(drop)
