@@ -164,20 +164,14 @@ fn cluster_settings(name: &str, cluster: &Cluster, file: &Path) -> Result<Config
     let mut config = Config::new(server);
     config.tls.insecure_skip_verify = cluster.insecure_skip_tls_verify.unwrap_or(false);
     config.tls.server_name = cluster.tls_server_name.clone().filter(|s| !s.is_empty());
-    config.tls.certificate_authority = pem_setting(
+    if let Some(ca) = load_pem(
         &cluster.certificate_authority_data,
         &cluster.certificate_authority,
-        &field("certificate-authority-data"),
         &field("certificate-authority"),
         &source_name,
-    )?;
-    if let Some(source) = &config.tls.certificate_authority {
-        let which = match source {
-            PemSource::Data(_) => field("certificate-authority-data"),
-            PemSource::File(_) => field("certificate-authority"),
-        };
-        let pem = tls::read_pem(source, &which, &source_name)?;
-        tls::parse_certificates(&pem, &which, &source_name)?;
+    )? {
+        tls::parse_certificates(&ca.pem, &ca.field, &source_name)?;
+        config.tls.certificate_authority = Some(ca.source);
     }
     if config.tls.insecure_skip_verify && config.tls.certificate_authority.is_some() {
         return Err(ConfigError::InvalidField {
@@ -211,38 +205,28 @@ fn apply_user(
             ),
         });
     }
-    config.tls.client_certificate = pem_setting(
+    let certificate = load_pem(
         &user.client_certificate_data,
         &user.client_certificate,
-        &field("client-certificate-data"),
         &field("client-certificate"),
         &source_name,
     )?;
-    config.tls.client_key = pem_setting(
+    let key = load_pem(
         &user.client_key_data,
         &user.client_key,
-        &field("client-key-data"),
         &field("client-key"),
         &source_name,
     )?;
-    match (&config.tls.client_certificate, &config.tls.client_key) {
+    match (certificate, key) {
         (Some(certificate), Some(key)) => {
-            let certificate_field = match certificate {
-                PemSource::Data(_) => field("client-certificate-data"),
-                PemSource::File(_) => field("client-certificate"),
-            };
-            let key_field = match key {
-                PemSource::Data(_) => field("client-key-data"),
-                PemSource::File(_) => field("client-key"),
-            };
-            let certificate_pem = tls::read_pem(certificate, &certificate_field, &source_name)?;
-            let key_pem = tls::read_pem(key, &key_field, &source_name)?;
             tls::certified_key(
-                &certificate_pem,
-                &key_pem,
-                (&certificate_field, &key_field),
+                &certificate.pem,
+                &key.pem,
+                (&certificate.field, &key.field),
                 &source_name,
             )?;
+            config.tls.client_certificate = Some(certificate.source);
+            config.tls.client_key = Some(key.source);
         }
         (None, None) => {}
         (Some(_), None) => {
@@ -286,36 +270,47 @@ fn apply_user(
     Ok(())
 }
 
-/// A PEM setting given as base64 data (which wins) or as a file.
-fn pem_setting(
+/// A PEM setting as loaded: where it comes from, the kubeconfig field that
+/// gave it (for errors), and its text (read once, to check it).
+struct LoadedPem {
+    source: PemSource,
+    field: String,
+    pem: Vec<u8>,
+}
+
+/// Loads a PEM setting given as base64 in `<field>-data` (which wins) or as
+/// a file named by `<field>`.
+fn load_pem(
     data: &Option<String>,
     file: &Option<String>,
-    data_field: &str,
-    file_field: &str,
+    field: &str,
     source_name: &str,
-) -> Result<Option<PemSource>, ConfigError> {
+) -> Result<Option<LoadedPem>, ConfigError> {
     if let Some(data) = data.as_deref().filter(|d| !d.trim().is_empty()) {
+        let data_field = format!("{field}-data");
         let compact: String = data.split_whitespace().collect();
-        let bytes = base64::engine::general_purpose::STANDARD
+        let pem = base64::engine::general_purpose::STANDARD
             .decode(compact.as_bytes())
             .map_err(|e| ConfigError::InvalidField {
-                field: data_field.to_string(),
+                field: data_field.clone(),
                 source_name: source_name.to_string(),
                 message: format!("is not valid base64: {e}"),
             })?;
-        return Ok(Some(PemSource::Data(bytes)));
+        return Ok(Some(LoadedPem {
+            source: PemSource::Data(pem.clone()),
+            field: data_field,
+            pem,
+        }));
     }
     match file.as_deref().filter(|f| !f.is_empty()) {
         Some(path) => {
-            let path = PathBuf::from(path);
-            if !path.exists() {
-                return Err(ConfigError::ReadFile {
-                    what: format!("{file_field} (in {source_name})"),
-                    path,
-                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-                });
-            }
-            Ok(Some(PemSource::File(path)))
+            let source = PemSource::File(PathBuf::from(path));
+            let pem = tls::read_pem(&source, field, source_name)?;
+            Ok(Some(LoadedPem {
+                source,
+                field: field.to_string(),
+                pem,
+            }))
         }
         None => Ok(None),
     }

@@ -202,6 +202,16 @@ pub struct Context {
     pub namespace: Option<String>,
 }
 
+/// Appends the entries of `later` whose names `entries` does not have yet:
+/// the first definition of a name wins whole.
+fn merge_named<T>(entries: &mut Vec<T>, later: Vec<T>, name: impl Fn(&T) -> &String) {
+    for entry in later {
+        if !entries.iter().any(|known| name(known) == name(&entry)) {
+            entries.push(entry);
+        }
+    }
+}
+
 fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: serde::Deserializer<'de>,
@@ -286,21 +296,9 @@ impl Kubeconfig {
     /// user, context) already defined by name stays whole; the current
     /// context is kept if set.
     pub fn merge(&mut self, other: Kubeconfig) {
-        for cluster in other.clusters {
-            if !self.clusters.iter().any(|c| c.name == cluster.name) {
-                self.clusters.push(cluster);
-            }
-        }
-        for user in other.users {
-            if !self.users.iter().any(|u| u.name == user.name) {
-                self.users.push(user);
-            }
-        }
-        for context in other.contexts {
-            if !self.contexts.iter().any(|c| c.name == context.name) {
-                self.contexts.push(context);
-            }
-        }
+        merge_named(&mut self.clusters, other.clusters, |c| &c.name);
+        merge_named(&mut self.users, other.users, |u| &u.name);
+        merge_named(&mut self.contexts, other.contexts, |c| &c.name);
         if self.current_context.as_deref().is_none_or(str::is_empty) {
             self.current_context = other.current_context.filter(|c| !c.is_empty());
         }
