@@ -228,19 +228,12 @@ impl<K: Object + Send + Sync + 'static> Store<K> for ExpirationCache<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::config_map;
     use clientgo_apimachinery::clock::FakeClock;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     fn object(name: &str) -> Arc<ConfigMap> {
-        Arc::new(ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                resource_version: Some("1".into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        })
+        config_map(name, "1")
     }
 
     fn cache(ttl: Duration) -> (ExpirationCache<ConfigMap>, Arc<FakeClock>) {

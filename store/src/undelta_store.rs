@@ -104,18 +104,12 @@ impl<K: Object + Send + Sync + 'static, S: Store<K>> Store<K> for UndeltaStore<K
 mod tests {
     use super::*;
     use crate::indexer::{Indexer, IndexerOptions};
+    use crate::test_support::config_map;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use std::sync::Mutex;
 
     fn object(name: &str) -> Arc<ConfigMap> {
-        Arc::new(ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        })
+        config_map(name, "1")
     }
 
     fn names(state: &[Arc<ConfigMap>]) -> Vec<String> {
