@@ -54,4 +54,34 @@ impl Error {
         self.status()
             .is_some_and(Status::is_too_large_resource_version)
     }
+
+    /// Whether the server said 429 Too Many Requests.
+    pub fn is_too_many_requests(&self) -> bool {
+        self.status().is_some_and(Status::is_too_many_requests)
+    }
+
+    /// Whether the server said 500 Internal Error (a watch stream's ERROR
+    /// event included).
+    pub fn is_internal_error(&self) -> bool {
+        self.status().is_some_and(Status::is_internal_error)
+    }
+
+    /// Whether nothing listened at the server's address.
+    pub fn is_connection_refused(&self) -> bool {
+        matches!(self, Error::Rest(error) if error.is_connection_refused())
+    }
+
+    /// Whether no answer came, or the connection broke mid-stream (reset,
+    /// closed, timed out): a transport failure, not a refusal.
+    pub fn is_connection_error(&self) -> bool {
+        matches!(self, Error::Rest(clientgo_rest::Error::Http { .. }))
+    }
+
+    /// The frame problem when the watch stream carried bad bytes.
+    pub fn frame_error(&self) -> Option<&FrameError> {
+        match self {
+            Error::Frame { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }

@@ -83,6 +83,30 @@ impl Error {
     pub fn is_unauthorized(&self) -> bool {
         self.status().is_some_and(Status::is_unauthorized)
     }
+
+    /// Whether the server said 429 Too Many Requests.
+    pub fn is_too_many_requests(&self) -> bool {
+        self.status().is_some_and(Status::is_too_many_requests)
+    }
+
+    /// Whether the connection was refused: nothing listens at the address
+    /// (an API server restarting, typically). client-go's reflector retries
+    /// a watch after such an error without relisting.
+    pub fn is_connection_refused(&self) -> bool {
+        let Error::Http { source, .. } = self else {
+            return false;
+        };
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source);
+        while let Some(error) = cause {
+            if let Some(io) = error.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::ConnectionRefused
+            {
+                return true;
+            }
+            cause = error.source();
+        }
+        false
+    }
 }
 
 /// reqwest's top-level message ("error sending request") hides the cause;

@@ -574,6 +574,8 @@ async fn a_connection_refused_is_an_http_error_naming_the_url() {
         .await
         .unwrap_err();
     assert!(matches!(error, Error::Http { .. }), "{error}");
+    assert!(error.is_connection_refused(), "{error}");
+    assert!(!error.is_too_many_requests());
     assert!(error.to_string().contains(&url), "{error}");
 }
 

@@ -1,0 +1,178 @@
+//! The reflector's list phase: fetch the whole state page by page and
+//! replace the store with it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::{ListOptions, Object};
+use clientgo_listwatch::{DEFAULT_PAGE_SIZE, ListerWatcher, Pager, PagerEvent};
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Error;
+use crate::reflector::{Reflector, ReflectorMode};
+use crate::stats::Counters;
+
+/// A list taking longer than this is logged with its duration.
+const SLOW_LIST: Duration = Duration::from_secs(10);
+
+/// A complete listing.
+struct Listed<K> {
+    items: Vec<Arc<K>>,
+    resource_version: String,
+    paginated: bool,
+}
+
+impl<K, L> Reflector<K, L>
+where
+    K: Object + DeserializeOwned + Send + Sync + 'static,
+    L: ListerWatcher<K> + Clone + 'static,
+{
+    /// Lists and replaces the store (client-go's `list`). Returns without
+    /// touching the store when cancelled.
+    ///
+    /// The resourceVersion comes from
+    /// [`relist_resource_version`](Self::relist_resource_version); pages of
+    /// 500 are used at "" and "0" (and always once an RV="0" list came back
+    /// paginated), none at a specific resourceVersion so the watch cache
+    /// can answer. A 410 or too-large resourceVersion marks the last one
+    /// unavailable and lists again at once at "".
+    pub(crate) async fn list(&self, cancel: &CancellationToken) -> Result<(), Error> {
+        let mut resource_version = self.relist_resource_version();
+        let page_size = self.page_size_for(&resource_version);
+        let pager = Pager::with_page_size(page_size);
+        let started = self.options.clock.now();
+        tracing::debug!(%resource_version, page_size, "listing");
+        let mut listed = self
+            .collect(&pager, list_options(&resource_version), cancel)
+            .await;
+        if let Err(error) = &listed
+            && (error.is_expired_or_gone() || error.is_too_large_resource_version())
+        {
+            tracing::info!(
+                %resource_version,
+                %error,
+                "the list's resourceVersion is unavailable; listing again at once at the latest state (\"\")"
+            );
+            self.set_resource_version_unavailable(true);
+            resource_version = String::new();
+            listed = self
+                .collect(&pager, list_options(&resource_version), cancel)
+                .await;
+        }
+        let listed = match listed {
+            Ok(Some(listed)) => listed,
+            Ok(None) => return Ok(()),
+            Err(source) => {
+                return Err(Error::List {
+                    resource: self.name.clone(),
+                    resource_version,
+                    source,
+                });
+            }
+        };
+        let elapsed = self.options.clock.since(started);
+        if elapsed > SLOW_LIST {
+            tracing::info!(?elapsed, objects = listed.items.len(), "slow list");
+        }
+        if resource_version == "0" && listed.paginated {
+            self.state.lock().paginated_result = true;
+        }
+        self.set_resource_version_unavailable(false);
+        let count = listed.items.len();
+        self.store
+            .replace(listed.items, &listed.resource_version)
+            .map_err(|source| Error::Store {
+                resource: self.name.clone(),
+                operation: "replace",
+                source,
+            })?;
+        self.resource_version.set(&listed.resource_version);
+        Counters::bump(&self.counters.lists);
+        self.clear_last_error();
+        self.set_mode(ReflectorMode::ListWatch);
+        tracing::debug!(
+            resource_version = %listed.resource_version,
+            objects = count,
+            ?elapsed,
+            "listed and replaced the store"
+        );
+        Ok(())
+    }
+
+    /// client-go's page size rule.
+    fn page_size_for(&self, resource_version: &str) -> u64 {
+        if let Some(page_size) = self.options.page_size {
+            return page_size;
+        }
+        let paginated_before = self.state.lock().paginated_result;
+        if resource_version.is_empty() || resource_version == "0" || paginated_before {
+            DEFAULT_PAGE_SIZE
+        } else {
+            0
+        }
+    }
+
+    /// Fetches every page, wrapping objects in `Arc`s as each page arrives
+    /// (the page's JSON is gone by then: only decoded objects are kept, and
+    /// the next page is fetched meanwhile). `None` when cancelled.
+    async fn collect(
+        &self,
+        pager: &Pager,
+        options: ListOptions,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Listed<K>>, clientgo_listwatch::Error> {
+        let mut pages = pager.stream(self.lister_watcher.clone(), options);
+        let mut listed = Listed {
+            items: Vec::new(),
+            resource_version: String::new(),
+            paginated: false,
+        };
+        let mut first = true;
+        loop {
+            let next = tokio::select! {
+                () = cancel.cancelled() => return Ok(None),
+                next = pages.next() => next,
+            };
+            match next {
+                None => return Ok(Some(listed)),
+                Some(Err(error)) => return Err(error),
+                Some(Ok(PagerEvent::Page(page))) => {
+                    if first {
+                        first = false;
+                        listed.resource_version =
+                            page.metadata.resource_version.clone().unwrap_or_default();
+                    }
+                    if page
+                        .metadata
+                        .continue_
+                        .as_deref()
+                        .is_some_and(|token| !token.is_empty())
+                    {
+                        listed.paginated = true;
+                    }
+                    listed.items.reserve(page.items.len());
+                    listed.items.extend(page.items.into_iter().map(Arc::new));
+                }
+                Some(Ok(PagerEvent::Restarted)) => {
+                    listed = Listed {
+                        items: Vec::new(),
+                        resource_version: String::new(),
+                        paginated: false,
+                    };
+                    first = true;
+                }
+            }
+        }
+    }
+}
+
+/// A list at `resource_version` ("" sends none).
+fn list_options(resource_version: &str) -> ListOptions {
+    let options = ListOptions::default();
+    if resource_version.is_empty() {
+        options
+    } else {
+        options.resource_version(resource_version)
+    }
+}

@@ -1,0 +1,503 @@
+//! The reflector's watch phase: open watches from the last synced
+//! resourceVersion and apply their events to the store, re-watching
+//! without a relist whenever that is safe.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clientgo_apimachinery::{ListOptions, Object, WatchEvent};
+use clientgo_listwatch::{FrameError, ListerWatcher, WatchStream};
+use clientgo_store::StoreError;
+use serde::de::DeserializeOwned;
+use tokio::time::Sleep;
+use tokio_util::sync::CancellationToken;
+
+use crate::backoff::Backoff;
+use crate::error::Error;
+use crate::reflector::Reflector;
+use crate::stats::Counters;
+
+/// A watch closed sooner than this with no events is a "very short watch".
+const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
+
+/// Consecutive bad frames (with no good event between them) after which the
+/// reflector relists instead of re-watching.
+const FRAME_ERRORS_BEFORE_RELIST: u32 = 2;
+
+/// How opening a watch went.
+pub(crate) enum Opened<K> {
+    Stream(WatchStream<K>),
+    Cancelled,
+    /// No answer within the idle timeout.
+    Idle,
+    Failed(clientgo_listwatch::Error),
+}
+
+/// How one watch stream ended.
+enum WatchEnd {
+    Cancelled,
+    /// The server ended it cleanly (its timeout, a dropped connection
+    /// between events).
+    Closed,
+    VeryShort(Duration),
+    Idle,
+    ResyncFailed(StoreError),
+    Failed(clientgo_listwatch::Error),
+}
+
+/// The periodic resync: a timer re-armed after each tick.
+pub(crate) struct ResyncTimer {
+    period: Duration,
+    sleep: Option<Pin<Box<Sleep>>>,
+}
+
+impl ResyncTimer {
+    pub(crate) fn new(period: Duration) -> Self {
+        ResyncTimer {
+            period,
+            sleep: (!period.is_zero()).then(|| Box::pin(tokio::time::sleep(period))),
+        }
+    }
+
+    /// Completes at the next tick; never when resync is off. Cancel-safe.
+    pub(crate) async fn tick(&mut self) {
+        match &mut self.sleep {
+            Some(sleep) => {
+                sleep.as_mut().await;
+                let next = tokio::time::Instant::now() + self.period;
+                sleep.as_mut().reset(next);
+            }
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// client-go's retry window for 500 Internal Error on a watch: retry at
+/// once while within `max` of the first such error (never when `max` is
+/// zero); the window starts again after a minute without one.
+struct InternalErrorRetry {
+    max: Duration,
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl InternalErrorRetry {
+    const RESET_AFTER: Duration = Duration::from_secs(60);
+
+    fn after(&mut self, internal_error: bool, now: Instant) {
+        if !internal_error {
+            self.first = None;
+            self.last = None;
+            return;
+        }
+        if self
+            .last
+            .is_none_or(|last| now.saturating_duration_since(last) > Self::RESET_AFTER)
+        {
+            self.first = Some(now);
+        }
+        self.last = Some(now);
+    }
+
+    fn should_retry(&mut self, now: Instant) -> bool {
+        if self.max.is_zero() {
+            return false;
+        }
+        match self.first {
+            Some(first) if now.saturating_duration_since(first) <= self.max => true,
+            _ => {
+                self.first = None;
+                self.last = None;
+                false
+            }
+        }
+    }
+}
+
+impl<K, L> Reflector<K, L>
+where
+    K: Object + DeserializeOwned + Send + Sync + 'static,
+    L: ListerWatcher<K> + Clone + 'static,
+{
+    /// Watches from the last synced resourceVersion (client-go's `watch`),
+    /// starting with `stream` when a watch-list left one open. Returns
+    /// `Ok` when the caller should relist after a backoff, `Err` when it
+    /// should too but the cause is worth reporting there.
+    pub(crate) async fn watch(
+        &self,
+        mut stream: Option<WatchStream<K>>,
+        cancel: &CancellationToken,
+        backoff: &mut Backoff,
+    ) -> Result<(), Error> {
+        let mut resync = ResyncTimer::new(self.options.resync_period);
+        let mut internal_errors = InternalErrorRetry {
+            max: self.options.max_internal_error_retry_duration,
+            first: None,
+            last: None,
+        };
+        let mut frame_errors_in_a_row = 0;
+        loop {
+            if cancel.is_cancelled() {
+                return Ok(());
+            }
+            let from = self.last_sync_resource_version();
+            let mut live = match stream.take() {
+                Some(live) => live,
+                None => {
+                    let options = ListOptions::default()
+                        .timeout_seconds(self.watch_timeout_seconds())
+                        .allow_watch_bookmarks(true);
+                    let options = if from.is_empty() {
+                        options
+                    } else {
+                        options.resource_version(from.clone())
+                    };
+                    match self.open(&options, cancel).await {
+                        Opened::Stream(live) => live,
+                        Opened::Cancelled => return Ok(()),
+                        Opened::Idle => {
+                            self.idle_watch();
+                            continue;
+                        }
+                        Opened::Failed(source)
+                            if source.is_too_many_requests() || source.is_connection_refused() =>
+                        {
+                            let at_least = retry_after(&source);
+                            self.report(self.watch_error(&from, source));
+                            tracing::info!(
+                                resource_version = %from,
+                                "backing off, then watching again without relisting"
+                            );
+                            if !self.back_off(backoff, cancel, at_least).await {
+                                return Ok(());
+                            }
+                            Counters::bump(&self.counters.rewatches);
+                            continue;
+                        }
+                        Opened::Failed(source) => return Err(self.watch_error(&from, source)),
+                    }
+                }
+            };
+            let (end, events) = self
+                .handle_watch(&mut live, &from, cancel, &mut resync)
+                .await;
+            drop(live);
+            if events > 0 {
+                frame_errors_in_a_row = 0;
+            }
+            let now = self.options.clock.now();
+            let last = self.last_sync_resource_version();
+            match end {
+                WatchEnd::Cancelled => return Ok(()),
+                WatchEnd::Closed => {
+                    internal_errors.after(false, now);
+                    tracing::debug!(resource_version = %last, events, "watch closed; watching again");
+                    Counters::bump(&self.counters.rewatches);
+                }
+                WatchEnd::Idle => self.idle_watch(),
+                WatchEnd::VeryShort(lasted) => {
+                    return Err(Error::VeryShortWatch {
+                        resource: self.name.clone(),
+                        lasted,
+                    });
+                }
+                WatchEnd::ResyncFailed(source) => {
+                    self.report(Error::Store {
+                        resource: self.name.clone(),
+                        operation: "resync",
+                        source,
+                    });
+                    return Ok(());
+                }
+                WatchEnd::Failed(source) => {
+                    internal_errors.after(source.is_internal_error(), now);
+                    if source.is_expired_or_gone() {
+                        tracing::info!(
+                            resource_version = %last,
+                            "watch ended with 410 Expired; relisting at the last resourceVersion"
+                        );
+                        self.report(self.watch_error(&last, source));
+                        return Ok(());
+                    }
+                    if source.is_too_many_requests() {
+                        let at_least = retry_after(&source);
+                        self.report(self.watch_error(&last, source));
+                        if !self.back_off(backoff, cancel, at_least).await {
+                            return Ok(());
+                        }
+                        Counters::bump(&self.counters.rewatches);
+                        continue;
+                    }
+                    if source.is_internal_error() && internal_errors.should_retry(now) {
+                        tracing::info!("watch ended with 500 Internal Error; retrying at once");
+                        self.report(self.watch_error(&last, source));
+                        Counters::bump(&self.counters.rewatches);
+                        continue;
+                    }
+                    if let Some(frame) = source.frame_error() {
+                        frame_errors_in_a_row += 1;
+                        let too_large = matches!(frame, FrameError::TooLarge { .. });
+                        self.report(self.watch_error(&last, source));
+                        if too_large || frame_errors_in_a_row >= FRAME_ERRORS_BEFORE_RELIST {
+                            tracing::info!(
+                                resource_version = %last,
+                                "bad watch frames cannot be skipped by watching again; relisting"
+                            );
+                            return Ok(());
+                        }
+                        tracing::info!(
+                            resource_version = %last,
+                            "bad watch frame; backing off, then watching again from the last good resourceVersion"
+                        );
+                        if !self.back_off(backoff, cancel, None).await {
+                            return Ok(());
+                        }
+                        Counters::bump(&self.counters.rewatches);
+                        continue;
+                    }
+                    if source.is_connection_error() {
+                        // The connection broke mid-stream: client-go treats
+                        // it as a probable EOF, a normal end.
+                        tracing::info!(resource_version = %last, error = %source, "watch connection broke; watching again");
+                        self.report(self.watch_error(&last, source));
+                        Counters::bump(&self.counters.rewatches);
+                        continue;
+                    }
+                    tracing::warn!(resource_version = %last, error = %source, "watch ended with an error; relisting");
+                    self.report(self.watch_error(&last, source));
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Opens a watch, giving up after the idle timeout or on cancel.
+    pub(crate) async fn open(
+        &self,
+        options: &ListOptions,
+        cancel: &CancellationToken,
+    ) -> Opened<K> {
+        Counters::bump(&self.counters.watches);
+        tracing::debug!(
+            resource_version = options.resource_version.as_deref().unwrap_or_default(),
+            timeout_seconds = options.timeout_seconds,
+            send_initial_events = options.send_initial_events,
+            "opening a watch"
+        );
+        let idle = self.options.effective_idle_timeout();
+        tokio::select! {
+            () = cancel.cancelled() => Opened::Cancelled,
+            opened = tokio::time::timeout(idle, self.lister_watcher.watch(options)) => match opened {
+                Ok(Ok(stream)) => Opened::Stream(stream),
+                Ok(Err(error)) => Opened::Failed(error),
+                Err(_) => Opened::Idle,
+            },
+        }
+    }
+
+    /// Reports a watch that went idle.
+    pub(crate) fn idle_watch(&self) {
+        Counters::bump(&self.counters.idle_timeouts);
+        Counters::bump(&self.counters.rewatches);
+        let idle = self.options.effective_idle_timeout();
+        self.report(Error::IdleWatch {
+            resource: self.name.clone(),
+            idle,
+        });
+    }
+
+    pub(crate) fn watch_error(&self, from: &str, source: clientgo_listwatch::Error) -> Error {
+        Error::Watch {
+            resource: self.name.clone(),
+            resource_version: from.to_string(),
+            source,
+        }
+    }
+
+    /// Applies one stream's events until it ends (client-go's
+    /// `handleWatch`). Returns how it ended and how many events (bookmarks
+    /// included) it carried.
+    async fn handle_watch(
+        &self,
+        live: &mut WatchStream<K>,
+        from: &str,
+        cancel: &CancellationToken,
+        resync: &mut ResyncTimer,
+    ) -> (WatchEnd, u64) {
+        let started = self.options.clock.now();
+        let idle = self.options.effective_idle_timeout();
+        // A watch from "" or "0" starts with synthetic ADDED events for
+        // every existing object, in no resourceVersion order: they must not
+        // move the last resourceVersion.
+        let synthetic_adds = from.is_empty() || from == "0";
+        let mut only_adds = true;
+        let mut events = 0;
+        let mut bytes_seen = live.bytes_received();
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return (WatchEnd::Cancelled, events),
+                () = resync.tick() => {
+                    if let Err(error) = self.resync() {
+                        return (WatchEnd::ResyncFailed(error), events);
+                    }
+                    continue;
+                }
+                next = tokio::time::timeout(idle, live.next()) => next,
+            };
+            let next = match next {
+                Ok(next) => next,
+                Err(_) if live.bytes_received() != bytes_seen => {
+                    // Part of a large event arrived: not idle.
+                    bytes_seen = live.bytes_received();
+                    continue;
+                }
+                Err(_) => return (WatchEnd::Idle, events),
+            };
+            bytes_seen = live.bytes_received();
+            let event = match next {
+                None => {
+                    let lasted = self.options.clock.since(started);
+                    if events == 0 && lasted < VERY_SHORT_WATCH {
+                        return (WatchEnd::VeryShort(lasted), events);
+                    }
+                    return (WatchEnd::Closed, events);
+                }
+                Some(Err(error)) => return (WatchEnd::Failed(error), events),
+                Some(Ok(event)) => event,
+            };
+            events += 1;
+            if !matches!(event, WatchEvent::Added(_)) {
+                only_adds = false;
+            }
+            match self.apply(event) {
+                Ok(resource_version) => {
+                    if !(synthetic_adds && only_adds) {
+                        self.resource_version.set(&resource_version);
+                    }
+                }
+                Err(error) => return (WatchEnd::Failed(*error), events),
+            }
+        }
+    }
+
+    /// Applies one event to the store; returns its resourceVersion. A store
+    /// refusal is reported and skipped (the resourceVersion still moves, as
+    /// in client-go); an ERROR event is returned as the error it carries.
+    fn apply(&self, event: WatchEvent<K>) -> Result<String, Box<clientgo_listwatch::Error>> {
+        let (operation, outcome, resource_version) = match event {
+            WatchEvent::Added(object) => {
+                let object = Arc::new(object);
+                let resource_version = resource_version_of(&*object);
+                ("add", self.store.add(object), resource_version)
+            }
+            WatchEvent::Modified(object) => {
+                let object = Arc::new(object);
+                let resource_version = resource_version_of(&*object);
+                ("update", self.store.update(object), resource_version)
+            }
+            WatchEvent::Deleted(object) => {
+                let object = Arc::new(object);
+                let resource_version = resource_version_of(&*object);
+                ("delete", self.store.delete(object.into()), resource_version)
+            }
+            WatchEvent::Bookmark(bookmark) => {
+                Counters::bump(&self.counters.bookmarks);
+                let resource_version = bookmark.resource_version().to_string();
+                return match self.store.bookmark(&resource_version) {
+                    Ok(()) => Ok(resource_version),
+                    Err(source) => {
+                        self.report(Error::Store {
+                            resource: self.name.clone(),
+                            operation: "bookmark",
+                            source,
+                        });
+                        Ok(resource_version)
+                    }
+                };
+            }
+            WatchEvent::Error(status) => {
+                return Err(Box::new(clientgo_listwatch::Error::WatchStatus {
+                    url: self.name.clone(),
+                    status: Box::new(status),
+                }));
+            }
+        };
+        Counters::bump(&self.counters.events);
+        if let Err(source) = outcome {
+            self.report(Error::Store {
+                resource: self.name.clone(),
+                operation,
+                source,
+            });
+        }
+        Ok(resource_version)
+    }
+
+    /// Resyncs the store if `should_resync` allows.
+    fn resync(&self) -> Result<(), StoreError> {
+        if self
+            .options
+            .should_resync
+            .as_ref()
+            .is_none_or(|should_resync| should_resync())
+        {
+            tracing::debug!("resyncing the store");
+            Counters::bump(&self.counters.resyncs);
+            self.store.resync()?;
+        }
+        Ok(())
+    }
+}
+
+fn resource_version_of<K: Object>(object: &K) -> String {
+    object.resource_version().unwrap_or_default().to_string()
+}
+
+/// The server's requested delay, from a Status with a retry delay.
+pub(crate) fn retry_after(error: &clientgo_listwatch::Error) -> Option<Duration> {
+    error
+        .status()
+        .and_then(clientgo_apimachinery::Status::retry_after_seconds)
+        .map(|seconds| Duration::from_secs(u64::from(seconds)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_errors_are_retried_only_within_the_window() {
+        let start = Instant::now();
+        let mut never = InternalErrorRetry {
+            max: Duration::ZERO,
+            first: None,
+            last: None,
+        };
+        never.after(true, start);
+        assert!(!never.should_retry(start));
+
+        let mut retry = InternalErrorRetry {
+            max: Duration::from_secs(30),
+            first: None,
+            last: None,
+        };
+        retry.after(true, start);
+        assert!(retry.should_retry(start + Duration::from_secs(10)));
+        retry.after(true, start + Duration::from_secs(20));
+        assert!(retry.should_retry(start + Duration::from_secs(30)));
+        retry.after(true, start + Duration::from_secs(31));
+        assert!(
+            !retry.should_retry(start + Duration::from_secs(31)),
+            "31 s after the first error of a run"
+        );
+        retry.after(true, start + Duration::from_secs(200));
+        assert!(
+            retry.should_retry(start + Duration::from_secs(201)),
+            "a new run of errors after a quiet minute"
+        );
+        retry.after(false, start + Duration::from_secs(202));
+        assert!(retry.first.is_none());
+    }
+}

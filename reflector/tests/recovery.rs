@@ -1,0 +1,591 @@
+//! The reflector against clientgo-testing's server over loopback: each test
+//! injects one fault, then checks that the store ends equal to the server
+//! (keys and resourceVersions) and, through the server's request log, the
+//! exact requests the reflector made to get there.
+// Tests may unwrap: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use clientgo_apimachinery::{ResourceVersionMatch, Status};
+use clientgo_reflector::{Error, ReflectorMode};
+use clientgo_store::{DeltaFifo, DeltaFifoOptions, DeltaType, Queue, ReflectorStore};
+use clientgo_testing::{Corruption, RequestRecord, TestApiServer, Verb};
+use k8s_openapi::api::core::v1::ConfigMap;
+use support::*;
+
+fn list_watch() -> clientgo_reflector::ReflectorOptions<ConfigMap> {
+    fast_options().use_watch_list(false)
+}
+
+fn watches(server: &TestApiServer) -> Vec<RequestRecord> {
+    server.requests().of(Verb::Watch)
+}
+
+fn lists(server: &TestApiServer) -> Vec<RequestRecord> {
+    server.requests().of(Verb::List)
+}
+
+fn rv_of(record: &RequestRecord) -> Option<String> {
+    record.list_options().resource_version
+}
+
+/// Syncs, then waits until the first watch is open and has carried one
+/// event (so dropping it is not a "very short watch").
+async fn synced_and_watching(
+    server: &TestApiServer,
+    running: &Running,
+    cache: &dyn clientgo_store::Store<ConfigMap>,
+) {
+    converge(server, cache).await;
+    wait_until("a watch is open", || !watches(server).is_empty()).await;
+    create(server, "first-event");
+    converge(server, cache).await;
+    let _ = running;
+}
+
+#[tokio::test]
+async fn lists_2345_objects_in_pages_of_500_then_watches_from_the_list() {
+    let server = seeded(TestApiServer::builder(), 2345).await;
+    let revision = server.storage().current_revision().to_string();
+    let cache = cache();
+    let running = Running::start(lister(&server, |c| c), cache.clone(), list_watch());
+    converge(&server, &*cache).await;
+
+    let pages = lists(&server);
+    assert_eq!(pages.len(), 5, "2,345 objects at 500 a page");
+    let first = pages[0].list_options();
+    assert_eq!(first.resource_version.as_deref(), Some("0"));
+    assert_eq!(first.limit, Some(500));
+    for page in &pages[1..] {
+        let options = page.list_options();
+        assert_eq!(options.limit, Some(500));
+        assert!(options.continue_token.is_some());
+        assert_eq!(options.resource_version, None);
+    }
+    wait_until("a watch is open", || !watches(&server).is_empty()).await;
+    let watch = watches(&server)[0].list_options();
+    assert_eq!(watch.resource_version.as_deref(), Some(revision.as_str()));
+    assert!(watch.allow_watch_bookmarks);
+    assert_eq!(watch.send_initial_events, None);
+    assert_eq!(watch.resource_version_match, None, "never sent on a watch");
+    let timeout = watch.timeout_seconds.unwrap();
+    assert!((300..600).contains(&timeout), "timeoutSeconds {timeout}");
+    assert_eq!(running.reflector.last_sync_resource_version(), revision);
+    assert_eq!(running.reflector.mode(), ReflectorMode::ListWatch);
+
+    // Events flow; a later relist keeps paginating because the RV=0 list
+    // came back in pages (no watch cache).
+    update(&server, "cm-00001", "changed");
+    create(&server, "new");
+    converge(&server, &*cache).await;
+    server.requests().clear();
+    server
+        .faults()
+        .fail_next(Some(Verb::Watch), Status::internal_error("injected"));
+    server.faults().drop_watches();
+    wait_until("a relist", || lists(&server).len() == 5).await;
+    let relist = lists(&server)[0].list_options();
+    let last = server.storage().current_revision().to_string();
+    assert_eq!(relist.resource_version.as_deref(), Some(last.as_str()));
+    assert_eq!(relist.limit, Some(500));
+    converge(&server, &*cache).await;
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_dropped_watch_is_resumed_from_the_last_resource_version_without_a_relist() {
+    let server = seeded(TestApiServer::builder(), 20).await;
+    let cache = cache();
+    let running = Running::start(lister(&server, |c| c), cache.clone(), list_watch());
+    synced_and_watching(&server, &running, &*cache).await;
+    let last = running.reflector.last_sync_resource_version();
+    assert_eq!(last, server.storage().current_revision().to_string());
+
+    server.faults().drop_watches();
+    wait_until("a second watch", || watches(&server).len() == 2).await;
+    update(&server, "cm-00003", "after");
+    delete(&server, "cm-00004");
+    create(&server, "after-drop");
+    converge(&server, &*cache).await;
+
+    assert_eq!(lists(&server).len(), 1, "no relist");
+    let rewatch = &watches(&server)[1];
+    assert_eq!(rv_of(rewatch).as_deref(), Some(last.as_str()));
+    let stats = running.reflector.stats();
+    assert_eq!(stats.lists, 1);
+    assert_eq!(stats.rewatches, 1);
+    assert!(running.reflector.last_error().is_none());
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_410_opening_the_watch_relists_at_the_last_resource_version() {
+    let server = seeded(TestApiServer::builder(), 10).await;
+    let cache = cache();
+    let errors = Arc::new(AtomicUsize::new(0));
+    let options = list_watch().watch_error_handler({
+        let errors = Arc::clone(&errors);
+        move |_| {
+            errors.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    server
+        .faults()
+        .fail_next(Some(Verb::Watch), Status::gone("too old resource version"));
+    let running = Running::start(lister(&server, |c| c), cache.clone(), options);
+    let synced_at = server.storage().current_revision().to_string();
+    wait_until("a relist", || lists(&server).len() == 2).await;
+    create(&server, "later");
+    converge(&server, &*cache).await;
+
+    let lists = lists(&server);
+    assert_eq!(rv_of(&lists[0]).as_deref(), Some("0"));
+    assert_eq!(rv_of(&lists[1]).as_deref(), Some(synced_at.as_str()));
+    assert_eq!(
+        lists[1].list_options().limit,
+        None,
+        "unpaginated at a synced RV"
+    );
+    let watches = watches(&server);
+    assert_eq!(watches[0].status, 410);
+    assert_eq!(rv_of(&watches[1]).as_deref(), Some(synced_at.as_str()));
+    assert_eq!(errors.load(Ordering::SeqCst), 1);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_410_on_a_relist_at_a_resource_version_relists_at_once_at_the_latest_state() {
+    let server = seeded(TestApiServer::builder(), 10).await;
+    let cache = cache();
+    let running = Running::start(lister(&server, |c| c), cache.clone(), list_watch());
+    synced_and_watching(&server, &running, &*cache).await;
+    let last = running.reflector.last_sync_resource_version();
+    server.requests().clear();
+
+    // The watch is refused (a relist follows), and so is the relist at the
+    // last resourceVersion.
+    server
+        .faults()
+        .fail_next(Some(Verb::Watch), Status::internal_error("injected"));
+    server.faults().fail_next(
+        Some(Verb::List),
+        Status::expired("too old resource version"),
+    );
+    server.faults().drop_watches();
+    wait_until("two lists", || lists(&server).len() == 2).await;
+    create(&server, "later");
+    converge(&server, &*cache).await;
+
+    let lists = lists(&server);
+    assert_eq!(lists.len(), 2);
+    assert_eq!(rv_of(&lists[0]).as_deref(), Some(last.as_str()));
+    assert_eq!(lists[0].status, 410);
+    assert_eq!(
+        lists[1].list_options().resource_version,
+        None,
+        "a consistent read"
+    );
+    assert_eq!(
+        lists[1].list_options().limit,
+        None,
+        "the same page size as the failed list"
+    );
+    let watches = watches(&server);
+    assert_eq!(watches[0].status, 500);
+    assert_eq!(rv_of(&watches[0]).as_deref(), Some(last.as_str()));
+    let current = running.reflector.last_sync_resource_version();
+    assert_eq!(current, server.storage().current_revision().to_string());
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn changes_and_compaction_while_disconnected_end_in_a_410_event_and_a_relist() {
+    let server = seeded(TestApiServer::builder(), 10).await;
+    let fifo = Arc::new(DeltaFifo::<ConfigMap>::new(DeltaFifoOptions::default()));
+    let running = Running::start(lister(&server, |c| c), fifo.clone(), list_watch());
+    wait_until("a watch is open", || !watches(&server).is_empty()).await;
+    create(&server, "first-event");
+    wait_until("the first event is queued", || fifo.len() == 11).await;
+    let last = running.reflector.last_sync_resource_version();
+
+    // The re-watch waits in the server while objects change and history is
+    // compacted past its resourceVersion: it starts with a 410 ERROR event.
+    server.faults().set_latency(Duration::from_millis(500));
+    server.faults().drop_watches();
+    wait_until("the re-watch is in flight", || {
+        running.reflector.stats().rewatches == 1
+    })
+    .await;
+    delete(&server, "cm-00001");
+    delete(&server, "cm-00002");
+    update(&server, "cm-00003", "changed");
+    create(&server, "created-while-down");
+    server.compact_history();
+    wait_until("a relist", || lists(&server).len() == 2).await;
+    server.faults().set_latency(Duration::ZERO);
+    wait_until("the relist is applied", || {
+        running.reflector.last_sync_resource_version()
+            == server.storage().current_revision().to_string()
+    })
+    .await;
+
+    let lists = lists(&server);
+    assert_eq!(
+        rv_of(&lists[1]).as_deref(),
+        Some(last.as_str()),
+        "relist at the last RV"
+    );
+    let watches = watches(&server);
+    assert_eq!(rv_of(&watches[1]).as_deref(), Some(last.as_str()));
+    let error = running.reflector.last_error();
+    assert!(error.is_none(), "cleared by the relist: {error:?}");
+    running.stop().await;
+
+    // The deletes missed while down come out as DeletedFinalStateUnknown.
+    let mut final_state = std::collections::BTreeMap::new();
+    let mut tombstones = Vec::new();
+    while !fifo.is_empty() {
+        fifo.pop(|deltas, _| {
+            let last = deltas.last().unwrap();
+            let key = match last {
+                clientgo_store::Delta::Deleted(target) => {
+                    if let clientgo_store::ObjectOrTombstone::Tombstone(tombstone) = target {
+                        tombstones.push(tombstone.key.clone());
+                    }
+                    None
+                }
+                other => other.object().map(|o| {
+                    (
+                        format!("default/{}", o.metadata.name.as_deref().unwrap()),
+                        o.metadata.resource_version.clone().unwrap(),
+                    )
+                }),
+            };
+            if let Some((key, rv)) = key {
+                final_state.insert(key, rv);
+            }
+            assert!(
+                deltas
+                    .iter()
+                    .all(|d| d.delta_type() != DeltaType::ReplacedAll)
+            );
+            Ok::<(), ()>(())
+        })
+        .await
+        .unwrap();
+    }
+    tombstones.sort();
+    assert_eq!(tombstones, ["default/cm-00001", "default/cm-00002"]);
+    assert_eq!(final_state, server_state(&server));
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_opening_the_watch_backs_off_and_rewatches_without_a_relist() {
+    let server = seeded(TestApiServer::builder(), 10).await;
+    let cache = cache();
+    server
+        .faults()
+        .fail_next(Some(Verb::Watch), Status::too_many_requests("slow down", 1));
+    // No retries in the REST layer: the reflector's own rule is under test.
+    let running = Running::start(
+        lister(&server, |c| c.max_retries(0)),
+        cache.clone(),
+        list_watch(),
+    );
+    wait_until("a second watch", || watches(&server).len() == 2).await;
+    create(&server, "later");
+    converge(&server, &*cache).await;
+
+    assert_eq!(lists(&server).len(), 1, "no relist");
+    let watches = watches(&server);
+    assert_eq!(watches[0].status, 429);
+    assert_eq!(rv_of(&watches[0]), rv_of(&watches[1]));
+    let error = running.reflector.stats();
+    assert_eq!(error.rewatches, 1);
+    assert_eq!(error.backoffs, 1);
+    assert_eq!(
+        running
+            .reflector
+            .last_error()
+            .unwrap()
+            .status()
+            .unwrap()
+            .code,
+        429
+    );
+    running.stop().await;
+}
+
+async fn corrupted_watch(corruption: Corruption, expect_relist: bool) {
+    let server = seeded(TestApiServer::builder(), 10).await;
+    let cache = cache();
+    server.faults().corrupt_next_watch(corruption);
+    let lister = lister(&server, |c| c).max_frame_bytes(64 * 1024);
+    let running = Running::start(lister, cache.clone(), list_watch());
+    wait_until("a second watch", || watches(&server).len() == 2).await;
+    update(&server, "cm-00001", "after");
+    create(&server, "later");
+    converge(&server, &*cache).await;
+
+    let lists = lists(&server);
+    let watches = watches(&server);
+    let synced_at = rv_of(&watches[0]);
+    assert_eq!(
+        lists.len(),
+        if expect_relist { 2 } else { 1 },
+        "{corruption:?}"
+    );
+    if expect_relist {
+        assert_eq!(rv_of(&lists[1]), synced_at, "relist at the last RV");
+    }
+    assert_eq!(rv_of(&watches[1]), synced_at, "from the last good RV");
+    let error = running.reflector.last_error();
+    if !expect_relist {
+        let error = error.expect("the frame error is kept");
+        assert!(
+            error.list_watch_error().unwrap().frame_error().is_some(),
+            "{error}"
+        );
+    }
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_malformed_frame_restarts_the_watch_from_the_last_good_resource_version() {
+    corrupted_watch(Corruption::Malformed, false).await;
+}
+
+#[tokio::test]
+async fn a_truncated_frame_restarts_the_watch_from_the_last_good_resource_version() {
+    corrupted_watch(Corruption::Truncated, false).await;
+}
+
+#[tokio::test]
+async fn an_oversized_frame_relists() {
+    corrupted_watch(Corruption::Oversized(100 * 1024), true).await;
+}
+
+#[tokio::test]
+async fn a_stalled_watch_is_ended_by_the_idle_timeout_and_resumed() {
+    let server = seeded(TestApiServer::builder(), 10).await;
+    let cache = cache();
+    server.faults().stall_next_watch(Duration::from_secs(60));
+    let options = list_watch().watch_idle_timeout(Duration::from_millis(300));
+    let running = Running::start(lister(&server, |c| c), cache.clone(), options);
+    let started = tokio::time::Instant::now();
+    wait_until("a second watch", || watches(&server).len() == 2).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "not the stall's 60 s"
+    );
+    create(&server, "later");
+    converge(&server, &*cache).await;
+
+    assert_eq!(lists(&server).len(), 1, "no relist");
+    let watches = watches(&server);
+    assert_eq!(rv_of(&watches[0]), rv_of(&watches[1]));
+    let stats = running.reflector.stats();
+    assert_eq!(stats.idle_timeouts, 1);
+    assert!(matches!(
+        running.reflector.last_error().as_deref(),
+        Some(Error::IdleWatch { .. })
+    ));
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_server_restart_is_survived_without_a_relist() {
+    let server = seeded(TestApiServer::builder(), 10).await;
+    let cache = cache();
+    let running = Running::start(lister(&server, |c| c), cache.clone(), list_watch());
+    synced_and_watching(&server, &running, &*cache).await;
+    let last = running.reflector.last_sync_resource_version();
+
+    server.faults().restart();
+    update(&server, "cm-00002", "during-restart");
+    wait_until("a second watch", || watches(&server).len() == 2).await;
+    create(&server, "after-restart");
+    converge(&server, &*cache).await;
+
+    assert_eq!(lists(&server).len(), 1, "no relist");
+    assert_eq!(rv_of(&watches(&server)[1]).as_deref(), Some(last.as_str()));
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn watch_list_streams_the_state_and_keeps_the_stream_as_the_watch() {
+    let server = seeded(TestApiServer::builder(), 300).await;
+    let cache = cache();
+    let running = Running::start(lister(&server, |c| c), cache.clone(), fast_options());
+    converge(&server, &*cache).await;
+    assert_eq!(running.reflector.mode(), ReflectorMode::WatchList);
+    update(&server, "cm-00007", "live");
+    delete(&server, "cm-00008");
+    create(&server, "live");
+    converge(&server, &*cache).await;
+
+    assert!(lists(&server).is_empty(), "no list at all");
+    let watches = watches(&server);
+    assert_eq!(watches.len(), 1, "one stream for the state and the changes");
+    let options = watches[0].list_options();
+    assert_eq!(options.send_initial_events, Some(true));
+    assert_eq!(
+        options.resource_version_match,
+        Some(ResourceVersionMatch::NotOlderThan)
+    );
+    assert!(options.allow_watch_bookmarks);
+    assert_eq!(
+        options.resource_version, None,
+        "the first is a consistent read"
+    );
+    assert_eq!(options.limit, None);
+    let stats = running.reflector.stats();
+    assert_eq!((stats.watch_lists, stats.lists), (1, 0));
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn watch_list_refused_by_the_server_falls_back_to_list_and_watch() {
+    let server = seeded(TestApiServer::builder().watch_list(false), 30).await;
+    let cache = cache();
+    let reported = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let options = fast_options().watch_error_handler({
+        let reported = Arc::clone(&reported);
+        move |error| reported.lock().push(error.to_string())
+    });
+    let running = Running::start(lister(&server, |c| c), cache.clone(), options);
+    converge(&server, &*cache).await;
+    wait_until("a plain watch", || watches(&server).len() == 2).await;
+    create(&server, "later");
+    converge(&server, &*cache).await;
+
+    assert_eq!(running.reflector.mode(), ReflectorMode::ListWatch);
+    let watches = watches(&server);
+    assert_eq!(watches[0].status, 422);
+    assert_eq!(watches[0].list_options().send_initial_events, Some(true));
+    assert_eq!(watches[1].list_options().send_initial_events, None);
+    let lists = lists(&server);
+    assert_eq!(lists.len(), 1);
+    assert_eq!(rv_of(&lists[0]).as_deref(), Some("0"));
+    assert_eq!(lists[0].list_options().limit, Some(500));
+    assert_eq!(running.reflector.stats().watch_list_fallbacks, 1);
+    let reported = reported.lock();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert!(reported[0].contains("watch-list"), "{reported:?}");
+    assert!(
+        running.reflector.last_error().is_none(),
+        "cleared by the list"
+    );
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_403_is_kept_as_the_last_error_until_a_list_succeeds() {
+    let server = seeded(TestApiServer::builder().deny(Verb::List, config_maps()), 5).await;
+    let cache = cache();
+    let running = Running::start(lister(&server, |c| c), cache.clone(), list_watch());
+    wait_until("an error", || running.reflector.last_error().is_some()).await;
+    let error = running.reflector.last_error().unwrap();
+    assert_eq!(error.status().unwrap().code, 403, "{error}");
+    assert!(error.to_string().contains("forbidden"), "{error}");
+
+    server.allow_all();
+    converge(&server, &*cache).await;
+    wait_until("the error is cleared", || {
+        running.reflector.last_error().is_none()
+    })
+    .await;
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn wait_for_resource_version_returns_once_a_write_is_in_the_store() {
+    let server = seeded(TestApiServer::builder(), 5).await;
+    let cache = cache();
+    let running = Running::start(lister(&server, |c| c), cache.clone(), fast_options());
+    let written = create(&server, "mine");
+    tokio::time::timeout(
+        PATIENCE,
+        running.reflector.wait_for_resource_version(&written),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(
+        clientgo_store::Store::get_by_key(&*cache, "default/mine").is_some(),
+        "read your write"
+    );
+    let reflector = Arc::clone(&running.reflector);
+    running.stop().await;
+    let error = reflector
+        .wait_for_resource_version("999999999")
+        .await
+        .unwrap_err();
+    assert!(matches!(error, clientgo_reflector::WaitError::Stopped(_)));
+}
+
+/// A store that counts resyncs around a real cache.
+struct CountingResyncs {
+    inner: Arc<clientgo_store::Indexer<ConfigMap>>,
+    resyncs: AtomicUsize,
+}
+
+impl ReflectorStore<ConfigMap> for CountingResyncs {
+    fn add(&self, object: Arc<ConfigMap>) -> Result<(), clientgo_store::StoreError> {
+        self.inner.add(object)
+    }
+    fn update(&self, object: Arc<ConfigMap>) -> Result<(), clientgo_store::StoreError> {
+        self.inner.update(object)
+    }
+    fn delete(
+        &self,
+        object: clientgo_store::ObjectOrTombstone<ConfigMap>,
+    ) -> Result<(), clientgo_store::StoreError> {
+        self.inner.delete(object)
+    }
+    fn replace(
+        &self,
+        objects: Vec<Arc<ConfigMap>>,
+        resource_version: &str,
+    ) -> Result<(), clientgo_store::StoreError> {
+        self.inner.replace(objects, resource_version)
+    }
+    fn resync(&self) -> Result<(), clientgo_store::StoreError> {
+        self.resyncs.fetch_add(1, Ordering::SeqCst);
+        self.inner.resync()
+    }
+}
+
+#[tokio::test]
+async fn resync_ticks_ask_should_resync_and_resync_the_store() {
+    let server = seeded(TestApiServer::builder(), 5).await;
+    let store = Arc::new(CountingResyncs {
+        inner: cache(),
+        resyncs: AtomicUsize::new(0),
+    });
+    let asked = Arc::new(AtomicUsize::new(0));
+    let options = fast_options()
+        .resync_period(Duration::from_millis(50))
+        .should_resync({
+            let asked = Arc::clone(&asked);
+            // Every other tick.
+            move || asked.fetch_add(1, Ordering::SeqCst) % 2 == 1
+        });
+    let running = Running::start(lister(&server, |c| c), store.clone(), options);
+    wait_until("four ticks", || asked.load(Ordering::SeqCst) >= 4).await;
+    running.stop().await;
+    let asked = asked.load(Ordering::SeqCst);
+    let resyncs = store.resyncs.load(Ordering::SeqCst);
+    assert_eq!(resyncs, asked / 2, "asked {asked}, resynced {resyncs}");
+    converge(&server, &*store.inner).await;
+    assert_eq!(
+        lists(&server).len() + watches(&server).len(),
+        1,
+        "resync sends nothing"
+    );
+}
