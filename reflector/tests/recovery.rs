@@ -474,7 +474,7 @@ async fn watch_list_refused_by_the_server_falls_back_to_list_and_watch() {
     assert_eq!(rv_of(&lists[0]).as_deref(), Some("0"));
     assert_eq!(lists[0].list_options().limit, Some(500));
     assert_eq!(running.reflector.stats().watch_list_fallbacks, 1);
-    let reported = reported.lock();
+    let reported = reported.lock().clone();
     assert_eq!(reported.len(), 1, "{reported:?}");
     assert!(reported[0].contains("watch-list"), "{reported:?}");
     assert!(
