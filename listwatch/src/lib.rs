@@ -10,6 +10,9 @@
 //!   straight into [`WatchEvent`](clientgo_apimachinery::WatchEvent);
 //!   frames larger than 16 MiB (configurable) are refused instead of
 //!   buffered; bad bytes are a typed error with a snippet, never a panic.
+//! - [`ListDecoder`]: a list body decoded as it arrives, item by item, so
+//!   a list (even an unpaginated relist) never holds its whole JSON text;
+//!   [`ResourceListerWatcher`] lists through it.
 //! - [`Pager`]: pages of 500 following continue tokens (resourceVersion
 //!   cleared on continuations), one unpaginated relist when a token
 //!   expires, and pages handed over one by one while the next is fetched.
@@ -36,12 +39,14 @@
 //! ```
 
 mod error;
+mod list_decoder;
 mod lister_watcher;
 mod pager;
 mod watch_decoder;
 mod watch_stream;
 
 pub use error::Error;
+pub use list_decoder::ListDecoder;
 pub use lister_watcher::{ListerWatcher, ResourceListerWatcher, TweakListOptions};
 pub use pager::{DEFAULT_PAGE_SIZE, ListResult, PageStream, Pager, PagerEvent};
 pub use watch_decoder::{DEFAULT_MAX_FRAME_BYTES, FrameError, WatchDecoder};

@@ -12,6 +12,7 @@ use clientgo_rest::{ResourceClient, RestClient};
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
+use crate::list_decoder::ListDecoder;
 use crate::watch_decoder::DEFAULT_MAX_FRAME_BYTES;
 use crate::watch_stream::WatchStream;
 
@@ -102,7 +103,8 @@ impl<K> ResourceListerWatcher<K> {
         self
     }
 
-    /// Refuses watch events larger than `bytes` (default 16 MiB).
+    /// Refuses watch events and list items larger than `bytes` (default 16
+    /// MiB).
     #[must_use]
     pub fn max_frame_bytes(mut self, bytes: usize) -> Self {
         self.max_frame_bytes = bytes;
@@ -148,9 +150,24 @@ impl<K> ListerWatcher<K> for ResourceListerWatcher<K>
 where
     K: DeserializeOwned + Send + 'static,
 {
+    /// Lists one page, decoding items as the body arrives: only decoded
+    /// objects and one item's JSON are held, never the page's whole text.
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>, Error> {
         let options = self.options(options);
-        Ok(self.client.list(&options).await?)
+        let mut body = self.client.list_stream(&options).await?;
+        let mut decoder = ListDecoder::<K>::new(self.max_frame_bytes);
+        let frame_error = |body: &clientgo_rest::ByteStream, source| Error::Frame {
+            url: body.url().to_string(),
+            source,
+        };
+        while let Some(chunk) = body.next_chunk().await? {
+            decoder
+                .push(&chunk)
+                .map_err(|source| frame_error(&body, source))?;
+        }
+        decoder
+            .finish()
+            .map_err(|source| frame_error(&body, source))
     }
 
     async fn watch(&self, options: &ListOptions) -> Result<WatchStream<K>, Error> {

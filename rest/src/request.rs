@@ -369,10 +369,11 @@ impl Request {
         })
     }
 
-    /// Sends the request and returns the body as a stream of chunks
-    /// (throttled like any request).
+    /// Sends the request and returns the body as a stream of chunks, for
+    /// decoding as it arrives (throttled, retried and timed like any
+    /// request: the client's timeout covers reading the whole body).
     pub async fn stream(self) -> Result<ByteStream, Error> {
-        let (response, url) = self.execute(true, true).await?;
+        let (response, url) = self.execute(true, false).await?;
         Ok(ByteStream { response, url })
     }
 

@@ -167,6 +167,15 @@ impl<K> ResourceClient<K> {
         }
     }
 
+    /// Lists one page like [`list`](Self::list) but returns the body as it
+    /// arrives, for a decoder that keeps only decoded items (the listwatch
+    /// crate's `ListDecoder`), so a large list never sits in memory as
+    /// text.
+    pub async fn list_stream(&self, options: &ListOptions) -> Result<ByteStream, Error> {
+        let request = self.collection(self.client.get()).list_options(options);
+        self.accept_list(request).stream().await
+    }
+
     /// Opens a watch with `options` (`watch=true` is added). Returns the
     /// raw stream of JSON events, for the listwatch crate's decoder. Not
     /// throttled.
