@@ -17,6 +17,21 @@
 //!   cleared on continuations), one unpaginated relist when a token
 //!   expires, and pages handed over one by one while the next is fetched.
 //!
+//! # Failure handling
+//!
+//! This crate reports; the reflector decides (its crate has the full
+//! recovery table). What each layer does on its own:
+//!
+//! | condition | action | request sent |
+//! |---|---|---|
+//! | continuation page answers 410 Expired | [`PagerEvent::Restarted`], then the whole list again, once, unpaginated, with the original resourceVersion and match | `GET ?resourceVersion=<original>` (no limit, no continue) |
+//! | a second expiry, or any other list error | the error ends the listing | none |
+//! | 429 or 5xx with `Retry-After`, a GET whose connection broke | retried inside clientgo-rest (up to 10 times) before this crate sees it | the same request |
+//! | watch ERROR event | [`Error::WatchStatus`] with the Status; the stream ends | none |
+//! | malformed, non-object or truncated frame, or one over the limit | [`Error::Frame`] naming the URL, with a snippet; the stream ends | none |
+//! | list body malformed, truncated or with an item over the limit | [`Error::Frame`] from `list` | none |
+//! | connection broken mid-stream | [`Error::Rest`] (an HTTP error); [`Error::is_connection_error`] says so | none |
+//!
 //! ```no_run
 //! use clientgo_apimachinery::ListOptions;
 //! use clientgo_listwatch::{ListerWatcher, Pager, ResourceListerWatcher};

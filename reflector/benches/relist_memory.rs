@@ -15,7 +15,9 @@
 //!
 //! Scenarios: `paged` (pages of 500, as after an RV=0 list that came back
 //! paginated) and `unpaged` (the relist at a resourceVersion in one
-//! response, as client-go asks when the server has a watch cache).
+//! response, as client-go asks when the server has a watch cache), each
+//! also with `+known`: the reflector given the cache as known objects, so
+//! unchanged objects are reused instead of held twice.
 //! `RELIST_PODS` sets the pod count (default 50,000). Linux only: it reads
 //! `/proc/self/status` and resets the high-water mark through
 //! `/proc/self/clear_refs`.
@@ -107,8 +109,11 @@ fn client(scenario: &str, url: &str, pods: usize) -> Result<(), Box<dyn std::err
         let lister = ResourceListerWatcher::new(ResourceClient::<Pod>::all(rest));
         let cache = Arc::new(Indexer::<Pod>::new(IndexerOptions::default()));
         let mut options = ReflectorOptions::default().use_watch_list(false);
-        if scenario == "unpaged" {
+        if scenario.starts_with("unpaged") {
             options = options.page_size(0);
+        }
+        if scenario.ends_with("+known") {
+            options = options.known_objects(cache.clone());
         }
         let reflector = Arc::new(Reflector::new(lister, cache.clone(), options));
         let cancel = CancellationToken::new();
@@ -163,7 +168,7 @@ fn orchestrate(pods: usize) -> Result<(), Box<dyn std::error::Error>> {
         / (1024.0 * 1024.0);
     println!("{pods} realistic pods, {json_mib:.1} MiB of JSON, served from a child process");
     let mut results = Vec::new();
-    for scenario in ["paged", "unpaged"] {
+    for scenario in ["paged", "unpaged", "paged+known", "unpaged+known"] {
         let mut child = Command::new(&me)
             .env(ROLE, scenario)
             .env("RELIST_BENCH_URL", &url)

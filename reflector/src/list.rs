@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ListOptions, Object};
 use clientgo_listwatch::{DEFAULT_PAGE_SIZE, ListerWatcher, Pager, PagerEvent};
+use clientgo_store::meta_namespace_key;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
@@ -152,7 +153,11 @@ where
                         listed.paginated = true;
                     }
                     listed.items.reserve(page.items.len());
-                    listed.items.extend(page.items.into_iter().map(Arc::new));
+                    listed.items.extend(
+                        page.items
+                            .into_iter()
+                            .map(|object| self.reuse_known(object)),
+                    );
                 }
                 Some(Ok(PagerEvent::Restarted)) => {
                     listed = Listed {
@@ -163,6 +168,32 @@ where
                     first = true;
                 }
             }
+        }
+    }
+}
+
+impl<K, L> Reflector<K, L>
+where
+    K: Object + Send + Sync + 'static,
+{
+    /// The store's own `Arc` for `object` when it holds the same version
+    /// (same key, UID and resourceVersion); else `object`, wrapped. The
+    /// decoded duplicate is dropped at once.
+    fn reuse_known(&self, object: K) -> Arc<K> {
+        let Some(known) = &self.options.known_objects else {
+            return Arc::new(object);
+        };
+        let Some(resource_version) = object.resource_version().filter(|rv| !rv.is_empty()) else {
+            return Arc::new(object);
+        };
+        match known.get_by_key(&meta_namespace_key(&object)) {
+            Some(existing)
+                if existing.resource_version() == Some(resource_version)
+                    && existing.uid() == object.uid() =>
+            {
+                existing
+            }
+            _ => Arc::new(object),
         }
     }
 }

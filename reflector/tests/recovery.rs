@@ -589,3 +589,39 @@ async fn resync_ticks_ask_should_resync_and_resync_the_store() {
         "resync sends nothing"
     );
 }
+
+#[tokio::test]
+async fn a_relist_reuses_the_stores_unchanged_objects_when_it_knows_them() {
+    let server = seeded(TestApiServer::builder(), 20).await;
+    let cache = cache();
+    let options = list_watch().known_objects(cache.clone());
+    let running = Running::start(lister(&server, |c| c), cache.clone(), options);
+    synced_and_watching(&server, &running, &*cache).await;
+    let unchanged = clientgo_store::Store::get_by_key(&*cache, "default/cm-00001").unwrap();
+    let to_change = clientgo_store::Store::get_by_key(&*cache, "default/cm-00002").unwrap();
+
+    // The watch is refused, so the reflector relists; one object changes
+    // meanwhile.
+    server
+        .faults()
+        .fail_next(Some(Verb::Watch), Status::internal_error("injected"));
+    server.faults().set_latency(Duration::from_millis(300));
+    server.faults().drop_watches();
+    update(&server, "cm-00002", "changed");
+    server.faults().set_latency(Duration::ZERO);
+    wait_until("a relist", || running.reflector.stats().lists == 2).await;
+    converge(&server, &*cache).await;
+
+    let after = clientgo_store::Store::get_by_key(&*cache, "default/cm-00001").unwrap();
+    assert!(
+        Arc::ptr_eq(&unchanged, &after),
+        "the known object is reused"
+    );
+    let changed = clientgo_store::Store::get_by_key(&*cache, "default/cm-00002").unwrap();
+    assert!(!Arc::ptr_eq(&to_change, &changed));
+    assert_ne!(
+        changed.metadata.resource_version,
+        to_change.metadata.resource_version
+    );
+    running.stop().await;
+}
