@@ -564,10 +564,13 @@ async fn discovery_finds_versions_groups_and_resources() {
 
 #[tokio::test]
 async fn a_connection_refused_is_an_http_error_naming_the_url() {
-    let server = TestApiServer::builder().start().await.unwrap();
-    let url = server.url();
-    server.stop();
-    drop(server);
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
     let client = RestClient::new(Config::new(url.clone())).unwrap();
     let error = ResourceClient::<ConfigMap>::namespaced(client, "default")
         .list(&ListOptions::default())
