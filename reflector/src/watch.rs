@@ -371,51 +371,48 @@ where
             if !matches!(event, WatchEvent::Added(_)) {
                 only_adds = false;
             }
-            match self.apply(event) {
-                Ok(resource_version) => {
-                    if !(synthetic_adds && only_adds) {
-                        self.resource_version.set(&resource_version);
-                    }
-                }
-                Err(error) => return (WatchEnd::Failed(*error), events),
+            if let Err(error) = self.apply(event, !(synthetic_adds && only_adds)) {
+                return (WatchEnd::Failed(*error), events);
             }
         }
     }
 
-    /// Applies one event to the store; returns its resourceVersion. A store
-    /// refusal is reported and skipped (the resourceVersion still moves, as
-    /// in client-go); an ERROR event is returned as the error it carries.
-    fn apply(&self, event: WatchEvent<K>) -> Result<String, Box<clientgo_listwatch::Error>> {
-        let (operation, outcome, resource_version) = match event {
+    /// Applies one event to the store, then moves the last resourceVersion
+    /// to the event's when `advance`. A store refusal is reported and
+    /// skipped (the resourceVersion still moves, as in client-go); an ERROR
+    /// event is returned as the error it carries.
+    fn apply(
+        &self,
+        event: WatchEvent<K>,
+        advance: bool,
+    ) -> Result<(), Box<clientgo_listwatch::Error>> {
+        let (operation, outcome, object) = match event {
             WatchEvent::Added(object) => {
                 let object = Arc::new(object);
-                let resource_version = resource_version_of(&*object);
-                ("add", self.store.add(object), resource_version)
+                ("add", self.store.add(Arc::clone(&object)), object)
             }
             WatchEvent::Modified(object) => {
                 let object = Arc::new(object);
-                let resource_version = resource_version_of(&*object);
-                ("update", self.store.update(object), resource_version)
+                ("update", self.store.update(Arc::clone(&object)), object)
             }
             WatchEvent::Deleted(object) => {
                 let object = Arc::new(object);
-                let resource_version = resource_version_of(&*object);
-                ("delete", self.store.delete(object.into()), resource_version)
+                let outcome = self.store.delete(Arc::clone(&object).into());
+                ("delete", outcome, object)
             }
             WatchEvent::Bookmark(bookmark) => {
                 Counters::bump(&self.counters.bookmarks);
-                let resource_version = bookmark.resource_version().to_string();
-                return match self.store.bookmark(&resource_version) {
-                    Ok(()) => Ok(resource_version),
-                    Err(source) => {
-                        self.report(Error::Store {
-                            resource: self.name.clone(),
-                            operation: "bookmark",
-                            source,
-                        });
-                        Ok(resource_version)
-                    }
-                };
+                if let Err(source) = self.store.bookmark(bookmark.resource_version()) {
+                    self.report(Error::Store {
+                        resource: self.name.clone(),
+                        operation: "bookmark",
+                        source,
+                    });
+                }
+                if advance {
+                    self.resource_version.set(bookmark.resource_version());
+                }
+                return Ok(());
             }
             WatchEvent::Error(status) => {
                 return Err(Box::new(clientgo_listwatch::Error::WatchStatus {
@@ -432,7 +429,11 @@ where
                 source,
             });
         }
-        Ok(resource_version)
+        if advance {
+            self.resource_version
+                .set(object.resource_version().unwrap_or_default());
+        }
+        Ok(())
     }
 
     /// Resyncs the store if `should_resync` allows.
@@ -449,10 +450,6 @@ where
         }
         Ok(())
     }
-}
-
-fn resource_version_of<K: Object>(object: &K) -> String {
-    object.resource_version().unwrap_or_default().to_string()
 }
 
 /// The server's requested delay, from a Status with a retry delay.
