@@ -372,7 +372,13 @@ async fn an_oversized_frame_relists() {
 
 #[tokio::test]
 async fn a_stalled_watch_is_ended_by_the_idle_timeout_and_resumed() {
-    let server = seeded(TestApiServer::builder(), 10).await;
+    // Bookmarks every 50 ms keep healthy watches well inside the 300 ms
+    // idle timeout; only the stalled one sends nothing.
+    let server = seeded(
+        TestApiServer::builder().bookmark_interval(Duration::from_millis(50)),
+        10,
+    )
+    .await;
     let cache = cache();
     server.faults().stall_next_watch(Duration::from_secs(60));
     let options = list_watch().watch_idle_timeout(Duration::from_millis(300));
