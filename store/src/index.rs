@@ -115,6 +115,7 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::labelled_pod;
     use k8s_openapi::api::core::v1::Pod;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -143,19 +144,7 @@ mod tests {
                 .collect())
         });
         let key_func = index_func_to_key_func(by_label);
-        let with_labels = |labels: &[(&str, &str)]| Pod {
-            metadata: ObjectMeta {
-                name: Some("p".into()),
-                labels: Some(
-                    labels
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect(),
-                ),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let with_labels = |labels: &[(&str, &str)]| labelled_pod("", "p", "1", labels);
         assert_eq!(key_func(&with_labels(&[("app", "web")])).unwrap(), "web");
         let none = key_func(&with_labels(&[])).unwrap_err();
         assert!(none.to_string().contains("no value"), "{none}");

@@ -382,26 +382,8 @@ impl<K: Object> Inner<K> {
 mod tests {
     use super::*;
     use crate::index::{IndexFuncError, NAMESPACE_INDEX, namespace_indexers};
+    use crate::test_support::labelled_pod as pod;
     use k8s_openapi::api::core::v1::Pod;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
-    fn pod(namespace: &str, name: &str, rv: &str, labels: &[(&str, &str)]) -> Arc<Pod> {
-        Arc::new(Pod {
-            metadata: ObjectMeta {
-                namespace: Some(namespace.into()),
-                name: Some(name.into()),
-                resource_version: Some(rv.into()),
-                labels: Some(
-                    labels
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect(),
-                ),
-                ..Default::default()
-            },
-            ..Default::default()
-        })
-    }
 
     /// An index over every label value ("key=value"), so objects can have
     /// many values.
