@@ -1,0 +1,181 @@
+//! [`SharedInformerFactory`]: one informer per k8s-openapi type, shared by
+//! everything that asks for it (client-go's generated
+//! `sharedInformerFactory`).
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::{ApiResource, GroupVersionResource, KnownScope, Object};
+use clientgo_rest::{ResourceClient, RestClient};
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Error;
+use crate::factory_core::{FactoryCore, SyncResult};
+use crate::factory_options::InformerFactoryOptions;
+use crate::generic_informer::GenericInformer;
+use crate::informer::SharedIndexInformer;
+use crate::lister::Lister;
+
+type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send + Sync>;
+
+/// Creates and shares informers of k8s-openapi types (and of custom
+/// resource types implementing `k8s_openapi::Resource`).
+///
+/// - [`informer_for::<K>()`](Self::informer_for) returns the factory's one
+///   informer of `K`, creating it on first use with the factory's options
+///   (namespace, list-option tweak, resync, transforms, namespace index).
+/// - [`start`](Self::start) runs every informer not yet started, each on
+///   its own task; call it again after asking for more informers. It
+///   never blocks and does nothing after [`shutdown`](Self::shutdown).
+/// - [`wait_for_cache_sync`](Self::wait_for_cache_sync) waits for the
+///   started informers and reports each one's result.
+/// - [`shutdown`](Self::shutdown) stops every started informer and waits
+///   for their tasks (client-go's `Shutdown` only waits: you must cancel
+///   their context yourself).
+/// - [`for_resource`](Self::for_resource) finds the informer of a resource
+///   by group, version and plural among the types the factory knows
+///   (asked for, or [`register`](Self::register)ed; the generated
+///   accessors register every built-in type).
+pub struct SharedInformerFactory {
+    client: RestClient,
+    options: InformerFactoryOptions,
+    core: FactoryCore<TypeId>,
+    known: Mutex<HashMap<GroupVersionResource, Constructor>>,
+}
+
+impl fmt::Debug for SharedInformerFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedInformerFactory")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedInformerFactory {
+    /// A factory whose informers resync every `default_resync` (zero:
+    /// never).
+    pub fn new(client: RestClient, default_resync: Duration) -> Self {
+        Self::with_options(
+            client,
+            InformerFactoryOptions::default().with_default_resync(default_resync),
+        )
+    }
+
+    /// A factory with options.
+    pub fn with_options(client: RestClient, options: InformerFactoryOptions) -> Self {
+        SharedInformerFactory {
+            client,
+            options,
+            core: FactoryCore::new(),
+            known: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The client informers use.
+    pub fn client(&self) -> &RestClient {
+        &self.client
+    }
+
+    /// The options informers are created with.
+    pub fn options(&self) -> &InformerFactoryOptions {
+        &self.options
+    }
+
+    /// The factory's informer of `K`, created on first use (client-go's
+    /// `InformerFor`). Asking again returns the same informer.
+    pub fn informer_for<K>(&self) -> SharedIndexInformer<K>
+    where
+        K: k8s_openapi::Resource + Object + DeserializeOwned + Clone + Send + Sync + 'static,
+        K::Scope: KnownScope,
+    {
+        self.register::<K>();
+        let generic = self.core.get_or_insert(TypeId::of::<K>(), || {
+            GenericInformer::new(self.new_informer::<K>())
+        });
+        match generic.downcast::<K>() {
+            Some(informer) => informer,
+            None => {
+                // Entries are keyed by the TypeId of their object type, so
+                // this cannot happen; a standalone informer keeps the
+                // caller working if it ever did.
+                tracing::error!(
+                    informer = %generic.name(),
+                    "factory entry has another object type; returning a standalone informer"
+                );
+                self.new_informer::<K>()
+            }
+        }
+    }
+
+    /// A lister over the informer of `K` (creating the informer if needed).
+    pub fn lister_for<K>(&self) -> Lister<K>
+    where
+        K: k8s_openapi::Resource + Object + DeserializeOwned + Clone + Send + Sync + 'static,
+        K::Scope: KnownScope,
+    {
+        self.informer_for::<K>().lister()
+    }
+
+    /// Makes [`for_resource`](Self::for_resource) know `K` without
+    /// creating its informer.
+    pub fn register<K>(&self)
+    where
+        K: k8s_openapi::Resource + Object + DeserializeOwned + Clone + Send + Sync + 'static,
+        K::Scope: KnownScope,
+    {
+        let resource = ApiResource::of::<K>().group_version_resource();
+        self.known.lock().entry(resource).or_insert_with(|| {
+            Arc::new(|factory: &SharedInformerFactory| {
+                GenericInformer::new(factory.informer_for::<K>())
+            })
+        });
+    }
+
+    /// The informer of `resource` (by group, version and plural), as a
+    /// [`GenericInformer`] (client-go's `ForResource`). Errors for a
+    /// resource whose type the factory does not know.
+    pub fn for_resource(&self, resource: &ApiResource) -> Result<GenericInformer, Error> {
+        let gvr = resource.group_version_resource();
+        let constructor = self.known.lock().get(&gvr).cloned();
+        match constructor {
+            Some(constructor) => Ok(constructor(self)),
+            None => Err(Error::NoInformerFound { resource: gvr }),
+        }
+    }
+
+    fn new_informer<K>(&self) -> SharedIndexInformer<K>
+    where
+        K: k8s_openapi::Resource + Object + DeserializeOwned + Clone + Send + Sync + 'static,
+        K::Scope: KnownScope,
+    {
+        let resource = ApiResource::of::<K>();
+        let namespace = self.options.namespace_for(&resource);
+        let client =
+            ResourceClient::<K>::with_resource(self.client.clone(), resource.clone(), namespace);
+        SharedIndexInformer::new(
+            self.options.lister_watcher(client),
+            self.options.informer_options::<K>(&resource),
+        )
+    }
+
+    /// Starts every informer not started yet; they run until `cancel`
+    /// fires or [`shutdown`](Self::shutdown). Never blocks.
+    pub fn start(&self, cancel: &CancellationToken) {
+        self.core.start(cancel);
+    }
+
+    /// Waits up to `timeout` for every started informer to sync.
+    pub async fn wait_for_cache_sync(&self, timeout: Duration) -> SyncResult {
+        self.core.wait_for_cache_sync(timeout).await
+    }
+
+    /// Stops every started informer and waits for their tasks to end.
+    pub async fn shutdown(&self) {
+        self.core.shutdown().await;
+    }
+}

@@ -1,0 +1,220 @@
+//! [`InformerFactoryOptions`]: what every informer of a factory shares.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::{ApiResource, GroupVersionResource, KnownScope, Object};
+use clientgo_listwatch::{ResourceListerWatcher, TweakListOptions};
+use clientgo_reflector::{BackoffOptions, ReflectorOptions};
+use clientgo_store::{TransformFunc, namespace_indexers};
+
+use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
+use crate::options::SharedIndexInformerOptions;
+use crate::transform::{MetadataTransform, strip_managed_fields, transform_metadata};
+
+/// The settings a factory applies to each informer it creates (client-go's
+/// `SharedInformerOption`s), shared by the typed, dynamic and metadata
+/// factories. Informers are created with the namespace index.
+#[derive(Clone)]
+pub struct InformerFactoryOptions {
+    /// The resync period of informers without a custom one (zero: none).
+    pub default_resync: Duration,
+    /// Watch only this namespace (cluster-scoped resources ignore it).
+    pub namespace: Option<String>,
+    /// Adjusts every list and watch (label and field selectors).
+    pub tweak_list_options: Option<TweakListOptions>,
+    /// Resync periods by resource.
+    pub custom_resync: HashMap<GroupVersionResource, Duration>,
+    /// Drop `managedFields` from every object before caching it.
+    pub strip_managed_fields: bool,
+    /// Applied to every object's metadata before caching it.
+    pub transform: Option<MetadataTransform>,
+    /// Use watch-list for the initial state (the reflector's default: on).
+    pub use_watch_list: bool,
+    /// The reflectors' backoff.
+    pub backoff: BackoffOptions,
+    /// Metrics of every informer and handler.
+    pub metrics: Arc<dyn InformerMetricsProvider>,
+}
+
+impl Default for InformerFactoryOptions {
+    fn default() -> Self {
+        InformerFactoryOptions {
+            default_resync: Duration::ZERO,
+            namespace: None,
+            tweak_list_options: None,
+            custom_resync: HashMap::new(),
+            strip_managed_fields: false,
+            transform: None,
+            use_watch_list: true,
+            backoff: BackoffOptions::default(),
+            metrics: Arc::new(NoopMetricsProvider),
+        }
+    }
+}
+
+impl fmt::Debug for InformerFactoryOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InformerFactoryOptions")
+            .field("default_resync", &self.default_resync)
+            .field("namespace", &self.namespace)
+            .field("tweak_list_options", &self.tweak_list_options.is_some())
+            .field("custom_resync", &self.custom_resync)
+            .field("strip_managed_fields", &self.strip_managed_fields)
+            .field("transform", &self.transform.is_some())
+            .field("use_watch_list", &self.use_watch_list)
+            .field("backoff", &self.backoff)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InformerFactoryOptions {
+    /// Sets the default resync period.
+    #[must_use]
+    pub fn with_default_resync(mut self, period: Duration) -> Self {
+        self.default_resync = period;
+        self
+    }
+
+    /// Watches only `namespace` (client-go's `WithNamespace`).
+    #[must_use]
+    pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Adjusts every list and watch (client-go's `WithTweakListOptions`).
+    #[must_use]
+    pub fn with_tweak_list_options(
+        mut self,
+        tweak: impl Fn(&mut clientgo_apimachinery::ListOptions) + Send + Sync + 'static,
+    ) -> Self {
+        self.tweak_list_options = Some(Arc::new(tweak));
+        self
+    }
+
+    /// A resync period for the informer of `K` (client-go's
+    /// `WithCustomResyncConfig`).
+    #[must_use]
+    pub fn with_custom_resync<K>(self, period: Duration) -> Self
+    where
+        K: k8s_openapi::Resource,
+        K::Scope: KnownScope,
+    {
+        self.with_custom_resync_for(&ApiResource::of::<K>(), period)
+    }
+
+    /// A resync period for the informer of `resource`.
+    #[must_use]
+    pub fn with_custom_resync_for(mut self, resource: &ApiResource, period: Duration) -> Self {
+        self.custom_resync
+            .insert(resource.group_version_resource(), period);
+        self
+    }
+
+    /// Applies `transform` to every object's metadata before caching
+    /// (client-go's `WithTransform`, for the metadata every type has).
+    #[must_use]
+    pub fn with_transform(mut self, transform: MetadataTransform) -> Self {
+        self.transform = Some(transform);
+        self
+    }
+
+    /// Drops `managedFields` before caching (the usual transform).
+    #[must_use]
+    pub fn with_strip_managed_fields(mut self) -> Self {
+        self.strip_managed_fields = true;
+        self
+    }
+
+    /// Turns watch-list on or off.
+    #[must_use]
+    pub fn with_watch_list(mut self, use_watch_list: bool) -> Self {
+        self.use_watch_list = use_watch_list;
+        self
+    }
+
+    /// Sets the reflectors' backoff.
+    #[must_use]
+    pub fn with_backoff(mut self, backoff: BackoffOptions) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// Sets the metrics provider.
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: Arc<dyn InformerMetricsProvider>) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// The namespace to list in, for `resource`.
+    pub(crate) fn namespace_for(&self, resource: &ApiResource) -> Option<&str> {
+        self.namespace
+            .as_deref()
+            .filter(|_| resource.is_namespaced())
+    }
+
+    /// The ListerWatcher for `client`, with the tweak applied.
+    pub(crate) fn lister_watcher<K>(
+        &self,
+        client: clientgo_rest::ResourceClient<K>,
+    ) -> ResourceListerWatcher<K> {
+        let lister_watcher = ResourceListerWatcher::new(client);
+        match &self.tweak_list_options {
+            Some(tweak) => {
+                let tweak = Arc::clone(tweak);
+                lister_watcher.tweak_list_options(move |options| tweak(options))
+            }
+            None => lister_watcher,
+        }
+    }
+
+    /// The options of the informer of `resource`.
+    pub(crate) fn informer_options<K>(
+        &self,
+        resource: &ApiResource,
+    ) -> SharedIndexInformerOptions<K>
+    where
+        K: Object + Clone + Send + Sync + 'static,
+    {
+        let name = match self.namespace_for(resource) {
+            Some(namespace) => format!("{} in {namespace}", resource.group_resource()),
+            None => resource.group_resource().to_string(),
+        };
+        let resync = self
+            .custom_resync
+            .get(&resource.group_version_resource())
+            .copied()
+            .unwrap_or(self.default_resync);
+        let mut options = SharedIndexInformerOptions::<K>::default()
+            .name(name)
+            .resource(resource.clone())
+            .resync_period(resync)
+            .indexers(namespace_indexers())
+            .metrics(Arc::clone(&self.metrics))
+            .reflector(
+                ReflectorOptions::default()
+                    .use_watch_list(self.use_watch_list)
+                    .backoff(self.backoff),
+            );
+        if let Some(transform) = self.transform_for::<K>() {
+            options = options.transform(transform);
+        }
+        options
+    }
+
+    fn transform_for<K>(&self) -> Option<TransformFunc<K>>
+    where
+        K: Object + Clone + Send + Sync + 'static,
+    {
+        let strip = self.strip_managed_fields.then(strip_managed_fields::<K>);
+        let custom = self.transform.clone().map(transform_metadata::<K>);
+        match (strip, custom) {
+            (Some(strip), Some(custom)) => Some(Arc::new(move |object| custom(strip(object)?))),
+            (strip, custom) => strip.or(custom),
+        }
+    }
+}

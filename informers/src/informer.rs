@@ -1,0 +1,745 @@
+//! [`SharedIndexInformer`]: one list and watch of a resource, an indexed
+//! cache, and any number of handlers (client-go's `sharedIndexInformer`).
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use clientgo_apimachinery::clock::Clock;
+use clientgo_apimachinery::{ApiResource, GroupResource, Object};
+use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher};
+use clientgo_reflector::{
+    Error as ReflectorError, Reflector, ReflectorMode, ReflectorOptions, ReflectorStats, WaitError,
+    WatchErrorHandler, compare_resource_versions,
+};
+use clientgo_rest::ResourceClient;
+use clientgo_store::{
+    Delta, DeltaHandler, Indexer, IndexerOptions, Indexers, KnownObjects, ObjectOrTombstone,
+    PopError, ProcessError, Queue, RealFifo, RealFifoOptions, ReflectorStore, Store, TransformFunc,
+    process_deltas, process_deltas_in_batch,
+};
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::erased_reflector::ErasedReflector;
+use crate::error::Error;
+use crate::handler::{Notification, ResourceEventHandler};
+use crate::listener::{Listener, ListenerSettings};
+use crate::lister::Lister;
+use crate::metrics::{InformerMetrics, InformerMetricsProvider};
+use crate::options::{HandlerOptions, MINIMUM_RESYNC_PERIOD, SharedIndexInformerOptions};
+use crate::processor::Processor;
+use crate::registration::ResourceEventHandlerRegistration;
+
+/// Listener ids are unique across informers, so a registration from one
+/// informer never removes another's handler.
+static NEXT_LISTENER_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Builds the reflector when the informer starts, with the queue as its
+/// store and the options the informer settled on.
+type Launcher<K> = Box<
+    dyn FnOnce(Arc<dyn ReflectorStore<K>>, ReflectorOptions<K>) -> Arc<dyn ErasedReflector> + Send,
+>;
+
+/// What `run` takes from the setup: the reflector's builder, its
+/// options and the transform.
+type Launch<K> = (Launcher<K>, ReflectorOptions<K>, Option<TransformFunc<K>>);
+
+/// What may change until the informer starts.
+struct Setup<K> {
+    started: bool,
+    default_resync: Duration,
+    check_period: Duration,
+    transform: Option<TransformFunc<K>>,
+    watch_error_handler: Option<WatchErrorHandler>,
+    reflector_options: Option<ReflectorOptions<K>>,
+    launcher: Option<Launcher<K>>,
+}
+
+struct Inner<K> {
+    name: String,
+    resource: Option<ApiResource>,
+    indexer: Arc<Indexer<K>>,
+    processor: Processor<K>,
+    setup: Mutex<Setup<K>>,
+    fifo: OnceLock<Arc<RealFifo<K>>>,
+    reflector: OnceLock<Arc<dyn ErasedReflector>>,
+    /// Held while a pop is applied and distributed, and while a handler
+    /// added to a running informer is given the cache's contents, so the
+    /// new handler sees every object exactly once (client-go's
+    /// `blockDeltas`).
+    block_deltas: Mutex<()>,
+    stopped: CancellationToken,
+    /// The cache's resourceVersion after each pop.
+    resource_version: tokio::sync::watch::Sender<String>,
+    metrics: InformerMetrics,
+    metrics_provider: Arc<dyn InformerMetricsProvider>,
+    clock: Arc<dyn Clock>,
+}
+
+/// One list and watch of a resource shared by many handlers, with an
+/// indexed cache (client-go's `SharedIndexInformer`).
+///
+/// **Pipeline.** A [`Reflector`] lists (or watch-lists) and watches the
+/// resource into a [`RealFifo`] in atomic mode; the informer's task pops
+/// deltas, applies each pop to the [`Indexer`] (a relist in one step, a
+/// batch of watch events in one transaction) and only then queues the
+/// notifications to every handler. Objects are the decoder's `Arc<K>`
+/// all the way: the FIFO, the cache and every handler share one
+/// allocation per object version.
+///
+/// **Contract** (client-go's): the cache is eventually consistent and
+/// goes through a subsequence of each object's states; notifications to
+/// one handler are sequential and in order per object; there is no order
+/// across objects; a delete carries the last known state.
+///
+/// **Handlers** each run on their own thread with their own queue (see
+/// [`HandlerQueue`](crate::HandlerQueue)), so a slow handler delays
+/// neither the cache nor other handlers.
+///
+/// The informer is a cheap handle: clones share the same cache and
+/// handlers. Drive it with [`run`](Self::run) on one task.
+pub struct SharedIndexInformer<K> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for SharedIndexInformer<K> {
+    fn clone(&self) -> Self {
+        SharedIndexInformer {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<K> fmt::Debug for SharedIndexInformer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndexInformer")
+            .field("name", &self.inner.name)
+            .field("started", &self.inner.setup.lock().started)
+            .field("stopped", &self.inner.stopped.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> SharedIndexInformer<K> {
+    /// The informer's name (logs, metrics, sync errors).
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Whether two handles are the same informer.
+    pub fn same_informer(&self, other: &SharedIndexInformer<K>) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+/// What a running informer's reflector and queue report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InformerStats {
+    /// The reflector's counters (zero before start).
+    pub reflector: ReflectorStats,
+    /// How the reflector synced last.
+    pub mode: Option<ReflectorMode>,
+    /// Deltas waiting in the FIFO.
+    pub queued: usize,
+    /// Objects cached.
+    pub cached: usize,
+    /// Registered handlers.
+    pub handlers: usize,
+}
+
+impl<K> SharedIndexInformer<K>
+where
+    K: Object + DeserializeOwned + Send + Sync + 'static,
+{
+    /// An informer over any [`ListerWatcher`]. Nothing is requested until
+    /// [`run`](Self::run).
+    pub fn new<L>(lister_watcher: L, options: SharedIndexInformerOptions<K>) -> Self
+    where
+        L: ListerWatcher<K> + Clone + 'static,
+    {
+        let name = options
+            .name
+            .clone()
+            .unwrap_or_else(|| lister_watcher.describe());
+        let launcher: Launcher<K> = Box::new(move |store, reflector_options| {
+            Arc::new(Reflector::new(lister_watcher, store, reflector_options))
+        });
+        let clock = Arc::clone(&options.reflector.clock);
+        let metrics = InformerMetrics::new(&*options.metrics, &name);
+        let indexer = Arc::new(Indexer::new(
+            IndexerOptions::default().indexers(options.indexers),
+        ));
+        let (resource_version, _) = tokio::sync::watch::channel(String::new());
+        SharedIndexInformer {
+            inner: Arc::new(Inner {
+                name,
+                resource: options.resource,
+                indexer,
+                processor: Processor::new(),
+                setup: Mutex::new(Setup {
+                    started: false,
+                    default_resync: options.resync_period,
+                    check_period: options.resync_period,
+                    transform: options.transform,
+                    watch_error_handler: options.reflector.watch_error_handler.clone(),
+                    reflector_options: Some(options.reflector),
+                    launcher: Some(launcher),
+                }),
+                fifo: OnceLock::new(),
+                reflector: OnceLock::new(),
+                block_deltas: Mutex::new(()),
+                stopped: CancellationToken::new(),
+                resource_version,
+                metrics,
+                metrics_provider: options.metrics,
+                clock,
+            }),
+        }
+    }
+
+    /// An informer over a typed, dynamic or metadata client; the resource
+    /// and name come from the client unless set in `options`.
+    pub fn from_client(client: ResourceClient<K>, options: SharedIndexInformerOptions<K>) -> Self {
+        let resource = client.resource().clone();
+        let options = SharedIndexInformerOptions {
+            resource: options.resource.clone().or(Some(resource)),
+            ..options
+        };
+        SharedIndexInformer::new(ResourceListerWatcher::new(client), options)
+    }
+
+    /// Lists, watches and delivers until `cancel` fires (client-go's
+    /// `Run`). Returns after the reflector has stopped and every handler's
+    /// thread has ended (a handler call in progress finishes; notifications
+    /// not yet delivered are dropped). A second call logs a warning and
+    /// returns at once; an informer cannot be restarted.
+    pub async fn run(&self, cancel: CancellationToken) {
+        let span = tracing::info_span!("informer", name = %self.inner.name);
+        self.run_inner(cancel).instrument(span).await;
+    }
+
+    async fn run_inner(&self, cancel: CancellationToken) {
+        let inner = &self.inner;
+        let Some((launcher, mut reflector_options, transform)) = self.begin() else {
+            return;
+        };
+        let mut fifo_options = RealFifoOptions::default().name(inner.name.clone());
+        if let Some(transform) = &transform {
+            fifo_options = fifo_options.transform(Arc::clone(transform));
+        }
+        let fifo = match RealFifo::new(fifo_options) {
+            Ok(fifo) => Arc::new(fifo),
+            Err(error) => {
+                tracing::error!(%error, "cannot build the informer's queue");
+                self.finish(Vec::new()).await;
+                return;
+            }
+        };
+        let _ = inner.fifo.set(Arc::clone(&fifo));
+        reflector_options.transform = transform;
+        let known: Arc<dyn KnownObjects<K>> =
+            Arc::clone(&inner.indexer) as Arc<dyn KnownObjects<K>>;
+        reflector_options.known_objects = Some(known);
+        let weak: Weak<Inner<K>> = Arc::downgrade(&self.inner);
+        reflector_options.should_resync = Some(Arc::new(move || {
+            weak.upgrade()
+                .is_some_and(|inner| inner.processor.should_resync(inner.clock.now()))
+        }));
+        let store: Arc<dyn ReflectorStore<K>> = Arc::clone(&fifo) as Arc<dyn ReflectorStore<K>>;
+        let reflector = launcher(store, reflector_options);
+        let _ = inner.reflector.set(Arc::clone(&reflector));
+        let reflector_task = tokio::spawn(reflector.run(cancel.clone()).in_current_span());
+        tracing::debug!("started");
+
+        loop {
+            let started = Instant::now();
+            let popped = tokio::select! {
+                biased;
+                () = cancel.cancelled() => break,
+                popped = fifo.pop_batch(
+                    |deltas, initial| self.apply_batch(deltas, initial),
+                    |delta, initial| self.apply_one(delta, initial),
+                ) => popped,
+            };
+            match popped {
+                Ok(()) => {}
+                Err(PopError::Closed) => break,
+                Err(PopError::Process(error)) => {
+                    tracing::warn!(%error, "could not apply every change to the cache; the next relist repairs it");
+                }
+            }
+            self.after_pop(&fifo, started);
+        }
+
+        fifo.close();
+        if let Err(error) = reflector_task.await {
+            tracing::error!(%error, "the reflector's task failed");
+        }
+        self.finish(inner.processor.listeners()).await;
+        tracing::debug!("stopped");
+    }
+
+    /// Marks the informer started and hands out what the run needs; `None`
+    /// when it already ran.
+    fn begin(&self) -> Option<Launch<K>> {
+        let mut setup = self.inner.setup.lock();
+        if setup.started {
+            tracing::warn!("the informer has already been started; this run returns at once");
+            return None;
+        }
+        setup.started = true;
+        let launcher = setup.launcher.take()?;
+        let mut options = setup.reflector_options.take()?;
+        options.resync_period = setup.check_period;
+        options.watch_error_handler = setup.watch_error_handler.clone();
+        if options.name.is_none() {
+            options.name = Some(self.inner.name.clone());
+        }
+        Some((launcher, options, setup.transform.clone()))
+    }
+
+    /// Stops every handler, waits for their threads, marks the informer
+    /// stopped.
+    async fn finish(&self, listeners: Vec<Arc<Listener<K>>>) {
+        for listener in &listeners {
+            listener.close();
+        }
+        for listener in &listeners {
+            listener.finished().await;
+        }
+        self.inner.stopped.cancel();
+    }
+
+    fn apply_one(&self, delta: Delta<K>, is_in_initial_list: bool) -> Result<(), ProcessError> {
+        let inner = &self.inner;
+        let _blocked = inner.block_deltas.lock();
+        process_deltas(
+            &mut Distributor(&inner.processor),
+            &*inner.indexer,
+            inner.indexer.key_func(),
+            vec![delta],
+            is_in_initial_list,
+        )
+    }
+
+    fn apply_batch(
+        &self,
+        deltas: Vec<Delta<K>>,
+        is_in_initial_list: bool,
+    ) -> Result<(), ProcessError> {
+        let inner = &self.inner;
+        let _blocked = inner.block_deltas.lock();
+        process_deltas_in_batch(
+            &mut Distributor(&inner.processor),
+            &inner.indexer,
+            deltas,
+            is_in_initial_list,
+        )
+    }
+
+    fn after_pop(&self, fifo: &RealFifo<K>, started: Instant) {
+        let inner = &self.inner;
+        inner
+            .metrics
+            .processing_latency
+            .observe(started.elapsed().as_secs_f64());
+        inner.metrics.queued_items.set(fifo.len() as f64);
+        let resource_version = inner.indexer.last_store_sync_resource_version();
+        if let Ok(number) = resource_version.parse::<u64>() {
+            inner.metrics.store_resource_version.set(number as f64);
+        }
+        inner.resource_version.send_if_modified(|current| {
+            if *current == resource_version {
+                false
+            } else {
+                *current = resource_version;
+                true
+            }
+        });
+    }
+
+    /// Registers a handler with the informer's default resync period.
+    /// See [`add_event_handler_with_options`](Self::add_event_handler_with_options).
+    pub fn add_event_handler(
+        &self,
+        handler: impl ResourceEventHandler<K> + 'static,
+    ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
+        self.add_event_handler_with_options(handler, HandlerOptions::default())
+    }
+
+    /// Registers a handler (client-go's `AddEventHandlerWithOptions`).
+    ///
+    /// - **Resync period** (the option, else the informer's default): a
+    ///   non-zero period under 1 s is raised to 1 s. If it is below the
+    ///   informer's resync check period, then before start the check period
+    ///   is lowered to it (and every handler's period recomputed); after
+    ///   start the handler's period is raised to the check period. An
+    ///   informer without resync (check period zero) gives no handler a
+    ///   resync.
+    /// - **Before start** the handler receives the initial list as adds
+    ///   with `is_in_initial_list = true`.
+    /// - **While running** it first receives an add (`is_in_initial_list =
+    ///   true`) for every cached object, queued while no other change is
+    ///   being distributed, then live changes; its registration reports
+    ///   synced only once those adds are delivered.
+    /// - **After the informer stopped** it is an error.
+    ///
+    /// The handler's thread starts at once; failing to start it is an
+    /// error.
+    pub fn add_event_handler_with_options(
+        &self,
+        handler: impl ResourceEventHandler<K> + 'static,
+        options: HandlerOptions,
+    ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
+        let inner = &self.inner;
+        let name = options
+            .name
+            .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(&handler)));
+        let mut setup = inner.setup.lock();
+        if inner.stopped.is_cancelled() {
+            return Err(Error::Stopped {
+                informer: inner.name.clone(),
+                action: "add an event handler",
+            });
+        }
+        let now = inner.clock.now();
+        let mut requested = options.resync_period.unwrap_or(setup.default_resync);
+        if !requested.is_zero() && requested < MINIMUM_RESYNC_PERIOD {
+            tracing::warn!(
+                handler = %name,
+                ?requested,
+                "resync period too short; raised to {MINIMUM_RESYNC_PERIOD:?}"
+            );
+            requested = MINIMUM_RESYNC_PERIOD;
+        }
+        if !requested.is_zero() && requested < setup.check_period {
+            if setup.started {
+                tracing::warn!(
+                    handler = %name,
+                    ?requested,
+                    check_period = ?setup.check_period,
+                    "the informer has started: the handler's resync period is raised to the check period"
+                );
+                requested = setup.check_period;
+            } else {
+                setup.check_period = requested;
+                for listener in inner.processor.listeners() {
+                    let (listener_requested, _) = listener.resync_periods();
+                    listener.set_resync_period(
+                        effective_resync_period(listener_requested, requested),
+                        now,
+                    );
+                }
+            }
+        }
+        let resync_period = effective_resync_period(requested, setup.check_period);
+        let settings = ListenerSettings {
+            id: NEXT_LISTENER_ID.fetch_add(1, Ordering::Relaxed),
+            name: name.clone(),
+            queue: options.queue,
+            requested_resync: requested,
+            resync_period,
+            now,
+            pending_metric: inner.metrics_provider.handler_pending(&inner.name, &name),
+            latency_metric: inner.metrics_provider.handler_latency(&inner.name, &name),
+        };
+        let listener = Listener::spawn(settings, Box::new(handler)).map_err(|source| {
+            Error::HandlerThread {
+                informer: inner.name.clone(),
+                handler: name.clone(),
+                source,
+            }
+        })?;
+        if setup.started {
+            let _blocked = inner.block_deltas.lock();
+            inner.processor.add(Arc::clone(&listener));
+            inner.indexer.for_each(|_, object| {
+                listener.push(Notification::Add {
+                    object: Arc::clone(object),
+                    is_in_initial_list: true,
+                });
+            });
+        } else {
+            inner.processor.add(Arc::clone(&listener));
+        }
+        drop(setup);
+        tracing::debug!(handler = %name, ?resync_period, "handler added");
+        Ok(ResourceEventHandlerRegistration {
+            informer: self.clone(),
+            listener,
+        })
+    }
+
+    /// Removes a handler and returns at once (client-go's
+    /// `RemoveEventHandler`): notifications not yet delivered are dropped;
+    /// a call in progress may still be running. Removing a handler twice,
+    /// or one registered with another informer, does nothing.
+    pub fn remove_event_handler(&self, registration: &ResourceEventHandlerRegistration<K>) {
+        if !registration.informer.same_informer(self) {
+            return;
+        }
+        if let Some(listener) = self.inner.processor.remove(registration.listener.id) {
+            listener.close();
+            tracing::debug!(handler = %listener.name, "handler removed");
+        }
+    }
+
+    /// Removes a handler and waits until its thread has ended, so the
+    /// handler is never called again once this returns (client-go's
+    /// `ShutDownEventHandler`). Never call it from the handler itself: it
+    /// would wait for its own end.
+    pub async fn shutdown_event_handler(&self, registration: &ResourceEventHandlerRegistration<K>) {
+        if !registration.informer.same_informer(self) {
+            return;
+        }
+        self.remove_event_handler(registration);
+        registration.listener.finished().await;
+    }
+
+    /// Whether the initial list has been applied to the cache and handed
+    /// to the handlers' queues (client-go's `HasSynced`). Handlers may not
+    /// have processed it yet: see
+    /// [`ResourceEventHandlerRegistration::has_synced`].
+    pub fn has_synced(&self) -> bool {
+        self.inner.fifo.get().is_some_and(|fifo| fifo.has_synced())
+    }
+
+    /// Whether [`run`](Self::run) has begun.
+    pub fn is_started(&self) -> bool {
+        self.inner.setup.lock().started
+    }
+
+    /// Whether [`run`](Self::run) has returned.
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.is_cancelled()
+    }
+
+    /// Sets the transform applied to every object before it is queued and
+    /// cached; only before start. It must be idempotent (on the watch-list
+    /// path an object passes through it twice) and should return an object
+    /// it does not need to change as is (the relist hands it the cache's
+    /// own objects); [`strip_managed_fields`](crate::strip_managed_fields)
+    /// and [`transform_metadata`](crate::transform_metadata) do both.
+    pub fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), Error> {
+        let mut setup = self.inner.setup.lock();
+        if setup.started {
+            return Err(self.already_started("the transform"));
+        }
+        setup.transform = Some(transform);
+        Ok(())
+    }
+
+    /// Sets the function called with every list and watch error; only
+    /// before start. It runs on the reflector's task and must not block.
+    pub fn set_watch_error_handler(
+        &self,
+        handler: impl Fn(&ReflectorError) + Send + Sync + 'static,
+    ) -> Result<(), Error> {
+        let mut setup = self.inner.setup.lock();
+        if setup.started {
+            return Err(self.already_started("the watch error handler"));
+        }
+        setup.watch_error_handler = Some(Arc::new(handler));
+        Ok(())
+    }
+
+    fn already_started(&self, setting: &'static str) -> Error {
+        Error::AlreadyStarted {
+            informer: self.inner.name.clone(),
+            setting,
+        }
+    }
+
+    /// Adds indexes to the cache, before or while running; objects already
+    /// cached are indexed at once. Fails for a name already in use, for an
+    /// index function that fails on a cached object, and after the
+    /// informer stopped.
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
+        if self.is_stopped() {
+            return Err(Error::Stopped {
+                informer: self.inner.name.clone(),
+                action: "add indexers",
+            });
+        }
+        self.inner
+            .indexer
+            .add_indexers(indexers)
+            .map_err(|source| Error::Store {
+                informer: self.inner.name.clone(),
+                source,
+            })
+    }
+
+    /// The cache. Its objects are shared: never mutate them.
+    pub fn get_indexer(&self) -> &Arc<Indexer<K>> {
+        &self.inner.indexer
+    }
+
+    /// A lister over the cache.
+    pub fn lister(&self) -> Lister<K> {
+        let resource = match &self.inner.resource {
+            Some(resource) => resource.group_resource(),
+            None => GroupResource::new("", self.inner.name.clone()),
+        };
+        Lister::new(Arc::clone(&self.inner.indexer), resource)
+    }
+
+    /// The resource cached, when known.
+    pub fn resource(&self) -> Option<&ApiResource> {
+        self.inner.resource.as_ref()
+    }
+
+    /// The resourceVersion of the last list or watch event the reflector
+    /// received; "" before the first sync (client-go's
+    /// `LastSyncResourceVersion`). The cache may lag it slightly: use
+    /// [`wait_for_resource_version`](Self::wait_for_resource_version) to
+    /// wait for the cache.
+    pub fn last_sync_resource_version(&self) -> String {
+        self.inner
+            .reflector
+            .get()
+            .map(|reflector| reflector.last_sync_resource_version())
+            .unwrap_or_default()
+    }
+
+    /// Waits until the **cache** holds `resource_version` or a later one
+    /// (compared as integers), so after a write answered with
+    /// resourceVersion R, waiting for R makes listers show the write (read
+    /// your own writes). Handlers may not have been told yet. Fails at
+    /// once for a non-integer, and when the informer stops first; wrap it
+    /// in a timeout to bound the wait.
+    pub async fn wait_for_resource_version(&self, resource_version: &str) -> Result<(), WaitError> {
+        if compare_resource_versions(resource_version, "0").is_none() {
+            return Err(WaitError::NotComparable(resource_version.to_string()));
+        }
+        let reached = |current: &str| {
+            compare_resource_versions(current, resource_version).is_some_and(|o| o.is_ge())
+        };
+        let mut receiver = self.inner.resource_version.subscribe();
+        loop {
+            if reached(&receiver.borrow_and_update()) {
+                return Ok(());
+            }
+            tokio::select! {
+                changed = receiver.changed() => {
+                    if changed.is_err() {
+                        return Err(WaitError::Stopped(resource_version.to_string()));
+                    }
+                }
+                () = self.inner.stopped.cancelled() => {
+                    return if reached(&receiver.borrow()) {
+                        Ok(())
+                    } else {
+                        Err(WaitError::Stopped(resource_version.to_string()))
+                    };
+                }
+            }
+        }
+    }
+
+    /// The last list or watch error since the last successful sync (so a
+    /// caller can say why the cache is not synced).
+    pub fn last_error(&self) -> Option<Arc<ReflectorError>> {
+        self.inner
+            .reflector
+            .get()
+            .and_then(|reflector| reflector.last_error())
+    }
+
+    /// Counters of the informer's work.
+    pub fn stats(&self) -> InformerStats {
+        let reflector = self.inner.reflector.get();
+        InformerStats {
+            reflector: reflector.map(|r| r.stats()).unwrap_or_default(),
+            mode: reflector.map(|r| r.mode()),
+            queued: self.inner.fifo.get().map_or(0, |fifo| fifo.len()),
+            cached: self.inner.indexer.len(),
+            handlers: self.inner.processor.len(),
+        }
+    }
+}
+
+/// The informer's own handler for `process_deltas`: turns each change into
+/// a notification for the handlers. An update whose old and new objects
+/// have the same resourceVersion is a resync and goes only to handlers due
+/// for one.
+struct Distributor<'a, K>(&'a Processor<K>);
+
+impl<K: Object + Send + Sync + 'static> DeltaHandler<K> for Distributor<'_, K> {
+    fn on_add(&mut self, object: &Arc<K>, is_in_initial_list: bool) {
+        self.0.distribute(
+            Notification::Add {
+                object: Arc::clone(object),
+                is_in_initial_list,
+            },
+            false,
+        );
+    }
+
+    fn on_update(&mut self, old: &Arc<K>, new: &Arc<K>) {
+        let is_sync = old.resource_version() == new.resource_version();
+        self.0.distribute(
+            Notification::Update {
+                old: Arc::clone(old),
+                new: Arc::clone(new),
+            },
+            is_sync,
+        );
+    }
+
+    fn on_delete(&mut self, object: &ObjectOrTombstone<K>) {
+        self.0
+            .distribute(Notification::Delete(object.clone()), false);
+    }
+}
+
+/// client-go's `determineResyncPeriod`: no resync when the handler asks
+/// for none or the informer does none; else at least the check period.
+fn effective_resync_period(requested: Duration, check_period: Duration) -> Duration {
+    if requested.is_zero() {
+        return Duration::ZERO;
+    }
+    if check_period.is_zero() {
+        tracing::warn!(
+            ?requested,
+            "the informer does not resync (its resync period is zero), so neither does this handler"
+        );
+        return Duration::ZERO;
+    }
+    requested.max(check_period)
+}
+
+/// `a::b::Handler<c::D>` → `Handler`.
+fn short_type_name(full: &str) -> String {
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resync_periods_follow_client_go() {
+        let s = Duration::from_secs;
+        assert_eq!(effective_resync_period(s(0), s(10)), s(0));
+        assert_eq!(effective_resync_period(s(5), s(0)), s(0));
+        assert_eq!(effective_resync_period(s(5), s(10)), s(10));
+        assert_eq!(effective_resync_period(s(30), s(10)), s(30));
+    }
+
+    #[test]
+    fn handler_names_are_short() {
+        assert_eq!(
+            short_type_name(
+                "clientgo_informers::handler_funcs::ResourceEventHandlerFuncs<k8s::Pod>"
+            ),
+            "ResourceEventHandlerFuncs"
+        );
+        assert_eq!(short_type_name("Plain"), "Plain");
+    }
+}
