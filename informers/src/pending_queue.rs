@@ -153,18 +153,35 @@ impl<K: Object> PendingQueue<K> {
         self.initial = self.initial + after_initial - before_initial;
     }
 
-    /// Takes everything pending, in delivery order.
+    /// Takes what the handler gets next, in delivery order: everything
+    /// pending for an unbounded queue; the first notification only for a
+    /// coalescing one, so what stays queued can still be merged.
     pub(crate) fn take(&mut self) -> VecDeque<Notification<K>> {
-        self.len = 0;
-        self.initial = 0;
         match self.mode {
-            HandlerQueue::Unbounded => std::mem::take(&mut self.in_order),
+            HandlerQueue::Unbounded => {
+                self.len = 0;
+                self.initial = 0;
+                std::mem::take(&mut self.in_order)
+            }
             HandlerQueue::Coalescing => {
-                let mut taken = VecDeque::with_capacity(self.slots.len());
-                for key in self.order.drain(..) {
-                    if let Some(slot) = self.slots.remove(&key) {
-                        taken.extend(slot.deleted);
-                        taken.extend(slot.latest);
+                let mut taken = VecDeque::with_capacity(1);
+                while taken.is_empty() {
+                    let Some(key) = self.order.front() else {
+                        break;
+                    };
+                    let Some(slot) = self.slots.get_mut(key) else {
+                        self.order.pop_front();
+                        continue;
+                    };
+                    let next = slot.deleted.take().or_else(|| slot.latest.take());
+                    if slot.len() == 0 {
+                        self.slots.remove(key);
+                        self.order.pop_front();
+                    }
+                    if let Some(notification) = next {
+                        self.len -= 1;
+                        self.initial -= usize::from(notification.is_initial());
+                        taken.push_back(notification);
                     }
                 }
                 taken
@@ -174,7 +191,11 @@ impl<K: Object> PendingQueue<K> {
 
     /// Drops everything pending.
     pub(crate) fn clear(&mut self) {
-        drop(self.take());
+        self.in_order.clear();
+        self.order.clear();
+        self.slots.clear();
+        self.len = 0;
+        self.initial = 0;
     }
 }
 
@@ -257,7 +278,14 @@ mod tests {
     }
 
     fn drain(queue: &mut PendingQueue<ConfigMap>) -> Vec<String> {
-        queue.take().iter().map(describe).collect()
+        let mut drained = Vec::new();
+        loop {
+            let taken = queue.take();
+            if taken.is_empty() {
+                return drained;
+            }
+            drained.extend(taken.iter().map(describe));
+        }
     }
 
     #[test]

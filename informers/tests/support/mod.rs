@@ -1,0 +1,292 @@
+//! Helpers shared by the informer tests: a server seeded with config maps,
+//! an informer running on a task, and a handler that records what it is
+//! told (optionally held at a gate, to play a slow handler).
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use clientgo_apimachinery::GroupResource;
+use clientgo_informers::{
+    ObjectOrTombstone, ResourceEventHandler, SharedIndexInformer, SharedIndexInformerOptions,
+};
+use clientgo_reflector::{BackoffOptions, ReflectorOptions};
+use clientgo_rest::{Config, ResourceClient, RestClient};
+use clientgo_testing::{ObjectKey, Preconditions, TestApiServer};
+use k8s_openapi::api::core::v1::ConfigMap;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// Every wait gives up after this long.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+pub fn config_maps() -> GroupResource {
+    GroupResource::new("", "configmaps")
+}
+
+/// Starts a server holding `count` config maps `cm-00000`… in `default`,
+/// labelled `app=web` (even) or `app=db` (odd).
+pub async fn seeded(count: usize) -> TestApiServer {
+    let server = TestApiServer::builder().start().await.unwrap();
+    for index in 0..count {
+        let app = if index % 2 == 0 { "web" } else { "db" };
+        create(&server, &format!("cm-{index:05}"), app);
+    }
+    server
+}
+
+/// Creates a config map labelled `app`; returns its resourceVersion.
+pub fn create(server: &TestApiServer, name: &str, app: &str) -> String {
+    server
+        .storage()
+        .create(
+            &config_maps(),
+            "default",
+            json!({"metadata": {"name": name, "labels": {"app": app}}, "data": {"v": "0"}}),
+        )
+        .unwrap()
+        .resource_version
+        .to_string()
+}
+
+/// Sets a config map's `data.v`; returns its new resourceVersion.
+pub fn update(server: &TestApiServer, name: &str, value: &str) -> String {
+    let key = ObjectKey::new(config_maps(), "default", name);
+    let mut object = server.storage().get(&key).unwrap().to_value().unwrap();
+    object["data"]["v"] = json!(value);
+    server
+        .storage()
+        .update(&key, object, false)
+        .unwrap()
+        .resource_version
+        .to_string()
+}
+
+/// Deletes a config map.
+pub fn delete(server: &TestApiServer, name: &str) {
+    let key = ObjectKey::new(config_maps(), "default", name);
+    server
+        .storage()
+        .delete(&key, &Preconditions::default())
+        .unwrap();
+}
+
+pub fn client(server: &TestApiServer) -> RestClient {
+    RestClient::new(Config::new(server.url())).unwrap()
+}
+
+/// Options with millisecond backoffs, so fault tests finish quickly.
+pub fn fast_options() -> SharedIndexInformerOptions<ConfigMap> {
+    SharedIndexInformerOptions::default().reflector(
+        ReflectorOptions::default().backoff(
+            BackoffOptions::default()
+                .initial(Duration::from_millis(5))
+                .cap(Duration::from_millis(50)),
+        ),
+    )
+}
+
+/// An informer of the config maps in `default`.
+pub fn informer(
+    server: &TestApiServer,
+    options: SharedIndexInformerOptions<ConfigMap>,
+) -> SharedIndexInformer<ConfigMap> {
+    SharedIndexInformer::from_client(
+        ResourceClient::<ConfigMap>::namespaced(client(server), "default"),
+        options,
+    )
+}
+
+/// An informer running on its own task.
+pub struct Running {
+    pub informer: SharedIndexInformer<ConfigMap>,
+    pub cancel: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    pub fn start(informer: SharedIndexInformer<ConfigMap>) -> Running {
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let (informer, cancel) = (informer.clone(), cancel.clone());
+            async move { informer.run(cancel).await }
+        });
+        Running {
+            informer,
+            cancel,
+            task,
+        }
+    }
+
+    pub async fn synced(&self) {
+        let informer = self.informer.clone();
+        wait_until("the informer syncs", move || informer.has_synced()).await;
+    }
+
+    pub async fn stop(self) {
+        self.cancel.cancel();
+        tokio::time::timeout(PATIENCE, self.task)
+            .await
+            .expect("the informer stops")
+            .unwrap();
+        assert!(self.informer.is_stopped());
+    }
+}
+
+/// Polls `condition` every 10 ms; panics naming `what` after
+/// [`PATIENCE`].
+pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// One notification as a handler saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    Add {
+        name: String,
+        rv: String,
+        initial: bool,
+    },
+    Update {
+        name: String,
+        old_rv: String,
+        new_rv: String,
+    },
+    Delete {
+        name: String,
+        rv: String,
+        tombstone: bool,
+    },
+}
+
+impl Seen {
+    pub fn name(&self) -> &str {
+        match self {
+            Seen::Add { name, .. } | Seen::Update { name, .. } | Seen::Delete { name, .. } => name,
+        }
+    }
+
+    pub fn is_resync(&self) -> bool {
+        matches!(self, Seen::Update { old_rv, new_rv, .. } if old_rv == new_rv)
+    }
+}
+
+/// A gate a handler waits at until it is opened.
+#[derive(Clone, Default)]
+pub struct Gate(Arc<(Mutex<bool>, Condvar)>);
+
+impl Gate {
+    pub fn open(&self) {
+        *self.0.0.lock().unwrap() = true;
+        self.0.1.notify_all();
+    }
+
+    fn pass(&self) {
+        let mut open = self.0.0.lock().unwrap();
+        while !*open {
+            open = self.0.1.wait(open).unwrap();
+        }
+    }
+}
+
+fn name_of(object: &ConfigMap) -> String {
+    object.metadata.name.clone().unwrap_or_default()
+}
+
+fn rv_of(object: &ConfigMap) -> String {
+    object.metadata.resource_version.clone().unwrap_or_default()
+}
+
+/// Records every notification with the time it arrived; waits at its gate
+/// (if any) before each one.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    seen: Arc<Mutex<Vec<(Seen, Instant)>>>,
+    gate: Option<Gate>,
+    /// The last object delivered per name, to compare with the cache.
+    objects: Arc<Mutex<BTreeMap<String, Arc<ConfigMap>>>>,
+}
+
+impl Recorder {
+    pub fn gated(gate: &Gate) -> Recorder {
+        Recorder {
+            gate: Some(gate.clone()),
+            ..Recorder::default()
+        }
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(seen, _)| seen.clone())
+            .collect()
+    }
+
+    pub fn seen_at(&self) -> Vec<(Seen, Instant)> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    pub fn count(&self) -> usize {
+        self.seen.lock().unwrap().len()
+    }
+
+    pub fn last_object(&self, name: &str) -> Option<Arc<ConfigMap>> {
+        self.objects.lock().unwrap().get(name).cloned()
+    }
+
+    fn record(&self, seen: Seen, object: Option<&Arc<ConfigMap>>) {
+        if let Some(gate) = &self.gate {
+            gate.pass();
+        }
+        if let Some(object) = object {
+            self.objects
+                .lock()
+                .unwrap()
+                .insert(name_of(object), Arc::clone(object));
+        }
+        self.seen.lock().unwrap().push((seen, Instant::now()));
+    }
+}
+
+impl ResourceEventHandler<ConfigMap> for Recorder {
+    fn on_add(&mut self, object: &Arc<ConfigMap>, initial: bool) {
+        let seen = Seen::Add {
+            name: name_of(object),
+            rv: rv_of(object),
+            initial,
+        };
+        self.record(seen, Some(object));
+    }
+
+    fn on_update(&mut self, old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        let seen = Seen::Update {
+            name: name_of(new),
+            old_rv: rv_of(old),
+            new_rv: rv_of(new),
+        };
+        self.record(seen, Some(new));
+    }
+
+    fn on_delete(&mut self, object: &ObjectOrTombstone<ConfigMap>) {
+        let seen = match object {
+            ObjectOrTombstone::Object(o) => Seen::Delete {
+                name: name_of(o),
+                rv: rv_of(o),
+                tombstone: false,
+            },
+            ObjectOrTombstone::Tombstone(t) => Seen::Delete {
+                name: t.key.rsplit('/').next().unwrap_or_default().to_string(),
+                rv: t.object.as_deref().map(rv_of).unwrap_or_default(),
+                tombstone: true,
+            },
+        };
+        self.record(seen, None);
+    }
+}
