@@ -1,0 +1,314 @@
+//! The typed, dynamic and metadata factories against a real server:
+//! sharing, late starts, sync errors that name their cause, metadata-only
+//! caches and custom resources found through discovery.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::{
+    ApiResource, DynamicObject, GroupResource, GroupVersionKind, GroupVersionResource,
+    LabelSelector, PartialObjectMetadata,
+};
+use clientgo_informers::{
+    DynamicSharedInformerFactory, Error, InformerFactoryOptions, MetadataSharedInformerFactory,
+    ResourceEventHandlerFuncs, SharedInformerFactory, SyncFailure, wait_for_cache_sync,
+};
+use clientgo_rest::{PostParams, ResourceClient};
+use clientgo_testing::{TestApiServer, Verb, realistic_pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde_json::json;
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_informer_per_type_and_late_informers_start_on_the_next_start() {
+    let server = seeded(4).await;
+    let factory = SharedInformerFactory::new(client(&server), Duration::ZERO);
+    let first = factory.informer_for::<ConfigMap>();
+    let second = factory.informer_for::<ConfigMap>();
+    assert!(first.same_informer(&second));
+
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory.start(&stop); // idempotent
+    let result = factory.wait_for_cache_sync(PATIENCE).await;
+    assert_eq!(result.clone().into_result().unwrap().len(), 1, "{result:?}");
+    assert_eq!(
+        factory
+            .lister_for::<ConfigMap>()
+            .list(&LabelSelector::everything())
+            .len(),
+        4
+    );
+
+    let secrets = factory.informer_for::<Secret>();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !secrets.is_started(),
+        "requested after start: waits for the next start"
+    );
+    factory.start(&stop);
+    let result = factory.wait_for_cache_sync(PATIENCE).await;
+    let synced = result.into_result().unwrap();
+    assert_eq!(
+        synced.keys().cloned().collect::<Vec<_>>(),
+        ["configmaps", "secrets"]
+    );
+    assert!(synced.values().all(|synced| *synced));
+
+    // for_resource finds the informers of known types only.
+    let generic = factory
+        .for_resource(&ApiResource::of::<ConfigMap>())
+        .unwrap();
+    assert!(
+        generic
+            .downcast::<ConfigMap>()
+            .unwrap()
+            .same_informer(&first)
+    );
+    assert_eq!(
+        generic
+            .lister()
+            .namespace("default")
+            .list(&LabelSelector::everything())
+            .len(),
+        4
+    );
+    let object = generic
+        .lister()
+        .namespace("default")
+        .get("cm-00001")
+        .unwrap();
+    assert_eq!(object.metadata().name.as_deref(), Some("cm-00001"));
+    assert!(object.as_any().downcast_ref::<ConfigMap>().is_some());
+    assert!(matches!(
+        factory.for_resource(&ApiResource::of::<Pod>()),
+        Err(Error::NoInformerFound { .. })
+    ));
+
+    factory.shutdown().await;
+    assert!(
+        first.is_stopped() && secrets.is_stopped(),
+        "shutdown stops and waits"
+    );
+    factory.start(&stop);
+    assert!(
+        !factory.informer_for::<Pod>().is_started(),
+        "start does nothing after shutdown"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn factory_options_apply_to_every_informer() {
+    let server = seeded(6).await;
+    server
+        .storage()
+        .create(
+            &config_maps(),
+            "other",
+            json!({"metadata": {"name": "elsewhere", "labels": {"app": "web"}}}),
+        )
+        .unwrap();
+    let factory = SharedInformerFactory::with_options(
+        client(&server),
+        InformerFactoryOptions::default()
+            .with_namespace("default")
+            .with_tweak_list_options(|options| options.label_selector = Some("app=web".into()))
+            .with_custom_resync::<ConfigMap>(Duration::from_secs(120))
+            .with_strip_managed_fields(),
+    );
+    let config_maps = factory.informer_for::<ConfigMap>();
+    let registration = config_maps
+        .add_event_handler(ResourceEventHandlerFuncs::new())
+        .unwrap();
+    assert_eq!(registration.resync_period(), Duration::from_secs(120));
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(PATIENCE)
+        .await
+        .into_result()
+        .unwrap();
+    let mut names: Vec<String> = config_maps
+        .lister()
+        .list(&LabelSelector::everything())
+        .iter()
+        .filter_map(|o| o.metadata.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["cm-00000", "cm-00002", "cm-00004"],
+        "namespace and selector applied"
+    );
+    assert_eq!(config_maps.name(), "configmaps in default");
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_for_cache_sync_names_the_forbidden_informer_and_its_403() {
+    let server = TestApiServer::builder()
+        .deny(Verb::List, GroupResource::new("", "pods"))
+        .deny(Verb::Watch, GroupResource::new("", "pods"))
+        .start()
+        .await
+        .unwrap();
+    let factory = SharedInformerFactory::new(client(&server), Duration::ZERO);
+    let config_maps = factory.informer_for::<ConfigMap>();
+    let pods = factory.informer_for::<Pod>();
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+
+    let result = factory.wait_for_cache_sync(Duration::from_secs(2)).await;
+    assert_eq!(result.synced.get("configmaps"), Some(&true));
+    assert_eq!(result.synced.get("pods"), Some(&false));
+    let error = result.error.unwrap();
+    assert_eq!(error.failure, SyncFailure::TimedOut(Duration::from_secs(2)));
+    assert_eq!(error.unsynced.len(), 1);
+    assert_eq!(error.unsynced[0].name, "pods");
+    assert_eq!(error.first_status_code(), Some(403));
+    let message = error.to_string();
+    println!("{message}");
+    assert!(
+        message.contains("pods") && message.contains("forbidden"),
+        "{message}"
+    );
+
+    // The free function does the same over any informers.
+    let error = wait_for_cache_sync(Duration::from_millis(300), &[&config_maps, &pods])
+        .await
+        .unwrap_err();
+    assert_eq!(error.first_status_code(), Some(403));
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metadata_informer_caches_only_metadata() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    for index in 0..5 {
+        server
+            .storage()
+            .create(
+                &GroupResource::new("", "pods"),
+                "default",
+                realistic_pod(index, "default"),
+            )
+            .unwrap();
+    }
+    let factory = MetadataSharedInformerFactory::new(client(&server), Duration::ZERO);
+    let pods = factory.for_resource(&ApiResource::of::<Pod>());
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(PATIENCE)
+        .await
+        .into_result()
+        .unwrap();
+    let cached: Vec<Arc<PartialObjectMetadata>> = pods.lister().list(&LabelSelector::everything());
+    assert_eq!(cached.len(), 5);
+    for object in &cached {
+        assert_eq!(
+            object.kind.as_deref(),
+            Some("PartialObjectMetadata"),
+            "the server's metadata form"
+        );
+        assert!(object.metadata.name.is_some() && object.metadata.labels.is_some());
+    }
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dynamic_informer_watches_a_custom_resource_created_through_a_crd() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let client = client(&server);
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "crontabs.stable.example.com"},
+        "spec": {
+            "group": "stable.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
+        }
+    }))
+    .unwrap();
+    ResourceClient::<CustomResourceDefinition>::all(client.clone())
+        .create(&PostParams::default(), &crd)
+        .await
+        .unwrap();
+
+    let factory = DynamicSharedInformerFactory::new(client.clone(), Duration::ZERO);
+    let missing = factory
+        .for_group_version_resource(&GroupVersionResource::new(
+            "stable.example.com",
+            "v1",
+            "nothings",
+        ))
+        .await;
+    assert!(
+        matches!(missing, Err(Error::NotServed { .. })),
+        "{missing:?}"
+    );
+    let crontabs = factory
+        .for_group_version_resource(&GroupVersionResource::new(
+            "stable.example.com",
+            "v1",
+            "crontabs",
+        ))
+        .await
+        .unwrap();
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(PATIENCE)
+        .await
+        .into_result()
+        .unwrap();
+
+    let resource = ApiResource::namespaced(
+        GroupVersionKind::new("stable.example.com", "v1", "CronTab"),
+        "crontabs",
+    );
+    let api = ResourceClient::dynamic(client, resource, Some("default"));
+    let object = DynamicObject::new("nightly", &api.resource().clone())
+        .within("default")
+        .with_field("spec", json!({"cronSpec": "0 3 * * *"}));
+    let created = api.create(&PostParams::default(), &object).await.unwrap();
+    crontabs
+        .wait_for_resource_version(created.metadata.resource_version.as_deref().unwrap())
+        .await
+        .unwrap();
+    let cached = crontabs
+        .lister()
+        .namespace("default")
+        .get("nightly")
+        .unwrap();
+    assert_eq!(cached.data["spec"]["cronSpec"], "0 3 * * *");
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_custom_resource_reports_404_while_waiting() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let factory = DynamicSharedInformerFactory::new(client(&server), Duration::ZERO);
+    let resource = ApiResource::namespaced(
+        GroupVersionKind::new("example.com", "v1", "Widget"),
+        "widgets",
+    );
+    factory.for_resource(&resource);
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    let error = factory
+        .wait_for_cache_sync(Duration::from_millis(800))
+        .await
+        .into_result()
+        .unwrap_err();
+    assert_eq!(error.first_status_code(), Some(404), "{error}");
+    factory.shutdown().await;
+}
