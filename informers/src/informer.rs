@@ -80,6 +80,14 @@ struct Inner<K> {
     clock: Arc<dyn Clock>,
 }
 
+impl<K> Drop for Inner<K> {
+    fn drop(&mut self) {
+        // Handlers of an informer that never ran (or whose run future was
+        // dropped) still have threads waiting for notifications.
+        self.processor.close_all();
+    }
+}
+
 /// One list and watch of a resource shared by many handlers, with an
 /// indexed cache (client-go's `SharedIndexInformer`).
 ///

@@ -84,6 +84,24 @@ pub(crate) struct ListenerSettings {
     pub(crate) latency_metric: Arc<dyn HistogramMetric>,
 }
 
+impl<K> Listener<K> {
+    /// Stops delivery: pending notifications are dropped, the call in
+    /// progress (if any) finishes, then the thread ends. Idempotent.
+    pub(crate) fn close(&self) {
+        let mut state = self.state.lock();
+        state.closed = true;
+        state.queue.clear();
+        self.closed.store(true, Ordering::Release);
+        drop(state);
+        self.wakeup.notify_all();
+    }
+
+    /// Whether `close` was called.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+}
+
 impl<K: Object + Send + Sync + 'static> Listener<K> {
     /// Creates the listener and starts its thread, which enters the tokio
     /// runtime the caller runs in (if any).
@@ -137,22 +155,6 @@ impl<K: Object + Send + Sync + 'static> Listener<K> {
         drop(state);
         self.pending_metric.set(pending as f64);
         self.wakeup.notify_one();
-    }
-
-    /// Stops delivery: pending notifications are dropped, the call in
-    /// progress (if any) finishes, then the thread ends. Idempotent.
-    pub(crate) fn close(&self) {
-        let mut state = self.state.lock();
-        state.closed = true;
-        state.queue.clear();
-        self.closed.store(true, Ordering::Release);
-        drop(state);
-        self.wakeup.notify_all();
-    }
-
-    /// Whether `close` was called.
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
     }
 
     /// Waits until the thread has ended.

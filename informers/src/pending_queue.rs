@@ -63,6 +63,17 @@ pub(crate) struct PendingQueue<K> {
     unkeyed: u64,
 }
 
+impl<K> PendingQueue<K> {
+    /// Drops everything pending.
+    pub(crate) fn clear(&mut self) {
+        self.in_order.clear();
+        self.order.clear();
+        self.slots.clear();
+        self.len = 0;
+        self.initial = 0;
+    }
+}
+
 impl<K: Object> PendingQueue<K> {
     pub(crate) fn new(mode: HandlerQueue) -> Self {
         PendingQueue {
@@ -187,15 +198,6 @@ impl<K: Object> PendingQueue<K> {
                 taken
             }
         }
-    }
-
-    /// Drops everything pending.
-    pub(crate) fn clear(&mut self) {
-        self.in_order.clear();
-        self.order.clear();
-        self.slots.clear();
-        self.len = 0;
-        self.initial = 0;
     }
 }
 

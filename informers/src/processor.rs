@@ -19,6 +19,16 @@ pub(crate) struct Processor<K> {
     listeners: RwLock<Vec<Arc<Listener<K>>>>,
 }
 
+impl<K> Processor<K> {
+    /// Closes every listener, so their threads end (used when the informer
+    /// is dropped without having run).
+    pub(crate) fn close_all(&self) {
+        for listener in self.listeners.read().iter() {
+            listener.close();
+        }
+    }
+}
+
 impl<K: Object + Send + Sync + 'static> Processor<K> {
     pub(crate) fn new() -> Self {
         Processor {

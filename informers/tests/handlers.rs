@@ -330,3 +330,25 @@ async fn a_panicking_handler_is_counted_and_keeps_receiving() {
     assert_eq!(*received.lock().unwrap(), ["boom", "after"]);
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_an_informer_that_never_ran_ends_its_handler_threads() {
+    let server = seeded(0).await;
+    let alive = Arc::new(());
+    let held = Arc::clone(&alive);
+    let informer = informer(&server, fast_options());
+    let registration = informer
+        .add_event_handler(
+            ResourceEventHandlerFuncs::<ConfigMap>::new().on_add(move |_, _| {
+                let _ = &held;
+            }),
+        )
+        .unwrap();
+    drop(registration);
+    drop(informer);
+    let watched = Arc::clone(&alive);
+    wait_until("the handler (and its thread) is dropped", move || {
+        Arc::strong_count(&watched) == 2
+    })
+    .await;
+}

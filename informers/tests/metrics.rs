@@ -1,0 +1,118 @@
+//! The metrics provider receives the FIFO depth, processing latency, the
+//! cache's resourceVersion and each handler's pending count and latency.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use clientgo_informers::{GaugeMetric, HandlerOptions, HistogramMetric, InformerMetricsProvider};
+use support::*;
+
+#[derive(Default)]
+struct Recorded {
+    gauges: BTreeMap<String, f64>,
+    observations: BTreeMap<String, usize>,
+}
+
+#[derive(Clone, Default)]
+struct RecordingProvider(Arc<Mutex<Recorded>>);
+
+struct Metric {
+    name: String,
+    recorded: Arc<Mutex<Recorded>>,
+}
+
+impl GaugeMetric for Metric {
+    fn set(&self, value: f64) {
+        self.recorded
+            .lock()
+            .unwrap()
+            .gauges
+            .insert(self.name.clone(), value);
+    }
+}
+
+impl HistogramMetric for Metric {
+    fn observe(&self, _seconds: f64) {
+        *self
+            .recorded
+            .lock()
+            .unwrap()
+            .observations
+            .entry(self.name.clone())
+            .or_default() += 1;
+    }
+}
+
+impl RecordingProvider {
+    fn metric(&self, name: String) -> Arc<Metric> {
+        Arc::new(Metric {
+            name,
+            recorded: Arc::clone(&self.0),
+        })
+    }
+}
+
+impl InformerMetricsProvider for RecordingProvider {
+    fn queued_items(&self, informer: &str) -> Arc<dyn GaugeMetric> {
+        self.metric(format!("{informer} queued"))
+    }
+    fn processing_latency(&self, informer: &str) -> Arc<dyn HistogramMetric> {
+        self.metric(format!("{informer} latency"))
+    }
+    fn store_resource_version(&self, informer: &str) -> Arc<dyn GaugeMetric> {
+        self.metric(format!("{informer} rv"))
+    }
+    fn handler_pending(&self, informer: &str, handler: &str) -> Arc<dyn GaugeMetric> {
+        self.metric(format!("{informer} {handler} pending"))
+    }
+    fn handler_latency(&self, informer: &str, handler: &str) -> Arc<dyn HistogramMetric> {
+        self.metric(format!("{informer} {handler} latency"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_provider_sees_queue_cache_and_handler_metrics() {
+    let server = seeded(5).await;
+    let provider = RecordingProvider::default();
+    let informer = informer(
+        &server,
+        fast_options()
+            .name("cms")
+            .metrics(Arc::new(provider.clone())),
+    );
+    let recorder = Recorder::default();
+    informer
+        .add_event_handler_with_options(
+            recorder.clone(),
+            HandlerOptions::default().name("recorder"),
+        )
+        .unwrap();
+    let running = Running::start(informer.clone());
+    running.synced().await;
+    let last = update(&server, "cm-00001", "changed");
+    informer.wait_for_resource_version(&last).await.unwrap();
+    let done = recorder.clone();
+    wait_until("the handler gets 6 notifications", move || {
+        done.count() == 6
+    })
+    .await;
+    let check = provider.clone();
+    wait_until("the pending gauge drops to zero", move || {
+        check.0.lock().unwrap().gauges.get("cms recorder pending") == Some(&0.0)
+    })
+    .await;
+
+    let recorded = provider.0.lock().unwrap();
+    assert_eq!(recorded.gauges["cms rv"], last.parse::<f64>().unwrap());
+    assert_eq!(recorded.gauges["cms queued"], 0.0);
+    assert!(recorded.observations["cms latency"] >= 2, "one per pop");
+    assert_eq!(
+        recorded.observations["cms recorder latency"], 6,
+        "one per handler call"
+    );
+    drop(recorded);
+    running.stop().await;
+}
