@@ -17,7 +17,7 @@ use clientgo_informers::{
     ResourceEventHandlerFuncs, SharedInformerFactory, SyncFailure, wait_for_cache_sync,
 };
 use clientgo_rest::{PostParams, ResourceClient};
-use clientgo_testing::{TestApiServer, Verb, realistic_pod};
+use clientgo_testing::{TestApiServer, Verb, custom_resource_definition, realistic_pod};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::json;
@@ -225,18 +225,13 @@ async fn the_metadata_informer_caches_only_metadata() {
 async fn the_dynamic_informer_watches_a_custom_resource_created_through_a_crd() {
     let server = TestApiServer::builder().start().await.unwrap();
     let client = client(&server);
-    let crd: CustomResourceDefinition = serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "crontabs.stable.example.com"},
-        "spec": {
-            "group": "stable.example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
-        }
-    }))
+    let crd: CustomResourceDefinition = serde_json::from_value(custom_resource_definition(
+        "stable.example.com",
+        "v1",
+        "CronTab",
+        "crontabs",
+        true,
+    ))
     .unwrap();
     ResourceClient::<CustomResourceDefinition>::all(client.clone())
         .create(&PostParams::default(), &crd)

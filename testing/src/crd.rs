@@ -69,6 +69,32 @@ pub(crate) fn served_resources(crd: &Value) -> Result<Vec<ApiResource>, Status> 
         .collect())
 }
 
+/// A CustomResourceDefinition manifest for tests: `kind` served under
+/// `plural` in `group` at version `version` (served and stored), accepting
+/// any fields (`x-kubernetes-preserve-unknown-fields`), namespaced or not.
+/// Create it through the API (or [`Storage`](crate::Storage)) and the
+/// resource is served at once.
+pub fn custom_resource_definition(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    namespaced: bool,
+) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "scope": if namespaced { "Namespaced" } else { "Cluster" },
+            "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind},
+            "versions": [{"name": version, "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
+        }
+    })
+}
+
 /// Sets the status a real server reports once a CRD is ready: its names
 /// accepted and the CRD established.
 pub(crate) fn mark_established(crd: &mut Value) {

@@ -93,6 +93,7 @@ mod storage;
 mod tls;
 mod watch;
 
+pub use crd::custom_resource_definition;
 pub use faults::{Corruption, Failure, Faults};
 pub use realistic::realistic_pod;
 pub use registry::ResourceRegistry;

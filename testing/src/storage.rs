@@ -464,6 +464,23 @@ impl Storage {
         Ok(Arc::clone(&event.object))
     }
 
+    /// Reads the object at `key`, lets `change` edit its JSON, and writes
+    /// it back as a main [`update`](Self::update). The stored
+    /// resourceVersion goes along as a precondition, so a write that
+    /// happened in between makes it a Conflict rather than a lost update.
+    pub fn modify(
+        &self,
+        key: &ObjectKey,
+        change: impl FnOnce(&mut Value),
+    ) -> Result<Arc<StoredObject>, Status> {
+        let current = self
+            .get(key)
+            .ok_or_else(|| Status::not_found(&key.resource, &key.name))?;
+        let mut object = current.to_value()?;
+        change(&mut object);
+        self.update(key, object, false)
+    }
+
     /// Replaces an object (or, with `status_only`, only its `status`).
     ///
     /// A resourceVersion in the body must match the stored one (409

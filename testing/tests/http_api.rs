@@ -616,18 +616,13 @@ async fn custom_resources_are_served_once_their_crd_is_created() {
         .unwrap();
     assert_eq!(before.status(), StatusCode::NOT_FOUND);
 
-    let crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "crontabs.stable.example.com"},
-        "spec": {
-            "group": "stable.example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                          "schema": {"openAPIV3Schema": {"type": "object"}}}]
-        }
-    });
+    let crd = clientgo_testing::custom_resource_definition(
+        "stable.example.com",
+        "v1",
+        "CronTab",
+        "crontabs",
+        true,
+    );
     let created = post(
         &client,
         &server,

@@ -53,11 +53,9 @@ pub fn create(server: &TestApiServer, name: &str, app: &str) -> String {
 /// Sets a config map's `data.v`; returns its new resourceVersion.
 pub fn update(server: &TestApiServer, name: &str, value: &str) -> String {
     let key = ObjectKey::new(config_maps(), "default", name);
-    let mut object = server.storage().get(&key).unwrap().to_value().unwrap();
-    object["data"]["v"] = json!(value);
     server
         .storage()
-        .update(&key, object, false)
+        .modify(&key, |object| object["data"]["v"] = json!(value))
         .unwrap()
         .resource_version
         .to_string()

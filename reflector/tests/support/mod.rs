@@ -52,12 +52,9 @@ pub fn create(server: &TestApiServer, name: &str) -> String {
 /// Changes a config map's data; returns its new resourceVersion.
 pub fn update(server: &TestApiServer, name: &str, value: &str) -> String {
     let key = ObjectKey::new(config_maps(), "default", name);
-    let current = server.storage().get(&key).unwrap();
-    let mut object = current.to_value().unwrap();
-    object["data"]["v"] = json!(value);
     server
         .storage()
-        .update(&key, object, false)
+        .modify(&key, |object| object["data"]["v"] = json!(value))
         .unwrap()
         .resource_version
         .to_string()
