@@ -105,14 +105,15 @@ async fn the_provider_sees_queue_cache_and_handler_metrics() {
     })
     .await;
 
-    let recorded = provider.0.lock().unwrap();
-    assert_eq!(recorded.gauges["cms rv"], last.parse::<f64>().unwrap());
-    assert_eq!(recorded.gauges["cms queued"], 0.0);
-    assert!(recorded.observations["cms latency"] >= 2, "one per pop");
-    assert_eq!(
-        recorded.observations["cms recorder latency"], 6,
-        "one per handler call"
-    );
-    drop(recorded);
+    {
+        let recorded = provider.0.lock().unwrap();
+        assert_eq!(recorded.gauges["cms rv"], last.parse::<f64>().unwrap());
+        assert_eq!(recorded.gauges["cms queued"], 0.0);
+        assert!(recorded.observations["cms latency"] >= 2, "one per pop");
+        assert_eq!(
+            recorded.observations["cms recorder latency"], 6,
+            "one per handler call"
+        );
+    }
     running.stop().await;
 }
