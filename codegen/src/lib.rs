@@ -27,10 +27,13 @@
 
 mod crd;
 mod error;
+mod generate;
 mod model;
+mod naming;
 mod openapi;
 
 pub use crd::{TypeMapping, resources_from_crds};
 pub use error::Error;
+pub use generate::{GenerateOptions, GeneratedFile, Target, generate};
 pub use model::{Resource, Stability};
 pub use openapi::{k8s_openapi_type_path, resources_from_openapi};

@@ -95,7 +95,7 @@ impl SharedInformerFactory {
     {
         self.register::<K>();
         let generic = self.core.get_or_insert(TypeId::of::<K>(), || {
-            GenericInformer::new(self.new_informer::<K>())
+            GenericInformer::from_informer(self.new_informer::<K>())
         });
         match generic.downcast::<K>() {
             Some(informer) => informer,
@@ -131,7 +131,7 @@ impl SharedInformerFactory {
         let resource = ApiResource::of::<K>().group_version_resource();
         self.known.lock().entry(resource).or_insert_with(|| {
             Arc::new(|factory: &SharedInformerFactory| {
-                GenericInformer::new(factory.informer_for::<K>())
+                GenericInformer::from_informer(factory.informer_for::<K>())
             })
         });
     }

@@ -107,7 +107,9 @@ impl fmt::Debug for GenericInformer {
 }
 
 impl GenericInformer {
-    pub(crate) fn new<K>(informer: SharedIndexInformer<K>) -> Self
+    /// Erases the object type of `informer` (what generated `for_resource`
+    /// functions return).
+    pub fn from_informer<K>(informer: SharedIndexInformer<K>) -> Self
     where
         K: Object + DeserializeOwned + Send + Sync + 'static,
     {

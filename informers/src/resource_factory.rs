@@ -121,7 +121,7 @@ impl<K: FactoryObject> ResourceInformerFactory<K> {
         let generic = self
             .core
             .get_or_insert(resource.group_version_resource(), || {
-                GenericInformer::new(self.new_informer(resource))
+                GenericInformer::from_informer(self.new_informer(resource))
             });
         match generic.downcast::<K>() {
             Some(informer) => informer,
