@@ -376,7 +376,11 @@ mod tests {
             ..options()
         };
         let files = generate(&resources, &options);
-        let root = &files.iter().find(|f| f.path == "mod.rs").unwrap().contents;
+        let root = &files
+            .iter()
+            .find(|f| f.path == std::path::Path::new("mod.rs"))
+            .unwrap()
+            .contents;
         assert!(root.contains("pub trait CronTabInformers"));
         assert!(
             root.contains("impl CronTabInformers for clientgo_informers::SharedInformerFactory")
