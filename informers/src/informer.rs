@@ -62,6 +62,8 @@ struct Setup<K> {
 struct Inner<K> {
     name: String,
     resource: Option<ApiResource>,
+    /// What listers name in not-found errors, worked out once.
+    group_resource: GroupResource,
     indexer: Arc<Indexer<K>>,
     processor: Processor<K>,
     setup: Mutex<Setup<K>>,
@@ -182,9 +184,14 @@ where
             IndexerOptions::default().indexers(options.indexers),
         ));
         let (resource_version, _) = tokio::sync::watch::channel(String::new());
+        let group_resource = match &options.resource {
+            Some(resource) => resource.group_resource(),
+            None => GroupResource::new("", name.clone()),
+        };
         SharedIndexInformer {
             inner: Arc::new(Inner {
                 name,
+                group_resource,
                 resource: options.resource,
                 indexer,
                 processor: Processor::new(),
@@ -214,7 +221,7 @@ where
     pub fn from_client(client: ResourceClient<K>, options: SharedIndexInformerOptions<K>) -> Self {
         let resource = client.resource().clone();
         let options = SharedIndexInformerOptions {
-            resource: options.resource.clone().or(Some(resource)),
+            resource: Some(options.resource.unwrap_or(resource)),
             ..options
         };
         SharedIndexInformer::new(ResourceListerWatcher::new(client), options)
@@ -589,11 +596,10 @@ where
 
     /// A lister over the cache.
     pub fn lister(&self) -> Lister<K> {
-        let resource = match &self.inner.resource {
-            Some(resource) => resource.group_resource(),
-            None => GroupResource::new("", self.inner.name.clone()),
-        };
-        Lister::new(Arc::clone(&self.inner.indexer), resource)
+        Lister::new(
+            Arc::clone(&self.inner.indexer),
+            self.inner.group_resource.clone(),
+        )
     }
 
     /// The resource cached, when known.

@@ -49,10 +49,10 @@ impl<K: Object + Send + Sync + 'static> Lister<K> {
     /// selector matches everything without reading labels), in no
     /// particular order.
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
-        let mut found = Vec::new();
         if selector.is_empty() {
             return self.indexer.list();
         }
+        let mut found = Vec::new();
         self.indexer.for_each(|_, object| {
             if selector.matches(object.labels()) {
                 found.push(Arc::clone(object));
