@@ -86,6 +86,13 @@ fn crd_resources(
     };
     let group = text("/spec/group", "spec.group")?;
     let kind = text("/spec/names/kind", "spec.names.kind")?;
+    if !is_type_path(&kind) || kind.contains("::") {
+        return Err(Error::invalid(
+            file,
+            format!("{here}.spec.names.kind"),
+            format!("{kind:?} is not a name a Rust type can have"),
+        ));
+    }
     let plural = text("/spec/names/plural", "spec.names.plural")?;
     let namespaced = match text("/spec/scope", "spec.scope")?.as_str() {
         "Namespaced" => true,

@@ -59,6 +59,43 @@ pub enum Error {
         /// The kind.
         kind: String,
     },
+    /// The generated text of a file is not valid Rust: a name that came
+    /// from the input (a kind, a type path) is not a Rust name.
+    #[error(
+        "{path}: the generated code does not parse ({message}); check the kinds and type paths given"
+    )]
+    Generated {
+        /// The generated file, relative to the output directory.
+        path: PathBuf,
+        /// What the parser said.
+        message: String,
+    },
+    /// Two inputs define the same resource, or two kinds of one
+    /// group/version would get the same Rust names.
+    #[error("{first} and {second} clash: {problem}")]
+    Clash {
+        /// One resource.
+        first: String,
+        /// The other.
+        second: String,
+        /// What they share.
+        problem: String,
+    },
+    /// The output directory could not be written, or holds files this
+    /// tool did not generate.
+    #[error("{path}: {problem}")]
+    Output {
+        /// The file or directory.
+        path: PathBuf,
+        /// What went wrong.
+        problem: String,
+    },
+    /// The spec could not be fetched from the cluster.
+    #[error("cannot fetch the OpenAPI spec from the cluster: {0}")]
+    Cluster(#[source] clientgo_rest::Error),
+    /// The async runtime for fetching from a cluster could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
     /// A Rust type path is not a valid path.
     #[error(
         "{type_path:?} is not a Rust type path (expected segments like `my_crate::v1::Widget`)"

@@ -25,15 +25,20 @@
 //! # Ok::<(), clientgo_codegen::Error>(())
 //! ```
 
+mod cluster;
 mod crd;
 mod error;
 mod generate;
+mod k8s_openapi_versions;
 mod model;
 mod naming;
 mod openapi;
+mod output;
 
+pub use cluster::{ClusterOptions, fetch_openapi};
 pub use crd::{TypeMapping, resources_from_crds};
 pub use error::Error;
 pub use generate::{GenerateOptions, GeneratedFile, Target, generate};
 pub use model::{Resource, Stability};
 pub use openapi::{k8s_openapi_type_path, resources_from_openapi};
+pub use output::{compare_output, write_output};

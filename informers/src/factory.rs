@@ -38,9 +38,8 @@ type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send 
 ///   for their tasks (client-go's `Shutdown` only waits: you must cancel
 ///   their context yourself).
 /// - [`for_resource`](Self::for_resource) finds the informer of a resource
-///   by group, version and plural among the types the factory knows
-///   (asked for, or [`register`](Self::register)ed; the generated
-///   accessors register every built-in type).
+///   by group, version and plural among the GA built-in types and the
+///   types asked for or [`register`](Self::register)ed.
 pub struct SharedInformerFactory {
     client: RestClient,
     options: InformerFactoryOptions,
@@ -137,15 +136,17 @@ impl SharedInformerFactory {
     }
 
     /// The informer of `resource` (by group, version and plural), as a
-    /// [`GenericInformer`] (client-go's `ForResource`). Errors for a
-    /// resource whose type the factory does not know.
+    /// [`GenericInformer`] (client-go's `ForResource`), created on first
+    /// use. Knows every GA built-in resource (see [`crate::builtin`]) and
+    /// every type asked for or [`register`](Self::register)ed; errors for
+    /// any other.
     pub fn for_resource(&self, resource: &ApiResource) -> Result<GenericInformer, Error> {
         let gvr = resource.group_version_resource();
         let constructor = self.known.lock().get(&gvr).cloned();
-        match constructor {
-            Some(constructor) => Ok(constructor(self)),
-            None => Err(Error::NoInformerFound { resource: gvr }),
+        if let Some(constructor) = constructor {
+            return Ok(constructor(self));
         }
+        crate::builtin::for_resource(self, &gvr).ok_or(Error::NoInformerFound { resource: gvr })
     }
 
     fn new_informer<K>(&self) -> SharedIndexInformer<K>
