@@ -15,8 +15,7 @@ fn main() {
     // k8s-openapi publishes the version it was built for as
     // DEP_K8S_OPENAPI_<its version>_VERSION = 0x00_01_<minor>_00.
     let enabled = std::env::vars().find_map(|(key, value)| {
-        let is_version =
-            key.starts_with("DEP_K8S_OPENAPI_") && key.ends_with("_VERSION");
+        let is_version = key.starts_with("DEP_K8S_OPENAPI_") && key.ends_with("_VERSION");
         is_version.then(|| value.parse::<u32>().ok()).flatten()
     });
     let Some(version) = enabled else {

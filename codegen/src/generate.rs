@@ -197,8 +197,8 @@ fn space_items(text: &str) -> String {
             let after_module_doc = previous_line.starts_with("//!") && !trimmed.starts_with("//!");
             let after_item =
                 starts_item && indent == previous_indent && indent <= 4 && previous_line == "}";
-            let after_declarations = indent == 0
-                && previous_indent == 0
+            let after_declarations = indent <= 4
+                && indent == previous_indent
                 && previous_line.ends_with(';')
                 && ["///", "impl", "pub trait", "pub struct", "pub fn"]
                     .iter()

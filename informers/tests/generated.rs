@@ -1,0 +1,284 @@
+//! The informers and listers clientgo-codegen generates, used for real:
+//! the built-in ones committed in `clientgo_informers::builtin`
+//! (`factory.core().v1().pods()`), and the ones generated from
+//! `codegen/tests/fixtures/crontab.yaml` into `tests/crontab_informers/`
+//! (`factory.stable().v1().crontabs()`), against the test API server.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+mod support;
+
+// In a binary crate (a test is one) the generated items nobody calls are
+// dead code; a library would export them instead.
+#[rustfmt::skip]
+#[allow(dead_code, unreachable_pub)]
+mod crontab_informers;
+
+use std::time::Duration;
+
+use clientgo_apimachinery::{ApiResource, GroupResource, GroupVersionResource, LabelSelector};
+use clientgo_informers::{Error, SharedInformerFactory};
+use clientgo_rest::{PostParams, ResourceClient};
+use clientgo_testing::{TestApiServer, custom_resource_definition, realistic_pod};
+use crontab_informers::CronTabInformers;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_generated_pod_informer_and_lister_serve_the_cache() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let pods = GroupResource::new("", "pods");
+    for index in 0..6 {
+        let namespace = if index < 4 { "shop" } else { "blog" };
+        server
+            .storage()
+            .create(&pods, namespace, realistic_pod(index, namespace))
+            .unwrap();
+    }
+    let factory = SharedInformerFactory::new(client(&server), Duration::ZERO);
+    let typed = factory.core().v1().pods();
+    assert!(
+        typed
+            .informer()
+            .same_informer(&factory.informer_for::<Pod>()),
+        "the accessor hands out the factory's one pod informer"
+    );
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(PATIENCE)
+        .await
+        .into_result()
+        .unwrap();
+
+    let lister = typed.lister();
+    assert_eq!(lister.list(&LabelSelector::everything()).len(), 6);
+    let shop = lister.pods("shop").list(&LabelSelector::everything());
+    assert_eq!(shop.len(), 4);
+    let name = shop[0].metadata.name.clone().unwrap();
+    let pod = lister.pods("shop").get(&name).unwrap();
+    assert_eq!(pod.metadata.namespace.as_deref(), Some("shop"));
+    let missing = lister.pods("blog").get(&name).unwrap_err();
+    assert!(
+        matches!(&missing, Error::NotFound { namespace: Some(ns), .. } if ns == "blog"),
+        "{missing}"
+    );
+
+    // A pod created after sync reaches the generated lister.
+    let created = server
+        .storage()
+        .create(&pods, "blog", realistic_pod(99, "blog"))
+        .unwrap();
+    typed
+        .informer()
+        .wait_for_resource_version(&created.resource_version.to_string())
+        .await
+        .unwrap();
+    assert_eq!(
+        lister.pods("blog").list(&LabelSelector::everything()).len(),
+        3
+    );
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn for_resource_knows_every_built_in_resource_without_asking_first() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    server
+        .storage()
+        .create(
+            &GroupResource::new("apps", "deployments"),
+            "default",
+            json!({"metadata": {"name": "web"}, "spec": {"selector": {}, "template": {}}}),
+        )
+        .unwrap();
+    let factory = SharedInformerFactory::new(client(&server), Duration::ZERO);
+    let deployments = factory
+        .for_resource(&ApiResource::of::<Deployment>())
+        .unwrap();
+    assert!(
+        deployments
+            .downcast::<Deployment>()
+            .unwrap()
+            .same_informer(&factory.apps().v1().deployments().informer()),
+        "for_resource and the typed accessor share one informer"
+    );
+    let unknown = GroupVersionResource::new("example.com", "v1", "widgets");
+    assert!(clientgo_informers::builtin::for_resource(&factory, &unknown).is_none());
+
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(PATIENCE)
+        .await
+        .into_result()
+        .unwrap();
+    assert_eq!(
+        deployments
+            .lister()
+            .list(&LabelSelector::everything())
+            .len(),
+        1
+    );
+    let cluster_scoped = factory.core().v1().nodes().lister();
+    assert!(matches!(
+        cluster_scoped.get("node-1"),
+        Err(Error::NotFound {
+            namespace: None,
+            ..
+        })
+    ));
+    factory.shutdown().await;
+}
+
+/// The CronTab custom resource of the CRD fixture, as a user would write
+/// it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CronTab {
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: CronTabSpec,
+}
+
+/// What a CronTab asks for.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CronTabSpec {
+    #[serde(default)]
+    cron_spec: String,
+}
+
+impl k8s_openapi::Resource for CronTab {
+    const API_VERSION: &'static str = "stable.example.com/v1";
+    const GROUP: &'static str = "stable.example.com";
+    const KIND: &'static str = "CronTab";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "crontabs";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::Metadata for CronTab {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// The cluster-scoped ClusterWidget of the CRD fixture (served as
+/// v1alpha1, generated with `--include-alpha`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClusterWidget {
+    metadata: ObjectMeta,
+}
+
+impl k8s_openapi::Resource for ClusterWidget {
+    const API_VERSION: &'static str = "example.com/v1alpha1";
+    const GROUP: &'static str = "example.com";
+    const KIND: &'static str = "ClusterWidget";
+    const VERSION: &'static str = "v1alpha1";
+    const URL_PATH_SEGMENT: &'static str = "clusterwidgets";
+    type Scope = k8s_openapi::ClusterResourceScope;
+}
+
+impl k8s_openapi::Metadata for ClusterWidget {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informers_generated_from_crds_watch_custom_resources() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let client = client(&server);
+    let crds = ResourceClient::<CustomResourceDefinition>::all(client.clone());
+    for (group, version, kind, plural, namespaced) in [
+        ("stable.example.com", "v1", "CronTab", "crontabs", true),
+        (
+            "example.com",
+            "v1alpha1",
+            "ClusterWidget",
+            "clusterwidgets",
+            false,
+        ),
+    ] {
+        let crd: CustomResourceDefinition = serde_json::from_value(custom_resource_definition(
+            group, version, kind, plural, namespaced,
+        ))
+        .unwrap();
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+    }
+    let crontabs = GroupResource::new("stable.example.com", "crontabs");
+    server
+        .storage()
+        .create(
+            &crontabs,
+            "default",
+            json!({"metadata": {"name": "nightly"}, "spec": {"cronSpec": "0 3 * * *"}}),
+        )
+        .unwrap();
+
+    let factory = SharedInformerFactory::new(client, Duration::ZERO);
+    crontab_informers::register_all(&factory);
+    let widgets = factory
+        .for_resource(&ApiResource::of::<ClusterWidget>())
+        .unwrap();
+    let typed = factory.stable().v1().crontabs();
+    // As in client-go, an informer runs only if asked for before start.
+    let lister = typed.lister();
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(PATIENCE)
+        .await
+        .into_result()
+        .unwrap();
+
+    let nightly = lister.crontabs("default").get("nightly").unwrap();
+    assert_eq!(nightly.spec.cron_spec, "0 3 * * *");
+
+    let created = server
+        .storage()
+        .create(
+            &GroupResource::new("example.com", "clusterwidgets"),
+            "",
+            json!({"metadata": {"name": "gear"}}),
+        )
+        .unwrap();
+    widgets
+        .downcast::<ClusterWidget>()
+        .unwrap()
+        .wait_for_resource_version(&created.resource_version.to_string())
+        .await
+        .unwrap();
+    let gear = factory
+        .example()
+        .v1alpha1()
+        .clusterwidgets()
+        .lister()
+        .get("gear")
+        .unwrap();
+    assert_eq!(gear.metadata.name.as_deref(), Some("gear"));
+
+    let by_lookup = crontab_informers::for_resource(
+        &factory,
+        &GroupVersionResource::new("stable.example.com", "v1", "crontabs"),
+    )
+    .unwrap();
+    assert_eq!(
+        by_lookup.lister().list(&LabelSelector::everything()).len(),
+        1
+    );
+    factory.shutdown().await;
+}
