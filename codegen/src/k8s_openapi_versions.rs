@@ -11,6 +11,11 @@
 /// `v1_33` feature).
 pub(crate) const OLDEST_SUPPORTED_MINOR: u32 = 33;
 
+/// The newest Kubernetes minor version k8s-openapi 0.29 supports (its
+/// `v1_37` feature); checked by a test only.
+#[cfg(test)]
+const NEWEST_SUPPORTED_MINOR: u32 = 37;
+
 /// GA built-in types k8s-openapi 0.29 has only from a later minor version
 /// on, with that version. Every other GA type of the 1.36 spec exists in
 /// all supported versions; a test checks this table against
@@ -60,5 +65,77 @@ mod tests {
         );
         assert_eq!(first_minor_with("k8s_openapi::api::core::v1::Pod"), None);
         assert_eq!(cfg_name(34), "k8s_openapi_ge_1_34");
+    }
+
+    /// k8s-openapi's source directory, found through `cargo metadata`.
+    fn k8s_openapi_source() -> Option<std::path::PathBuf> {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+        let output = std::process::Command::new(cargo)
+            .current_dir(workspace)
+            .args(["metadata", "--format-version", "1"])
+            .output()
+            .ok()?;
+        let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).ok()?;
+        let package = metadata["packages"]
+            .as_array()?
+            .iter()
+            .find(|package| package["name"] == "k8s-openapi")?;
+        let manifest = std::path::PathBuf::from(package["manifest_path"].as_str()?);
+        Some(manifest.parent()?.join("src"))
+    }
+
+    /// Whether k8s-openapi's tree for 1.`minor` defines `type_path`.
+    fn defines(source: &std::path::Path, minor: u32, type_path: &str) -> bool {
+        let Some(rest) = type_path.strip_prefix("k8s_openapi::") else {
+            return false;
+        };
+        let Some((module, kind)) = rest.rsplit_once("::") else {
+            return false;
+        };
+        let directory = source
+            .join(format!("v1_{minor}"))
+            .join(module.replace("::", "/"));
+        let needle = format!("pub struct {kind} {{");
+        std::fs::read_dir(directory)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|entry| {
+                std::fs::read_to_string(entry.path()).is_ok_and(|text| text.contains(&needle))
+            })
+    }
+
+    #[test]
+    fn the_table_matches_k8s_openapis_source_for_every_ga_type() {
+        let spec = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/openapi/kubernetes-v1.36.0-swagger.json");
+        let Ok(bytes) = std::fs::read(&spec) else {
+            println!("skipped: {} is absent", spec.display());
+            return;
+        };
+        let Some(source) = k8s_openapi_source() else {
+            println!("skipped: cargo metadata did not locate k8s-openapi's source");
+            return;
+        };
+        let resources = crate::resources_from_openapi("spec", &bytes).unwrap();
+        let mut checked = 0;
+        for resource in resources
+            .iter()
+            .filter(|r| r.is_watchable() && r.stability() == Some(crate::Stability::Ga))
+        {
+            let expected = first_minor_with(&resource.type_path).unwrap_or(OLDEST_SUPPORTED_MINOR);
+            let present: Vec<u32> = (OLDEST_SUPPORTED_MINOR..=NEWEST_SUPPORTED_MINOR)
+                .filter(|minor| defines(&source, *minor, &resource.type_path))
+                .collect();
+            let from_expected: Vec<u32> = (expected..=NEWEST_SUPPORTED_MINOR).collect();
+            assert_eq!(
+                present, from_expected,
+                "{} ({}): k8s-openapi has it in these 1.x versions",
+                resource, resource.type_path
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 60);
     }
 }
