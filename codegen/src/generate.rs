@@ -64,23 +64,36 @@ impl GenerateOptions {
         }
     }
 
-    /// The `#[cfg(..)]` line for code about `resources` (empty when every
-    /// supported k8s-openapi version has one of them).
-    fn gate<'r>(&self, resources: impl IntoIterator<Item = &'r Resource>) -> String {
+    /// The `#[cfg(..)]` line for code about `resources`, inside code
+    /// already gated on `enclosing`: empty when every supported
+    /// k8s-openapi version has one of them, or the enclosing gate already
+    /// says as much.
+    fn gate<'r>(
+        &self,
+        resources: impl IntoIterator<Item = &'r Resource>,
+        enclosing: Option<u32>,
+    ) -> String {
         if self.target != Target::Informers {
             return String::new();
         }
-        let mut earliest: Option<u32> = None;
-        for resource in resources {
-            match first_minor_with(&resource.type_path) {
-                None => return String::new(),
-                Some(minor) => earliest = Some(earliest.map_or(minor, |e| e.min(minor))),
+        match first_minor(resources) {
+            Some(minor) if enclosing.is_none_or(|outer| minor > outer) => {
+                format!("#[cfg({})]\n", cfg_name(minor))
             }
+            _ => String::new(),
         }
-        earliest.map_or_else(String::new, |minor| {
-            format!("#[cfg({})]\n", cfg_name(minor))
-        })
     }
+}
+
+/// The first Kubernetes minor version whose k8s-openapi has one of
+/// `resources`; `None` when the oldest supported one has one.
+fn first_minor<'r>(resources: impl IntoIterator<Item = &'r Resource>) -> Option<u32> {
+    let mut earliest: Option<u32> = None;
+    for resource in resources {
+        let minor = first_minor_with(&resource.type_path)?;
+        earliest = Some(earliest.map_or(minor, |e| e.min(minor)));
+    }
+    earliest
 }
 
 /// One generated file: its path relative to the output directory, and its
@@ -230,7 +243,12 @@ fn root_file(
     );
     let gates: BTreeMap<&str, String> = by_group
         .iter()
-        .map(|(group, versions)| (*group, options.gate(versions.values().flatten().copied())))
+        .map(|(group, versions)| {
+            (
+                *group,
+                options.gate(versions.values().flatten().copied(), None),
+            )
+        })
         .collect();
     for group in by_group.keys() {
         let _ = writeln!(out, "{}pub mod {};", gates[group], modules[*group]);
@@ -289,7 +307,7 @@ fn root_file(
         let _ = writeln!(
             out,
             "{gate}({group:?}, {version:?}, {plural:?}) => Some({krate}::GenericInformer::from_informer(factory.informer_for::<{ty}>())),",
-            gate = options.gate([*resource]),
+            gate = options.gate([*resource], None),
             group = resource.group,
             version = resource.version,
             plural = resource.plural,
@@ -305,7 +323,7 @@ fn root_file(
         let _ = writeln!(
             out,
             "{gate}factory.register::<{ty}>();",
-            gate = options.gate([*resource]),
+            gate = options.gate([*resource], None),
             ty = resource.type_path,
         );
     }
@@ -325,11 +343,12 @@ fn group_file(
     let krate = options.crate_path();
     let label = group_label(group);
     let mut out = format!("//! The {label} group.\n");
+    let group_minor = first_minor(versions.values().flatten().copied());
     for (version, resources) in versions {
         let _ = writeln!(
             out,
             "{}pub mod {};",
-            options.gate(resources.iter().copied()),
+            options.gate(resources.iter().copied(), group_minor),
             identifier(version)
         );
     }
@@ -342,7 +361,7 @@ fn group_file(
         let _ = writeln!(
             out,
             "/// The {label} {version} resources.\n{gate}pub fn {version_module}(&self) -> {version_module}::Version<'a> {{ {version_module}::Version::new(self.factory) }}",
-            gate = options.gate(resources.iter().copied()),
+            gate = options.gate(resources.iter().copied(), group_minor),
         );
     }
     out.push_str("}\n");
@@ -361,6 +380,7 @@ fn version_file(
 ) -> GeneratedFile {
     let krate = options.crate_path();
     let label = group_label(group);
+    let version_minor = first_minor(resources.iter().copied());
     let mut out = format!(
         "//! The {label} {version} resources.\nuse std::sync::Arc;\nuse {krate}::apimachinery::LabelSelector;\n"
     );
@@ -372,7 +392,7 @@ fn version_file(
         let _ = writeln!(
             out,
             "/// The {plural} informer and lister.\n{gate}pub fn {method}(&self) -> {kind}Informer<'a> {{ {kind}Informer {{ factory: self.factory }} }}",
-            gate = options.gate([*resource]),
+            gate = options.gate([*resource], version_minor),
             plural = resource.plural,
             method = accessor(&resource.plural),
             kind = resource.kind
@@ -380,7 +400,12 @@ fn version_file(
     }
     out.push_str("}\n");
     for resource in resources {
-        resource_items(&mut out, resource, krate, &options.gate([*resource]));
+        resource_items(
+            &mut out,
+            resource,
+            krate,
+            &options.gate([*resource], version_minor),
+        );
     }
     GeneratedFile {
         path: PathBuf::from(file_stem(module))

@@ -3,7 +3,6 @@
 
 //! The resource.k8s.io group.
 
-#[cfg(k8s_openapi_ge_1_34)]
 pub mod v1;
 
 /// The versions of the resource.k8s.io group.
@@ -18,7 +17,6 @@ impl<'a> Group<'a> {
     }
 
     /// The resource.k8s.io v1 resources.
-    #[cfg(k8s_openapi_ge_1_34)]
     pub fn v1(&self) -> v1::Version<'a> {
         v1::Version::new(self.factory)
     }

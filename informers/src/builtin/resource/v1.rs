@@ -18,7 +18,6 @@ impl<'a> Version<'a> {
     }
 
     /// The deviceclasses informer and lister.
-    #[cfg(k8s_openapi_ge_1_34)]
     pub fn deviceclasses(&self) -> DeviceClassInformer<'a> {
         DeviceClassInformer {
             factory: self.factory,
@@ -26,7 +25,6 @@ impl<'a> Version<'a> {
     }
 
     /// The resourceclaims informer and lister.
-    #[cfg(k8s_openapi_ge_1_34)]
     pub fn resourceclaims(&self) -> ResourceClaimInformer<'a> {
         ResourceClaimInformer {
             factory: self.factory,
@@ -34,7 +32,6 @@ impl<'a> Version<'a> {
     }
 
     /// The resourceclaimtemplates informer and lister.
-    #[cfg(k8s_openapi_ge_1_34)]
     pub fn resourceclaimtemplates(&self) -> ResourceClaimTemplateInformer<'a> {
         ResourceClaimTemplateInformer {
             factory: self.factory,
@@ -42,7 +39,6 @@ impl<'a> Version<'a> {
     }
 
     /// The resourceslices informer and lister.
-    #[cfg(k8s_openapi_ge_1_34)]
     pub fn resourceslices(&self) -> ResourceSliceInformer<'a> {
         ResourceSliceInformer {
             factory: self.factory,
@@ -51,13 +47,11 @@ impl<'a> Version<'a> {
 }
 
 /// The factory's shared informer of deviceclasses, and listers over its cache.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone, Copy)]
 pub struct DeviceClassInformer<'a> {
     factory: &'a crate::SharedInformerFactory,
 }
 
-#[cfg(k8s_openapi_ge_1_34)]
 impl DeviceClassInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
@@ -75,10 +69,9 @@ impl DeviceClassInformer<'_> {
 
 /// Reads cached deviceclasses; the objects are shared with the cache and
 /// must not be changed.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone)]
 pub struct DeviceClassLister(crate::Lister<k8s_openapi::api::resource::v1::DeviceClass>);
-#[cfg(k8s_openapi_ge_1_34)]
+
 impl DeviceClassLister {
     /// The cached deviceclasses whose labels match `selector`.
     pub fn list(
@@ -99,13 +92,11 @@ impl DeviceClassLister {
 }
 
 /// The factory's shared informer of resourceclaims, and listers over its cache.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone, Copy)]
 pub struct ResourceClaimInformer<'a> {
     factory: &'a crate::SharedInformerFactory,
 }
 
-#[cfg(k8s_openapi_ge_1_34)]
 impl ResourceClaimInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
@@ -123,12 +114,11 @@ impl ResourceClaimInformer<'_> {
 
 /// Reads cached resourceclaims; the objects are shared with the cache and
 /// must not be changed.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone)]
 pub struct ResourceClaimLister(
     crate::Lister<k8s_openapi::api::resource::v1::ResourceClaim>,
 );
-#[cfg(k8s_openapi_ge_1_34)]
+
 impl ResourceClaimLister {
     /// The cached resourceclaims whose labels match `selector`.
     pub fn list(
@@ -145,12 +135,11 @@ impl ResourceClaimLister {
 }
 
 /// Reads the cached resourceclaims of one namespace.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone)]
 pub struct ResourceClaimNamespaceLister(
     crate::NamespaceLister<k8s_openapi::api::resource::v1::ResourceClaim>,
 );
-#[cfg(k8s_openapi_ge_1_34)]
+
 impl ResourceClaimNamespaceLister {
     /// The namespace's cached resourceclaims whose labels match `selector`.
     pub fn list(
@@ -171,13 +160,11 @@ impl ResourceClaimNamespaceLister {
 }
 
 /// The factory's shared informer of resourceclaimtemplates, and listers over its cache.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone, Copy)]
 pub struct ResourceClaimTemplateInformer<'a> {
     factory: &'a crate::SharedInformerFactory,
 }
 
-#[cfg(k8s_openapi_ge_1_34)]
 impl ResourceClaimTemplateInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
@@ -198,12 +185,11 @@ impl ResourceClaimTemplateInformer<'_> {
 
 /// Reads cached resourceclaimtemplates; the objects are shared with the cache and
 /// must not be changed.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone)]
 pub struct ResourceClaimTemplateLister(
     crate::Lister<k8s_openapi::api::resource::v1::ResourceClaimTemplate>,
 );
-#[cfg(k8s_openapi_ge_1_34)]
+
 impl ResourceClaimTemplateLister {
     /// The cached resourceclaimtemplates whose labels match `selector`.
     pub fn list(
@@ -223,12 +209,11 @@ impl ResourceClaimTemplateLister {
 }
 
 /// Reads the cached resourceclaimtemplates of one namespace.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone)]
 pub struct ResourceClaimTemplateNamespaceLister(
     crate::NamespaceLister<k8s_openapi::api::resource::v1::ResourceClaimTemplate>,
 );
-#[cfg(k8s_openapi_ge_1_34)]
+
 impl ResourceClaimTemplateNamespaceLister {
     /// The namespace's cached resourceclaimtemplates whose labels match `selector`.
     pub fn list(
@@ -252,13 +237,11 @@ impl ResourceClaimTemplateNamespaceLister {
 }
 
 /// The factory's shared informer of resourceslices, and listers over its cache.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone, Copy)]
 pub struct ResourceSliceInformer<'a> {
     factory: &'a crate::SharedInformerFactory,
 }
 
-#[cfg(k8s_openapi_ge_1_34)]
 impl ResourceSliceInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
@@ -276,12 +259,11 @@ impl ResourceSliceInformer<'_> {
 
 /// Reads cached resourceslices; the objects are shared with the cache and
 /// must not be changed.
-#[cfg(k8s_openapi_ge_1_34)]
 #[derive(Debug, Clone)]
 pub struct ResourceSliceLister(
     crate::Lister<k8s_openapi::api::resource::v1::ResourceSlice>,
 );
-#[cfg(k8s_openapi_ge_1_34)]
+
 impl ResourceSliceLister {
     /// The cached resourceslices whose labels match `selector`.
     pub fn list(
