@@ -12,81 +12,28 @@
     clippy::print_stderr
 )]
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+use support::{CRD_ARGS, workspace};
+
+/// The user's crate root: the types of the CRD fixture, the generated
+/// module, and a function calling the accessors.
+fn lib_rs() -> String {
+    format!(
+        "//! A user's crate: two custom resource types and the informers\n\
+         //! clientgo-codegen generated for them.\n\
+         #![deny(missing_docs)]\n\n\
+         #[rustfmt::skip]\npub mod generated;\n\
+         pub use generated::CronTabInformers;\n\n{}\n{USE}",
+        include_str!("fixtures/crontab_types.rs")
+    )
 }
 
-const LIB: &str = r#"//! A user's crate: two custom resource types and the informers
-//! clientgo-codegen generated for them.
-#![deny(missing_docs)]
-
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::{Deserialize, Serialize};
-
-#[rustfmt::skip]
-pub mod generated;
-
-pub use generated::CronTabInformers;
-
-/// A CronTab.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct CronTab {
-    /// Its metadata.
-    pub metadata: ObjectMeta,
-}
-
-impl k8s_openapi::Resource for CronTab {
-    const API_VERSION: &'static str = "stable.example.com/v1";
-    const GROUP: &'static str = "stable.example.com";
-    const KIND: &'static str = "CronTab";
-    const VERSION: &'static str = "v1";
-    const URL_PATH_SEGMENT: &'static str = "crontabs";
-    type Scope = k8s_openapi::NamespaceResourceScope;
-}
-
-impl k8s_openapi::Metadata for CronTab {
-    type Ty = ObjectMeta;
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
-
-/// A ClusterWidget.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ClusterWidget {
-    /// Its metadata.
-    pub metadata: ObjectMeta,
-}
-
-impl k8s_openapi::Resource for ClusterWidget {
-    const API_VERSION: &'static str = "example.com/v1alpha1";
-    const GROUP: &'static str = "example.com";
-    const KIND: &'static str = "ClusterWidget";
-    const VERSION: &'static str = "v1alpha1";
-    const URL_PATH_SEGMENT: &'static str = "clusterwidgets";
-    type Scope = k8s_openapi::ClusterResourceScope;
-}
-
-impl k8s_openapi::Metadata for ClusterWidget {
-    type Ty = ObjectMeta;
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
-
+const USE: &str = r#"
 /// The accessors a user calls, type-checked.
 pub fn nightly(
     factory: &clientgo_informers::SharedInformerFactory,
@@ -126,23 +73,13 @@ fn generated_crd_code_builds_in_its_own_crate_without_clippy_warnings() {
     fs::create_dir_all(krate.join("src")).unwrap();
     fs::write(krate.join("Cargo.toml"), manifest(&workspace)).unwrap();
     fs::copy(workspace.join("Cargo.lock"), krate.join("Cargo.lock")).unwrap();
-    fs::write(krate.join("src/lib.rs"), LIB).unwrap();
+    fs::write(krate.join("src/lib.rs"), lib_rs()).unwrap();
 
     let out = krate.join("src/generated");
     let generated = Command::new(env!("CARGO_BIN_EXE_clientgo-codegen"))
         .current_dir(&workspace)
-        .args([
-            "--crd",
-            "codegen/tests/fixtures/crontab.yaml",
-            "--type",
-            "CronTab=crate::CronTab",
-            "--type",
-            "ClusterWidget=crate::ClusterWidget",
-            "--include-alpha",
-            "--trait",
-            "CronTabInformers",
-            "--out",
-        ])
+        .args(CRD_ARGS)
+        .arg("--out")
         .arg(&out)
         .output()
         .unwrap();

@@ -7,33 +7,32 @@
     clippy::print_stderr
 )]
 
+mod support;
+
 use std::fs;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Command, Output};
 
 use clientgo_testing::TestApiServer;
+use support::scratch;
 
 const SPEC: &str = include_str!("fixtures/spec.json");
 
-fn scratch(name: &str) -> PathBuf {
-    let directory =
-        std::env::temp_dir().join(format!("clientgo-codegen-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&directory);
-    fs::create_dir_all(&directory).unwrap();
-    directory
-}
-
-/// Runs the binary on a blocking thread, so the server keeps serving.
-async fn codegen(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_clientgo-codegen"))
-            .args(&args)
-            .env_remove("KUBECONFIG")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
+/// Runs `clientgo-codegen --from-cluster --kubeconfig K [extra] --out O`
+/// on a blocking thread, so the server keeps serving.
+async fn from_cluster(kubeconfig: &Path, extra: &[&str], out: &Path) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_clientgo-codegen"));
+    command
+        .arg("--from-cluster")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .env_remove("KUBECONFIG");
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,14 +48,7 @@ async fn the_spec_is_fetched_with_the_kubeconfig_rules() {
     let kubeconfig = root.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
     let out = root.join("generated");
-    let output = codegen(vec![
-        "--from-cluster".into(),
-        "--kubeconfig".into(),
-        kubeconfig.display().to_string(),
-        "--out".into(),
-        out.display().to_string(),
-    ])
-    .await;
+    let output = from_cluster(&kubeconfig, &[], &out).await;
     assert!(
         output.status.success(),
         "{}",
@@ -75,16 +67,7 @@ async fn the_spec_is_fetched_with_the_kubeconfig_rules() {
     );
 
     // An unknown context is named, with the kubeconfig it was looked for in.
-    let output = codegen(vec![
-        "--from-cluster".into(),
-        "--kubeconfig".into(),
-        kubeconfig.display().to_string(),
-        "--context".into(),
-        "staging".into(),
-        "--out".into(),
-        out.display().to_string(),
-    ])
-    .await;
+    let output = from_cluster(&kubeconfig, &["--context", "staging"], &out).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("staging"), "{stderr}");
@@ -92,14 +75,7 @@ async fn the_spec_is_fetched_with_the_kubeconfig_rules() {
     // A server that is gone is named by its URL.
     let url = server.url();
     server.stop();
-    let output = codegen(vec![
-        "--from-cluster".into(),
-        "--kubeconfig".into(),
-        kubeconfig.display().to_string(),
-        "--out".into(),
-        out.display().to_string(),
-    ])
-    .await;
+    let output = from_cluster(&kubeconfig, &[], &out).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(&url), "{stderr}");

@@ -8,17 +8,12 @@
     clippy::print_stderr
 )]
 
+mod support;
+
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The workspace root (the commands in README.md run from there).
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use support::{CRD_ARGS, scratch, workspace};
 
 /// The README's regeneration command for the built-in informers, minus
 /// `cargo run -p clientgo-codegen --`.
@@ -31,21 +26,8 @@ const BUILT_IN_ARGS: [&str; 6] = [
     "informers/src/builtin",
 ];
 
-/// The command that generated the informers of the CRD fixture used by
-/// clientgo-informers' tests.
-const CRD_ARGS: [&str; 11] = [
-    "--crd",
-    "codegen/tests/fixtures/crontab.yaml",
-    "--type",
-    "CronTab=crate::CronTab",
-    "--type",
-    "ClusterWidget=crate::ClusterWidget",
-    "--include-alpha",
-    "--trait",
-    "CronTabInformers",
-    "--out",
-    "informers/tests/crontab_informers",
-];
+/// Where the informers generated from the CRD fixture are committed.
+const CRD_OUT: &str = "informers/tests/crontab_informers";
 
 fn codegen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_clientgo-codegen"))
@@ -57,14 +39,6 @@ fn codegen(args: &[&str]) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let directory =
-        std::env::temp_dir().join(format!("clientgo-codegen-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&directory);
-    fs::create_dir_all(&directory).unwrap();
-    directory
 }
 
 #[test]
@@ -91,7 +65,7 @@ fn the_committed_built_in_informers_are_what_the_1_36_spec_gives() {
 #[test]
 fn the_committed_crd_informers_are_what_the_fixture_gives() {
     let mut args = CRD_ARGS.to_vec();
-    args.push("--check");
+    args.extend(["--out", CRD_OUT, "--check"]);
     let output = codegen(&args);
     assert!(
         output.status.success(),
@@ -105,7 +79,7 @@ fn the_committed_crd_informers_are_what_the_fixture_gives() {
 fn check_reports_a_stale_file_and_writing_replaces_it() {
     let out = scratch("stale");
     let out_arg = out.join("generated").display().to_string();
-    let mut args = CRD_ARGS[..9].to_vec();
+    let mut args = CRD_ARGS.to_vec();
     args.extend(["--out", &out_arg]);
     let written = codegen(&args);
     assert!(written.status.success(), "{}", text(&written.stderr));
@@ -129,7 +103,7 @@ fn bad_input_names_the_file_and_place_and_leaves_good_output_alone() {
     let root = scratch("bad");
     let out = root.join("generated");
     let out_arg = out.display().to_string();
-    let mut args = CRD_ARGS[..9].to_vec();
+    let mut args = CRD_ARGS.to_vec();
     args.extend(["--out", &out_arg]);
     assert!(codegen(&args).status.success());
     let before = fs::read_to_string(out.join("mod.rs")).unwrap();
@@ -181,7 +155,7 @@ fn bad_input_names_the_file_and_place_and_leaves_good_output_alone() {
     fs::create_dir_all(&sources).unwrap();
     fs::write(sources.join("lib.rs"), "pub fn keep() {}\n").unwrap();
     let sources_arg = sources.display().to_string();
-    let mut args = CRD_ARGS[..9].to_vec();
+    let mut args = CRD_ARGS.to_vec();
     args.extend(["--out", &sources_arg]);
     let refused = codegen(&args);
     assert_eq!(refused.status.code(), Some(2));

@@ -60,7 +60,8 @@ async fn one_informer_per_type_and_late_informers_start_on_the_next_start() {
     );
     assert!(synced.values().all(|synced| *synced));
 
-    // for_resource finds the informers of known types only.
+    // for_resource finds the informers of known types (asked for, or
+    // built in) only.
     let generic = factory
         .for_resource(&ApiResource::of::<ConfigMap>())
         .unwrap();
@@ -85,8 +86,12 @@ async fn one_informer_per_type_and_late_informers_start_on_the_next_start() {
         .unwrap();
     assert_eq!(object.metadata().name.as_deref(), Some("cm-00001"));
     assert!(object.as_any().downcast_ref::<ConfigMap>().is_some());
+    let widgets = ApiResource::namespaced(
+        GroupVersionKind::new("example.com", "v1", "Widget"),
+        "widgets",
+    );
     assert!(matches!(
-        factory.for_resource(&ApiResource::of::<Pod>()),
+        factory.for_resource(&widgets),
         Err(Error::NoInformerFound { .. })
     ));
 
@@ -126,13 +131,7 @@ async fn factory_options_apply_to_every_informer() {
         .add_event_handler(ResourceEventHandlerFuncs::new())
         .unwrap();
     assert_eq!(registration.resync_period(), Duration::from_secs(120));
-    let stop = CancellationToken::new();
-    factory.start(&stop);
-    factory
-        .wait_for_cache_sync(PATIENCE)
-        .await
-        .into_result()
-        .unwrap();
+    let _stop = start_and_sync(&factory).await;
     let mut names: Vec<String> = config_maps
         .lister()
         .list(&LabelSelector::everything())

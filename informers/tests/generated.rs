@@ -23,11 +23,8 @@ use crontab_informers::CronTabInformers;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use support::*;
-use tokio_util::sync::CancellationToken;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_generated_pod_informer_and_lister_serve_the_cache() {
@@ -48,13 +45,7 @@ async fn the_generated_pod_informer_and_lister_serve_the_cache() {
             .same_informer(&factory.informer_for::<Pod>()),
         "the accessor hands out the factory's one pod informer"
     );
-    let stop = CancellationToken::new();
-    factory.start(&stop);
-    factory
-        .wait_for_cache_sync(PATIENCE)
-        .await
-        .into_result()
-        .unwrap();
+    start_and_sync(&factory).await;
 
     let lister = typed.lister();
     assert_eq!(lister.list(&LabelSelector::everything()).len(), 6);
@@ -111,13 +102,7 @@ async fn for_resource_knows_every_built_in_resource_without_asking_first() {
     let unknown = GroupVersionResource::new("example.com", "v1", "widgets");
     assert!(clientgo_informers::builtin::for_resource(&factory, &unknown).is_none());
 
-    let stop = CancellationToken::new();
-    factory.start(&stop);
-    factory
-        .wait_for_cache_sync(PATIENCE)
-        .await
-        .into_result()
-        .unwrap();
+    start_and_sync(&factory).await;
     assert_eq!(
         deployments
             .lister()
@@ -136,67 +121,9 @@ async fn for_resource_knows_every_built_in_resource_without_asking_first() {
     factory.shutdown().await;
 }
 
-/// The CronTab custom resource of the CRD fixture, as a user would write
-/// it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct CronTab {
-    metadata: ObjectMeta,
-    #[serde(default)]
-    spec: CronTabSpec,
-}
-
-/// What a CronTab asks for.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CronTabSpec {
-    #[serde(default)]
-    cron_spec: String,
-}
-
-impl k8s_openapi::Resource for CronTab {
-    const API_VERSION: &'static str = "stable.example.com/v1";
-    const GROUP: &'static str = "stable.example.com";
-    const KIND: &'static str = "CronTab";
-    const VERSION: &'static str = "v1";
-    const URL_PATH_SEGMENT: &'static str = "crontabs";
-    type Scope = k8s_openapi::NamespaceResourceScope;
-}
-
-impl k8s_openapi::Metadata for CronTab {
-    type Ty = ObjectMeta;
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
-
-/// The cluster-scoped ClusterWidget of the CRD fixture (served as
-/// v1alpha1, generated with `--include-alpha`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ClusterWidget {
-    metadata: ObjectMeta,
-}
-
-impl k8s_openapi::Resource for ClusterWidget {
-    const API_VERSION: &'static str = "example.com/v1alpha1";
-    const GROUP: &'static str = "example.com";
-    const KIND: &'static str = "ClusterWidget";
-    const VERSION: &'static str = "v1alpha1";
-    const URL_PATH_SEGMENT: &'static str = "clusterwidgets";
-    type Scope = k8s_openapi::ClusterResourceScope;
-}
-
-impl k8s_openapi::Metadata for ClusterWidget {
-    type Ty = ObjectMeta;
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+// CronTab and ClusterWidget, the types the CRD fixture's informers were
+// generated for (`--type CronTab=crate::CronTab`).
+include!("../../codegen/tests/fixtures/crontab_types.rs");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informers_generated_from_crds_watch_custom_resources() {
@@ -237,13 +164,7 @@ async fn informers_generated_from_crds_watch_custom_resources() {
     let typed = factory.stable().v1().crontabs();
     // As in client-go, an informer runs only if asked for before start.
     let lister = typed.lister();
-    let stop = CancellationToken::new();
-    factory.start(&stop);
-    factory
-        .wait_for_cache_sync(PATIENCE)
-        .await
-        .into_result()
-        .unwrap();
+    start_and_sync(&factory).await;
 
     let nightly = lister.crontabs("default").get("nightly").unwrap();
     assert_eq!(nightly.spec.cron_spec, "0 3 * * *");

@@ -288,3 +288,18 @@ impl ResourceEventHandler<ConfigMap> for Recorder {
         self.record(seen, None);
     }
 }
+
+/// Starts the factory's informers and waits until every one has synced;
+/// the returned token stops them.
+pub async fn start_and_sync(
+    factory: &clientgo_informers::SharedInformerFactory,
+) -> CancellationToken {
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(PATIENCE)
+        .await
+        .into_result()
+        .unwrap();
+    stop
+}
