@@ -239,7 +239,7 @@ fn root_file(
 ) -> GeneratedFile {
     let krate = options.crate_path();
     let mut out = String::from(
-        "//! Typed informers and listers, by group and version.\n//!\n//! Reach them through the factory: `factory.<group>().<version>().<plural>()`\n//! gives a resource's informer and lister; [`for_resource`] finds one by\n//! group, version and plural.\n",
+        "//! Typed informers and listers, by group and version.\n//!\n//! Reach them through the factory: `factory.<group>().<version>().<plural>()`\n//! gives a resource's informer and lister; `for_resource` finds one by\n//! group, version and plural.\n",
     );
     let gates: BTreeMap<&str, String> = by_group
         .iter()

@@ -4,7 +4,7 @@
 //! Typed informers and listers, by group and version.
 //!
 //! Reach them through the factory: `factory.<group>().<version>().<plural>()`
-//! gives a resource's informer and lister; [`for_resource`] finds one by
+//! gives a resource's informer and lister; `for_resource` finds one by
 //! group, version and plural.
 
 pub mod example;
