@@ -79,6 +79,7 @@
 // it would add noise and save nothing.
 #![allow(clippy::result_large_err)]
 
+mod churn;
 mod crd;
 mod discovery;
 mod faults;
@@ -93,9 +94,10 @@ mod storage;
 mod tls;
 mod watch;
 
+pub use churn::{ChurnCounts, ChurnOptions, ChurnWriter, ObjectGenerator};
 pub use crd::custom_resource_definition;
 pub use faults::{Corruption, Failure, Faults};
-pub use realistic::realistic_pod;
+pub use realistic::{realistic_deployment, realistic_pod};
 pub use registry::ResourceRegistry;
 pub use request_log::{RequestLog, RequestRecord, Verb};
 pub use server::{TestApiServer, TestApiServerBuilder};

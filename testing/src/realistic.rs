@@ -152,6 +152,61 @@ pub fn realistic_pod(index: usize, namespace: &str) -> Value {
     })
 }
 
+/// A Deployment as a cluster would hold it: labels, annotations, a
+/// selector, a pod template with one container (env, ports, resources,
+/// probes), a rolling-update strategy and a status with conditions.
+/// `index` makes the name unique; about 2 KB as JSON.
+pub fn realistic_deployment(index: usize, namespace: &str) -> Value {
+    let app = format!("app-{}", index % 50);
+    let name = format!("{app}-{index:05}");
+    let replicas = 1 + index % 5;
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app": app, "team": format!("team-{}", index % 7)},
+            "annotations": {"deployment.kubernetes.io/revision": "3"}
+        },
+        "spec": {
+            "replicas": replicas,
+            "revisionHistoryLimit": 10,
+            "progressDeadlineSeconds": 600,
+            "selector": {"matchLabels": {"app": app, "instance": name}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "template": {
+                "metadata": {"labels": {"app": app, "instance": name}},
+                "spec": {
+                    "containers": [{
+                        "name": "server",
+                        "image": format!("registry.example.com/{app}:1.{}.0", index % 9),
+                        "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                        "env": [{"name": "APP_NAME", "value": app}, {"name": "LOG_LEVEL", "value": "info"}],
+                        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "512Mi"}},
+                        "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "periodSeconds": 5}
+                    }],
+                    "restartPolicy": "Always",
+                    "terminationGracePeriodSeconds": 30
+                }
+            }
+        },
+        "status": {
+            "observedGeneration": 1,
+            "replicas": replicas,
+            "updatedReplicas": replicas,
+            "readyReplicas": replicas,
+            "availableReplicas": replicas,
+            "conditions": [
+                {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+                 "lastUpdateTime": "2026-01-01T00:00:10Z", "lastTransitionTime": "2026-01-01T00:00:10Z"},
+                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
+                 "lastUpdateTime": "2026-01-01T00:00:10Z", "lastTransitionTime": "2026-01-01T00:00:01Z"}
+            ]
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +223,16 @@ mod tests {
         let b = realistic_pod(8, "ns");
         assert_ne!(a["metadata"]["name"], b["metadata"]["name"]);
         assert_eq!(a["metadata"]["namespace"], "ns");
+    }
+
+    #[test]
+    fn deployments_decode_as_deployments() {
+        let value = realistic_deployment(3, "shop");
+        let size = serde_json::to_vec(&value).unwrap_or_default().len();
+        assert!((1_200..=3_000).contains(&size), "{size} bytes");
+        let deployment: k8s_openapi::api::apps::v1::Deployment =
+            serde_json::from_value(value).unwrap();
+        assert_eq!(deployment.metadata.namespace.as_deref(), Some("shop"));
+        assert_eq!(deployment.spec.and_then(|s| s.replicas), Some(4));
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::GroupResource;
-use clientgo_testing::{Storage, TestApiServer, realistic_pod};
+use clientgo_testing::{ChurnOptions, ChurnWriter, TestApiServer, realistic_pod};
 
 const HELP: &str = "\
 test-apiserver: a Kubernetes API server for tests, on 127.0.0.1
@@ -169,52 +169,6 @@ fn every(period: Duration, action: impl Fn() + Send + 'static) {
     });
 }
 
-/// A small deterministic generator for the churn writer.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-/// Updates, creates and deletes pods at `rate` writes per second.
-async fn churn(storage: Arc<Storage>, rate: f64, namespaces: usize, mut next_index: usize) {
-    let pods = GroupResource::new("", "pods");
-    let Ok(period) = Duration::try_from_secs_f64(1.0 / rate) else {
-        return;
-    };
-    let mut ticker = tokio::time::interval(period);
-    let mut random = Random(0x9e37_79b9_7f4a_7c15);
-    let mut writes: u64 = 0;
-    loop {
-        ticker.tick().await;
-        writes += 1;
-        let roll = random.next() % 100;
-        let (objects, _) = match storage.list(&pods, None, clientgo_testing::ReadAt::Latest) {
-            Ok(listed) => listed,
-            Err(_) => continue,
-        };
-        if roll < 15 || objects.is_empty() {
-            let namespace = format!("namespace-{}", next_index % namespaces);
-            let _ = storage.create(&pods, &namespace, realistic_pod(next_index, &namespace));
-            next_index += 1;
-            continue;
-        }
-        let target = &objects[(random.next() as usize) % objects.len()];
-        if roll < 30 {
-            let _ = storage.delete(&target.key, &clientgo_testing::Preconditions::default());
-        } else if let Ok(mut object) = target.to_value() {
-            object["metadata"]["annotations"]["churn.clientgo.dev/write"] =
-                serde_json::Value::String(writes.to_string());
-            let _ = storage.update(&target.key, object, false);
-        }
-    }
-}
-
 async fn run(options: Options) -> Result<(), String> {
     let mut builder = TestApiServer::builder().port(options.port);
     if options.tls {
@@ -265,15 +219,19 @@ async fn run(options: Options) -> Result<(), String> {
             .faults()
             .set_latency(Duration::from_millis(options.latency_ms));
     }
-    if options.churn > 0.0 {
-        tokio::spawn(churn(
-            Arc::clone(server.storage()),
-            options.churn,
-            options.namespaces,
-            options.seed_pods,
-        ));
+    // Kept until the program ends (dropping it stops the writes).
+    let _churn = (options.churn > 0.0).then(|| {
         say(&format!("churning at {} writes per second", options.churn));
-    }
+        ChurnWriter::start(
+            Arc::clone(server.storage()),
+            pods.clone(),
+            realistic_pod,
+            ChurnOptions::default()
+                .rate(options.churn)
+                .namespaces(options.namespaces)
+                .first_index(options.seed_pods),
+        )
+    });
     let period = |name: &str, seconds: Option<f64>| {
         seconds
             .map(|seconds| positive_duration(name, seconds))
