@@ -1,0 +1,471 @@
+//! `controller`: client-go's workqueue controller, in Rust.
+//!
+//! A shared informer factory watches pods through the generated typed
+//! accessor (`factory.core().v1().pods()`); its handlers put each changed
+//! pod's `namespace/name` key on a rate-limited work queue; N workers take
+//! keys, reconcile them from the lister (never from the API server), forget
+//! a key on success and retry it with the rate limiter's backoff on
+//! failure, up to a maximum number of retries. Ctrl-C (or `--duration`)
+//! stops the intake, lets the workers finish what they hold, and prints a
+//! summary. Without a cluster it runs against an embedded API server kept
+//! busy by a background writer, and checks at the end that its cache
+//! equals the server's state.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use clientgo_apimachinery::{GroupResource, LabelSelector};
+use clientgo_examples::{
+    Arguments, COMMON_FLAGS_HELP, CommonFlags, Connection, EmbeddedOptions, Failure, Progress,
+    SeededResource, print_table, run_main,
+};
+use clientgo_informers::builtin::core::v1::PodLister;
+use clientgo_informers::{
+    InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandlerFuncs, SharedInformerFactory,
+};
+use clientgo_testing::ReadAt;
+use clientgo_workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
+use k8s_openapi::api::core::v1::Pod;
+use tokio_util::sync::CancellationToken;
+
+const HELP: &str = "\
+controller: a client-go style workqueue controller over pods.
+
+Usage: controller [FLAGS]
+
+Runs against the cluster of your kubeconfig (or the pod's service account);
+with neither, against an embedded API server with 1,000 realistic pods, a
+background writer and a watch drop every 7 seconds.
+
+Flags:
+  --workers N         reconcile workers (default: 2)
+  --max-retries N     retries of a failing key before it is dropped (default: 5)
+  --fail-percent P    make P% of reconcile attempts fail, to watch the retries
+                      (default: 0)
+  --pods N            with the embedded server: pods to seed (default: 1000)
+  --churn RATE        with the embedded server: writes per second (default: 100)
+";
+
+/// Counters shared by the handlers, the workers and the progress line.
+#[derive(Debug, Default)]
+struct Counters {
+    adds: AtomicU64,
+    updates: AtomicU64,
+    deletes: AtomicU64,
+    reconciled: AtomicU64,
+    retries: AtomicU64,
+    dropped: AtomicU64,
+}
+
+impl Counters {
+    fn events(&self) -> u64 {
+        self.adds.load(Ordering::Relaxed)
+            + self.updates.load(Ordering::Relaxed)
+            + self.deletes.load(Ordering::Relaxed)
+    }
+}
+
+/// What the workers were told.
+#[derive(Debug, Clone)]
+struct Settings {
+    max_retries: usize,
+    fail_percent: u64,
+}
+
+fn main() -> std::process::ExitCode {
+    let help = format!("{HELP}{COMMON_FLAGS_HELP}");
+    run_main("controller", &help, run)
+}
+
+async fn run(mut arguments: Arguments) -> Result<(), Failure> {
+    let flags = CommonFlags::take(&mut arguments).map_err(Failure::Usage)?;
+    let workers = arguments
+        .parsed::<usize>("--workers")
+        .map_err(Failure::Usage)?
+        .unwrap_or(2);
+    let settings = Settings {
+        max_retries: arguments
+            .parsed("--max-retries")
+            .map_err(Failure::Usage)?
+            .unwrap_or(5),
+        fail_percent: arguments
+            .parsed("--fail-percent")
+            .map_err(Failure::Usage)?
+            .unwrap_or(0),
+    };
+    let seed_pods = arguments
+        .parsed::<usize>("--pods")
+        .map_err(Failure::Usage)?
+        .unwrap_or(1000);
+    let churn = arguments
+        .parsed::<f64>("--churn")
+        .map_err(Failure::Usage)?
+        .unwrap_or(100.0);
+    arguments.finish().map_err(Failure::Usage)?;
+    if workers == 0 || settings.fail_percent > 100 {
+        return Err(Failure::Usage(
+            "--workers must be at least 1 and --fail-percent at most 100".into(),
+        ));
+    }
+
+    let mut connection = Connection::open(
+        &flags,
+        EmbeddedOptions {
+            namespaces: 10,
+            ..EmbeddedOptions::default()
+        }
+        .with(SeededResource::pods(seed_pods, churn))
+        .drop_watches_every(Duration::from_secs(7)),
+    )
+    .await?;
+
+    let mut options = InformerFactoryOptions::default().with_strip_managed_fields();
+    if let Some(namespace) = &flags.namespace {
+        options = options.with_namespace(namespace.clone());
+    }
+    let factory = SharedInformerFactory::with_options(connection.client.clone(), options);
+    let pods = factory.core().v1().pods();
+    let informer = pods.informer();
+    let lister = pods.lister();
+
+    let queue: RateLimitingQueue<String> = RateLimitingQueue::new(
+        Arc::new(default_controller_rate_limiter()),
+        QueueOptions::default().name("pods"),
+    );
+    let counters = Arc::new(Counters::default());
+    informer
+        .add_event_handler(handlers(&queue, &counters))
+        .map_err(|error| format!("cannot add the event handler: {error}"))?;
+
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    let started = Instant::now();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(60))
+        .await
+        .into_result()
+        .map_err(|error| format!("the pod cache did not sync: {error}"))?;
+    println!(
+        "synced {} pods in {:.2} s; {workers} workers reconciling",
+        informer.stats().cached,
+        started.elapsed().as_secs_f64()
+    );
+
+    let worker_tasks: Vec<_> = (0..workers)
+        .map(|_| {
+            tokio::spawn(worker(
+                queue.clone(),
+                lister.clone(),
+                settings.clone(),
+                Arc::clone(&counters),
+            ))
+        })
+        .collect();
+
+    // Run until the duration ends or Ctrl-C, redrawing the status line.
+    let deadline = connection.duration.map(|d| tokio::time::Instant::now() + d);
+    let mut progress = Progress::new();
+    let mut ticker = tokio::time::interval(Duration::from_millis(250));
+    let mut rate = EventRate::default();
+    let interrupted = loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = tokio::signal::ctrl_c() => break true,
+        }
+        if deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
+            break false;
+        }
+        let stats = informer.stats();
+        progress.show(&format!(
+            "cached {} | events {:.0}/s | queue {} | reconciled {} | retries {} | dropped {} | watch restarts {}",
+            stats.cached,
+            rate.per_second(counters.events()),
+            queue.len(),
+            counters.reconciled.load(Ordering::Relaxed),
+            counters.retries.load(Ordering::Relaxed),
+            counters.dropped.load(Ordering::Relaxed),
+            stats.reflector.rewatches,
+        ));
+    };
+    progress.finish();
+    println!(
+        "{}; draining the queue",
+        if interrupted {
+            "interrupted"
+        } else {
+            "time is up"
+        }
+    );
+
+    // Stop the writes first, so the cache can be compared with a server
+    // that holds still; then drain: workers finish the keys they hold and
+    // the ones waiting, while the informer keeps running.
+    let writes = match connection.embedded.as_mut() {
+        Some(embedded) => Some(embedded.quiesce().await),
+        None => None,
+    };
+    let cache_check = match &connection.embedded {
+        Some(embedded) => Some(compare_with_server(embedded.server(), &lister).await),
+        None => None,
+    };
+    queue.shut_down_with_drain().await;
+    for task in worker_tasks {
+        let _ = task.await;
+    }
+    let stats = informer.stats();
+    factory.shutdown().await;
+
+    let elapsed = progress.elapsed().as_secs_f64();
+    let mut rows = vec![
+        ("run time", format!("{elapsed:.1} s")),
+        ("pods cached", stats.cached.to_string()),
+        (
+            "events",
+            format!(
+                "{} ({} adds, {} updates, {} deletes)",
+                counters.events(),
+                counters.adds.load(Ordering::Relaxed),
+                counters.updates.load(Ordering::Relaxed),
+                counters.deletes.load(Ordering::Relaxed)
+            ),
+        ),
+        (
+            "reconciles",
+            counters.reconciled.load(Ordering::Relaxed).to_string(),
+        ),
+        (
+            "retries",
+            counters.retries.load(Ordering::Relaxed).to_string(),
+        ),
+        (
+            "dropped after max retries",
+            counters.dropped.load(Ordering::Relaxed).to_string(),
+        ),
+        (
+            "lists / watches / re-watches",
+            format!(
+                "{} / {} / {}",
+                stats.reflector.lists, stats.reflector.watches, stats.reflector.rewatches
+            ),
+        ),
+    ];
+    if let Some(writes) = writes {
+        rows.push((
+            "server writes",
+            format!(
+                "{} ({} creates, {} updates, {} deletes)",
+                writes.total(),
+                writes.creates,
+                writes.updates,
+                writes.deletes
+            ),
+        ));
+    }
+    if let Some(embedded) = &connection.embedded {
+        rows.push((
+            "watches dropped by the server",
+            embedded.watch_drops().to_string(),
+        ));
+    }
+    if let Some(check) = &cache_check {
+        rows.push((
+            "cache check",
+            match check {
+                Ok(count) => format!("OK: all {count} pods match the server"),
+                Err(problem) => format!("FAILED: {problem}"),
+            },
+        ));
+    }
+    print_table("summary", &rows);
+    match cache_check {
+        Some(Err(problem)) => Err(Failure::Run(format!(
+            "the cache differs from the server: {problem}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Handlers that count events and enqueue the changed pod's key.
+fn handlers(
+    queue: &RateLimitingQueue<String>,
+    counters: &Arc<Counters>,
+) -> ResourceEventHandlerFuncs<Pod> {
+    let (add_queue, update_queue, delete_queue) = (queue.clone(), queue.clone(), queue.clone());
+    let (add_counters, update_counters, delete_counters) = (
+        Arc::clone(counters),
+        Arc::clone(counters),
+        Arc::clone(counters),
+    );
+    ResourceEventHandlerFuncs::new()
+        .on_add(move |pod: &Arc<Pod>, _initial| {
+            add_counters.adds.fetch_add(1, Ordering::Relaxed);
+            add_queue.add(key_of(pod));
+        })
+        .on_update(move |_old: &Arc<Pod>, new: &Arc<Pod>| {
+            update_counters.updates.fetch_add(1, Ordering::Relaxed);
+            update_queue.add(key_of(new));
+        })
+        .on_delete(move |deleted: &ObjectOrTombstone<Pod>| {
+            delete_counters.deletes.fetch_add(1, Ordering::Relaxed);
+            // A tombstone (a delete seen only by a relist) carries the key.
+            let key = match deleted {
+                ObjectOrTombstone::Object(pod) => key_of(pod),
+                ObjectOrTombstone::Tombstone(tombstone) => tombstone.key.clone(),
+            };
+            delete_queue.add(key);
+        })
+}
+
+fn key_of(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// One worker: takes keys until the queue shuts down.
+async fn worker(
+    queue: RateLimitingQueue<String>,
+    lister: PodLister,
+    settings: Settings,
+    counters: Arc<Counters>,
+) {
+    while let Some(key) = queue.get().await {
+        let attempt = queue.num_requeues(&key);
+        match reconcile(&lister, &key, attempt, settings.fail_percent) {
+            Ok(()) => {
+                counters.reconciled.fetch_add(1, Ordering::Relaxed);
+                queue.forget(&key);
+            }
+            Err(_) if attempt < settings.max_retries => {
+                counters.retries.fetch_add(1, Ordering::Relaxed);
+                queue.add_rate_limited(key.clone());
+            }
+            Err(problem) => {
+                counters.dropped.fetch_add(1, Ordering::Relaxed);
+                println!("dropping {key} after {attempt} retries: {problem}");
+                queue.forget(&key);
+            }
+        }
+        queue.done(&key);
+    }
+}
+
+/// The reconcile: read the pod from the cache and act on its state. A
+/// real controller would compare desired and actual state and write; this
+/// one checks what it reads, and fails `fail_percent` of its attempts on
+/// purpose (the same keys on the same attempts every run).
+fn reconcile(
+    lister: &PodLister,
+    key: &str,
+    attempt: usize,
+    fail_percent: u64,
+) -> Result<(), String> {
+    if fail_percent > 0 && fnv1a(key, attempt) % 100 < fail_percent {
+        return Err("injected failure".to_string());
+    }
+    let Some((namespace, name)) = key.split_once('/') else {
+        return Err(format!("{key:?} is not a namespace/name key"));
+    };
+    match lister.pods(namespace).get(name) {
+        // Deleted since it was queued: nothing left to do.
+        Err(error) if error.is_not_found() => Ok(()),
+        Err(error) => Err(error.to_string()),
+        Ok(pod) if pod.metadata.name.as_deref() != Some(name) => Err(format!(
+            "the cache returned {:?} for {key}",
+            pod.metadata.name
+        )),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// FNV-1a over the key and the attempt number.
+fn fnv1a(key: &str, attempt: usize) -> u64 {
+    key.bytes()
+        .chain(attempt.to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// Events per second over the last second or so.
+#[derive(Debug, Default)]
+struct EventRate {
+    last: Option<(Instant, u64)>,
+    rate: f64,
+}
+
+impl EventRate {
+    fn per_second(&mut self, events: u64) -> f64 {
+        let now = Instant::now();
+        match self.last {
+            Some((then, before)) if now.duration_since(then) >= Duration::from_secs(1) => {
+                self.rate = (events - before) as f64 / now.duration_since(then).as_secs_f64();
+                self.last = Some((now, events));
+            }
+            Some(_) => {}
+            None => self.last = Some((now, events)),
+        }
+        self.rate
+    }
+}
+
+/// Waits (up to 15 s) until the pods in the cache are those the server
+/// holds, with the same resourceVersions; the number of pods, or what
+/// still differs.
+async fn compare_with_server(
+    server: &clientgo_testing::TestApiServer,
+    lister: &PodLister,
+) -> Result<usize, String> {
+    let pods = GroupResource::new("", "pods");
+    let give_up = Instant::now() + Duration::from_secs(15);
+    loop {
+        let server_state: BTreeMap<String, String> =
+            match server.storage().list(&pods, None, ReadAt::Latest) {
+                Ok((objects, _)) => objects
+                    .iter()
+                    .map(|object| {
+                        (
+                            format!("{}/{}", object.key.namespace, object.key.name),
+                            object.resource_version.to_string(),
+                        )
+                    })
+                    .collect(),
+                Err(status) => return Err(format!("cannot list the server's pods: {status}")),
+            };
+        let cached: BTreeMap<String, String> = lister
+            .list(&LabelSelector::everything())
+            .iter()
+            .map(|pod| {
+                (
+                    key_of(pod),
+                    pod.metadata.resource_version.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        if cached == server_state {
+            return Ok(cached.len());
+        }
+        if Instant::now() >= give_up {
+            let missing = server_state
+                .keys()
+                .filter(|k| !cached.contains_key(*k))
+                .count();
+            let extra = cached
+                .keys()
+                .filter(|k| !server_state.contains_key(*k))
+                .count();
+            let stale = server_state
+                .iter()
+                .filter(|(k, rv)| cached.get(*k).is_some_and(|cached_rv| cached_rv != *rv))
+                .count();
+            return Err(format!(
+                "{missing} missing, {extra} extra, {stale} with an old resourceVersion"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

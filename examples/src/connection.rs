@@ -1,0 +1,140 @@
+//! [`Connection`]: a client for the cluster the flags, `KUBECONFIG` or
+//! the pod's service account point at, or for an embedded API server when
+//! there is none.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clientgo_rest::{
+    Config, ConfigError, ConfigOverrides, InClusterOptions, LoadingRules, RestClient,
+};
+
+use crate::arguments::Arguments;
+use crate::embedded::{Embedded, EmbeddedOptions};
+
+/// The flags every example takes.
+#[derive(Debug, Clone, Default)]
+pub struct CommonFlags {
+    /// `--kubeconfig`: an explicit kubeconfig file.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context`: the kubeconfig context to use.
+    pub context: Option<String>,
+    /// `--namespace`: watch only this namespace.
+    pub namespace: Option<String>,
+    /// `--duration`: stop after this long.
+    pub duration: Option<Duration>,
+    /// `--embedded`: use the embedded API server even when a kubeconfig
+    /// exists.
+    pub embedded: bool,
+}
+
+/// Help text for [`CommonFlags`].
+pub const COMMON_FLAGS_HELP: &str = "\
+  --kubeconfig FILE   the kubeconfig to use (default: KUBECONFIG, then ~/.kube/config)
+  --context NAME      the kubeconfig context to use
+  --namespace NAME    watch one namespace only (default: all)
+  --duration SECONDS  stop after this long (default: 20 with the embedded server,
+                      until Ctrl-C against a cluster)
+  --embedded          use the embedded API server even if a kubeconfig exists
+  -h, --help          print this help
+";
+
+impl CommonFlags {
+    /// Takes the common flags out of `arguments`.
+    pub fn take(arguments: &mut Arguments) -> Result<Self, String> {
+        Ok(CommonFlags {
+            kubeconfig: arguments.value("--kubeconfig")?.map(PathBuf::from),
+            context: arguments.value("--context")?,
+            namespace: arguments.value("--namespace")?,
+            duration: arguments.seconds("--duration")?,
+            embedded: arguments.flag("--embedded"),
+        })
+    }
+}
+
+/// Where the example runs.
+#[derive(Debug)]
+pub struct Connection {
+    /// The client.
+    pub client: RestClient,
+    /// The embedded server, when there is no cluster.
+    pub embedded: Option<Embedded>,
+    /// How long to run: `--duration`, else 20 s embedded, else until
+    /// Ctrl-C (`None`).
+    pub duration: Option<Duration>,
+}
+
+/// How long an embedded run lasts without `--duration`.
+pub const EMBEDDED_DEFAULT_DURATION: Duration = Duration::from_secs(20);
+
+impl Connection {
+    /// Connects as the flags say, falling back to an embedded server
+    /// seeded as `seed` says when no configuration is found (and neither
+    /// `--kubeconfig` nor `--context` was given). A cluster is asked for
+    /// `/version` first, so an unreachable one fails here, naming its URL.
+    /// Prints the first line: where it runs.
+    pub async fn open(flags: &CommonFlags, seed: EmbeddedOptions) -> Result<Connection, String> {
+        if !flags.embedded {
+            if let Some(config) = cluster_config(flags)? {
+                {
+                    let url = config.host.clone();
+                    let client = RestClient::new(config)
+                        .map_err(|error| format!("cannot build a client for {url}: {error}"))?;
+                    let version = client
+                        .get()
+                        .abs_path("/version")
+                        .timeout(Duration::from_secs(15))
+                        .send_raw()
+                        .await
+                        .map_err(|error| format!("cannot reach the cluster at {url}: {error}"))?;
+                    let git_version = version
+                        .json::<serde_json::Value>()
+                        .ok()
+                        .and_then(|v| v["gitVersion"].as_str().map(str::to_string))
+                        .unwrap_or_else(|| "unknown version".to_string());
+                    println!("cluster at {url} (Kubernetes {git_version})");
+                    return Ok(Connection {
+                        client,
+                        embedded: None,
+                        duration: flags.duration,
+                    });
+                }
+            }
+        }
+        let embedded = Embedded::start(seed).await?;
+        println!(
+            "embedded API server at {} ({}); pass --kubeconfig to use a cluster",
+            embedded.url(),
+            embedded.describe()
+        );
+        let client = RestClient::new(Config::new(embedded.url()))
+            .map_err(|error| format!("cannot build a client for the embedded server: {error}"))?;
+        Ok(Connection {
+            client,
+            embedded: Some(embedded),
+            duration: Some(flags.duration.unwrap_or(EMBEDDED_DEFAULT_DURATION)),
+        })
+    }
+}
+
+/// The configuration of the cluster the flags and environment name, or
+/// `None` when there is nothing to find (so the embedded server is used).
+fn cluster_config(flags: &CommonFlags) -> Result<Option<Config>, String> {
+    let mut rules = LoadingRules::from_env();
+    if let Some(path) = &flags.kubeconfig {
+        rules = rules.explicit_path(path);
+    }
+    let mut overrides = ConfigOverrides::default();
+    if let Some(context) = &flags.context {
+        overrides = overrides.context(context);
+    }
+    if let Some(namespace) = &flags.namespace {
+        overrides = overrides.namespace(namespace);
+    }
+    let asked_for_a_cluster = flags.kubeconfig.is_some() || flags.context.is_some();
+    match Config::infer_with(&rules, &overrides, &InClusterOptions::from_env()) {
+        Ok(config) => Ok(Some(config)),
+        Err(ConfigError::NothingFound { .. }) if !asked_for_a_cluster => Ok(None),
+        Err(error) => Err(format!("cannot configure the client: {error}")),
+    }
+}
