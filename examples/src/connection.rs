@@ -92,7 +92,7 @@ impl Connection {
                         .ok()
                         .and_then(|v| v["gitVersion"].as_str().map(str::to_string))
                         .unwrap_or_else(|| "unknown version".to_string());
-                    println!("cluster at {url} (Kubernetes {git_version})");
+                    crate::say!("cluster at {url} (Kubernetes {git_version})");
                     return Ok(Connection {
                         client,
                         embedded: None,
@@ -102,7 +102,7 @@ impl Connection {
             }
         }
         let embedded = Embedded::start(seed).await?;
-        println!(
+        crate::say!(
             "embedded API server at {} ({}); pass --kubeconfig to use a cluster",
             embedded.url(),
             embedded.describe()

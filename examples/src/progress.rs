@@ -67,7 +67,7 @@ impl Progress {
     /// Ends the status line (a newline on a terminal).
     pub fn finish(&mut self) {
         if self.terminal && self.drawn {
-            println!();
+            crate::say!();
             self.drawn = false;
         }
     }
@@ -82,8 +82,8 @@ impl Progress {
 /// one width.
 pub fn print_table(title: &str, rows: &[(&str, String)]) {
     let width = rows.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
-    println!("{title}");
+    crate::say!("{title}");
     for (label, value) in rows {
-        println!("  {label:<width$}  {value}");
+        crate::say!("  {label:<width$}  {value}");
     }
 }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use clientgo_apimachinery::{GroupResource, LabelSelector};
 use clientgo_examples::{
     Arguments, COMMON_FLAGS_HELP, CommonFlags, Connection, EmbeddedOptions, Failure, Progress,
-    SeededResource, print_table, run_main,
+    SeededResource, print_table, run_main, say,
 };
 use clientgo_informers::builtin::core::v1::PodLister;
 use clientgo_informers::{
@@ -147,7 +147,7 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
         .await
         .into_result()
         .map_err(|error| format!("the pod cache did not sync: {error}"))?;
-    println!(
+    say!(
         "synced {} pods in {:.2} s; {workers} workers reconciling",
         informer.stats().cached,
         started.elapsed().as_secs_f64()
@@ -190,7 +190,7 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
         ));
     };
     progress.finish();
-    println!(
+    say!(
         "{}; draining the queue",
         if interrupted {
             "interrupted"
@@ -346,7 +346,7 @@ async fn worker(
             }
             Err(problem) => {
                 counters.dropped.fetch_add(1, Ordering::Relaxed);
-                println!("dropping {key} after {attempt} retries: {problem}");
+                say!("dropping {key} after {attempt} retries: {problem}");
                 queue.forget(&key);
             }
         }
