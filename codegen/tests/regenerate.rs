@@ -76,6 +76,27 @@ fn the_committed_crd_informers_are_what_the_fixture_gives() {
 }
 
 #[test]
+fn the_committed_example_crd_informers_are_what_the_manifest_gives() {
+    let output = codegen(&[
+        "--crd",
+        "examples/crontab-crd.json",
+        "--type",
+        "CronTab=crate::crontab::CronTab",
+        "--trait",
+        "CronTabInformers",
+        "--out",
+        "examples/src/generated",
+        "--check",
+    ]);
+    assert!(
+        output.status.success(),
+        "examples/src/generated is stale:\n{}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+}
+
+#[test]
 fn check_reports_a_stale_file_and_writing_replaces_it() {
     let out = scratch("stale");
     let out_arg = out.join("generated").display().to_string();

@@ -74,32 +74,33 @@ impl Connection {
     /// `/version` first, so an unreachable one fails here, naming its URL.
     /// Prints the first line: where it runs.
     pub async fn open(flags: &CommonFlags, seed: EmbeddedOptions) -> Result<Connection, String> {
-        if !flags.embedded {
-            if let Some(config) = cluster_config(flags)? {
-                {
-                    let url = config.host.clone();
-                    let client = RestClient::new(config)
-                        .map_err(|error| format!("cannot build a client for {url}: {error}"))?;
-                    let version = client
-                        .get()
-                        .abs_path("/version")
-                        .timeout(Duration::from_secs(15))
-                        .send_raw()
-                        .await
-                        .map_err(|error| format!("cannot reach the cluster at {url}: {error}"))?;
-                    let git_version = version
-                        .json::<serde_json::Value>()
-                        .ok()
-                        .and_then(|v| v["gitVersion"].as_str().map(str::to_string))
-                        .unwrap_or_else(|| "unknown version".to_string());
-                    crate::say!("cluster at {url} (Kubernetes {git_version})");
-                    return Ok(Connection {
-                        client,
-                        embedded: None,
-                        duration: flags.duration,
-                    });
-                }
-            }
+        let config = if flags.embedded {
+            None
+        } else {
+            cluster_config(flags)?
+        };
+        if let Some(config) = config {
+            let url = config.host.clone();
+            let client = RestClient::new(config)
+                .map_err(|error| format!("cannot build a client for {url}: {error}"))?;
+            let version = client
+                .get()
+                .abs_path("/version")
+                .timeout(Duration::from_secs(15))
+                .send_raw()
+                .await
+                .map_err(|error| format!("cannot reach the cluster at {url}: {error}"))?;
+            let git_version = version
+                .json::<serde_json::Value>()
+                .ok()
+                .and_then(|v| v["gitVersion"].as_str().map(str::to_string))
+                .unwrap_or_else(|| "unknown version".to_string());
+            crate::say!("cluster at {url} (Kubernetes {git_version})");
+            return Ok(Connection {
+                client,
+                embedded: None,
+                duration: flags.duration,
+            });
         }
         let embedded = Embedded::start(seed).await?;
         crate::say!(

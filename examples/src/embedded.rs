@@ -147,7 +147,11 @@ impl Embedded {
                 }
             })
         });
-        let mut description = seeded.join("; ");
+        let mut description = if seeded.is_empty() {
+            "empty".to_string()
+        } else {
+            seeded.join("; ")
+        };
         if let Some(period) = options.drop_watches_every {
             description.push_str(&format!(
                 "; every watch dropped every {} s",
