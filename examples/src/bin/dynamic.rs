@@ -63,11 +63,11 @@ struct Counts {
 
 async fn run(mut arguments: Arguments) -> Result<(), Failure> {
     let flags = CommonFlags::take(&mut arguments).map_err(Failure::Usage)?;
-    let resource = arguments
-        .positional()
+    let resource = arguments.positional();
+    arguments.finish().map_err(Failure::Usage)?;
+    let resource = resource
         .ok_or_else(|| Failure::Usage("name a resource, such as apps/v1/deployments".into()))?;
     let resource = parse_resource(&resource).map_err(Failure::Usage)?;
-    arguments.finish().map_err(Failure::Usage)?;
 
     let connection = Connection::open(
         &flags,

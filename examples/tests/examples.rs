@@ -1,0 +1,216 @@
+//! Every example program run to completion against its embedded API
+//! server, as a user would run it: exit status, first line and summary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::process::{Command, Output};
+
+fn run(program: &str, args: &[&str]) -> Output {
+    let path = match program {
+        "controller" => env!("CARGO_BIN_EXE_controller"),
+        "informer" => env!("CARGO_BIN_EXE_informer"),
+        "crd" => env!("CARGO_BIN_EXE_crd"),
+        "dynamic" => env!("CARGO_BIN_EXE_dynamic"),
+        other => panic!("no example {other}"),
+    };
+    Command::new(path)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The number on the summary line that starts with `label`.
+fn summary_number(text: &str, label: &str) -> u64 {
+    let line = text
+        .lines()
+        .find(|line| line.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no {label:?} line in:\n{text}"));
+    line.trim_start()[label.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|word| word.parse().ok())
+        .unwrap_or_else(|| panic!("no number on {line:?}"))
+}
+
+#[test]
+fn the_controller_runs_embedded_and_its_cache_matches_the_server() {
+    let output = run(
+        "controller",
+        &[
+            "--embedded",
+            "--duration",
+            "3",
+            "--pods",
+            "300",
+            "--churn",
+            "50",
+        ],
+    );
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    assert!(
+        text.starts_with("embedded API server at http://127.0.0.1:"),
+        "{text}"
+    );
+    assert!(text.contains("summary"), "{text}");
+    assert!(text.contains("cache check"), "{text}");
+    assert!(text.contains("OK: all"), "{text}");
+    assert!(summary_number(&text, "reconciles") >= 300, "{text}");
+    assert!(summary_number(&text, "server writes") > 0, "{text}");
+    assert_eq!(summary_number(&text, "retries"), 0, "{text}");
+}
+
+#[test]
+fn the_controller_retries_injected_failures_and_drops_after_the_maximum() {
+    let output = run(
+        "controller",
+        &[
+            "--embedded",
+            "--duration",
+            "3",
+            "--pods",
+            "200",
+            "--churn",
+            "20",
+            "--fail-percent",
+            "60",
+            "--max-retries",
+            "2",
+        ],
+    );
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    let retries = summary_number(&text, "retries");
+    let dropped = summary_number(&text, "dropped after max retries");
+    assert!(retries > 100, "60% failures must be retried: {text}");
+    assert!(
+        dropped > 0,
+        "some keys fail 3 times in a row at 60%: {text}"
+    );
+    assert!(text.contains("dropping "), "{text}");
+    assert!(
+        text.contains("OK: all"),
+        "the cache is right regardless: {text}"
+    );
+}
+
+#[test]
+fn the_informer_example_prints_events_and_lists_the_default_namespace() {
+    let output = run("informer", &["--embedded", "--duration", "2"]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    assert!(text.contains("(initial list)"), "{text}");
+    assert!(
+        text.contains("updated "),
+        "the writer changes deployments: {text}"
+    );
+    assert!(
+        text.contains("deployments in namespace default (from the lister"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_crd_example_creates_watches_and_lists_its_custom_resources() {
+    let output = run("crd", &["--embedded"]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    assert!(text.contains("created CustomResourceDefinition crontabs.stable.example.com"));
+    assert!(
+        text.contains("informer: updated hourly-report (schedule \"30 * * * *\""),
+        "{text}"
+    );
+    assert!(text.contains("informer: deleted cache-warmer"), "{text}");
+    assert!(
+        text.contains("2 CronTabs in default (from the generated lister)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_dynamic_example_finds_a_resource_through_discovery() {
+    let output = run(
+        "dynamic",
+        &["apps/v1/deployments", "--embedded", "--duration", "2"],
+    );
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    assert!(
+        text.contains("watching deployments (kind Deployment)"),
+        "{text}"
+    );
+    assert!(text.contains("deployments cached by namespace"), "{text}");
+
+    let unknown = run(
+        "dynamic",
+        &["example.com/v1/widgets", "--embedded", "--duration", "1"],
+    );
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        stderr(&unknown).contains("does not serve"),
+        "{}",
+        stderr(&unknown)
+    );
+}
+
+#[test]
+fn help_bad_flags_and_unreachable_clusters_are_clear() {
+    for program in ["controller", "informer", "crd", "dynamic"] {
+        let help = run(program, &["--help"]);
+        assert!(help.status.success());
+        assert!(stdout(&help).contains("--kubeconfig"), "{program}");
+
+        let bad = run(program, &["--embedded", "--colour"]);
+        assert_eq!(bad.status.code(), Some(2), "{program}");
+        assert!(
+            stderr(&bad).contains("\"--colour\""),
+            "{program}: {}",
+            stderr(&bad)
+        );
+        assert!(!stderr(&bad).contains("panicked"));
+    }
+    let bad_number = run("controller", &["--workers", "many"]);
+    assert_eq!(bad_number.status.code(), Some(2));
+    assert!(stderr(&bad_number).contains("--workers many"));
+
+    let directory = std::env::temp_dir().join(format!("clientgo-examples-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let kubeconfig = directory.join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster: {server: \"https://127.0.0.1:1\"}\ncontexts:\n- name: gone\n  context: {cluster: gone, user: nobody}\ncurrent-context: gone\nusers:\n- name: nobody\n  user: {token: not-a-real-token}\n",
+    )
+    .unwrap();
+    let unreachable = run(
+        "controller",
+        &["--kubeconfig", kubeconfig.to_str().unwrap()],
+    );
+    assert_eq!(unreachable.status.code(), Some(1));
+    let message = stderr(&unreachable);
+    assert!(
+        message.contains("cannot reach the cluster at https://127.0.0.1:1"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("not-a-real-token"),
+        "no secrets in errors: {message}"
+    );
+
+    let missing = run("informer", &["--kubeconfig", "/no/such/kubeconfig"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("/no/such/kubeconfig"),
+        "{}",
+        stderr(&missing)
+    );
+    std::fs::remove_dir_all(&directory).unwrap();
+}
