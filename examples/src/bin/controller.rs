@@ -244,10 +244,13 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
             counters.dropped.load(Ordering::Relaxed).to_string(),
         ),
         (
-            "lists / watches / re-watches",
+            "lists / watch-lists / watches / re-watches",
             format!(
-                "{} / {} / {}",
-                stats.reflector.lists, stats.reflector.watches, stats.reflector.rewatches
+                "{} / {} / {} / {}",
+                stats.reflector.lists,
+                stats.reflector.watch_lists,
+                stats.reflector.watches,
+                stats.reflector.rewatches
             ),
         ),
     ];
