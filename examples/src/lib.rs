@@ -86,6 +86,36 @@ fn usage_error(program: &str, problem: &str) -> std::process::ExitCode {
     std::process::ExitCode::from(2)
 }
 
+/// Starts the factory's informers and waits (up to a minute) until each
+/// has synced; the token stops them. The error names the informer that did
+/// not sync and why (a 403 from RBAC, a 404 for a resource not served).
+pub async fn start_and_sync(
+    factory: &clientgo_informers::SharedInformerFactory,
+) -> Result<tokio_util::sync::CancellationToken, String> {
+    let stop = tokio_util::sync::CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(std::time::Duration::from_secs(60))
+        .await
+        .into_result()
+        .map_err(|error| format!("the cache did not sync: {error}"))?;
+    Ok(stop)
+}
+
+/// How a delete notification reads: `describe(object)` for a delete the
+/// watch saw, or the key with "(seen by a relist)" for a tombstone.
+pub fn describe_delete<K>(
+    deleted: &clientgo_informers::ObjectOrTombstone<K>,
+    describe: impl Fn(&K) -> String,
+) -> String {
+    match deleted {
+        clientgo_informers::ObjectOrTombstone::Object(object) => describe(object),
+        clientgo_informers::ObjectOrTombstone::Tombstone(tombstone) => {
+            format!("{} (seen by a relist)", tombstone.key)
+        }
+    }
+}
+
 /// Writes `line` to stderr, ignoring write errors.
 fn say_error(line: &str) {
     use std::io::Write as _;

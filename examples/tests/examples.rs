@@ -28,6 +28,19 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Runs `program` and returns its stdout, failing the test (with both
+/// outputs) if it did not exit successfully.
+fn run_ok(program: &str, args: &[&str]) -> String {
+    let output = run(program, args);
+    let text = stdout(&output);
+    assert!(
+        output.status.success(),
+        "{program}: {text}\n{}",
+        stderr(&output)
+    );
+    text
+}
+
 /// The number on the summary line that starts with `label`.
 fn summary_number(text: &str, label: &str) -> u64 {
     let line = text
@@ -43,7 +56,7 @@ fn summary_number(text: &str, label: &str) -> u64 {
 
 #[test]
 fn the_controller_runs_embedded_and_its_cache_matches_the_server() {
-    let output = run(
+    let text = run_ok(
         "controller",
         &[
             "--embedded",
@@ -55,8 +68,6 @@ fn the_controller_runs_embedded_and_its_cache_matches_the_server() {
             "50",
         ],
     );
-    let text = stdout(&output);
-    assert!(output.status.success(), "{text}\n{}", stderr(&output));
     assert!(
         text.starts_with("embedded API server at http://127.0.0.1:"),
         "{text}"
@@ -71,7 +82,7 @@ fn the_controller_runs_embedded_and_its_cache_matches_the_server() {
 
 #[test]
 fn the_controller_retries_injected_failures_and_drops_after_the_maximum() {
-    let output = run(
+    let text = run_ok(
         "controller",
         &[
             "--embedded",
@@ -87,8 +98,6 @@ fn the_controller_retries_injected_failures_and_drops_after_the_maximum() {
             "2",
         ],
     );
-    let text = stdout(&output);
-    assert!(output.status.success(), "{text}\n{}", stderr(&output));
     let retries = summary_number(&text, "retries");
     let dropped = summary_number(&text, "dropped after max retries");
     assert!(retries > 100, "60% failures must be retried: {text}");
@@ -105,9 +114,7 @@ fn the_controller_retries_injected_failures_and_drops_after_the_maximum() {
 
 #[test]
 fn the_informer_example_prints_events_and_lists_the_default_namespace() {
-    let output = run("informer", &["--embedded", "--duration", "2"]);
-    let text = stdout(&output);
-    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    let text = run_ok("informer", &["--embedded", "--duration", "2"]);
     assert!(text.contains("(initial list)"), "{text}");
     assert!(
         text.contains("updated "),
@@ -121,9 +128,7 @@ fn the_informer_example_prints_events_and_lists_the_default_namespace() {
 
 #[test]
 fn the_crd_example_creates_watches_and_lists_its_custom_resources() {
-    let output = run("crd", &["--embedded"]);
-    let text = stdout(&output);
-    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    let text = run_ok("crd", &["--embedded"]);
     assert!(text.contains("created CustomResourceDefinition crontabs.stable.example.com"));
     assert!(
         text.contains("informer: updated hourly-report (schedule \"30 * * * *\""),
@@ -138,12 +143,10 @@ fn the_crd_example_creates_watches_and_lists_its_custom_resources() {
 
 #[test]
 fn the_dynamic_example_finds_a_resource_through_discovery() {
-    let output = run(
+    let text = run_ok(
         "dynamic",
         &["apps/v1/deployments", "--embedded", "--duration", "2"],
     );
-    let text = stdout(&output);
-    assert!(output.status.success(), "{text}\n{}", stderr(&output));
     assert!(
         text.contains("watching deployments (kind Deployment)"),
         "{text}"

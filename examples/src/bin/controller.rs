@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use clientgo_apimachinery::{GroupResource, LabelSelector};
 use clientgo_examples::{
     Arguments, COMMON_FLAGS_HELP, CommonFlags, Connection, EmbeddedOptions, Failure, Progress,
-    SeededResource, print_table, run_main, say,
+    SeededResource, print_table, run_main, say, start_and_sync,
 };
 use clientgo_informers::builtin::core::v1::PodLister;
 use clientgo_informers::{
@@ -28,7 +28,6 @@ use clientgo_informers::{
 use clientgo_testing::ReadAt;
 use clientgo_workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
 use k8s_openapi::api::core::v1::Pod;
-use tokio_util::sync::CancellationToken;
 
 const HELP: &str = "\
 controller: a client-go style workqueue controller over pods.
@@ -139,14 +138,8 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
         .add_event_handler(handlers(&queue, &counters))
         .map_err(|error| format!("cannot add the event handler: {error}"))?;
 
-    let stop = CancellationToken::new();
-    factory.start(&stop);
     let started = Instant::now();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(60))
-        .await
-        .into_result()
-        .map_err(|error| format!("the pod cache did not sync: {error}"))?;
+    let _stop = start_and_sync(&factory).await?;
     say!(
         "synced {} pods in {:.2} s; {workers} workers reconciling",
         informer.stats().cached,

@@ -10,13 +10,12 @@ use std::time::Duration;
 use clientgo_apimachinery::LabelSelector;
 use clientgo_examples::{
     Arguments, COMMON_FLAGS_HELP, CommonFlags, Connection, EmbeddedOptions, Failure,
-    SeededResource, print_table, run_main, say,
+    SeededResource, describe_delete, print_table, run_main, say, start_and_sync,
 };
 use clientgo_informers::{
     InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandlerFuncs, SharedInformerFactory,
 };
 use k8s_openapi::api::apps::v1::Deployment;
-use tokio_util::sync::CancellationToken;
 
 const HELP: &str = "\
 informer: client-go's Deployment informer example.
@@ -81,24 +80,13 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
                         new.metadata.resource_version.as_deref().unwrap_or_default()
                     );
                 })
-                .on_delete(|deleted: &ObjectOrTombstone<Deployment>| match deleted {
-                    ObjectOrTombstone::Object(deployment) => {
-                        say!("deleted {}", name_of(deployment));
-                    }
-                    ObjectOrTombstone::Tombstone(tombstone) => {
-                        say!("deleted {} (seen by a relist)", tombstone.key);
-                    }
+                .on_delete(|deleted: &ObjectOrTombstone<Deployment>| {
+                    say!("deleted {}", describe_delete(deleted, name_of));
                 }),
         )
         .map_err(|error| format!("cannot add the event handler: {error}"))?;
 
-    let stop = CancellationToken::new();
-    factory.start(&stop);
-    factory
-        .wait_for_cache_sync(Duration::from_secs(60))
-        .await
-        .into_result()
-        .map_err(|error| format!("the deployment cache did not sync: {error}"))?;
+    let _stop = start_and_sync(&factory).await?;
 
     match connection.duration {
         Some(duration) => {
