@@ -25,8 +25,9 @@ impl Arguments {
         Ok(Arguments { words })
     }
 
-    /// Arguments from a list of words (for tests).
-    pub fn from_words<I: IntoIterator<Item = S>, S: Into<String>>(words: I) -> Self {
+    /// Arguments from a list of words.
+    #[cfg(test)]
+    fn from_words<I: IntoIterator<Item = S>, S: Into<String>>(words: I) -> Self {
         Arguments {
             words: words.into_iter().map(Into::into).collect(),
         }

@@ -188,14 +188,6 @@ impl Embedded {
         self.watch_drops.load(Ordering::Relaxed)
     }
 
-    /// Writes made by the background writers so far.
-    pub fn writes(&self) -> ChurnCounts {
-        self.writers
-            .iter()
-            .map(ChurnWriter::counts)
-            .fold(ChurnCounts::default(), add_counts)
-    }
-
     /// Stops the writers and the watch drops; returns the writes made.
     pub async fn quiesce(&mut self) -> ChurnCounts {
         if let Some(dropper) = self.dropper.take() {

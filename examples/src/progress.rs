@@ -53,17 +53,6 @@ impl Progress {
         }
     }
 
-    /// Prints `line` on a line of its own (above the status line on a
-    /// terminal, which is redrawn on the next [`show`](Self::show)).
-    pub fn line(&mut self, line: &str) {
-        let mut out = std::io::stdout().lock();
-        if self.terminal && self.drawn {
-            let _ = write!(out, "\r\x1b[2K");
-            self.drawn = false;
-        }
-        let _ = writeln!(out, "{line}");
-    }
-
     /// Ends the status line (a newline on a terminal).
     pub fn finish(&mut self) {
         if self.terminal && self.drawn {

@@ -175,7 +175,10 @@ pub use wait::{
 // Re-exported so handlers and options can be written with this crate alone.
 pub use clientgo_apimachinery as apimachinery;
 pub use clientgo_reflector::{Error as ReflectorError, ReflectorOptions};
-pub use clientgo_store::{DeletedFinalStateUnknown, Indexers, ObjectOrTombstone, TransformFunc};
+pub use clientgo_store::{
+    DeletedFinalStateUnknown, Indexers, KeyFunc, ObjectOrTombstone, TransformFunc,
+    meta_namespace_key, meta_namespace_key_func, split_meta_namespace_key,
+};
 
 #[cfg(test)]
 mod tests {

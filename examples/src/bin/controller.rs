@@ -24,6 +24,7 @@ use clientgo_examples::{
 use clientgo_informers::builtin::core::v1::PodLister;
 use clientgo_informers::{
     InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandlerFuncs, SharedInformerFactory,
+    meta_namespace_key, meta_namespace_key_func, split_meta_namespace_key,
 };
 use clientgo_testing::ReadAt;
 use clientgo_workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
@@ -294,32 +295,24 @@ fn handlers(
         Arc::clone(counters),
         Arc::clone(counters),
     );
+    let key_func = meta_namespace_key_func::<Pod>();
     ResourceEventHandlerFuncs::new()
         .on_add(move |pod: &Arc<Pod>, _initial| {
             add_counters.adds.fetch_add(1, Ordering::Relaxed);
-            add_queue.add(key_of(pod));
+            add_queue.add(meta_namespace_key(pod.as_ref()));
         })
         .on_update(move |_old: &Arc<Pod>, new: &Arc<Pod>| {
             update_counters.updates.fetch_add(1, Ordering::Relaxed);
-            update_queue.add(key_of(new));
+            update_queue.add(meta_namespace_key(new.as_ref()));
         })
         .on_delete(move |deleted: &ObjectOrTombstone<Pod>| {
             delete_counters.deletes.fetch_add(1, Ordering::Relaxed);
             // A tombstone (a delete seen only by a relist) carries the key.
-            let key = match deleted {
-                ObjectOrTombstone::Object(pod) => key_of(pod),
-                ObjectOrTombstone::Tombstone(tombstone) => tombstone.key.clone(),
-            };
-            delete_queue.add(key);
+            match deleted.key(&key_func) {
+                Ok(key) => delete_queue.add(key),
+                Err(error) => say!("cannot key a deleted pod: {error}"),
+            }
         })
-}
-
-fn key_of(pod: &Pod) -> String {
-    format!(
-        "{}/{}",
-        pod.metadata.namespace.as_deref().unwrap_or_default(),
-        pod.metadata.name.as_deref().unwrap_or_default()
-    )
 }
 
 /// One worker: takes keys until the queue shuts down.
@@ -363,9 +356,7 @@ fn reconcile(
     if fail_percent > 0 && fnv1a(key, attempt) % 100 < fail_percent {
         return Err("injected failure".to_string());
     }
-    let Some((namespace, name)) = key.split_once('/') else {
-        return Err(format!("{key:?} is not a namespace/name key"));
-    };
+    let (namespace, name) = split_meta_namespace_key(key).map_err(|error| error.to_string())?;
     match lister.pods(namespace).get(name) {
         // Deleted since it was queued: nothing left to do.
         Err(error) if error.is_not_found() => Ok(()),
@@ -437,7 +428,7 @@ async fn compare_with_server(
             .iter()
             .map(|pod| {
                 (
-                    key_of(pod),
+                    meta_namespace_key(pod.as_ref()),
                     pod.metadata.resource_version.clone().unwrap_or_default(),
                 )
             })

@@ -14,6 +14,7 @@ use clientgo_examples::{
 };
 use clientgo_informers::{
     InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandlerFuncs, SharedInformerFactory,
+    meta_namespace_key,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 
@@ -33,14 +34,6 @@ Flags:
 fn main() -> std::process::ExitCode {
     let help = format!("{HELP}{COMMON_FLAGS_HELP}");
     run_main("informer", &help, run)
-}
-
-fn name_of(deployment: &Deployment) -> String {
-    format!(
-        "{}/{}",
-        deployment.metadata.namespace.as_deref().unwrap_or_default(),
-        deployment.metadata.name.as_deref().unwrap_or_default()
-    )
 }
 
 async fn run(mut arguments: Arguments) -> Result<(), Failure> {
@@ -69,19 +62,19 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
             ResourceEventHandlerFuncs::<Deployment>::new()
                 .on_add(|deployment: &Arc<Deployment>, initial| {
                     let when = if initial { " (initial list)" } else { "" };
-                    say!("added {}{when}", name_of(deployment));
+                    say!("added {}{when}", meta_namespace_key(deployment.as_ref()));
                 })
                 .on_update(|old: &Arc<Deployment>, new: &Arc<Deployment>| {
                     let resync = old.metadata.resource_version == new.metadata.resource_version;
                     let what = if resync { "resynced" } else { "updated" };
                     say!(
                         "{what} {} (resourceVersion {})",
-                        name_of(new),
+                        meta_namespace_key(new.as_ref()),
                         new.metadata.resource_version.as_deref().unwrap_or_default()
                     );
                 })
                 .on_delete(|deleted: &ObjectOrTombstone<Deployment>| {
-                    say!("deleted {}", describe_delete(deleted, name_of));
+                    say!("deleted {}", describe_delete(deleted, meta_namespace_key));
                 }),
         )
         .map_err(|error| format!("cannot add the event handler: {error}"))?;
