@@ -70,6 +70,18 @@ async fn a_relist_that_changes_nothing_reaches_only_handlers_due_for_resync() {
     })
     .await;
 
+    // Each handler has its own thread: wait for the resyncing one too.
+    let resyncing_done = resyncing.clone();
+    wait_until("the resyncing handler sees the new object", move || {
+        resyncing_done
+            .seen()
+            .iter()
+            .filter(|s| matches!(s, Seen::Add { .. }))
+            .count()
+            >= 9
+    })
+    .await;
+
     let quiet_seen = quiet.seen();
     assert!(
         quiet_seen.iter().all(|s| matches!(s, Seen::Add { .. })),
