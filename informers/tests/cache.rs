@@ -116,8 +116,17 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
         })
         .collect();
 
+    let errors_before = informer.stats().reflector.errors;
     server.deny(Verb::Watch, config_maps());
     server.faults().drop_watches();
+    // Delete only once the re-watch has been refused: an event published
+    // while the dropped watch is still winding down could otherwise reach
+    // the handler as a plain delete.
+    let refused = informer.clone();
+    wait_until("the re-watch is refused", move || {
+        refused.stats().reflector.errors > errors_before
+    })
+    .await;
     for index in 0..3 {
         delete(&server, &format!("cm-{index:05}"));
     }
@@ -127,6 +136,17 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
     })
     .await;
     server.allow_all();
+    // The handler hears of the deletes on its own thread, after the cache.
+    let notified = recorder.clone();
+    wait_until("the handler hears of the deletes", move || {
+        notified
+            .seen()
+            .iter()
+            .filter(|s| matches!(s, Seen::Delete { .. }))
+            .count()
+            >= 3
+    })
+    .await;
 
     let deletes: Vec<Seen> = recorder
         .seen()

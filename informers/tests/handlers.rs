@@ -225,6 +225,11 @@ async fn handlers_read_the_cache_already_updated_and_share_its_objects() {
     let running = Running::start(informer.clone());
     running.synced().await;
     create(&server, "extra", "web");
+    // The cache changes before a handler hears of it, but may change again
+    // before a slow handler thread runs: delete only after the adds were
+    // handled, so each add finds its object still cached.
+    let added = Arc::clone(&observations);
+    wait_until("the adds", move || added.lock().unwrap().len() == 4).await;
     delete(&server, "cm-00000");
     let seen = Arc::clone(&observations);
     wait_until("all notifications", move || seen.lock().unwrap().len() == 5).await;
