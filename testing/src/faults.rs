@@ -68,6 +68,8 @@ pub struct Faults {
     watches: Mutex<CancellationToken>,
     /// Cancelled to close every connection; replaced by a fresh token.
     connections: Mutex<CancellationToken>,
+    /// While `true`, watches that start wait before reading anything.
+    held: tokio::sync::watch::Sender<bool>,
 }
 
 impl Default for Faults {
@@ -76,6 +78,7 @@ impl Default for Faults {
             state: Mutex::new(State::default()),
             watches: Mutex::new(CancellationToken::new()),
             connections: Mutex::new(CancellationToken::new()),
+            held: tokio::sync::watch::Sender::new(false),
         }
     }
 }
@@ -115,6 +118,23 @@ impl Faults {
     /// events) for `duration` before it starts.
     pub fn stall_next_watch(&self, duration: Duration) {
         self.state.lock().stall = Some(duration);
+    }
+
+    /// Holds every watch that starts from now on after its response
+    /// headers, before it reads anything, until
+    /// [`release_watches`](Self::release_watches). Writes made meanwhile
+    /// pile up in the history, so a released watch receives them as fast as
+    /// the server can send: a benchmark uses this to measure how fast a
+    /// client applies events. Watches already open are not affected; drop
+    /// them with [`drop_watches`](Self::drop_watches) to make clients
+    /// re-watch into the hold.
+    pub fn hold_watches(&self) {
+        self.held.send_replace(true);
+    }
+
+    /// Lets held watches (and every later one) start.
+    pub fn release_watches(&self) {
+        self.held.send_replace(false);
     }
 
     /// Ends every open watch now (the server closes their streams).
@@ -166,6 +186,13 @@ impl Faults {
 
     pub(crate) fn take_stall(&self) -> Option<Duration> {
         self.state.lock().stall.take()
+    }
+
+    /// Resolves once watches are not held (at once when they are not).
+    pub(crate) async fn wait_while_held(&self) {
+        let mut held = self.held.subscribe();
+        // The sender lives as long as `self`, so this cannot fail.
+        let _ = held.wait_for(|held| !*held).await;
     }
 
     pub(crate) fn watch_token(&self) -> CancellationToken {

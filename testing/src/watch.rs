@@ -216,6 +216,11 @@ pub(crate) fn watch(
                 () = shutdown.cancelled() => return,
             }
         }
+        tokio::select! {
+            () = faults.wait_while_held() => {}
+            () = dropped.cancelled() => return,
+            () = shutdown.cancelled() => return,
+        }
         let started = start(&storage, &path, &options).and_then(|start| {
             let watch = storage.watch(
                 &path.resource.group_resource(),

@@ -197,6 +197,32 @@ async fn stalled_watch_sends_nothing_for_a_while() {
 }
 
 #[tokio::test]
+async fn held_watches_send_nothing_until_released_then_everything_written_meanwhile() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let client = support::http_client();
+    let from = server.storage().current_revision();
+    server.faults().hold_watches();
+    let watch = open_watch(&client, &server, from).await;
+    let reader = tokio::spawn(read_stream(watch, 3));
+    for name in ["a", "b", "c"] {
+        create(&client, &server, name).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!reader.is_finished(), "a held watch sent its events");
+    server.faults().release_watches();
+    let bytes = reader.await.unwrap();
+    let names: Vec<String> = bytes
+        .split(|b| *b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let event: serde_json::Value = serde_json::from_slice(line).unwrap();
+            event["object"]["metadata"]["name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+}
+
+#[tokio::test]
 async fn restart_closes_connections_and_keeps_the_data() {
     let server = TestApiServer::builder().start().await.unwrap();
     let client = support::http_client();
