@@ -386,19 +386,27 @@ where
         event: WatchEvent<K>,
         advance: bool,
     ) -> Result<(), Box<clientgo_listwatch::Error>> {
-        let (operation, outcome, object) = match event {
+        // The resourceVersion is read before the object is handed over, so
+        // the store (and its transform) gets the only reference and can
+        // change the object in place instead of copying it.
+        let version_of =
+            |object: &K| advance.then(|| object.resource_version().unwrap_or_default().to_owned());
+        let (operation, outcome, resource_version) = match event {
             WatchEvent::Added(object) => {
-                let object = Arc::new(object);
-                ("add", self.store.add(Arc::clone(&object)), object)
+                let version = version_of(&object);
+                ("add", self.store.add(Arc::new(object)), version)
             }
             WatchEvent::Modified(object) => {
-                let object = Arc::new(object);
-                ("update", self.store.update(Arc::clone(&object)), object)
+                let version = version_of(&object);
+                ("update", self.store.update(Arc::new(object)), version)
             }
             WatchEvent::Deleted(object) => {
-                let object = Arc::new(object);
-                let outcome = self.store.delete(Arc::clone(&object).into());
-                ("delete", outcome, object)
+                let version = version_of(&object);
+                (
+                    "delete",
+                    self.store.delete(Arc::new(object).into()),
+                    version,
+                )
             }
             WatchEvent::Bookmark(bookmark) => {
                 Counters::bump(&self.counters.bookmarks);
@@ -429,9 +437,8 @@ where
                 source,
             });
         }
-        if advance {
-            self.resource_version
-                .set(object.resource_version().unwrap_or_default());
+        if let Some(resource_version) = resource_version {
+            self.resource_version.set(&resource_version);
         }
         Ok(())
     }

@@ -216,7 +216,10 @@ async fn held_watches_send_nothing_until_released_then_everything_written_meanwh
         .filter(|line| !line.is_empty())
         .map(|line| {
             let event: serde_json::Value = serde_json::from_slice(line).unwrap();
-            event["object"]["metadata"]["name"].as_str().unwrap().to_string()
+            event["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string()
         })
         .collect();
     assert_eq!(names, ["a", "b", "c"]);

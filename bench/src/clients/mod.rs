@@ -1,0 +1,155 @@
+//! The clients compared, each run in a process of its own by
+//! [`run`]: it syncs a cache of every pod, announces
+//! [`SYNCED`](crate::protocol::SYNCED), applies the burst of watch events
+//! (announcing [`WATCHED`](crate::protocol::WATCHED)), goes through the
+//! forced relist, and returns its [`Figures`].
+
+mod clientgo;
+mod kube_rs;
+mod limit;
+
+use std::time::Duration;
+
+use crate::{BoxError, Figures};
+
+/// How long any one phase may take before the run fails.
+/// `E2E_PHASE_TIMEOUT_SECONDS` overrides it.
+pub static PHASE_TIMEOUT: std::sync::LazyLock<Duration> = std::sync::LazyLock::new(|| {
+    let seconds = std::env::var("E2E_PHASE_TIMEOUT_SECONDS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(900);
+    Duration::from_secs(seconds)
+});
+
+/// How long a client waits after a sync or relist before reading memory,
+/// so a watch is open and deliveries are done. Over a second, because the
+/// burst starts by dropping the open watch, and a watch dropped within a
+/// second with no events counts as a "very short watch", which makes
+/// client-go's reflector (and ours) relist.
+pub const SETTLE: Duration = Duration::from_millis(1_500);
+
+/// A client under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientKind {
+    /// Pages of 500 fetched and decoded with serde_json into
+    /// k8s-openapi's `List<Pod>` one after another on one thread, kept in a
+    /// hash map; a watch decoded line by line. The bound a naive client
+    /// cannot beat.
+    Limit,
+    /// clientgo-rs's SharedIndexInformer (from the factory), list then
+    /// watch.
+    Clientgo,
+    /// The same with watch-list (a streaming initial list).
+    ClientgoWatchList,
+    /// The same as [`Clientgo`](Self::Clientgo) with the factory's
+    /// `strip_managed_fields` transform.
+    ClientgoStrip,
+    /// kube-rs's `watcher` with its default configuration, through
+    /// `default_backoff` and `reflect` into a reflector store.
+    KubeRs,
+    /// The same with `watcher::Config::streaming_lists`.
+    KubeRsStreaming,
+}
+
+impl ClientKind {
+    /// Every client, in the order the table shows them.
+    pub const ALL: [ClientKind; 6] = [
+        ClientKind::Limit,
+        ClientKind::Clientgo,
+        ClientKind::ClientgoWatchList,
+        ClientKind::ClientgoStrip,
+        ClientKind::KubeRs,
+        ClientKind::KubeRsStreaming,
+    ];
+
+    /// The name on the command line and in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientKind::Limit => "limit",
+            ClientKind::Clientgo => "clientgo",
+            ClientKind::ClientgoWatchList => "clientgo-watchlist",
+            ClientKind::ClientgoStrip => "clientgo-strip",
+            ClientKind::KubeRs => "kube-rs",
+            ClientKind::KubeRsStreaming => "kube-rs-streaming",
+        }
+    }
+
+    /// The client named `name`.
+    pub fn from_name(name: &str) -> Option<ClientKind> {
+        ClientKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
+    /// The kube-rs configuration a clientgo-rs client is compared with: the
+    /// streaming one for watch-list, the default one otherwise.
+    pub fn kube_rs_counterpart(self) -> ClientKind {
+        match self {
+            ClientKind::ClientgoWatchList | ClientKind::KubeRsStreaming => {
+                ClientKind::KubeRsStreaming
+            }
+            _ => ClientKind::KubeRs,
+        }
+    }
+}
+
+/// What a client process is told.
+#[derive(Debug, Clone)]
+pub struct ClientPlan {
+    /// The server's URL.
+    pub url: String,
+    /// Pods the server holds.
+    pub pods: usize,
+    /// Events in the burst.
+    pub events: u64,
+}
+
+/// Runs one client to the end and returns what it measured.
+pub fn run(kind: ClientKind, plan: &ClientPlan) -> Result<Figures, BoxError> {
+    let mut figures = match kind {
+        ClientKind::Limit => {
+            // Single-threaded by design.
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(limit::run(plan))?
+        }
+        _ => {
+            let workers = std::env::var("E2E_CLIENT_WORKERS")
+                .ok()
+                .and_then(|value| value.parse().ok())
+                .unwrap_or(2);
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build()?;
+            match kind {
+                ClientKind::KubeRs => runtime.block_on(kube_rs::run(plan, false))?,
+                ClientKind::KubeRsStreaming => runtime.block_on(kube_rs::run(plan, true))?,
+                ClientKind::ClientgoWatchList => {
+                    runtime.block_on(clientgo::run(plan, clientgo::Mode::WatchList))?
+                }
+                ClientKind::ClientgoStrip => {
+                    runtime.block_on(clientgo::run(plan, clientgo::Mode::Strip))?
+                }
+                _ => runtime.block_on(clientgo::run(plan, clientgo::Mode::List))?,
+            }
+        }
+    };
+    figures.client = kind.name().to_string();
+    figures.pods = plan.pods;
+    figures.events = plan.events;
+    Ok(figures)
+}
+
+/// Polls `done` every millisecond until it holds; an error naming `what`
+/// after [`PHASE_TIMEOUT`].
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> Result<(), BoxError> {
+    let deadline = tokio::time::Instant::now() + *PHASE_TIMEOUT;
+    while !done() {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!("timed out waiting for {what}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    Ok(())
+}

@@ -1,0 +1,72 @@
+//! [`Figures`]: what one client process measured in one run.
+
+use serde::{Deserialize, Serialize};
+
+/// One run of one client, as it reports it on its `result` line. Memory is
+/// in MiB of RSS; times in seconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// The client's name ([`ClientKind::name`](crate::clients::ClientKind::name)).
+    pub client: String,
+    /// Objects the server holds (and the cache held once synced).
+    pub pods: usize,
+    /// From the start of the first request to a synced cache.
+    pub sync_seconds: f64,
+    /// RSS before the first request (runtime and HTTP client built).
+    pub rss_baseline_mib: f64,
+    /// RSS once synced and settled (the watch open, handlers idle).
+    pub rss_synced_mib: f64,
+    /// Watch events applied in the burst.
+    pub events: u64,
+    /// From the first to the last event of the burst.
+    pub watch_seconds: f64,
+    /// RSS after the burst, just before the forced relist: the steady state.
+    pub rss_steady_mib: f64,
+    /// The RSS high-water mark during the relist.
+    pub relist_peak_mib: f64,
+    /// From the relist order to a cache replaced and handlers idle.
+    pub relist_seconds: f64,
+}
+
+impl Figures {
+    /// RSS the cache added per object, in KiB.
+    pub fn kib_per_object(&self) -> f64 {
+        (self.rss_synced_mib - self.rss_baseline_mib) * 1024.0 / self.pods.max(1) as f64
+    }
+
+    /// Watch events applied per second.
+    pub fn events_per_second(&self) -> f64 {
+        if self.watch_seconds > 0.0 {
+            self.events.saturating_sub(1) as f64 / self.watch_seconds
+        } else {
+            f64::NAN
+        }
+    }
+
+    /// The relist's peak RSS over the steady state.
+    pub fn relist_peak_ratio(&self) -> f64 {
+        self.relist_peak_mib / self.rss_steady_mib
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_figures() {
+        let figures = Figures {
+            pods: 1024,
+            rss_baseline_mib: 10.0,
+            rss_synced_mib: 30.0,
+            events: 1001,
+            watch_seconds: 0.5,
+            rss_steady_mib: 40.0,
+            relist_peak_mib: 52.0,
+            ..Figures::default()
+        };
+        assert_eq!(figures.kib_per_object(), 20.0);
+        assert_eq!(figures.events_per_second(), 2000.0);
+        assert_eq!(figures.relist_peak_ratio(), 1.3);
+    }
+}

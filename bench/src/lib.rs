@@ -1,0 +1,32 @@
+//! The end-to-end benchmark behind BENCHMARKS.md: clientgo-rs's informer
+//! against kube-rs's watcher and reflector, and against `limit`, a naive
+//! single-threaded client that only fetches and decodes, all over
+//! clientgo-testing's API server on loopback.
+//!
+//! The `e2e` binary runs three kinds of process, all itself:
+//! - the **server** ([`server`]): the test API server seeded with realistic
+//!   pods, taking orders on its standard input (a burst of writes held back
+//!   from the watches, then a forced relist);
+//! - one **client** process per client and run ([`clients`]), so each
+//!   starts with a clean RSS: it syncs, applies a burst of watch events,
+//!   goes through a relist, and prints its [`Figures`];
+//! - the **orchestrator** ([`orchestrator`]), which starts them, passes the
+//!   orders along, and prints the medians as a table and one JSON line per
+//!   figure ([`report`]).
+//!
+//! Linux only: memory comes from `/proc/self/status` ([`memory`]).
+
+pub mod clients;
+pub mod event_clock;
+pub mod figures;
+pub mod memory;
+pub mod orchestrator;
+pub mod protocol;
+pub mod report;
+pub mod server;
+
+pub use event_clock::EventClock;
+pub use figures::Figures;
+
+/// Any error, for a benchmark program that reports and exits.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

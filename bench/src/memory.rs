@@ -1,0 +1,35 @@
+//! The process's memory, read from `/proc/self/status` (Linux).
+
+/// A field of `/proc/self/status` given in kB (`VmRSS:`, `VmHWM:`), in
+/// MiB; NaN where it cannot be read (not Linux).
+fn status_mib(field: &str) -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+/// The resident set size now, in MiB.
+pub fn rss_mib() -> f64 {
+    status_mib("VmRSS:")
+}
+
+/// The highest resident set size since the process started or since the
+/// last [`reset_high_water`], in MiB.
+pub fn high_water_mib() -> f64 {
+    status_mib("VmHWM:")
+}
+
+/// Resets the kernel's RSS high-water mark to the current RSS (writes `5`
+/// to `/proc/self/clear_refs`). Returns whether it worked.
+pub fn reset_high_water() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}

@@ -1,0 +1,30 @@
+//! The lines the processes exchange. Clients and the server write them on
+//! their standard output; the orchestrator writes orders on the server's
+//! standard input.
+
+use std::io::Write;
+
+/// Server → orchestrator: `ready <url> <bytes of JSON seeded>`.
+pub const READY: &str = "ready";
+/// Client → orchestrator: the cache is synced and settled.
+pub const SYNCED: &str = "synced";
+/// Client → orchestrator: the burst's events are applied.
+pub const WATCHED: &str = "watched";
+/// Client → orchestrator: `result <Figures as JSON>`; the client exits.
+pub const RESULT: &str = "result";
+/// Orchestrator → server: hold watches, drop the open ones, write the
+/// burst, release. The server answers [`DONE`].
+pub const BURST: &str = "burst";
+/// Orchestrator → server: hold watches, drop them, write twice, compact
+/// the history, release; re-watches then get 410 Gone in the stream and
+/// clients relist. The server answers [`DONE`].
+pub const RELIST: &str = "relist";
+/// Server → orchestrator: an order is carried out.
+pub const DONE: &str = "done";
+
+/// Writes one line to standard output and flushes it.
+pub fn announce(line: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")?;
+    out.flush()
+}

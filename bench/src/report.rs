@@ -1,0 +1,260 @@
+//! Medians of several runs, the table, the JSON lines and the targets.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use crate::Figures;
+use crate::clients::ClientKind;
+
+/// The median of `values` (the mean of the middle two for an even count);
+/// NaN for none.
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let middle = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[middle]
+    } else {
+        (sorted[middle - 1] + sorted[middle]) / 2.0
+    }
+}
+
+/// One client's medians over its runs.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The client.
+    pub client: ClientKind,
+    /// Every run's figures.
+    pub runs: Vec<Figures>,
+}
+
+/// A figure of [`Figures`], by name, with how to read it from one run.
+struct Figure {
+    name: &'static str,
+    read: fn(&Figures) -> f64,
+}
+
+const FIGURES: [Figure; 6] = [
+    Figure {
+        name: "sync_seconds",
+        read: |f| f.sync_seconds,
+    },
+    Figure {
+        name: "events_per_second",
+        read: Figures::events_per_second,
+    },
+    Figure {
+        name: "rss_synced_mib",
+        read: |f| f.rss_synced_mib,
+    },
+    Figure {
+        name: "kib_per_object",
+        read: Figures::kib_per_object,
+    },
+    Figure {
+        name: "relist_peak_mib",
+        read: |f| f.relist_peak_mib,
+    },
+    Figure {
+        name: "relist_peak_ratio",
+        read: Figures::relist_peak_ratio,
+    },
+];
+
+impl Summary {
+    /// The median of a figure by name (see the JSON lines); NaN if unknown.
+    pub fn median(&self, figure: &str) -> f64 {
+        FIGURES
+            .iter()
+            .find(|f| f.name == figure)
+            .map_or(f64::NAN, |f| {
+                median(&self.runs.iter().map(f.read).collect::<Vec<_>>())
+            })
+    }
+}
+
+fn find(summaries: &[Summary], client: ClientKind) -> Option<&Summary> {
+    summaries.iter().find(|s| s.client == client)
+}
+
+fn ratio(summaries: &[Summary], of: &Summary, against: ClientKind, figure: &str) -> f64 {
+    find(summaries, against).map_or(f64::NAN, |other| of.median(figure) / other.median(figure))
+}
+
+fn cell(value: f64, decimals: usize) -> String {
+    if value.is_nan() {
+        "–".to_string()
+    } else {
+        format!("{value:.decimals$}")
+    }
+}
+
+/// The markdown table of medians, with ratios against kube-rs (the
+/// counterpart configuration) and against `limit`.
+pub fn table(summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| client | sync s | sync vs kube-rs | sync vs limit | events/s | events/s vs kube-rs | RSS synced MiB | KiB per pod | per pod vs kube-rs | relist peak MiB | relist peak / steady |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
+    for summary in summaries {
+        let kube = summary.client.kube_rs_counterpart();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            summary.client.name(),
+            cell(summary.median("sync_seconds"), 2),
+            cell(ratio(summaries, summary, kube, "sync_seconds"), 2),
+            cell(
+                ratio(summaries, summary, ClientKind::Limit, "sync_seconds"),
+                2
+            ),
+            cell(summary.median("events_per_second"), 0),
+            cell(ratio(summaries, summary, kube, "events_per_second"), 2),
+            cell(summary.median("rss_synced_mib"), 0),
+            cell(summary.median("kib_per_object"), 1),
+            cell(ratio(summaries, summary, kube, "kib_per_object"), 2),
+            cell(summary.median("relist_peak_mib"), 0),
+            cell(summary.median("relist_peak_ratio"), 2),
+        );
+    }
+    out
+}
+
+/// One JSON line per client and figure: the median, every run's value, and
+/// the ratios against kube-rs and `limit`.
+pub fn json_lines(summaries: &[Summary]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for summary in summaries {
+        let kube = summary.client.kube_rs_counterpart();
+        for figure in &FIGURES {
+            let runs: Vec<f64> = summary.runs.iter().map(figure.read).collect();
+            let number = |value: f64| (!value.is_nan()).then_some(value);
+            let line = json!({
+                "client": summary.client.name(),
+                "figure": figure.name,
+                "pods": summary.runs.first().map_or(0, |f| f.pods),
+                "events": summary.runs.first().map_or(0, |f| f.events),
+                "median": number(summary.median(figure.name)),
+                "runs": runs.iter().map(|v| number(*v)).collect::<Vec<_>>(),
+                "vs_kube_rs": number(ratio(summaries, summary, kube, figure.name)),
+                "vs_limit": number(ratio(summaries, summary, ClientKind::Limit, figure.name)),
+            });
+            lines.push(line.to_string());
+        }
+    }
+    lines
+}
+
+/// The targets, each with its figure and whether it is met; only
+/// those whose clients were run.
+pub fn targets(summaries: &[Summary]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    for (ours, name) in [
+        (ClientKind::Clientgo, "list"),
+        (ClientKind::ClientgoWatchList, "watch-list"),
+    ] {
+        let (Some(summary), Some(_)) = (
+            find(summaries, ours),
+            find(summaries, ours.kube_rs_counterpart()),
+        ) else {
+            continue;
+        };
+        let vs_kube = ratio(
+            summaries,
+            summary,
+            ours.kube_rs_counterpart(),
+            "sync_seconds",
+        );
+        let vs_limit = ratio(summaries, summary, ClientKind::Limit, "sync_seconds");
+        lines.push(format!(
+            "initial sync ({name}): {vs_kube:.2}x kube-rs's time (target at most 0.5x: {}), {vs_limit:.2}x limit's (target under 1x: {})",
+            verdict(vs_kube <= 0.5),
+            if vs_limit.is_nan() { "limit not run" } else { verdict(vs_limit < 1.0) }
+        ));
+    }
+    if let Some(summary) = find(summaries, ClientKind::Clientgo)
+        && find(summaries, ClientKind::KubeRs).is_some()
+    {
+        let events = ratio(summaries, summary, ClientKind::KubeRs, "events_per_second");
+        lines.push(format!(
+            "watch throughput: {events:.2}x kube-rs's events/s (target at least 2x: {})",
+            verdict(events >= 2.0)
+        ));
+        let memory = ratio(summaries, summary, ClientKind::KubeRs, "kib_per_object");
+        lines.push(format!(
+            "memory, full objects: {memory:.2}x kube-rs's RSS per pod (target at most 0.5x: {})",
+            verdict(memory <= 0.5)
+        ));
+    }
+    if let Some(summary) = find(summaries, ClientKind::ClientgoStrip)
+        && find(summaries, ClientKind::KubeRs).is_some()
+    {
+        let memory = ratio(summaries, summary, ClientKind::KubeRs, "kib_per_object");
+        lines.push(format!(
+            "memory, strip_managed_fields: {memory:.2}x kube-rs's RSS per pod with full objects (target at most 0.3x: {})",
+            verdict(memory <= 0.3)
+        ));
+    }
+    for ours in [
+        ClientKind::Clientgo,
+        ClientKind::ClientgoWatchList,
+        ClientKind::ClientgoStrip,
+    ] {
+        if let Some(summary) = find(summaries, ours) {
+            let peak = summary.median("relist_peak_ratio");
+            lines.push(format!(
+                "relist ({}): peak RSS {peak:.2}x the steady state (target at most 1.3x: {})",
+                ours.name(),
+                verdict(peak <= 1.3)
+            ));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(&[]).is_nan());
+    }
+
+    fn run(client: ClientKind, sync_seconds: f64) -> Summary {
+        Summary {
+            client,
+            runs: vec![Figures {
+                pods: 10,
+                sync_seconds,
+                ..Figures::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn ratios_and_verdicts() {
+        let summaries = [
+            run(ClientKind::Limit, 2.0),
+            run(ClientKind::Clientgo, 0.5),
+            run(ClientKind::KubeRs, 1.0),
+        ];
+        let targets = targets(&summaries);
+        assert!(
+            targets[0].starts_with("initial sync (list): 0.50x kube-rs's time (target at most 0.5x: met), 0.25x limit's"),
+            "{targets:?}"
+        );
+        assert!(table(&summaries).contains("| clientgo | 0.50 | 0.50 | 0.25 |"));
+        let lines = json_lines(&summaries);
+        assert!(lines.iter().any(|l| l.contains("\"vs_kube_rs\":0.5")));
+    }
+}

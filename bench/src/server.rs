@@ -1,0 +1,91 @@
+//! The server process: clientgo-testing's API server seeded with realistic
+//! pods, carrying out the orchestrator's orders from standard input.
+
+use std::io::BufRead;
+use std::time::Instant;
+
+use clientgo_apimachinery::GroupResource;
+use clientgo_testing::{ObjectKey, TestApiServer, realistic_pod};
+use serde_json::json;
+
+use crate::BoxError;
+use crate::protocol::{BURST, DONE, READY, RELIST, announce};
+
+/// What the server holds and writes.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerPlan {
+    /// Pods seeded, spread over 20 namespaces.
+    pub pods: usize,
+    /// Updates written per [`BURST`] order.
+    pub events: usize,
+}
+
+/// Runs the server until its standard input closes.
+pub fn run(plan: ServerPlan) -> Result<(), BoxError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    // The history must hold one whole burst (and the seeding) so a held
+    // watch can replay it.
+    let server = runtime.block_on(
+        TestApiServer::builder()
+            .watch_list(true)
+            .history_limit(plan.events + plan.pods + 1_000)
+            .start(),
+    )?;
+    let resource = GroupResource::new("", "pods");
+    let mut keys = Vec::with_capacity(plan.pods);
+    let mut json_bytes = 0;
+    for index in 0..plan.pods {
+        let namespace = format!("namespace-{}", index % 20);
+        let pod = realistic_pod(index, &namespace);
+        json_bytes += serde_json::to_vec(&pod)?.len();
+        let stored = server.storage().create(&resource, &namespace, pod)?;
+        keys.push(ObjectKey::new(
+            resource.clone(),
+            stored.key.namespace.clone(),
+            stored.key.name.clone(),
+        ));
+    }
+    announce(&format!("{READY} {} {json_bytes}", server.url()))?;
+    let mut writes = 0_u64;
+    let mut write = |key: &ObjectKey| -> Result<(), BoxError> {
+        writes += 1;
+        let stamp = writes;
+        server.storage().modify(key, |pod| {
+            pod["metadata"]["annotations"]["bench.clientgo.rs/write"] = json!(stamp.to_string());
+        })?;
+        Ok(())
+    };
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        match line.trim() {
+            BURST => {
+                let started = Instant::now();
+                server.faults().hold_watches();
+                server.faults().drop_watches();
+                for index in 0..plan.events {
+                    write(&keys[index % keys.len()])?;
+                }
+                server.faults().release_watches();
+                announce(&format!(
+                    "{DONE} {} writes in {:.1} s",
+                    plan.events,
+                    started.elapsed().as_secs_f64()
+                ))?;
+            }
+            RELIST => {
+                server.faults().hold_watches();
+                server.faults().drop_watches();
+                write(&keys[0])?;
+                write(&keys[keys.len() / 2])?;
+                server.compact_history();
+                server.faults().release_watches();
+                announce(DONE)?;
+            }
+            other => return Err(format!("unknown order {other:?}").into()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,256 @@
+//! No object is deep-copied between decoding and the handler: decoded
+//! objects are shared as `Arc`s from the watch or list through the
+//! transform and the cache to every handler. A pod type whose `Clone`
+//! counts proves it through a sync, updates, deletes and a forced relist.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use clientgo_apimachinery::GroupResource;
+use clientgo_informers::{
+    ResourceEventHandlerFuncs, SharedIndexInformer, SharedIndexInformerOptions,
+    strip_managed_fields,
+};
+use clientgo_reflector::ReflectorOptions;
+use clientgo_rest::ResourceClient;
+use clientgo_store::Store;
+use clientgo_testing::{ObjectKey, TestApiServer, realistic_pod};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::json;
+use support::{client, wait_until};
+use tokio_util::sync::CancellationToken;
+
+/// Deep copies of [`CountedPod`] made so far.
+static CLONES: AtomicUsize = AtomicUsize::new(0);
+
+/// A pod whose every deep copy is counted.
+#[derive(Debug, serde::Deserialize)]
+#[serde(transparent)]
+struct CountedPod(Pod);
+
+impl Clone for CountedPod {
+    fn clone(&self) -> Self {
+        CLONES.fetch_add(1, Ordering::SeqCst);
+        CountedPod(self.0.clone())
+    }
+}
+
+impl k8s_openapi::Resource for CountedPod {
+    const API_VERSION: &'static str = "v1";
+    const GROUP: &'static str = "";
+    const KIND: &'static str = "Pod";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "pods";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::Metadata for CountedPod {
+    type Ty = ObjectMeta;
+
+    fn metadata(&self) -> &ObjectMeta {
+        &self.0.metadata
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.0.metadata
+    }
+}
+
+type Seen = Arc<Mutex<HashMap<String, Arc<CountedPod>>>>;
+
+fn key(pod: &CountedPod) -> String {
+    format!(
+        "{}/{}",
+        pod.0.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.0.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// Every object the cache holds is the very `Arc` the handler was given
+/// last for its key.
+fn same_objects(informer: &SharedIndexInformer<CountedPod>, seen: &Seen) {
+    let seen = seen.lock().unwrap();
+    let cached = informer.get_indexer().list();
+    assert_eq!(cached.len(), seen.len());
+    for object in cached {
+        let handed = &seen[&key(&object)];
+        assert!(
+            Arc::ptr_eq(handed, &object),
+            "{} in the cache is not the object the handler got",
+            key(&object)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_are_shared_from_decode_to_handler_never_copied() {
+    // Watch-list (the default), then list and watch.
+    for use_watch_list in [true, false] {
+        through_sync_updates_deletes_and_relist(use_watch_list).await;
+        assert_eq!(
+            CLONES.load(Ordering::SeqCst),
+            0,
+            "objects were deep-copied (watch-list: {use_watch_list})"
+        );
+    }
+}
+
+async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let pods = GroupResource::new("", "pods");
+    for index in 0..40 {
+        let namespace = format!("namespace-{}", index % 4);
+        server
+            .storage()
+            .create(&pods, &namespace, realistic_pod(index, &namespace))
+            .unwrap();
+    }
+    // The strip transform changes each fresh object in place.
+    let informer = SharedIndexInformer::from_client(
+        ResourceClient::<CountedPod>::all(client(&server)),
+        SharedIndexInformerOptions::default()
+            .transform(strip_managed_fields())
+            .reflector(ReflectorOptions::default().use_watch_list(use_watch_list)),
+    );
+    let seen: Seen = Arc::default();
+    let deletes = Arc::new(AtomicUsize::new(0));
+    informer
+        .add_event_handler(
+            ResourceEventHandlerFuncs::new()
+                .on_add({
+                    let seen = seen.clone();
+                    move |pod, _| {
+                        seen.lock().unwrap().insert(key(pod), pod.clone());
+                    }
+                })
+                .on_update({
+                    let seen = seen.clone();
+                    move |_, pod| {
+                        seen.lock().unwrap().insert(key(pod), pod.clone());
+                    }
+                })
+                .on_delete({
+                    let (seen, deletes) = (seen.clone(), deletes.clone());
+                    move |deleted| {
+                        if let Some(pod) = deleted.object() {
+                            seen.lock().unwrap().remove(&key(pod));
+                        }
+                        deletes.fetch_add(1, Ordering::SeqCst);
+                    }
+                }),
+        )
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+    wait_until("the handler has every pod", || {
+        seen.lock().unwrap().len() == 40
+    })
+    .await;
+    same_objects(&informer, &seen);
+    assert!(
+        informer
+            .get_indexer()
+            .list()
+            .iter()
+            .all(|pod| pod.0.metadata.managed_fields.is_none()),
+        "the transform ran"
+    );
+
+    // Updates and deletes through the watch.
+    let names: Vec<(String, String)> = informer
+        .get_indexer()
+        .list()
+        .iter()
+        .map(|pod| {
+            let meta = &pod.0.metadata;
+            (meta.namespace.clone().unwrap(), meta.name.clone().unwrap())
+        })
+        .collect();
+    for (namespace, name) in &names[..10] {
+        server
+            .storage()
+            .modify(&ObjectKey::new(pods.clone(), namespace, name), |pod| {
+                pod["metadata"]["labels"]["touched"] = json!("yes")
+            })
+            .unwrap();
+    }
+    for (namespace, name) in &names[10..15] {
+        server
+            .storage()
+            .delete(
+                &ObjectKey::new(pods.clone(), namespace, name),
+                &Default::default(),
+            )
+            .unwrap();
+    }
+    wait_until("the handler saw the updates and deletes", || {
+        let seen = seen.lock().unwrap();
+        deletes.load(Ordering::SeqCst) == 5
+            && seen.len() == 35
+            && seen
+                .values()
+                .filter(|pod| {
+                    pod.0
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .unwrap()
+                        .contains_key("touched")
+                })
+                .count()
+                == 10
+    })
+    .await;
+    same_objects(&informer, &seen);
+
+    // A relist (the watch expired): unchanged objects are reused, changed
+    // ones decoded afresh; none is copied.
+    let syncs = |informer: &SharedIndexInformer<CountedPod>| {
+        let stats = informer.stats().reflector;
+        stats.lists + stats.watch_lists
+    };
+    let synced_before = syncs(&informer);
+    server.faults().hold_watches();
+    server.faults().drop_watches();
+    server
+        .storage()
+        .modify(
+            &ObjectKey::new(pods.clone(), &names[0].0, &names[0].1),
+            |pod| pod["metadata"]["labels"]["touched"] = json!("twice"),
+        )
+        .unwrap();
+    // A second write, so the compaction drops an event the watch needs.
+    server
+        .storage()
+        .modify(
+            &ObjectKey::new(pods.clone(), &names[1].0, &names[1].1),
+            |pod| pod["metadata"]["labels"]["touched"] = json!("twice"),
+        )
+        .unwrap();
+    server.compact_history();
+    server.faults().release_watches();
+    wait_until("the informer relisted", || syncs(&informer) > synced_before).await;
+    wait_until("the handler saw the relist", || {
+        seen.lock().unwrap()[&format!("{}/{}", names[0].0, names[0].1)]
+            .0
+            .metadata
+            .labels
+            .as_ref()
+            .unwrap()["touched"]
+            == "twice"
+    })
+    .await;
+    let stats = informer.stats().reflector;
+    assert_eq!(stats.watch_lists > 0, use_watch_list, "{stats:?}");
+    cancel.cancel();
+    task.await.unwrap();
+}
