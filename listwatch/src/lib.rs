@@ -56,6 +56,7 @@
 mod error;
 mod list_decoder;
 mod lister_watcher;
+mod managed_fields;
 mod pager;
 mod watch_decoder;
 mod watch_stream;

@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use clientgo_apimachinery::{DecodeError, ObjectList};
 use serde::de::DeserializeOwned;
 
+use crate::managed_fields::{ObjectAt, managed_fields_member};
 use crate::watch_decoder::FrameError;
 
 /// The most bytes a list's envelope (everything but its items: kind,
@@ -53,6 +54,8 @@ pub struct ListDecoder<K> {
     items_key: bool,
     max_item_bytes: usize,
     failed: bool,
+    /// Leave `metadata.managedFields` out of each item.
+    skip_managed_fields: bool,
     kind: PhantomData<fn() -> K>,
 }
 
@@ -71,8 +74,18 @@ impl<K: DeserializeOwned> ListDecoder<K> {
             items_key: false,
             max_item_bytes: max_item_bytes.max(2),
             failed: false,
+            skip_managed_fields: false,
             kind: PhantomData,
         }
+    }
+
+    /// Leaves `metadata.managedFields` out of every item before decoding
+    /// it, as [`WatchDecoder::skip_managed_fields`](crate::WatchDecoder::skip_managed_fields)
+    /// does for events.
+    #[must_use]
+    pub fn skip_managed_fields(mut self, skip: bool) -> Self {
+        self.skip_managed_fields = skip;
+        self
     }
 
     /// Items decoded so far.
@@ -286,6 +299,11 @@ impl<K: DeserializeOwned> ListDecoder<K> {
     }
 
     fn decode_item(&mut self) -> Result<(), FrameError> {
+        if self.skip_managed_fields
+            && let Some(member) = managed_fields_member(&self.item, ObjectAt::Root)
+        {
+            self.item.drain(member);
+        }
         let item = serde_json::from_slice::<K>(&self.item).map_err(|error| {
             FrameError::Malformed(DecodeError::from_serde("list item", &self.item, &error))
         })?;

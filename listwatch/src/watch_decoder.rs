@@ -15,6 +15,8 @@ use std::marker::PhantomData;
 use clientgo_apimachinery::{DecodeError, WatchEvent};
 use serde::de::DeserializeOwned;
 
+use crate::managed_fields::{ObjectAt, managed_fields_member};
+
 /// The largest event accepted by default: 16 MiB. The API server limits
 /// objects to about 1.5 MiB in etcd, so a bigger frame is a broken or
 /// hostile stream; the decoder stops instead of buffering without bound.
@@ -73,6 +75,10 @@ pub struct WatchDecoder<K> {
     escaped: bool,
     max_frame_bytes: usize,
     failed: bool,
+    /// Leave `metadata.managedFields` out of each event's object.
+    skip_managed_fields: bool,
+    /// An event's bytes without its managed fields.
+    scratch: Vec<u8>,
     event: PhantomData<fn() -> K>,
 }
 
@@ -95,8 +101,21 @@ impl<K> WatchDecoder<K> {
             escaped: false,
             max_frame_bytes: max_frame_bytes.max(2),
             failed: false,
+            skip_managed_fields: false,
+            scratch: Vec::new(),
             event: PhantomData,
         }
+    }
+
+    /// Leaves `metadata.managedFields` out of every event's object before
+    /// decoding it, so it is never built (for a caller that would drop it:
+    /// the informer factory's `strip_managed_fields`). The member is found
+    /// by a scan of the event's structure; where it cannot be found (an
+    /// escaped key, say) the event is decoded whole.
+    #[must_use]
+    pub fn skip_managed_fields(mut self, skip: bool) -> Self {
+        self.skip_managed_fields = skip;
+        self
     }
 
     /// Appends a chunk of the response body.
@@ -222,7 +241,15 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
         match self.next_frame() {
             Ok(None) => None,
             Ok(Some((start, end))) => {
-                let frame = &self.buffer[start..end];
+                let mut frame = &self.buffer[start..end];
+                if self.skip_managed_fields
+                    && let Some(member) = managed_fields_member(frame, ObjectAt::EventObject)
+                {
+                    self.scratch.clear();
+                    self.scratch.extend_from_slice(&frame[..member.start]);
+                    self.scratch.extend_from_slice(&frame[member.end..]);
+                    frame = &self.scratch;
+                }
                 let decoded = serde_json::from_slice::<WatchEvent<K>>(frame).map_err(|error| {
                     FrameError::Malformed(DecodeError::from_serde("watch event", frame, &error))
                 });

@@ -34,6 +34,14 @@ impl<K: DeserializeOwned> WatchStream<K> {
         }
     }
 
+    /// Leaves `metadata.managedFields` out of every event's object before
+    /// decoding it (see [`WatchDecoder::skip_managed_fields`]).
+    #[must_use]
+    pub fn skip_managed_fields(mut self, skip: bool) -> Self {
+        self.decoder = self.decoder.skip_managed_fields(skip);
+        self
+    }
+
     /// The watch's URL.
     pub fn url(&self) -> &str {
         self.body.url()
