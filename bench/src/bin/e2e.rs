@@ -9,6 +9,10 @@ use clientgo_bench::protocol::{RESULT, announce};
 use clientgo_bench::server::{self, ServerPlan};
 use clientgo_bench::{BoxError, report};
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "\
 usage: e2e [--pods N] [--events M] [--runs R] [--clients a,b,...]
 
