@@ -133,12 +133,22 @@ pub fn run(plan: &BenchPlan) -> Result<(Vec<Summary>, u64), BoxError> {
         .map(|client| Summary {
             client: *client,
             runs: Vec::new(),
+            failures: Vec::new(),
         })
         .collect();
     for run in 1..=plan.runs {
         for summary in &mut summaries {
             eprintln!("run {run}/{}: {}", plan.runs, summary.client.name());
-            let figures = run_client(&program, &mut server, plan, summary.client)?;
+            let figures = match run_client(&program, &mut server, plan, summary.client) {
+                Ok(figures) => figures,
+                Err(error) => {
+                    // A failed run is a finding, not the end of the
+                    // benchmark: it is counted and shown with the table.
+                    eprintln!("  run failed: {error}");
+                    summary.failures.push(format!("run {run}: {error}"));
+                    continue;
+                }
+            };
             eprintln!(
                 "  sync {:.2} s, {:.0} events/s, {:.1} KiB per pod, relist peak {:.2}x",
                 figures.sync_seconds,

@@ -28,8 +28,10 @@ pub fn median(values: &[f64]) -> f64 {
 pub struct Summary {
     /// The client.
     pub client: ClientKind,
-    /// Every run's figures.
+    /// Every successful run's figures.
     pub runs: Vec<Figures>,
+    /// Why each failed run failed.
+    pub failures: Vec<String>,
 }
 
 /// A figure of [`Figures`], by name, with how to read it from one run.
@@ -151,6 +153,19 @@ pub fn json_lines(summaries: &[Summary]) -> Vec<String> {
     lines
 }
 
+/// One line per failed run (none when every run succeeded).
+pub fn failures(summaries: &[Summary]) -> Vec<String> {
+    summaries
+        .iter()
+        .flat_map(|summary| {
+            summary
+                .failures
+                .iter()
+                .map(move |failure| format!("{} {failure}", summary.client.name()))
+        })
+        .collect()
+}
+
 /// The targets, each with its figure and whether it is met; only
 /// those whose clients were run.
 pub fn targets(summaries: &[Summary]) -> Vec<String> {
@@ -238,6 +253,7 @@ mod tests {
                 sync_seconds,
                 ..Figures::default()
             }],
+            failures: Vec::new(),
         }
     }
 

@@ -7,6 +7,10 @@
 //!   decoding, with no framing at all;
 //! - `watch_decoder_typed`: the stream cut into 16 KiB chunks and fed to
 //!   [`WatchDecoder<Pod>`], which frames by structure and decodes;
+//! - `watch_decoder_typed_skip_managed_fields`: the same with
+//!   `skip_managed_fields`, which leaves `metadata.managedFields` out of
+//!   the bytes before decoding (what the factory's
+//!   `with_strip_managed_fields` turns on);
 //! - `watch_decoder_framing`: the same with `IgnoredAny` objects, which
 //!   measures framing plus JSON validation without building pods.
 
@@ -32,8 +36,8 @@ fn stream() -> Vec<u8> {
     bytes
 }
 
-fn decode_chunks<K: serde::de::DeserializeOwned>(bytes: &[u8]) -> usize {
-    let mut decoder = WatchDecoder::<K>::default();
+fn decode_chunks<K: serde::de::DeserializeOwned>(bytes: &[u8], skip_managed_fields: bool) -> usize {
+    let mut decoder = WatchDecoder::<K>::default().skip_managed_fields(skip_managed_fields);
     let mut events = 0;
     for chunk in bytes.chunks(CHUNK) {
         decoder.push(chunk);
@@ -52,7 +56,16 @@ fn watch_decoding(c: &mut Criterion) {
         .split(|b| *b == b'\n')
         .filter(|l| !l.is_empty())
         .collect();
-    assert_eq!(decode_chunks::<Pod>(&bytes), EVENTS, "the stream decodes");
+    assert_eq!(
+        decode_chunks::<Pod>(&bytes, false),
+        EVENTS,
+        "the stream decodes"
+    );
+    assert_eq!(
+        decode_chunks::<Pod>(&bytes, true),
+        EVENTS,
+        "the stream decodes"
+    );
 
     let mut group = c.benchmark_group("watch_decode");
     group.throughput(Throughput::Bytes(bytes.len() as u64));
@@ -70,10 +83,13 @@ fn watch_decoding(c: &mut Criterion) {
         });
     });
     group.bench_function("watch_decoder_typed", |b| {
-        b.iter(|| black_box(decode_chunks::<Pod>(&bytes)));
+        b.iter(|| black_box(decode_chunks::<Pod>(&bytes, false)));
+    });
+    group.bench_function("watch_decoder_typed_skip_managed_fields", |b| {
+        b.iter(|| black_box(decode_chunks::<Pod>(&bytes, true)));
     });
     group.bench_function("watch_decoder_framing", |b| {
-        b.iter(|| black_box(decode_chunks::<IgnoredAny>(&bytes)));
+        b.iter(|| black_box(decode_chunks::<IgnoredAny>(&bytes, false)));
     });
     group.finish();
 }

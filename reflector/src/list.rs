@@ -179,7 +179,7 @@ where
     /// The store's own `Arc` for `object` when it holds the same version
     /// (same key, UID and resourceVersion); else `object`, wrapped. The
     /// decoded duplicate is dropped at once.
-    fn reuse_known(&self, object: K) -> Arc<K> {
+    pub(crate) fn reuse_known(&self, object: K) -> Arc<K> {
         let Some(known) = &self.options.known_objects else {
             return Arc::new(object);
         };

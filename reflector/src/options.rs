@@ -80,9 +80,10 @@ pub struct ReflectorOptions<K> {
     /// Receives every error.
     pub watch_error_handler: Option<WatchErrorHandler>,
     /// The objects the store already holds, keyed `namespace/name`
-    /// (an informer's indexer). During a relist an object whose key,
-    /// UID and resourceVersion match a known one is replaced by the known
-    /// `Arc` as soon as it is decoded, so unchanged objects are not held
+    /// (an informer's indexer). During a relist (a list's pages, or a
+    /// watch-list's initial events) an object whose key, UID and
+    /// resourceVersion match a known one is replaced by the known `Arc` as
+    /// soon as it is decoded, so unchanged objects are not held
     /// twice and a relist's peak memory stays near one page instead of a
     /// second copy of the cache. Not in client-go.
     pub known_objects: Option<Arc<dyn KnownObjects<K>>>,

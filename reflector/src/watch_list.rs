@@ -151,7 +151,10 @@ where
                 }
                 Some(Err(source)) => return Err(self.classify(source)),
                 Some(Ok(WatchEvent::Added(object))) | Some(Ok(WatchEvent::Modified(object))) => {
-                    let object = self.transformed(Arc::new(object))?;
+                    // An object the cache holds at the same version is
+                    // reused, as a list's are, so a watch-list relist does
+                    // not hold a second copy of everything unchanged.
+                    let object = self.transformed(self.reuse_known(object))?;
                     objects.insert(meta_namespace_key(&*object), object);
                 }
                 Some(Ok(WatchEvent::Deleted(object))) => {

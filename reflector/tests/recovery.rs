@@ -631,3 +631,44 @@ async fn a_relist_reuses_the_stores_unchanged_objects_when_it_knows_them() {
     );
     running.stop().await;
 }
+
+#[tokio::test]
+async fn a_watch_list_relist_reuses_the_stores_unchanged_objects_too() {
+    let server = seeded(TestApiServer::builder().watch_list(true), 20).await;
+    let cache = cache();
+    let options = support::fast_options()
+        .use_watch_list(true)
+        .known_objects(cache.clone());
+    let running = Running::start(lister(&server, |c| c), cache.clone(), options);
+    wait_until("a watch-list", || {
+        running.reflector.stats().watch_lists == 1
+    })
+    .await;
+    converge(&server, &*cache).await;
+    let unchanged = clientgo_store::Store::get_by_key(&*cache, "default/cm-00001").unwrap();
+    let to_change = clientgo_store::Store::get_by_key(&*cache, "default/cm-00002").unwrap();
+
+    // The re-watch meets 410 Gone (two writes, then the history is
+    // compacted while watches are held), so the reflector watch-lists
+    // again.
+    server.faults().hold_watches();
+    server.faults().drop_watches();
+    update(&server, "cm-00002", "changed");
+    update(&server, "cm-00003", "changed");
+    server.compact_history();
+    server.faults().release_watches();
+    wait_until("a second watch-list", || {
+        running.reflector.stats().watch_lists == 2
+    })
+    .await;
+    converge(&server, &*cache).await;
+
+    let after = clientgo_store::Store::get_by_key(&*cache, "default/cm-00001").unwrap();
+    assert!(
+        Arc::ptr_eq(&unchanged, &after),
+        "the known object is reused"
+    );
+    let changed = clientgo_store::Store::get_by_key(&*cache, "default/cm-00002").unwrap();
+    assert!(!Arc::ptr_eq(&to_change, &changed));
+    running.stop().await;
+}

@@ -273,7 +273,11 @@ pub(crate) fn watch(
         bookmarks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         bookmarks.tick().await;
         loop {
+            // Biased: once the watch is dropped, nothing written after
+            // `drop_watches` returned may still go out on it (a random
+            // pick could send a later event first).
             let line = tokio::select! {
+                biased;
                 () = shutdown.cancelled() => return,
                 () = dropped.cancelled() => return,
                 () = &mut deadline => return,
@@ -310,7 +314,7 @@ pub(crate) fn watch(
                     }
                 },
             };
-            if sender.send(line).await.is_err() {
+            if dropped.is_cancelled() || sender.send(line).await.is_err() {
                 return;
             }
         }

@@ -154,6 +154,9 @@ fn run(flags: &Flags) -> Result<(), BoxError> {
                 println!("{line}");
             }
             println!();
+            for line in report::failures(&summaries) {
+                println!("failed: {line}");
+            }
             for line in report::targets(&summaries) {
                 println!("target: {line}");
             }

@@ -18,7 +18,7 @@ pub static PHASE_TIMEOUT: std::sync::LazyLock<Duration> = std::sync::LazyLock::n
     let seconds = std::env::var("E2E_PHASE_TIMEOUT_SECONDS")
         .ok()
         .and_then(|value| value.parse().ok())
-        .unwrap_or(900);
+        .unwrap_or(300);
     Duration::from_secs(seconds)
 });
 

@@ -1,0 +1,74 @@
+//! The `e2e` binary end to end at a tiny size: every client syncs, applies
+//! the burst and relists, and the table, the JSON lines and the targets
+//! are printed. (Its figures at this size mean nothing.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::process::Command;
+
+#[test]
+fn every_client_runs_through_every_phase_and_the_report_is_printed() {
+    let output = Command::new(env!("CARGO_BIN_EXE_e2e"))
+        .args(["--pods", "60", "--events", "300", "--runs", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    for client in [
+        "limit",
+        "clientgo",
+        "clientgo-watchlist",
+        "clientgo-strip",
+        "kube-rs",
+        "kube-rs-streaming",
+    ] {
+        assert!(
+            stdout.contains(&format!("| {client} | ")),
+            "no row for {client}:\n{stdout}"
+        );
+        let lines: Vec<serde_json::Value> = stdout
+            .lines()
+            .filter(|line| line.starts_with('{'))
+            .map(|line| serde_json::from_str(line).unwrap())
+            .filter(|line: &serde_json::Value| line["client"] == client)
+            .collect();
+        assert_eq!(lines.len(), 6, "{client}: one JSON line per figure");
+        for line in &lines {
+            assert_eq!(line["pods"], 60);
+            assert_eq!(line["events"], 300);
+        }
+        let events = lines
+            .iter()
+            .find(|line| line["figure"] == "events_per_second")
+            .unwrap();
+        assert!(
+            events["median"].as_f64().unwrap() > 0.0,
+            "{client}: {events}"
+        );
+    }
+    assert!(stdout.contains("target: initial sync (list): "));
+    assert!(stdout.contains("target: relist (clientgo): peak RSS "));
+}
+
+#[test]
+fn bad_flags_exit_2_and_name_the_flag() {
+    for (args, named) in [
+        (&["--pods", "none"][..], "--pods"),
+        (&["--clients", "limit,go"][..], "\"go\""),
+        (&["--colour", "red"][..], "--colour"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_e2e"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(named), "{args:?}: {stderr}");
+    }
+    let help = Command::new(env!("CARGO_BIN_EXE_e2e"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(help.status.success());
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--events M"));
+}
