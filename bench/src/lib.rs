@@ -14,12 +14,15 @@
 //!   orders along, and prints the medians as a table and one JSON line per
 //!   figure ([`report`]).
 //!
-//! Linux only: memory comes from `/proc/self/status` ([`memory`]).
+//! Linux only: memory comes from `/proc/self/status`
+//! ([`clientgo_testing::process_memory`]).
+
+// A benchmark reports progress and results on its terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod clients;
 pub mod event_clock;
 pub mod figures;
-pub mod memory;
 pub mod orchestrator;
 pub mod protocol;
 pub mod report;

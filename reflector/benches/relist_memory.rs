@@ -33,6 +33,7 @@ use clientgo_listwatch::ResourceListerWatcher;
 use clientgo_reflector::{Reflector, ReflectorOptions};
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_store::{Indexer, IndexerOptions};
+use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
 use clientgo_testing::{TestApiServer, Verb, realistic_pod};
 use k8s_openapi::api::core::v1::Pod;
 use tokio_util::sync::CancellationToken;
@@ -86,22 +87,6 @@ fn server(pods: usize) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Reads a field of `/proc/self/status` in MiB.
-fn status_mib(field: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<f64>()
-                .ok()
-        })
-        .map_or(f64::NAN, |kib| kib / 1024.0)
-}
-
 fn client(scenario: &str, url: &str, pods: usize) -> Result<(), Box<dyn std::error::Error>> {
     let runtime = runtime()?;
     runtime.block_on(async {
@@ -128,8 +113,8 @@ fn client(scenario: &str, url: &str, pods: usize) -> Result<(), Box<dyn std::err
         let sync_seconds = started.elapsed().as_secs_f64();
         // Let the watch open before measuring.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let rss_synced = status_mib("VmRSS:");
-        let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+        let rss_synced = rss_mib();
+        let reset = reset_high_water();
         println!("synced");
         std::io::stdout().flush()?;
         let relist_started = Instant::now();
@@ -137,7 +122,7 @@ fn client(scenario: &str, url: &str, pods: usize) -> Result<(), Box<dyn std::err
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         let relist_seconds = relist_started.elapsed().as_secs_f64();
-        let peak = status_mib("VmHWM:");
+        let peak = high_water_mib();
         cancel.cancel();
         task.await?;
         println!(

@@ -85,6 +85,7 @@ mod discovery;
 mod faults;
 mod handlers;
 mod patch;
+pub mod process_memory;
 mod realistic;
 mod registry;
 mod request_log;

@@ -11,9 +11,9 @@ use clientgo_rest::{Config, RestClient};
 use tokio_util::sync::CancellationToken;
 
 use super::{ClientPlan, PHASE_TIMEOUT, SETTLE, wait_until};
-use crate::memory::{high_water_mib, reset_high_water, rss_mib};
 use crate::protocol::{SYNCED, WATCHED, announce};
 use crate::{BoxError, EventClock, Figures};
+use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
 
 /// How the informer lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,9 +11,9 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 
 use super::{ClientPlan, PHASE_TIMEOUT, SETTLE, wait_until};
-use crate::memory::{high_water_mib, reset_high_water, rss_mib};
 use crate::protocol::{SYNCED, WATCHED, announce};
 use crate::{BoxError, EventClock, Figures};
+use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
 
 pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, BoxError> {
     let config = kube::Config::new(plan.url.parse::<http::Uri>()?);

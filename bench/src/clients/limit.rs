@@ -13,9 +13,9 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::WatchEvent;
 
 use super::ClientPlan;
-use crate::memory::{high_water_mib, reset_high_water, rss_mib};
 use crate::protocol::{SYNCED, WATCHED, announce};
 use crate::{BoxError, EventClock, Figures};
+use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
 
 type Cache = HashMap<(String, String), Pod>;
 

@@ -1,4 +1,6 @@
-//! The process's memory, read from `/proc/self/status` (Linux).
+//! The calling process's memory, read from `/proc/self/status` (Linux):
+//! for benchmarks that measure a client's RSS against this server (the
+//! server best runs in another process, so its memory is not counted).
 
 /// A field of `/proc/self/status` given in kB (`VmRSS:`, `VmHWM:`), in
 /// MiB; NaN where it cannot be read (not Linux).
@@ -32,4 +34,20 @@ pub fn high_water_mib() -> f64 {
 /// to `/proc/self/clear_refs`). Returns whether it worked.
 pub fn reset_high_water() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_resident_set_on_linux() {
+        if cfg!(target_os = "linux") {
+            let rss = rss_mib();
+            assert!(rss > 0.0, "{rss}");
+            assert!(high_water_mib() >= rss);
+        } else {
+            assert!(rss_mib().is_nan());
+        }
+    }
 }
