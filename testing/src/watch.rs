@@ -314,7 +314,11 @@ pub(crate) fn watch(
                     }
                 },
             };
-            if dropped.is_cancelled() || sender.send(line).await.is_err() {
+            // Events gathered before a drop still go out: with the biased
+            // select above and the check before each `try_next`, none of
+            // them was written after `drop_watches` returned (and a drop
+            // ordered by `drop_watches_after` must let its last events out).
+            if sender.send(line).await.is_err() {
                 return;
             }
         }
