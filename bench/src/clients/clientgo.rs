@@ -5,15 +5,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clientgo_informers::{
-    InformerFactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory,
+    InformerFactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
 };
 use clientgo_rest::{Config, RestClient};
+use clientgo_testing::process_memory::rss_mib;
+use k8s_openapi::api::core::v1::Pod;
 use tokio_util::sync::CancellationToken;
 
-use super::{ClientPlan, PHASE_TIMEOUT, SETTLE, wait_until};
-use crate::protocol::{SYNCED, WATCHED, announce};
+use super::{CacheClient, ClientPlan, measure};
 use crate::{BoxError, EventClock, Figures};
-use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
 
 /// How the informer lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,52 +42,41 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
     // Errors are expected once (the forced relist's 410); anything else is
     // worth seeing next to the figures.
     informer.set_watch_error_handler(|error| eprintln!("clientgo: {error}"))?;
-    let mut figures = Figures {
-        rss_baseline_mib: rss_mib(),
-        ..Figures::default()
-    };
-
+    let rss_baseline_mib = rss_mib();
     let started = Instant::now();
     let stop = CancellationToken::new();
     factory.start(&stop);
-    wait_until("the informer to sync", || informer.has_synced()).await?;
-    figures.sync_seconds = started.elapsed().as_secs_f64();
-    let cached = informer.stats().cached;
-    if cached != plan.pods {
-        return Err(format!("synced with {cached} pods, expected {}", plan.pods).into());
-    }
-    tokio::time::sleep(SETTLE).await;
-    figures.rss_synced_mib = rss_mib();
-    announce(SYNCED)?;
-
-    let Some(watch) = clock.wait(*PHASE_TIMEOUT).await else {
-        return Err(format!(
-            "timed out waiting for the burst's events: {} of {} applied; {:?}; last error: {:?}",
-            clock.count(),
-            plan.events,
-            informer.stats(),
-            informer.last_error()
-        )
-        .into());
-    };
-    figures.watch_seconds = watch.as_secs_f64();
-    figures.rss_steady_mib = rss_mib();
-    let lists = |informer: &clientgo_informers::SharedIndexInformer<_>| {
-        let stats = informer.stats();
-        stats.reflector.lists + stats.reflector.watch_lists
-    };
-    let lists_before = lists(&informer);
-    reset_high_water();
-    let relist_started = Instant::now();
-    announce(WATCHED)?;
-    wait_until("the relist", || {
-        lists(&informer) > lists_before && informer.stats().queued == 0
-    })
-    .await?;
-    figures.relist_seconds = relist_started.elapsed().as_secs_f64();
-    tokio::time::sleep(SETTLE).await;
-    figures.relist_peak_mib = high_water_mib();
+    let measured = measure(plan, &Informer(informer), &clock, started, rss_baseline_mib).await;
     stop.cancel();
     factory.shutdown().await;
-    Ok(figures)
+    measured
+}
+
+struct Informer(SharedIndexInformer<Pod>);
+
+impl CacheClient for Informer {
+    fn synced(&self) -> bool {
+        self.0.has_synced()
+    }
+
+    fn cached(&self) -> usize {
+        self.0.stats().cached
+    }
+
+    fn syncs(&self) -> u64 {
+        let stats = self.0.stats().reflector;
+        stats.lists + stats.watch_lists
+    }
+
+    fn idle(&self) -> bool {
+        self.0.stats().queued == 0
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{:?}; last error: {:?}",
+            self.0.stats(),
+            self.0.last_error()
+        )
+    }
 }

@@ -10,10 +10,9 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 
-use super::{ClientPlan, PHASE_TIMEOUT, SETTLE, wait_until};
-use crate::protocol::{SYNCED, WATCHED, announce};
+use super::{CacheClient, ClientPlan, measure};
 use crate::{BoxError, EventClock, Figures};
-use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
+use clientgo_testing::process_memory::rss_mib;
 
 pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, BoxError> {
     let config = kube::Config::new(plan.url.parse::<http::Uri>()?);
@@ -26,11 +25,7 @@ pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, B
     }
     let clock = Arc::new(EventClock::new(plan.events));
     let syncs = Arc::new(AtomicU64::new(0));
-    let mut figures = Figures {
-        rss_baseline_mib: rss_mib(),
-        ..Figures::default()
-    };
-
+    let rss_baseline_mib = rss_mib();
     let started = Instant::now();
     let stream = watcher::watcher(api, watcher_config)
         .default_backoff()
@@ -50,29 +45,37 @@ pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, B
             }
         }
     });
-    wait_until("the store to sync", || syncs.load(Ordering::Acquire) >= 1).await?;
-    figures.sync_seconds = started.elapsed().as_secs_f64();
-    let cached = reader.len();
-    if cached != plan.pods {
-        return Err(format!("synced with {cached} pods, expected {}", plan.pods).into());
-    }
-    tokio::time::sleep(SETTLE).await;
-    figures.rss_synced_mib = rss_mib();
-    announce(SYNCED)?;
-
-    let watch = clock
-        .wait(*PHASE_TIMEOUT)
-        .await
-        .ok_or("timed out waiting for the burst's events")?;
-    figures.watch_seconds = watch.as_secs_f64();
-    figures.rss_steady_mib = rss_mib();
-    reset_high_water();
-    let relist_started = Instant::now();
-    announce(WATCHED)?;
-    wait_until("the relist", || syncs.load(Ordering::Acquire) >= 2).await?;
-    figures.relist_seconds = relist_started.elapsed().as_secs_f64();
-    tokio::time::sleep(SETTLE).await;
-    figures.relist_peak_mib = high_water_mib();
+    let store = ReflectorStore { reader, syncs };
+    let measured = measure(plan, &store, &clock, started, rss_baseline_mib).await;
     task.abort();
-    Ok(figures)
+    measured
+}
+
+/// The reflector's store and the count of `InitDone` events seen after it.
+struct ReflectorStore {
+    reader: reflector::Store<Pod>,
+    syncs: Arc<AtomicU64>,
+}
+
+impl CacheClient for ReflectorStore {
+    fn synced(&self) -> bool {
+        self.syncs() >= 1
+    }
+
+    fn cached(&self) -> usize {
+        self.reader.len()
+    }
+
+    fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Acquire)
+    }
+
+    /// The reflector applies each event before passing it on.
+    fn idle(&self) -> bool {
+        true
+    }
+
+    fn describe(&self) -> String {
+        format!("{} pods cached, {} syncs", self.cached(), self.syncs())
+    }
 }

@@ -8,9 +8,12 @@ mod clientgo;
 mod kube_rs;
 mod limit;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::{BoxError, Figures};
+use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
+
+use crate::protocol::{SYNCED, WATCHED, announce};
+use crate::{BoxError, EventClock, Figures};
 
 /// How long any one phase may take before the run fails.
 /// `E2E_PHASE_TIMEOUT_SECONDS` overrides it.
@@ -152,4 +155,70 @@ async fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> Result<(), Bo
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     Ok(())
+}
+
+/// What the shared phases ([`measure`]) read from a client that keeps a
+/// cache and runs on its own tasks (clientgo-rs, kube-rs).
+trait CacheClient {
+    /// Whether the first sync is done.
+    fn synced(&self) -> bool;
+    /// Objects cached.
+    fn cached(&self) -> usize;
+    /// Completed syncs so far (lists, watch-lists, or kube-rs's
+    /// `InitDone`s).
+    fn syncs(&self) -> u64;
+    /// Whether everything received is applied and delivered.
+    fn idle(&self) -> bool;
+    /// The client's state, for an error message.
+    fn describe(&self) -> String;
+}
+
+/// Runs the phases after the client was started at `started` with RSS
+/// `rss_baseline_mib`: waits for the sync, announces it, times the burst on
+/// `clock`, announces that, and reads the RSS high-water mark around the
+/// forced relist.
+async fn measure(
+    plan: &ClientPlan,
+    client: &impl CacheClient,
+    clock: &EventClock,
+    started: Instant,
+    rss_baseline_mib: f64,
+) -> Result<Figures, BoxError> {
+    let mut figures = Figures {
+        rss_baseline_mib,
+        ..Figures::default()
+    };
+    wait_until("the cache to sync", || client.synced()).await?;
+    figures.sync_seconds = started.elapsed().as_secs_f64();
+    let cached = client.cached();
+    if cached != plan.pods {
+        return Err(format!("synced with {cached} pods, expected {}", plan.pods).into());
+    }
+    tokio::time::sleep(SETTLE).await;
+    figures.rss_synced_mib = rss_mib();
+    announce(SYNCED)?;
+
+    let Some(watch) = clock.wait(*PHASE_TIMEOUT).await else {
+        return Err(format!(
+            "timed out waiting for the burst's events: {} of {} applied; {}",
+            clock.count(),
+            plan.events,
+            client.describe()
+        )
+        .into());
+    };
+    figures.watch_seconds = watch.as_secs_f64();
+    figures.rss_steady_mib = rss_mib();
+    let syncs_before = client.syncs();
+    reset_high_water();
+    let relist_started = Instant::now();
+    announce(WATCHED)?;
+    wait_until("the relist", || {
+        client.syncs() > syncs_before && client.idle()
+    })
+    .await?;
+    figures.relist_seconds = relist_started.elapsed().as_secs_f64();
+    tokio::time::sleep(SETTLE).await;
+    figures.relist_peak_mib = high_water_mib();
+    Ok(figures)
 }
