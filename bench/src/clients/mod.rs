@@ -1,7 +1,7 @@
 //! The clients compared, each run in a process of its own by
 //! [`run`]: it syncs a cache of every pod, announces
-//! [`SYNCED`](crate::protocol::SYNCED), applies the burst of watch events
-//! (announcing [`WATCHED`](crate::protocol::WATCHED)), goes through the
+//! [`SYNCED`], applies the burst of watch events
+//! (announcing [`WATCHED`]), goes through the
 //! forced relist, and returns its [`Figures`].
 
 mod clientgo;
