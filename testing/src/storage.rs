@@ -347,7 +347,8 @@ impl Storage {
     }
 
     /// Serializes `object`, stamps its revision and records the event.
-    /// Called with the lock held; the caller sends the event after.
+    /// Called with the lock held; the caller publishes the event before
+    /// releasing it.
     fn commit(
         &self,
         state: &mut State,
@@ -398,6 +399,9 @@ impl Storage {
         Ok(event)
     }
 
+    /// Sends `event` to live watches. Call it with the lock held: with
+    /// writers on several threads, watches must receive events in revision
+    /// order, since a watch skips any revision at or below the last it saw.
     fn publish(&self, event: &Arc<StorageEvent>) {
         // No receivers is fine: nobody is watching.
         let _ = self.events.send(Arc::clone(event));
@@ -459,8 +463,8 @@ impl Storage {
         metadata.insert("generation".to_string(), Value::from(1));
         metadata.remove("deletionTimestamp");
         let event = self.commit(&mut state, key, object, EventType::Added, None)?;
-        drop(state);
         self.publish(&event);
+        drop(state);
         Ok(Arc::clone(&event.object))
     }
 
@@ -569,8 +573,8 @@ impl Storage {
             EventType::Modified
         };
         let event = self.commit(&mut state, key.clone(), next, event_type, Some(current))?;
-        drop(state);
         self.publish(&event);
+        drop(state);
         Ok(Arc::clone(&event.object))
     }
 
@@ -629,8 +633,8 @@ impl Storage {
             EventType::Deleted
         };
         let event = self.commit(&mut state, key.clone(), object, event_type, Some(current))?;
-        drop(state);
         self.publish(&event);
+        drop(state);
         Ok(Arc::clone(&event.object))
     }
 
