@@ -310,6 +310,84 @@ async fn bad_frames_are_typed_errors() {
     );
 }
 
+/// The hostile streams of the reliability suite, with the default 16 MiB
+/// frame limit: each is a typed error naming the watch, never a panic, a
+/// hang or a 100 MiB buffer.
+#[tokio::test]
+async fn hostile_watch_streams_are_typed_errors() {
+    const LIMIT: usize = 16 << 20;
+    let invalid_utf8 = corrupted_watch_error(Corruption::InvalidUtf8, LIMIT).await;
+    assert!(
+        matches!(
+            &invalid_utf8,
+            Error::Frame {
+                source: FrameError::Malformed(_),
+                ..
+            }
+        ),
+        "{invalid_utf8}"
+    );
+    for corruption in [Corruption::Oversized(100 << 20), Corruption::EndlessString] {
+        let error = corrupted_watch_error(corruption, LIMIT).await;
+        assert!(
+            matches!(&error, Error::Frame { source: FrameError::TooLarge { limit, .. }, .. } if *limit == LIMIT),
+            "{corruption:?}: {error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("/api/v1/namespaces/default/configmaps"),
+            "{error}"
+        );
+    }
+}
+
+/// 100,000 nested arrays in a field: a typed object ignores the field
+/// without recursing; a dynamic object, which keeps every field, meets
+/// serde_json's recursion limit and gets a typed error. Neither overflows
+/// the stack.
+#[tokio::test]
+async fn deep_nesting_is_ignored_or_refused_without_overflowing_the_stack() {
+    let (server, typed) = server_with(0).await;
+    server
+        .faults()
+        .corrupt_next_watch(Corruption::DeepNesting(100_000));
+    let mut watch = typed.watch(&ListOptions::default()).await.unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(10), watch.next())
+        .await
+        .unwrap()
+        .expect("an event")
+        .expect("the unknown field is skipped");
+    let WatchEvent::Added(object) = event else {
+        panic!("an ADDED: {event:?}");
+    };
+    assert_eq!(object.metadata.name.as_deref(), Some("deep"));
+
+    let client = RestClient::new(Config::new(server.url())).unwrap();
+    let dynamic =
+        ResourceListerWatcher::dynamic(client, ApiResource::of::<ConfigMap>(), Some("default"));
+    server
+        .faults()
+        .corrupt_next_watch(Corruption::DeepNesting(100_000));
+    let mut watch = dynamic.watch(&ListOptions::default()).await.unwrap();
+    let error = tokio::time::timeout(Duration::from_secs(10), watch.next())
+        .await
+        .unwrap()
+        .expect("an error")
+        .expect_err("too deep to keep");
+    assert!(
+        matches!(
+            &error,
+            Error::Frame {
+                source: FrameError::Malformed(_),
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("recursion"), "{error}");
+}
+
 #[tokio::test]
 async fn the_tweak_applies_to_lists_and_watches() {
     let (server, lister) = server_with(10).await;

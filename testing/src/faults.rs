@@ -19,8 +19,16 @@ pub enum Corruption {
     /// The start of an event, then the connection ends mid-object.
     Truncated,
     /// A syntactically valid event whose object holds a string of this many
-    /// bytes (to test a client's frame-size limit).
+    /// bytes (to test a client's frame-size limit). It is streamed in 64 KiB
+    /// pieces, so the server never holds it whole.
     Oversized(usize),
+    /// An event whose object holds bytes that are not UTF-8.
+    InvalidUtf8,
+    /// An event whose string never ends: `x`s are streamed until the client
+    /// hangs up (or the watch is dropped).
+    EndlessString,
+    /// An event whose object is nested this many arrays deep.
+    DeepNesting(usize),
 }
 
 /// How the server fails a request it was told to fail.

@@ -89,23 +89,63 @@ fn error_line(status: &Status) -> Bytes {
     event_line("ERROR", &serde_json::to_vec(status).unwrap_or_default())
 }
 
-/// A bad frame for fault injection.
-fn corrupt_frame(corruption: Corruption) -> Bytes {
+/// The size of the pieces a long bad frame is streamed in.
+const CORRUPTION_PIECE: usize = 64 * 1024;
+
+/// Sends a bad frame for fault injection, streaming long ones in pieces
+/// until they are done or the client hangs up.
+async fn send_corruption(sender: &mpsc::Sender<Bytes>, corruption: Corruption) {
+    const EVENT_START: &[u8] =
+        b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"bad\"},\"data\":{\"x\":\"";
+    let piece = Bytes::from(vec![b'x'; CORRUPTION_PIECE]);
     match corruption {
         Corruption::Malformed => {
-            Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{this is not json]}\n")
+            let _ = sender
+                .send(Bytes::from_static(
+                    b"{\"type\":\"ADDED\",\"object\":{this is not json]}\n",
+                ))
+                .await;
         }
         Corruption::Truncated => {
-            Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"trunc")
+            let _ = sender
+                .send(Bytes::from_static(
+                    b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"trunc",
+                ))
+                .await;
+        }
+        Corruption::InvalidUtf8 => {
+            let mut frame = EVENT_START.to_vec();
+            frame.extend_from_slice(b"\xff\xfe\xc3\x28\"}}}\n");
+            let _ = sender.send(Bytes::from(frame)).await;
+        }
+        Corruption::DeepNesting(depth) => {
+            let mut frame =
+                b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"deep\"},\"spec\":"
+                    .to_vec();
+            frame.resize(frame.len() + depth, b'[');
+            frame.resize(frame.len() + depth, b']');
+            frame.extend_from_slice(b"}}\n");
+            let _ = sender.send(Bytes::from(frame)).await;
         }
         Corruption::Oversized(size) => {
-            let mut frame = Vec::with_capacity(size + 96);
-            frame.extend_from_slice(
-                b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"huge\"},\"data\":\"",
-            );
-            frame.resize(frame.len() + size, b'x');
-            frame.extend_from_slice(b"\"}}\n");
-            Bytes::from(frame)
+            if sender.send(Bytes::from_static(EVENT_START)).await.is_err() {
+                return;
+            }
+            let mut left = size;
+            while left > 0 {
+                let length = left.min(CORRUPTION_PIECE);
+                if sender.send(piece.slice(..length)).await.is_err() {
+                    return;
+                }
+                left -= length;
+            }
+            let _ = sender.send(Bytes::from_static(b"\"}}}\n")).await;
+        }
+        Corruption::EndlessString => {
+            if sender.send(Bytes::from_static(EVENT_START)).await.is_err() {
+                return;
+            }
+            while sender.send(piece.clone()).await.is_ok() {}
         }
     }
 }
@@ -263,7 +303,11 @@ pub(crate) fn watch(
             return;
         }
         if let Some(corruption) = corruption {
-            let _ = sender.send(corrupt_frame(corruption)).await;
+            tokio::select! {
+                () = send_corruption(&sender, corruption) => {}
+                () = dropped.cancelled() => {}
+                () = shutdown.cancelled() => {}
+            }
             return;
         }
         let timeout = options.timeout_seconds.map(Duration::from_secs);
