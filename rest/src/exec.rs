@@ -2,6 +2,7 @@
 //! the kubeconfig's `exec` section, running the plugin, and reading the
 //! ExecCredential it prints.
 
+use std::fmt;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,12 +124,23 @@ impl ExecConfig {
 }
 
 /// One environment variable for a plugin.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecEnvVar {
     /// The name.
     pub name: String,
     /// The value.
     pub value: String,
+}
+
+impl fmt::Debug for ExecEnvVar {
+    /// Shows the name only: plugins take credentials through their
+    /// environment (client-go redacts the values too).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecEnvVar")
+            .field("name", &self.name)
+            .field("value", &"<redacted>")
+            .finish()
+    }
 }
 
 /// What a plugin handed out.
@@ -303,6 +315,24 @@ fn tail_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[start..]).trim().to_string()
 }
 
+/// The start of a plugin's output that is not an ExecCredential, to help
+/// find what went wrong (a login page, a usage message), unless it may hold
+/// a credential: output cut off in the middle of a token must not end up
+/// in an error message or a log.
+fn describe_output(stdout: &[u8]) -> String {
+    let start = String::from_utf8_lossy(&stdout[..stdout.len().min(200)]).to_string();
+    let lowered = start.to_lowercase();
+    let sensitive = ["token", "keydata", "private key", "password", "secret"];
+    if sensitive.iter().any(|word| lowered.contains(word)) {
+        format!(
+            "the {} bytes of output are not shown: they may hold a credential",
+            stdout.len()
+        )
+    } else {
+        format!("output starts {start:?}")
+    }
+}
+
 /// Reads and checks the ExecCredential a plugin printed.
 pub(crate) fn parse_credential(
     config: &ExecConfig,
@@ -312,10 +342,8 @@ pub(crate) fn parse_credential(
         command: config.command.clone(),
         message,
     };
-    let document: ExecCredentialDocument = serde_json::from_slice(stdout).map_err(|e| {
-        let shown = String::from_utf8_lossy(&stdout[..stdout.len().min(200)]).to_string();
-        invalid(format!("not JSON ({e}); output starts {shown:?}"))
-    })?;
+    let document: ExecCredentialDocument = serde_json::from_slice(stdout)
+        .map_err(|e| invalid(format!("not JSON ({e}); {}", describe_output(stdout))))?;
     if document.kind != "ExecCredential" {
         return Err(invalid(format!(
             "kind is {:?}, expected \"ExecCredential\"",

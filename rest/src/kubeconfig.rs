@@ -235,7 +235,7 @@ impl Kubeconfig {
         let mut config: Kubeconfig =
             serde_saphyr::from_str(text).map_err(|e| ConfigError::Parse {
                 path: path.to_path_buf(),
-                message: e.to_string(),
+                message: parse_error_message(&e),
             })?;
         config.files = vec![path.to_path_buf()];
         for cluster in &mut config.clusters {
@@ -316,6 +316,16 @@ impl Kubeconfig {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// The YAML parser's message without the source lines it quotes after
+/// its first line: a kubeconfig holds tokens, passwords and keys, and an
+/// error message must not show them. The first line names the line and
+/// column.
+fn parse_error_message(error: &serde_saphyr::Error) -> String {
+    let message = error.to_string();
+    let first = message.lines().next().unwrap_or_default().trim();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use clientgo_apimachinery::ListOptions;
 use clientgo_rest::{
     Config, Error, ExecConfig, Impersonation, ResourceClient, RestClient, reqwest,
 };
-use clientgo_testing::{TestApiServer, Verb};
+use clientgo_testing::{ServerCertificateOptions, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
 use support::{TempDir, config_for, json_string, unrelated_ca_pem};
 
@@ -43,6 +43,59 @@ async fn the_servers_ca_is_trusted_and_another_ca_is_refused() {
         message.to_lowercase().contains("certificate"),
         "the cause is named: {message}"
     );
+}
+
+/// Verification is on by default: without the server's CA (so with the
+/// system's roots only), its certificate is refused.
+#[tokio::test]
+async fn a_self_signed_server_is_refused_without_its_ca() {
+    let server = TestApiServer::builder().tls().start().await.unwrap();
+    let error = list_with(Config::new(server.url())).await.unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, Error::Http { .. }), "{message}");
+    assert!(message.contains("UnknownIssuer"), "{message}");
+    assert_eq!(server.requests().count(Verb::List), 0, "nothing was sent");
+}
+
+#[tokio::test]
+async fn an_expired_server_certificate_is_refused() {
+    let server = TestApiServer::builder()
+        .tls_server_certificate(ServerCertificateOptions {
+            expired: true,
+            ..ServerCertificateOptions::default()
+        })
+        .start()
+        .await
+        .unwrap();
+    let error = list_with(config_for(&server)).await.unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, Error::Http { .. }), "{message}");
+    assert!(
+        message.contains("certificate expired"),
+        "the cause is named: {message}"
+    );
+}
+
+#[tokio::test]
+async fn a_certificate_for_another_host_is_refused() {
+    let server = TestApiServer::builder()
+        .tls_server_certificate(ServerCertificateOptions {
+            names: Some(vec!["api.elsewhere.example".to_string()]),
+            ..ServerCertificateOptions::default()
+        })
+        .start()
+        .await
+        .unwrap();
+    let error = list_with(config_for(&server)).await.unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, Error::Http { .. }), "{message}");
+    assert!(
+        message.contains("not valid for name"),
+        "the cause is named: {message}"
+    );
+    // The name it is for passes.
+    let right = config_for(&server).tls_server_name("api.elsewhere.example");
+    assert_eq!(list_with(right).await.unwrap(), 0);
 }
 
 #[tokio::test]

@@ -106,4 +106,4 @@ pub use storage::{
     EventType, ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StorageEvent,
     StorageOptions, StorageWatch, StoredObject,
 };
-pub use tls::{CertificateAndKey, TlsSetupError};
+pub use tls::{CertificateAndKey, ServerCertificateOptions, TlsSetupError};

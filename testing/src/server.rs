@@ -30,7 +30,7 @@ use crate::registry::ResourceRegistry;
 use crate::request_log::{RequestLog, RequestRecord, Verb};
 use crate::request_path::{self, ResourcePath};
 use crate::storage::{Storage, StorageOptions};
-use crate::tls::{self, CertificateAndKey};
+use crate::tls::{self, CertificateAndKey, ServerCertificateOptions};
 use crate::watch::{self, WatchSettings};
 
 /// The largest request body accepted (the real server's 3 MiB).
@@ -46,6 +46,7 @@ pub struct TestApiServerBuilder {
     bookmark_interval: Duration,
     openapi_v2: Option<Bytes>,
     tls: bool,
+    server_certificate: ServerCertificateOptions,
     bearer_token: Option<String>,
     client_certificate_auth: bool,
     denied: Vec<(Verb, GroupResource)>,
@@ -63,6 +64,7 @@ impl Default for TestApiServerBuilder {
             bookmark_interval: Duration::from_secs(1),
             openapi_v2: None,
             tls: false,
+            server_certificate: ServerCertificateOptions::default(),
             bearer_token: None,
             client_certificate_auth: false,
             denied: Vec::new(),
@@ -103,6 +105,15 @@ impl TestApiServerBuilder {
     /// PEM is [`TestApiServer::ca_pem`]); HTTP/2 and HTTP/1.1 are offered
     /// by ALPN.
     pub fn tls(mut self) -> Self {
+        self.tls = true;
+        self
+    }
+
+    /// Serves HTTPS with a server certificate made as `options` say (an
+    /// expired one, or one for other names), to test that clients refuse
+    /// it. Implies [`tls`](Self::tls).
+    pub fn tls_server_certificate(mut self, options: ServerCertificateOptions) -> Self {
+        self.server_certificate = options;
         self.tls = true;
         self
     }
@@ -150,7 +161,10 @@ impl TestApiServerBuilder {
     /// starts serving.
     pub async fn start(self) -> std::io::Result<TestApiServer> {
         let tls = if self.tls {
-            Some(tls::generate(self.client_certificate_auth).map_err(std::io::Error::other)?)
+            Some(
+                tls::generate(self.client_certificate_auth, &self.server_certificate)
+                    .map_err(std::io::Error::other)?,
+            )
         } else {
             None
         };

@@ -50,6 +50,18 @@ impl std::fmt::Debug for CertificateAndKey {
     }
 }
 
+/// How the server's certificate is made; the defaults make one a client
+/// trusting the server's CA accepts. The others make certificates a client
+/// must refuse, to test that it does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerCertificateOptions {
+    /// The DNS names the certificate is for, instead of `localhost` and
+    /// 127.0.0.1 (names alone: no IP address then).
+    pub names: Option<Vec<String>>,
+    /// Makes a certificate that expired in the year 2000.
+    pub expired: bool,
+}
+
 /// The server side of TLS.
 pub(crate) struct ServerTls {
     pub acceptor: TlsAcceptor,
@@ -64,7 +76,10 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 /// Generates the CA, the server certificate and (when asked) a client
 /// certificate in the `system:masters` group, and builds the acceptor,
 /// which offers HTTP/2 and HTTP/1.1 by ALPN.
-pub(crate) fn generate(with_client_certificate: bool) -> Result<ServerTls, TlsSetupError> {
+pub(crate) fn generate(
+    with_client_certificate: bool,
+    certificate: &ServerCertificateOptions,
+) -> Result<ServerTls, TlsSetupError> {
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params
@@ -77,10 +92,20 @@ pub(crate) fn generate(with_client_certificate: bool) -> Result<ServerTls, TlsSe
     ];
     let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
 
-    let mut server_params = CertificateParams::new(vec!["localhost".to_string()])?;
-    server_params
-        .subject_alt_names
-        .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    let mut server_params = match &certificate.names {
+        Some(names) => CertificateParams::new(names.clone())?,
+        None => {
+            let mut params = CertificateParams::new(vec!["localhost".to_string()])?;
+            params
+                .subject_alt_names
+                .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+            params
+        }
+    };
+    if certificate.expired {
+        server_params.not_before = rcgen::date_time_ymd(1999, 1, 1);
+        server_params.not_after = rcgen::date_time_ymd(2000, 1, 1);
+    }
     server_params
         .distinguished_name
         .push(DnType::CommonName, "clientgo-testing");
