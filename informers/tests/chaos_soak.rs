@@ -25,8 +25,8 @@ use clientgo_reflector::BackoffOptions;
 use clientgo_rest::{Config, RestClient};
 use clientgo_store::Store;
 use clientgo_testing::{
-    ChurnOptions, ChurnWriter, Corruption, Failure, ObjectGenerator, ReadAt, TestApiServer, Verb,
-    process_memory, realistic_deployment, realistic_pod,
+    ChurnOptions, ChurnWriter, Corruption, Failure, ObjectGenerator, ReadAt, SeededRandom,
+    TestApiServer, Verb, process_memory, realistic_deployment, realistic_pod,
 };
 use clientgo_workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -77,22 +77,6 @@ fn group_resource(resource: &str) -> GroupResource {
     match resource {
         "deployments" => GroupResource::new("apps", "deployments"),
         other => GroupResource::new("", other),
-    }
-}
-
-/// xorshift64, so a seed names one fault schedule.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
     }
 }
 
@@ -417,7 +401,7 @@ fn fault_kinds() -> Vec<u64> {
 
 /// Injects one fault of a kind picked by `random` from `kinds`; returns
 /// its name.
-async fn inject(server: &TestApiServer, random: &mut Random, kinds: &[u64]) -> &'static str {
+async fn inject(server: &TestApiServer, random: &mut SeededRandom, kinds: &[u64]) -> &'static str {
     let faults = server.faults();
     faults.set_latency(Duration::ZERO);
     match kinds[random.below(kinds.len() as u64) as usize] {
@@ -659,7 +643,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
 
     // The storm.
     let started = Instant::now();
-    let mut random = Random(seed.max(1));
+    let mut random = SeededRandom::new(seed);
     let kinds = fault_kinds();
     let mut faults: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut rss_peak = rss_synced;

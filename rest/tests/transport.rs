@@ -57,19 +57,31 @@ async fn a_self_signed_server_is_refused_without_its_ca() {
     assert_eq!(server.requests().count(Verb::List), 0, "nothing was sent");
 }
 
-#[tokio::test]
-async fn an_expired_server_certificate_is_refused() {
+/// Starts a server with a certificate made as `options` say and returns it
+/// with the message of the error a client trusting its CA gets.
+async fn refused(options: ServerCertificateOptions) -> (TestApiServer, String) {
     let server = TestApiServer::builder()
-        .tls_server_certificate(ServerCertificateOptions {
-            expired: true,
-            ..ServerCertificateOptions::default()
-        })
+        .tls_server_certificate(options)
         .start()
         .await
         .unwrap();
     let error = list_with(config_for(&server)).await.unwrap_err();
     let message = error.to_string();
     assert!(matches!(error, Error::Http { .. }), "{message}");
+    assert!(
+        message.contains(&server.url()),
+        "the URL is named: {message}"
+    );
+    (server, message)
+}
+
+#[tokio::test]
+async fn an_expired_server_certificate_is_refused() {
+    let (_server, message) = refused(ServerCertificateOptions {
+        expired: true,
+        ..ServerCertificateOptions::default()
+    })
+    .await;
     assert!(
         message.contains("certificate expired"),
         "the cause is named: {message}"
@@ -78,17 +90,11 @@ async fn an_expired_server_certificate_is_refused() {
 
 #[tokio::test]
 async fn a_certificate_for_another_host_is_refused() {
-    let server = TestApiServer::builder()
-        .tls_server_certificate(ServerCertificateOptions {
-            names: Some(vec!["api.elsewhere.example".to_string()]),
-            ..ServerCertificateOptions::default()
-        })
-        .start()
-        .await
-        .unwrap();
-    let error = list_with(config_for(&server)).await.unwrap_err();
-    let message = error.to_string();
-    assert!(matches!(error, Error::Http { .. }), "{message}");
+    let (server, message) = refused(ServerCertificateOptions {
+        names: Some(vec!["api.elsewhere.example".to_string()]),
+        ..ServerCertificateOptions::default()
+    })
+    .await;
     assert!(
         message.contains("not valid for name"),
         "the cause is named: {message}"

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clientgo_apimachinery::GroupResource;
 use serde_json::Value;
 
+use crate::seeded_random::SeededRandom;
 use crate::storage::{Preconditions, ReadAt, Storage};
 
 /// Makes the object number `index` in `namespace` (for example
@@ -152,18 +153,6 @@ impl Drop for ChurnWriter {
     }
 }
 
-/// xorshift64: small, fast and deterministic.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 async fn write(
     storage: Arc<Storage>,
     resource: GroupResource,
@@ -175,13 +164,13 @@ async fn write(
         return;
     };
     let mut ticker = tokio::time::interval(period);
-    let mut random = Random(options.seed.max(1));
+    let mut random = SeededRandom::new(options.seed);
     let mut next_index = options.first_index;
     let mut writes: u64 = 0;
     loop {
         ticker.tick().await;
         writes += 1;
-        let roll = random.next() % 100;
+        let roll = random.next_u64() % 100;
         let Ok((objects, _)) = storage.list(&resource, None, ReadAt::Latest) else {
             continue;
         };
@@ -196,7 +185,7 @@ async fn write(
             next_index += 1;
             continue;
         }
-        let target = &objects[(random.next() as usize) % objects.len()];
+        let target = &objects[(random.next_u64() as usize) % objects.len()];
         if roll < options.create_percent + options.delete_percent {
             if storage
                 .delete(&target.key, &Preconditions::default())

@@ -90,6 +90,7 @@ mod realistic;
 mod registry;
 mod request_log;
 mod request_path;
+mod seeded_random;
 mod server;
 mod storage;
 mod tls;
@@ -101,6 +102,7 @@ pub use faults::{Corruption, Failure, Faults};
 pub use realistic::{realistic_deployment, realistic_pod};
 pub use registry::ResourceRegistry;
 pub use request_log::{RequestLog, RequestRecord, Verb};
+pub use seeded_random::SeededRandom;
 pub use server::{TestApiServer, TestApiServerBuilder};
 pub use storage::{
     EventType, ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StorageEvent,
