@@ -618,13 +618,7 @@ async fn a_relist_reuses_the_stores_unchanged_objects_when_it_knows_them() {
     wait_until("a relist", || running.reflector.stats().lists == 2).await;
     converge(&server, &*cache).await;
 
-    let after = clientgo_store::Store::get_by_key(&*cache, "default/cm-00001").unwrap();
-    assert!(
-        Arc::ptr_eq(&unchanged, &after),
-        "the known object is reused"
-    );
-    let changed = clientgo_store::Store::get_by_key(&*cache, "default/cm-00002").unwrap();
-    assert!(!Arc::ptr_eq(&to_change, &changed));
+    let changed = assert_known_object_reused(&*cache, &unchanged, &to_change);
     assert_ne!(
         changed.metadata.resource_version,
         to_change.metadata.resource_version
@@ -663,12 +657,20 @@ async fn a_watch_list_relist_reuses_the_stores_unchanged_objects_too() {
     .await;
     converge(&server, &*cache).await;
 
-    let after = clientgo_store::Store::get_by_key(&*cache, "default/cm-00001").unwrap();
-    assert!(
-        Arc::ptr_eq(&unchanged, &after),
-        "the known object is reused"
-    );
-    let changed = clientgo_store::Store::get_by_key(&*cache, "default/cm-00002").unwrap();
-    assert!(!Arc::ptr_eq(&to_change, &changed));
+    let changed = assert_known_object_reused(&*cache, &unchanged, &to_change);
     running.stop().await;
+}
+
+/// After a relist: `default/cm-00001`, unchanged, is still the cache's
+/// same `Arc`; `default/cm-00002` is a new object. Returns the latter.
+fn assert_known_object_reused(
+    cache: &dyn clientgo_store::Store<ConfigMap>,
+    unchanged: &Arc<ConfigMap>,
+    to_change: &Arc<ConfigMap>,
+) -> Arc<ConfigMap> {
+    let after = cache.get_by_key("default/cm-00001").unwrap();
+    assert!(Arc::ptr_eq(unchanged, &after), "the known object is reused");
+    let changed = cache.get_by_key("default/cm-00002").unwrap();
+    assert!(!Arc::ptr_eq(to_change, &changed));
+    changed
 }
