@@ -657,7 +657,7 @@ async fn a_watch_list_relist_reuses_the_stores_unchanged_objects_too() {
     .await;
     converge(&server, &*cache).await;
 
-    let changed = assert_known_object_reused(&*cache, &unchanged, &to_change);
+    assert_known_object_reused(&*cache, &unchanged, &to_change);
     running.stop().await;
 }
 
