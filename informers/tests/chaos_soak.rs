@@ -197,7 +197,6 @@ struct Subject {
     expected: Box<dyn Fn(&TestApiServer) -> ObjectStates + Send + Sync>,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn subject<K>(
     factory_name: &str,
     factory: &SharedInformerFactory,
