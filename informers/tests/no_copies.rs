@@ -221,21 +221,15 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
     let synced_before = syncs(&informer);
     server.faults().hold_watches();
     server.faults().drop_watches();
-    server
-        .storage()
-        .modify(
-            &ObjectKey::new(pods.clone(), &names[0].0, &names[0].1),
-            |pod| pod["metadata"]["labels"]["touched"] = json!("twice"),
-        )
-        .unwrap();
-    // A second write, so the compaction drops an event the watch needs.
-    server
-        .storage()
-        .modify(
-            &ObjectKey::new(pods.clone(), &names[1].0, &names[1].1),
-            |pod| pod["metadata"]["labels"]["touched"] = json!("twice"),
-        )
-        .unwrap();
+    // Two writes, so the compaction drops an event the watch needs.
+    for (namespace, name) in &names[..2] {
+        server
+            .storage()
+            .modify(&ObjectKey::new(pods.clone(), namespace, name), |pod| {
+                pod["metadata"]["labels"]["touched"] = json!("twice")
+            })
+            .unwrap();
+    }
     server.compact_history();
     server.faults().release_watches();
     wait_until("the informer relisted", || syncs(&informer) > synced_before).await;

@@ -92,31 +92,25 @@ fn error_line(status: &Status) -> Bytes {
 /// The size of the pieces a long bad frame is streamed in.
 const CORRUPTION_PIECE: usize = 64 * 1024;
 
-/// Sends a bad frame for fault injection, streaming long ones in pieces
-/// until they are done or the client hangs up.
+/// The start of a bad event whose object holds a string, for the
+/// corruptions that put something wrong inside that string.
+const BAD_EVENT_START: &[u8] =
+    b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"bad\"},\"data\":{\"x\":\"";
+
+/// Sends a bad frame for fault injection; the long ones are streamed in
+/// pieces until they are done or the client hangs up.
 async fn send_corruption(sender: &mpsc::Sender<Bytes>, corruption: Corruption) {
-    const EVENT_START: &[u8] =
-        b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"bad\"},\"data\":{\"x\":\"";
-    let piece = Bytes::from(vec![b'x'; CORRUPTION_PIECE]);
-    match corruption {
+    let frame = match corruption {
         Corruption::Malformed => {
-            let _ = sender
-                .send(Bytes::from_static(
-                    b"{\"type\":\"ADDED\",\"object\":{this is not json]}\n",
-                ))
-                .await;
+            Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{this is not json]}\n")
         }
         Corruption::Truncated => {
-            let _ = sender
-                .send(Bytes::from_static(
-                    b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"trunc",
-                ))
-                .await;
+            Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"trunc")
         }
         Corruption::InvalidUtf8 => {
-            let mut frame = EVENT_START.to_vec();
+            let mut frame = BAD_EVENT_START.to_vec();
             frame.extend_from_slice(b"\xff\xfe\xc3\x28\"}}}\n");
-            let _ = sender.send(Bytes::from(frame)).await;
+            Bytes::from(frame)
         }
         Corruption::DeepNesting(depth) => {
             let mut frame =
@@ -125,29 +119,40 @@ async fn send_corruption(sender: &mpsc::Sender<Bytes>, corruption: Corruption) {
             frame.resize(frame.len() + depth, b'[');
             frame.resize(frame.len() + depth, b']');
             frame.extend_from_slice(b"}}\n");
-            let _ = sender.send(Bytes::from(frame)).await;
+            Bytes::from(frame)
         }
-        Corruption::Oversized(size) => {
-            if sender.send(Bytes::from_static(EVENT_START)).await.is_err() {
-                return;
-            }
-            let mut left = size;
-            while left > 0 {
-                let length = left.min(CORRUPTION_PIECE);
-                if sender.send(piece.slice(..length)).await.is_err() {
-                    return;
-                }
-                left -= length;
-            }
-            let _ = sender.send(Bytes::from_static(b"\"}}}\n")).await;
+        Corruption::Oversized(length) => return send_long_string(sender, Some(length)).await,
+        Corruption::EndlessString => return send_long_string(sender, None).await,
+    };
+    let _ = sender.send(frame).await;
+}
+
+/// Streams a bad event whose string holds `length` bytes of `x` (without
+/// end when `None`), in 64 KiB pieces, so the server never holds it whole.
+async fn send_long_string(sender: &mpsc::Sender<Bytes>, length: Option<usize>) {
+    if sender
+        .send(Bytes::from_static(BAD_EVENT_START))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let piece = Bytes::from(vec![b'x'; CORRUPTION_PIECE]);
+    let mut left = length;
+    loop {
+        let size = match left {
+            Some(0) => break,
+            Some(left) => left.min(CORRUPTION_PIECE),
+            None => CORRUPTION_PIECE,
+        };
+        if sender.send(piece.slice(..size)).await.is_err() {
+            return;
         }
-        Corruption::EndlessString => {
-            if sender.send(Bytes::from_static(EVENT_START)).await.is_err() {
-                return;
-            }
-            while sender.send(piece.clone()).await.is_ok() {}
+        if let Some(left) = &mut left {
+            *left -= size;
         }
     }
+    let _ = sender.send(Bytes::from_static(b"\"}}}\n")).await;
 }
 
 /// What a stored event looks like through the watch's selectors: an
