@@ -54,6 +54,21 @@ pub enum Failure {
     Reset,
 }
 
+impl Failure {
+    /// The answer of kube-apiserver's max-in-flight filter (and of priority
+    /// and fairness when it rejects): 429 with the plain-text body
+    /// `Too many requests, please try again later.` and `Retry-After: 1`,
+    /// not a Status.
+    pub fn too_many_requests() -> Self {
+        Failure::Raw {
+            code: 429,
+            content_type: "text/plain; charset=utf-8".to_string(),
+            body: crate::in_flight::TOO_MANY_REQUESTS_BODY.to_string(),
+            retry_after: Some(crate::in_flight::TOO_MANY_REQUESTS_RETRY_AFTER.to_string()),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
     /// Answers for the next requests of a verb (or of any verb: `None`).

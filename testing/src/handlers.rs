@@ -241,10 +241,14 @@ async fn page_waiting(
     }
 }
 
-/// Writes a list response around pre-serialized items.
+/// Writes a list response around pre-serialized items. Items of a
+/// built-in type (`typed_items` false) go without `apiVersion` and `kind`,
+/// as the real server writes them; custom resources and metadata-only
+/// items keep theirs.
 fn list_body(
     resource: &ApiResource,
     representation: Representation,
+    typed_items: bool,
     revision: u64,
     continue_token: Option<&str>,
     remaining: Option<usize>,
@@ -281,18 +285,26 @@ fn list_body(
         if index > 0 {
             body.push(b',');
         }
-        representation.write_object(item, &mut body);
+        if representation == Representation::Full && !typed_items {
+            body.push(b'{');
+            body.extend_from_slice(item.json_without_type_meta());
+        } else {
+            representation.write_object(item, &mut body);
+        }
     }
     body.extend_from_slice(b"]}");
     body
 }
 
-/// `GET` on a collection without `watch`.
+/// `GET` on a collection without `watch`. A list at resourceVersion "0"
+/// is served from the watch cache, as the real server does: in one page,
+/// whatever `limit` says.
 pub(crate) async fn list(
     storage: &Storage,
     path: &ResourcePath,
     options: &ListOptions,
     representation: Representation,
+    typed_items: bool,
 ) -> Result<Answer, Status> {
     let filters = Filters::parse(options)?;
     let continuation = options
@@ -308,7 +320,11 @@ pub(crate) async fn list(
     let after = continuation
         .as_ref()
         .map(|token| (token.namespace.as_str(), token.name.as_str()));
-    let limit = options.limit.filter(|&limit| limit > 0).map(|l| l as usize);
+    let from_cache = continuation.is_none() && options.resource_version.as_deref() == Some("0");
+    let limit = options
+        .limit
+        .filter(|&limit| limit > 0 && !from_cache)
+        .map(|l| l as usize);
     let page = match page_waiting(storage, path, at, after, limit, &filters).await {
         Err(status) if continuation.is_some() && status.is_resource_expired() => {
             return Err(Status::expired(CONTINUE_EXPIRED));
@@ -329,6 +345,7 @@ pub(crate) async fn list(
     let body = list_body(
         &path.resource,
         representation,
+        typed_items,
         page.revision,
         token.as_deref(),
         token.as_ref().and(page.remaining),
@@ -495,6 +512,7 @@ pub(crate) fn delete_collection(
     storage: &Storage,
     path: &ResourcePath,
     options: &ListOptions,
+    typed_items: bool,
 ) -> Result<Answer, Status> {
     let filters = Filters::parse(options)?;
     let (objects, _) = storage.list(
@@ -513,6 +531,7 @@ pub(crate) fn delete_collection(
     Ok(Answer::ok(list_body(
         &path.resource,
         Representation::Full,
+        typed_items,
         storage.current_revision(),
         None,
         None,

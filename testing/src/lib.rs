@@ -84,6 +84,7 @@ mod crd;
 mod discovery;
 mod faults;
 mod handlers;
+mod in_flight;
 mod patch;
 pub mod process_memory;
 mod realistic;
@@ -103,7 +104,10 @@ pub use realistic::{realistic_deployment, realistic_pod};
 pub use registry::ResourceRegistry;
 pub use request_log::{RequestLog, RequestRecord, Verb};
 pub use seeded_random::SeededRandom;
-pub use server::{TestApiServer, TestApiServerBuilder};
+pub use server::{
+    DEFAULT_BOOKMARK_INTERVAL, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+    TestApiServer, TestApiServerBuilder,
+};
 pub use storage::{
     EventType, ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StorageEvent,
     StorageOptions, StorageWatch, StoredObject,

@@ -39,6 +39,18 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 #[derive(Debug, Clone, Default)]
 pub struct ResourceRegistry {
     resources: BTreeMap<(String, String, String), ApiResource>,
+    /// The keys of the resources [`with_builtins`](Self::with_builtins)
+    /// added: served as compiled-in types, whose list items carry no
+    /// `apiVersion` and `kind`.
+    builtins: std::collections::BTreeSet<(String, String, String)>,
+}
+
+fn key_of(resource: &ApiResource) -> (String, String, String) {
+    (
+        resource.group().to_string(),
+        resource.version().to_string(),
+        resource.plural().to_string(),
+    )
 }
 
 impl ResourceRegistry {
@@ -106,37 +118,41 @@ impl ResourceRegistry {
             ApiResource::of::<ServiceCIDR>(),
             ApiResource::of::<ComponentStatus>(),
         ] {
+            registry.builtins.insert(key_of(&resource));
             registry.register(resource);
         }
         registry
     }
 
+    /// Whether `resource` is one of [`with_builtins`](Self::with_builtins)'
+    /// (a compiled-in type), not a custom resource.
+    pub fn is_builtin(&self, resource: &ApiResource) -> bool {
+        self.builtins.contains(&key_of(resource))
+    }
+
     /// Serves another resource (a custom resource, say); replaces a
     /// resource with the same group, version and plural.
     pub fn register(&mut self, resource: ApiResource) {
-        self.resources.insert(
-            (
-                resource.group().to_string(),
-                resource.version().to_string(),
-                resource.plural().to_string(),
-            ),
-            resource,
-        );
+        self.resources.insert(key_of(&resource), resource);
     }
 
     /// Stops serving a resource.
     pub fn unregister(&mut self, resource: &ApiResource) {
-        self.resources.remove(&(
-            resource.group().to_string(),
-            resource.version().to_string(),
-            resource.plural().to_string(),
-        ));
+        self.resources.remove(&key_of(resource));
     }
 
     /// The resource served at a group, version and plural.
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ApiResource> {
         self.resources
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
+    }
+
+    /// Whether any resource is served at this group and version (the real
+    /// server answers a plain-text 404 for paths under one that is not).
+    pub fn serves(&self, group: &str, version: &str) -> bool {
+        self.resources
+            .keys()
+            .any(|(g, v, _)| g == group && v == version)
     }
 
     /// Every served resource.

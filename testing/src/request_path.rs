@@ -19,7 +19,10 @@ pub(crate) struct ResourcePath {
 }
 
 /// Parses `/api/v1/...` and `/apis/{group}/{version}/...` paths. `Ok(None)`
-/// means the path is not a resource path at all (the caller answers 404).
+/// means the path is not a resource path at all, or names a group and
+/// version nothing serves (the caller answers the plain-text 404 of the
+/// real server's mux); an unknown resource of a served group version is
+/// the JSON NotFound Status.
 pub(crate) fn parse(
     path: &str,
     registry: &ResourceRegistry,
@@ -66,6 +69,9 @@ pub(crate) fn parse(
         _ => return Ok(None),
     };
     let Some(resource) = lookup(plural) else {
+        if !registry.serves(group, version) {
+            return Ok(None);
+        }
         return Err(not_found(plural));
     };
     Ok(Some(ResourcePath {
@@ -123,11 +129,12 @@ mod tests {
     fn unknown_resources_and_other_paths() {
         let r = registry();
         assert!(parse("/api/v1/widgets", &r).unwrap_err().is_not_found());
-        assert!(
-            parse("/apis/example.com/v1/namespaces/ns/widgets", &r)
-                .unwrap_err()
-                .is_not_found()
+        // A group version nothing serves is not an API path at all.
+        assert_eq!(
+            parse("/apis/example.com/v1/namespaces/ns/widgets", &r).unwrap(),
+            None
         );
+        assert_eq!(parse("/api/v2/pods", &r).unwrap(), None);
         assert_eq!(parse("/version", &r).unwrap(), None);
         assert_eq!(parse("/api/v1", &r).unwrap(), None);
         assert_eq!(parse("/api/v1/namespaces/ns/pods/a/b/c", &r).unwrap(), None);

@@ -26,6 +26,7 @@ use crate::crd;
 use crate::discovery;
 use crate::faults::{Failure, Faults};
 use crate::handlers::{self, Answer, Representation};
+use crate::in_flight::InFlight;
 use crate::registry::ResourceRegistry;
 use crate::request_log::{RequestLog, RequestRecord, Verb};
 use crate::request_path::{self, ResourcePath};
@@ -52,16 +53,34 @@ pub struct TestApiServerBuilder {
     denied: Vec<(Verb, GroupResource)>,
     port: u16,
     watch_list: bool,
+    watch_cache: bool,
+    http2_max_concurrent_streams: u32,
+    max_requests_in_flight: Option<usize>,
 }
 
+/// kube-apiserver's `--http2-max-streams-per-connection` default (0 there
+/// means Go's default of 100 as well).
+pub const DEFAULT_HTTP2_MAX_STREAMS: u32 = 100;
+
+/// kube-apiserver's `--max-requests-inflight` default: the most requests
+/// that are not long-running (watches are) served at once.
+pub const DEFAULT_MAX_REQUESTS_IN_FLIGHT: usize = 400;
+
+/// How often the real server's watch cache sends bookmarks (about once a
+/// minute, the first about a minute after the watch starts).
+pub const DEFAULT_BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+
 impl Default for TestApiServerBuilder {
-    /// The common built-in resources, 10,000 events of history, bookmarks
-    /// every second.
+    /// As kube-apiserver 1.36 with its defaults: the common built-in
+    /// resources, a watch cache sending bookmarks every 60 s (the first
+    /// after 60 s), at most 100 concurrent HTTP/2 streams per connection,
+    /// at most 400 requests in flight (watches aside), and 10,000 events of
+    /// history.
     fn default() -> Self {
         TestApiServerBuilder {
             registry: ResourceRegistry::with_builtins(),
             storage: StorageOptions::default(),
-            bookmark_interval: Duration::from_secs(1),
+            bookmark_interval: DEFAULT_BOOKMARK_INTERVAL,
             openapi_v2: None,
             tls: false,
             server_certificate: ServerCertificateOptions::default(),
@@ -70,6 +89,9 @@ impl Default for TestApiServerBuilder {
             denied: Vec::new(),
             port: 0,
             watch_list: true,
+            watch_cache: true,
+            http2_max_concurrent_streams: DEFAULT_HTTP2_MAX_STREAMS,
+            max_requests_in_flight: Some(DEFAULT_MAX_REQUESTS_IN_FLIGHT),
         }
     }
 }
@@ -87,10 +109,40 @@ impl TestApiServerBuilder {
         self
     }
 
-    /// How often watches that allow bookmarks get one (the real server
-    /// sends about one a minute; tests want them sooner).
+    /// How often watches that allow bookmarks get one, the first one this
+    /// long after the watch starts. The real server's watch cache sends
+    /// about one a minute ([`DEFAULT_BOOKMARK_INTERVAL`]); tests that want
+    /// them sooner say so here.
     pub fn bookmark_interval(mut self, interval: Duration) -> Self {
         self.bookmark_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Serves watches as kube-apiserver with `--watch-cache=false` (or a
+    /// server without a cache) does: straight from etcd, so no watch ever
+    /// gets a bookmark, and a watch from a compacted resourceVersion is
+    /// answered with a 410 ERROR event. On (a watch cache) by default.
+    pub fn watch_cache(mut self, enabled: bool) -> Self {
+        self.watch_cache = enabled;
+        self
+    }
+
+    /// The HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS` the server advertises:
+    /// how many requests one connection may have open at once (a client
+    /// must queue or open another connection beyond it).
+    /// [`DEFAULT_HTTP2_MAX_STREAMS`] (100) by default, as kube-apiserver's
+    /// `--http2-max-streams-per-connection`.
+    pub fn http2_max_concurrent_streams(mut self, streams: u32) -> Self {
+        self.http2_max_concurrent_streams = streams.max(1);
+        self
+    }
+
+    /// The most requests served at once, watches aside (kube-apiserver's
+    /// `--max-requests-inflight`, [`DEFAULT_MAX_REQUESTS_IN_FLIGHT`] by
+    /// default); beyond it a request gets the real server's 429: a
+    /// `text/plain` body and `Retry-After: 1`. `None` for no limit.
+    pub fn max_requests_in_flight(mut self, limit: Option<usize>) -> Self {
+        self.max_requests_in_flight = limit;
         self
     }
 
@@ -175,9 +227,11 @@ impl TestApiServerBuilder {
             storage: Arc::new(Storage::new(self.storage)),
             registry: parking_lot::RwLock::new(self.registry),
             watch: WatchSettings {
-                bookmark_interval: self.bookmark_interval,
+                bookmark_interval: self.watch_cache.then_some(self.bookmark_interval),
                 watch_list: self.watch_list,
             },
+            http2_max_concurrent_streams: self.http2_max_concurrent_streams,
+            in_flight: InFlight::new(self.max_requests_in_flight),
             shutdown,
             faults: Arc::new(Faults::default()),
             log: Arc::new(RequestLog::default()),
@@ -216,6 +270,8 @@ struct ServerState {
     denied: parking_lot::Mutex<Vec<(Verb, GroupResource)>>,
     /// Connections accepted so far (numbers them for the request log).
     connections_accepted: AtomicU64,
+    http2_max_concurrent_streams: u32,
+    in_flight: InFlight,
 }
 
 /// Who may call the server.
@@ -462,11 +518,15 @@ where
 {
     let shutdown = state.shutdown.clone();
     let restarted = state.faults.connection_token();
+    let streams = state.http2_max_concurrent_streams;
     let service = service_fn(move |request| {
         let state = Arc::clone(&state);
         async move { dispatch(state, request, peer).await.ok_or(ConnectionReset) }
     });
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http2()
+        .max_concurrent_streams(streams);
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     tokio::select! {
         _ = connection => {}
@@ -498,11 +558,31 @@ fn answer_response(answer: Result<Answer, Status>) -> Response<ResponseBody> {
     }
 }
 
+/// The max-in-flight filter's 429: plain text and `Retry-After: 1`.
+fn too_many_requests_response() -> Response<ResponseBody> {
+    let mut response = text_response(crate::in_flight::TOO_MANY_REQUESTS_BODY);
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        header::HeaderValue::from_static(crate::in_flight::TOO_MANY_REQUESTS_RETRY_AFTER),
+    );
+    response
+}
+
+/// What the real server answers for a path nothing serves (an unserved
+/// group or version, a path that is not an API path): Go's mux's plain
+/// text 404, not a Status.
+fn page_not_found() -> Response<ResponseBody> {
+    let mut response = text_response("404 page not found\n");
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}
+
 fn text_response(text: &'static str) -> Response<ResponseBody> {
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain"),
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
 }
@@ -605,15 +685,26 @@ async fn dispatch(
     let target = parsed.as_ref().ok().and_then(Option::as_ref);
     let watching = options.as_ref().is_ok_and(|o| o.watch);
     let verb = verb_of(&method, target, watching);
+    // The real filter chain: authentication, then max-in-flight (which
+    // lets long-running requests through), then authorization. Injected
+    // latency counts as serving time.
+    let slot = if verb == Verb::Watch {
+        None
+    } else {
+        Some(state.in_flight.enter())
+    };
     let latency = state.faults.latency();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
     let response = if !authenticated(&state, &request, peer.certified) {
         Some(status_response(&Status::unauthorized("Unauthorized")))
+    } else if matches!(slot, Some(None)) {
+        Some(too_many_requests_response())
     } else {
         respond(&state, request, verb, parsed, options).await
     };
+    drop(slot);
     let mut response = response;
     if let (Some(response), Some(text)) = (response.as_mut(), state.faults.warning()) {
         let quoted = format!("299 - {:?}", text);
@@ -757,21 +848,14 @@ async fn route(
                     Some(document) => {
                         json_response(200, serde_json::to_vec(&document).unwrap_or_default())
                     }
-                    None => {
-                        status_response(&Status::not_found(&GroupResource::new(group, ""), version))
-                    }
+                    None => page_not_found(),
                 };
             }
         }
     }
     let target = match parsed {
         Ok(Some(target)) => target,
-        Ok(None) => {
-            return status_response(&Status::not_found(
-                &GroupResource::new("", ""),
-                "the server could not find the requested resource",
-            ));
-        }
+        Ok(None) => return page_not_found(),
         Err(status) => return status_response(&status),
     };
     let options = match options {
@@ -789,6 +873,7 @@ async fn route(
             .to_string()
     };
     let representation = Representation::from_accept(&header_text(header::ACCEPT));
+    let typed_items = !state.registry.read().is_builtin(&target.resource);
     let content_type = header_text(header::CONTENT_TYPE);
     match (method, target.name.is_some()) {
         (Method::GET, false) if options.watch => {
@@ -813,7 +898,9 @@ async fn route(
             }
         }
         (Method::GET, false) => {
-            answer_response(handlers::list(&storage, &target, &options, representation).await)
+            answer_response(
+                handlers::list(&storage, &target, &options, representation, typed_items).await,
+            )
         }
         (Method::GET, true) => answer_response(handlers::get(&storage, &target, representation)),
         (Method::POST, false) if crd::is_crd_resource(&target.resource) => {
@@ -832,7 +919,12 @@ async fn route(
             .await
         }
         (Method::DELETE, false) => {
-            answer_response(handlers::delete_collection(&storage, &target, &options))
+            answer_response(handlers::delete_collection(
+                &storage,
+                &target,
+                &options,
+                typed_items,
+            ))
         }
         (Method::DELETE, true) if crd::is_crd_resource(&target.resource) => {
             with_body(request, |body| delete_crd(&state, &target, body)).await

@@ -63,11 +63,22 @@ pub struct StoredObject {
     pub uid: String,
     /// `metadata.labels`.
     pub labels: BTreeMap<String, String>,
-    /// The whole object as JSON, with this version's resourceVersion.
+    /// The whole object as JSON, with this version's resourceVersion;
+    /// `apiVersion` and `kind`, when set, come first.
     pub json: Arc<[u8]>,
+    /// Where the type fields (`"apiVersion":…,"kind":…,`) end in `json`:
+    /// 1 when it has none.
+    type_meta_end: usize,
 }
 
 impl StoredObject {
+    /// The object's JSON without `apiVersion` and `kind`, as the real
+    /// server writes the items of a list of a built-in type: `{` followed
+    /// by the returned slice.
+    pub fn json_without_type_meta(&self) -> &[u8] {
+        self.json.get(self.type_meta_end..).unwrap_or_default()
+    }
+
     /// The object, parsed.
     pub fn to_value(&self) -> Result<Value, Status> {
         serde_json::from_slice(&self.json).map_err(|e| {
@@ -311,6 +322,44 @@ fn same_desired_state(a: &Value, b: &Value) -> bool {
         })
 }
 
+/// Whether a resource is the core group's pods, whose deletion and status
+/// updates follow their own rules.
+fn is_pod(resource: &GroupResource) -> bool {
+    resource.group.is_empty() && resource.resource == "pods"
+}
+
+/// Serializes an object with `apiVersion` and `kind` first, so lists can
+/// leave them out by slicing; returns the JSON and where they end (1 when
+/// the object has neither, or nothing else).
+fn encode_type_meta_first(object: Value) -> Result<(Vec<u8>, usize), serde_json::Error> {
+    let Value::Object(mut fields) = object else {
+        return Ok((serde_json::to_vec(&object)?, 1));
+    };
+    let type_meta: Vec<(&str, Value)> = ["apiVersion", "kind"]
+        .into_iter()
+        .filter_map(|name| fields.remove(name).map(|value| (name, value)))
+        .collect();
+    let rest = serde_json::to_vec(&fields)?;
+    let Some(rest_inner) = rest.get(1..).filter(|inner| inner.len() > 1) else {
+        // Nothing but the type fields: put them back, no slicing.
+        for (name, value) in type_meta {
+            fields.insert(name.to_string(), value);
+        }
+        return Ok((serde_json::to_vec(&fields)?, 1));
+    };
+    let mut json = Vec::with_capacity(rest.len() + 64);
+    json.push(b'{');
+    for (name, value) in &type_meta {
+        serde_json::to_writer(&mut json, name)?;
+        json.push(b':');
+        serde_json::to_writer(&mut json, value)?;
+        json.push(b',');
+    }
+    let type_meta_end = json.len();
+    json.extend_from_slice(rest_inner);
+    Ok((json, type_meta_end))
+}
+
 impl Storage {
     /// An empty store at revision 1 (the first write is revision 2, as a
     /// fresh etcd's first key).
@@ -367,15 +416,16 @@ impl Storage {
             .unwrap_or_default()
             .to_string();
         let labels = labels_of(metadata)?;
-        let json: Arc<[u8]> = serde_json::to_vec(&object)
-            .map_err(|e| Status::internal_error(&format!("encoding {key}: {e}")))?
-            .into();
+        let (json, type_meta_end) = encode_type_meta_first(object)
+            .map_err(|e| Status::internal_error(&format!("encoding {key}: {e}")))?;
+        let json: Arc<[u8]> = json.into();
         let stored = Arc::new(StoredObject {
             key: key.clone(),
             resource_version: revision,
             uid,
             labels,
             json,
+            type_meta_end,
         });
         state.revision = revision;
         match event_type {
@@ -526,8 +576,24 @@ impl Storage {
             .unwrap_or(1);
         // Status updates take the stored object and the body's status; main
         // updates take the body and the stored status. Either way the parts
-        // not taken are moved, not copied.
-        let (mut next, changed) = if status_only {
+        // not taken are moved, not copied. A pod's status update is the
+        // exception, as in the real server's pod status strategy: it takes
+        // the body (metadata changes such as labels included) and only puts
+        // back the stored spec and owner references.
+        let (mut next, changed) = if status_only && is_pod(&key.resource) {
+            if let (Value::Object(fields), Some(spec)) =
+                (&mut object, stored.get_mut("spec").map(Value::take))
+            {
+                fields.insert("spec".to_string(), spec);
+            }
+            let owners = stored_metadata.get("ownerReferences").cloned();
+            let metadata = metadata_mut(&mut object)?;
+            match owners {
+                Some(owners) => metadata.insert("ownerReferences".to_string(), owners),
+                None => metadata.remove("ownerReferences"),
+            };
+            (object, false)
+        } else if status_only {
             let status = object.get_mut("status").map(Value::take);
             if let (Value::Object(fields), Some(status)) = (&mut stored, status) {
                 fields.insert("status".to_string(), status);
@@ -620,19 +686,55 @@ impl Storage {
             .get("finalizers")
             .and_then(Value::as_array)
             .is_some_and(|f| !f.is_empty());
-        let event_type = if has_finalizers {
-            if metadata.contains_key("deletionTimestamp") {
-                return Ok(current);
-            }
+        let marked = metadata.contains_key("deletionTimestamp");
+        if has_finalizers && marked {
+            return Ok(current);
+        }
+        // Pods are deleted gracefully: the real server first writes the
+        // deletion timestamp and grace period (a MODIFIED event), then,
+        // with a grace period of 0 (an unscheduled pod, or a kubelet that
+        // is done at once here), deletes the object (DELETED).
+        let graceful = is_pod(&key.resource) && !marked;
+        if has_finalizers || graceful {
             metadata.insert(
                 "deletionTimestamp".to_string(),
                 Value::String(now_rfc3339()),
             );
-            EventType::Modified
-        } else {
-            EventType::Deleted
-        };
-        let event = self.commit(&mut state, key.clone(), object, event_type, Some(current))?;
+            if is_pod(&key.resource) {
+                metadata.insert("deletionGracePeriodSeconds".to_string(), Value::from(0));
+            }
+            let event = self.commit(
+                &mut state,
+                key.clone(),
+                object,
+                EventType::Modified,
+                Some(current),
+            )?;
+            self.publish(&event);
+            if has_finalizers {
+                drop(state);
+                return Ok(Arc::clone(&event.object));
+            }
+            let marked = Arc::clone(&event.object);
+            object = marked.to_value()?;
+            let event = self.commit(
+                &mut state,
+                key.clone(),
+                object,
+                EventType::Deleted,
+                Some(marked),
+            )?;
+            self.publish(&event);
+            drop(state);
+            return Ok(Arc::clone(&event.object));
+        }
+        let event = self.commit(
+            &mut state,
+            key.clone(),
+            object,
+            EventType::Deleted,
+            Some(current),
+        )?;
         self.publish(&event);
         drop(state);
         Ok(Arc::clone(&event.object))

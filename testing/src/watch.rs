@@ -40,13 +40,13 @@ impl Body for ChannelBody {
     }
 }
 
-/// The most bytes of ready events sent as one chunk.
-const COALESCE_BYTES: usize = 64 * 1024;
-
 /// Settings a watch takes from the server.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WatchSettings {
-    pub bookmark_interval: Duration,
+    /// How often a watch that allows them gets a bookmark; `None` when
+    /// watches are served without a watch cache (from etcd), which sends
+    /// none.
+    pub bookmark_interval: Option<Duration>,
     /// Whether `sendInitialEvents` (watch-list) is served; without it the
     /// server answers as one with the WatchList feature off.
     pub watch_list: bool,
@@ -281,23 +281,17 @@ pub(crate) fn watch(
                 return;
             }
         };
-        // The initial state goes out in chunks of up to 64 KB too.
-        let mut chunk = Vec::new();
+        // As kube-apiserver's watch handler: each event is written as it
+        // comes, one frame each, and the transport flushes whenever no
+        // event is pending (hyper flushes when the body has nothing ready).
         for object in start.initial.iter().filter(|o| filters.matches(o)) {
-            push_event(&mut chunk, "ADDED", |out| {
+            let mut line = Vec::with_capacity(object.json.len() + 32);
+            push_event(&mut line, "ADDED", |out| {
                 representation.write_object(object, out)
             });
-            if chunk.len() >= COALESCE_BYTES
-                && sender
-                    .send(Bytes::from(std::mem::take(&mut chunk)))
-                    .await
-                    .is_err()
-            {
+            if sender.send(Bytes::from(line)).await.is_err() {
                 return;
             }
-        }
-        if !chunk.is_empty() && sender.send(Bytes::from(chunk)).await.is_err() {
-            return;
         }
         if start.initial_events_end
             && sender
@@ -318,7 +312,13 @@ pub(crate) fn watch(
         let timeout = options.timeout_seconds.map(Duration::from_secs);
         let deadline = tokio::time::sleep(timeout.unwrap_or(Duration::from_secs(365 * 24 * 3600)));
         tokio::pin!(deadline);
-        let mut bookmarks = tokio::time::interval(settings.bookmark_interval);
+        // With a watch cache, the first bookmark comes one interval after
+        // the start; without one, never.
+        let bookmark_interval = settings
+            .bookmark_interval
+            .filter(|_| options.allow_watch_bookmarks);
+        let mut bookmarks =
+            tokio::time::interval(bookmark_interval.unwrap_or(Duration::from_secs(3600)));
         bookmarks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         bookmarks.tick().await;
         loop {
@@ -330,7 +330,7 @@ pub(crate) fn watch(
                 () = shutdown.cancelled() => return,
                 () = dropped.cancelled() => return,
                 () = &mut deadline => return,
-                _ = bookmarks.tick(), if options.allow_watch_bookmarks => {
+                _ = bookmarks.tick(), if bookmark_interval.is_some() => {
                     bookmark_line(&path.resource, watch.progress(), false)
                 }
                 next = watch.next() => match next {
@@ -340,33 +340,22 @@ pub(crate) fn watch(
                         return;
                     }
                     Some(Ok(event)) => {
-                        // Coalesce the events that are already there into
-                        // one chunk (up to 64 KB): one write, not one per
-                        // event.
-                        let mut chunk = Vec::new();
-                        let mut next = Some(event);
-                        while let Some(event) = next.take() {
-                            if let Some(event_type) = translate(&event, &filters) {
-                                faults.event_sent();
-                                push_event(&mut chunk, event_type, |out| {
-                                    representation.write_object(&event.object, out)
-                                });
-                            }
-                            if chunk.len() < COALESCE_BYTES && !dropped.is_cancelled() {
-                                next = watch.try_next();
-                            }
-                        }
-                        if chunk.is_empty() {
+                        let Some(event_type) = translate(&event, &filters) else {
                             continue;
-                        }
-                        Bytes::from(chunk)
+                        };
+                        faults.event_sent();
+                        let mut line = Vec::with_capacity(event.object.json.len() + 32);
+                        push_event(&mut line, event_type, |out| {
+                            representation.write_object(&event.object, out)
+                        });
+                        Bytes::from(line)
                     }
                 },
             };
-            // Events gathered before a drop still go out: with the biased
-            // select above and the check before each `try_next`, none of
-            // them was written after `drop_watches` returned (and a drop
-            // ordered by `drop_watches_after` must let its last events out).
+            // An event taken before a drop still goes out: with the biased
+            // select above, none was written after `drop_watches` returned
+            // (and a drop ordered by `drop_watches_after` must let its last
+            // event out).
             if sender.send(line).await.is_err() {
                 return;
             }

@@ -7,6 +7,8 @@
 
 mod support;
 
+use support::Events;
+
 use std::time::Duration;
 
 use clientgo_apimachinery::{DynamicObject, Object, ObjectList, Status, StatusReason, WatchEvent};
@@ -310,48 +312,6 @@ async fn selectors_filter_lists() {
     assert_eq!(names(&by_name), ["db"]);
 }
 
-/// Reads watch events from a streaming response.
-struct Events {
-    response: reqwest::Response,
-    buffer: Vec<u8>,
-}
-
-impl Events {
-    async fn open(client: &Client, url: String) -> Self {
-        let response = client.get(url).send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
-        Events {
-            response,
-            buffer: Vec::new(),
-        }
-    }
-
-    /// The next event, or None when the stream ends.
-    async fn next(&mut self) -> Option<WatchEvent<DynamicObject>> {
-        loop {
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=end).collect();
-                return Some(serde_json::from_slice(&line).unwrap());
-            }
-            let chunk = tokio::time::timeout(Duration::from_secs(10), self.response.chunk())
-                .await
-                .expect("an event within 10 s")
-                .unwrap()?;
-            self.buffer.extend_from_slice(&chunk);
-        }
-    }
-
-    /// The next event that is not a bookmark.
-    async fn next_change(&mut self) -> Option<WatchEvent<DynamicObject>> {
-        loop {
-            match self.next().await? {
-                WatchEvent::Bookmark(_) => continue,
-                other => return Some(other),
-            }
-        }
-    }
-}
-
 fn describe(event: &WatchEvent<DynamicObject>) -> String {
     match event {
         WatchEvent::Bookmark(b) => format!("BOOKMARK {}", b.resource_version()),
@@ -385,6 +345,11 @@ async fn watch_from_zero_replays_then_follows() {
         .await
         .unwrap();
     assert_eq!(describe(&events.next_change().await.unwrap()), "ADDED new");
+    // A pod's deletion is graceful: marked first, then gone.
+    assert_eq!(
+        describe(&events.next_change().await.unwrap()),
+        "MODIFIED existing"
+    );
     assert_eq!(
         describe(&events.next_change().await.unwrap()),
         "DELETED existing"

@@ -27,7 +27,7 @@ OPTIONS:
     --namespaces <N>               Spread seeded pods over N namespaces (default: 10)
     --churn <RATE>                 Writes per second by a background writer: updates,
                                    creates and deletes of pods (default: 0)
-    --bookmark-interval <SECONDS>  Seconds between watch bookmarks (default: 1)
+    --bookmark-interval <SECONDS>  Seconds between watch bookmarks (default: 60)
     --history <N>                  Events of history kept (default: 10000)
     --latency-ms <MS>              Delay every request
     --drop-watches-every <SECONDS> Drop every open watch periodically
