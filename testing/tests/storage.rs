@@ -383,7 +383,7 @@ async fn watch_replays_the_backlog_then_follows_live_events() {
     storage.create(&pods(), "a", pod("live")).unwrap();
 
     let mut seen = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..4 {
         let event = tokio::time::timeout(Duration::from_secs(5), watch.next())
             .await
             .unwrap()
@@ -400,6 +400,8 @@ async fn watch_replays_the_backlog_then_follows_live_events() {
         kinds,
         [
             (EventType::Added, "kept-1"),
+            // A pod is deleted gracefully: marked, then removed.
+            (EventType::Modified, "kept-1"),
             (EventType::Deleted, "kept-1"),
             (EventType::Added, "live"),
         ]
