@@ -115,6 +115,19 @@ impl Object for DynamicObject {
     fn meta_mut(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
+
+    fn fill_type_from_list(&mut self, list_api_version: &str, list_kind: &str) {
+        let unset = |field: &Option<String>| field.as_deref().is_none_or(str::is_empty);
+        if unset(&self.api_version) && unset(&self.kind) && !list_api_version.is_empty() {
+            self.api_version = Some(list_api_version.to_string());
+            self.kind = Some(
+                list_kind
+                    .strip_suffix("List")
+                    .unwrap_or(list_kind)
+                    .to_string(),
+            );
+        }
+    }
 }
 
 const API_VERSION: &str = "apiVersion";

@@ -97,6 +97,16 @@ pub trait Object {
         self.meta().finalizers.as_deref().unwrap_or_default()
     }
 
+    /// Gives the object the `apiVersion` and `kind` of the list it came in
+    /// when it has neither, as client-go's unstructured list decoding does:
+    /// the API server leaves both out of the items of a list of a built-in
+    /// type (it keeps them for custom resources). `list_kind` is the list's
+    /// kind (`PodList`); the item's is that without the `List` suffix.
+    /// Nothing to do for typed objects, whose type fixes both (the default).
+    fn fill_type_from_list(&mut self, list_api_version: &str, list_kind: &str) {
+        let _ = (list_api_version, list_kind);
+    }
+
     /// The owner reference marked `controller: true`, if any.
     fn controller_reference(&self) -> Option<&OwnerReference> {
         self.owner_references()

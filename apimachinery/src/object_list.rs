@@ -44,6 +44,21 @@ pub struct ObjectList<K> {
     pub items: Vec<K>,
 }
 
+impl<K: crate::Object> ObjectList<K> {
+    /// Gives every item without `apiVersion` and `kind` the list's (its
+    /// kind without `List`), as client-go does when it decodes a list of
+    /// unstructured objects: the API server sends the items of a list of a
+    /// built-in type without them. Typed items are left as they are.
+    pub fn fill_item_types(&mut self) {
+        let (Some(api_version), Some(kind)) = (&self.api_version, &self.kind) else {
+            return;
+        };
+        for item in &mut self.items {
+            item.fill_type_from_list(api_version, kind);
+        }
+    }
+}
+
 fn null_as_empty<'de, D, K>(deserializer: D) -> Result<Vec<K>, D::Error>
 where
     D: Deserializer<'de>,
@@ -115,6 +130,30 @@ mod tests {
     use super::*;
     use crate::Object;
     use k8s_openapi::api::core::v1::ConfigMap;
+
+    #[test]
+    fn dynamic_items_without_type_fields_get_the_lists() {
+        let mut page: ObjectList<crate::DynamicObject> = serde_json::from_str(
+            r#"{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[
+            {"metadata":{"name":"bare"}},
+            {"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"own"}},
+            {"kind":"Half","metadata":{"name":"half"}}]}"#,
+        )
+        .unwrap();
+        page.fill_item_types();
+        let types: Vec<_> = page
+            .iter()
+            .map(|item| (item.api_version.as_deref(), item.kind.as_deref()))
+            .collect();
+        assert_eq!(
+            types,
+            [
+                (Some("v1"), Some("Pod")),
+                (Some("example.com/v1"), Some("Widget")),
+                (None, Some("Half")),
+            ]
+        );
+    }
 
     #[test]
     fn decodes_a_page_with_all_list_metadata() {

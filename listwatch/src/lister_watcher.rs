@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use clientgo_apimachinery::{
-    ApiResource, DynamicObject, ListOptions, ObjectList, PartialObjectMetadata,
+    ApiResource, DynamicObject, ListOptions, Object, ObjectList, PartialObjectMetadata,
 };
 use clientgo_rest::{ResourceClient, RestClient};
 use serde::de::DeserializeOwned;
@@ -164,10 +164,11 @@ impl ResourceListerWatcher<PartialObjectMetadata> {
 
 impl<K> ListerWatcher<K> for ResourceListerWatcher<K>
 where
-    K: DeserializeOwned + Send + 'static,
+    K: DeserializeOwned + Object + Send + 'static,
 {
     /// Lists one page, decoding items as the body arrives: only decoded
     /// objects and one item's JSON are held, never the page's whole text.
+    /// Dynamic items without `apiVersion` and `kind` get the list's.
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>, Error> {
         let options = self.options(options);
         let mut body = self.client.list_stream(&options).await?;
@@ -182,16 +183,23 @@ where
                 .push(&chunk)
                 .map_err(|source| frame_error(&body, source))?;
         }
-        decoder
+        let mut list = decoder
             .finish()
-            .map_err(|source| frame_error(&body, source))
+            .map_err(|source| frame_error(&body, source))?;
+        // The API server leaves apiVersion and kind out of the items of a
+        // list of a built-in type; dynamic items get the list's, as
+        // client-go's unstructured decoding gives them.
+        list.fill_item_types();
+        Ok(list)
     }
 
     async fn watch(&self, options: &ListOptions) -> Result<WatchStream<K>, Error> {
         let options = self.options(options);
         let body = self.client.watch(&options).await?;
+        let (api_version, kind) = self.client.received_type();
         Ok(WatchStream::new(body, self.max_frame_bytes)
-            .skip_managed_fields(self.skip_managed_fields))
+            .skip_managed_fields(self.skip_managed_fields)
+            .expect_type(api_version, kind))
     }
 
     fn supports_watch_list(&self) -> bool {

@@ -79,6 +79,11 @@ pub struct WatchDecoder<K> {
     skip_managed_fields: bool,
     /// An event's bytes without its managed fields.
     scratch: Vec<u8>,
+    /// The `apiVersion` and `kind` the watched objects have, when known:
+    /// a well-formed event whose object is of another type is skipped.
+    expected_type: Option<(String, String)>,
+    /// Events skipped for being of another type.
+    skipped: u64,
     event: PhantomData<fn() -> K>,
 }
 
@@ -103,8 +108,28 @@ impl<K> WatchDecoder<K> {
             failed: false,
             skip_managed_fields: false,
             scratch: Vec::new(),
+            expected_type: None,
+            skipped: 0,
             event: PhantomData,
         }
+    }
+
+    /// Names the type of the watched objects. A well-formed event whose
+    /// object says it is of another `apiVersion` or `kind` (and does not
+    /// decode as `K`) is then skipped with a warning, and the events after
+    /// it are decoded as usual: client-go's reflector does the same with an
+    /// event of an unexpected type. Without it such an event is a
+    /// [`FrameError::Malformed`] that ends the stream.
+    #[must_use]
+    pub fn expect_type(mut self, api_version: &str, kind: &str) -> Self {
+        self.expected_type = Some((api_version.to_string(), kind.to_string()));
+        self
+    }
+
+    /// How many events were skipped for being of another type (see
+    /// [`expect_type`](Self::expect_type)).
+    pub fn skipped_events(&self) -> u64 {
+        self.skipped
     }
 
     /// Leaves `metadata.managedFields` out of every event's object before
@@ -235,35 +260,87 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
     /// error every call returns `None`: the stream cannot be trusted past a
     /// bad frame.
     pub fn next_event(&mut self) -> Option<Result<WatchEvent<K>, FrameError>> {
-        if self.failed {
-            return None;
-        }
-        match self.next_frame() {
-            Ok(None) => None,
-            Ok(Some((start, end))) => {
-                let mut frame = &self.buffer[start..end];
-                if self.skip_managed_fields
-                    && let Some(member) = managed_fields_member(frame, ObjectAt::EventObject)
-                {
-                    self.scratch.clear();
-                    self.scratch.extend_from_slice(&frame[..member.start]);
-                    self.scratch.extend_from_slice(&frame[member.end..]);
-                    frame = &self.scratch;
-                }
-                let decoded = serde_json::from_slice::<WatchEvent<K>>(frame).map_err(|error| {
-                    FrameError::Malformed(DecodeError::from_serde("watch event", frame, &error))
-                });
-                if decoded.is_err() {
-                    self.failed = true;
-                }
-                Some(decoded)
+        loop {
+            if self.failed {
+                return None;
             }
-            Err(error) => {
-                self.failed = true;
-                Some(Err(error))
+            let (start, end) = match self.next_frame() {
+                Ok(None) => return None,
+                Ok(Some(range)) => range,
+                Err(error) => {
+                    self.failed = true;
+                    return Some(Err(error));
+                }
+            };
+            let mut frame = &self.buffer[start..end];
+            if self.skip_managed_fields
+                && let Some(member) = managed_fields_member(frame, ObjectAt::EventObject)
+            {
+                self.scratch.clear();
+                self.scratch.extend_from_slice(&frame[..member.start]);
+                self.scratch.extend_from_slice(&frame[member.end..]);
+                frame = &self.scratch;
+            }
+            match serde_json::from_slice::<WatchEvent<K>>(frame) {
+                Ok(event) => return Some(Ok(event)),
+                Err(error) => {
+                    if let Some((api_version, kind)) = other_type(frame, self.expected_type.as_ref())
+                    {
+                        self.skipped += 1;
+                        let expected = self.expected_type.as_ref();
+                        tracing::warn!(
+                            api_version,
+                            kind,
+                            expected_api_version = expected.map(|e| e.0.as_str()),
+                            expected_kind = expected.map(|e| e.1.as_str()),
+                            "skipping a watch event whose object is of another type"
+                        );
+                        continue;
+                    }
+                    self.failed = true;
+                    return Some(Err(FrameError::Malformed(DecodeError::from_serde(
+                        "watch event",
+                        frame,
+                        &error,
+                    ))));
+                }
             }
         }
     }
+}
+
+/// The envelope of an event, read only as far as the object's type.
+#[derive(serde::Deserialize)]
+struct EventTypeProbe {
+    #[serde(rename = "type")]
+    event_type: String,
+    object: ObjectTypeProbe,
+}
+
+#[derive(serde::Deserialize)]
+struct ObjectTypeProbe {
+    #[serde(rename = "apiVersion", default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+}
+
+/// The type of a well-formed event's object when it is not `expected`:
+/// an ADDED, MODIFIED, DELETED or BOOKMARK event whose object names an
+/// `apiVersion` and `kind` other than the expected ones. `None` without an
+/// expectation, for anything malformed, and for an object of the expected
+/// type (which then failed to decode for another reason).
+fn other_type(frame: &[u8], expected: Option<&(String, String)>) -> Option<(String, String)> {
+    let (expected_api_version, expected_kind) = expected?;
+    let probe: EventTypeProbe = serde_json::from_slice(frame).ok()?;
+    let known = matches!(
+        probe.event_type.as_str(),
+        "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK"
+    );
+    let object = probe.object;
+    let named = !object.api_version.is_empty() && !object.kind.is_empty();
+    let other = object.api_version != *expected_api_version || object.kind != *expected_kind;
+    (known && named && other).then_some((object.api_version, object.kind))
 }
 
 #[cfg(test)]
@@ -284,6 +361,55 @@ mod tests {
             }
         }
         (events, decoder.finish().err())
+    }
+
+    #[test]
+    fn events_of_another_type_are_skipped_when_the_type_is_known() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let stream = br#"{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}}
+{"type":"ADDED","object":{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"k":"dg=="}}}
+{"type":"MODIFIED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}}
+"#;
+        let mut decoder = WatchDecoder::<ConfigMap>::default().expect_type("v1", "ConfigMap");
+        decoder.push(stream);
+        let mut names = Vec::new();
+        while let Some(event) = decoder.next_event() {
+            match event.unwrap() {
+                WatchEvent::Added(c) | WatchEvent::Modified(c) => {
+                    names.push(c.metadata.name.unwrap())
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(decoder.skipped_events(), 1);
+        assert!(decoder.finish().is_ok());
+
+        // Without the expected type, the stream ends at the odd event.
+        let mut unknowing = WatchDecoder::<ConfigMap>::default();
+        unknowing.push(stream);
+        assert!(unknowing.next_event().unwrap().is_ok());
+        assert!(matches!(
+            unknowing.next_event(),
+            Some(Err(FrameError::Malformed(_)))
+        ));
+        assert!(unknowing.next_event().is_none());
+
+        // An object of the expected type that does not decode is malformed,
+        // and so is an event of an unknown type.
+        for bad in [
+            &br#"{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":7}}}"#[..],
+            br#"{"type":"SOMETHING","object":{"apiVersion":"v1","kind":"Secret","metadata":{}}}"#,
+            br#"{"type":"ADDED","object":{"metadata":{"name":7}}}"#,
+        ] {
+            let mut decoder = WatchDecoder::<ConfigMap>::default().expect_type("v1", "ConfigMap");
+            decoder.push(bad);
+            assert!(
+                matches!(decoder.next_event(), Some(Err(FrameError::Malformed(_)))),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 
     #[test]

@@ -42,6 +42,19 @@ impl<K: DeserializeOwned> WatchStream<K> {
         self
     }
 
+    /// Skips well-formed events whose object is of another type than
+    /// `apiVersion` `kind` (see [`WatchDecoder::expect_type`]).
+    #[must_use]
+    pub fn expect_type(mut self, api_version: &str, kind: &str) -> Self {
+        self.decoder = self.decoder.expect_type(api_version, kind);
+        self
+    }
+
+    /// How many events were skipped for being of another type.
+    pub fn skipped_events(&self) -> u64 {
+        self.decoder.skipped_events()
+    }
+
     /// The watch's URL.
     pub fn url(&self) -> &str {
         self.body.url()

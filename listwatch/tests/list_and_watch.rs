@@ -421,6 +421,25 @@ async fn dynamic_and_metadata_listers_work() {
         .unwrap();
     assert_eq!(list.items.len(), 4);
     assert!(list.items[0].data.get("data").is_some());
+    // The server sends the items of a list of a built-in type without
+    // apiVersion and kind; they get the list's, as client-go's
+    // unstructured decoding gives them (server-side apply of a cached
+    // object needs them).
+    for item in &list.items {
+        assert_eq!(item.api_version.as_deref(), Some("v1"));
+        assert_eq!(item.kind.as_deref(), Some("ConfigMap"));
+    }
+    let direct = ResourceClient::dynamic(client.clone(), resource.clone(), Some("default"))
+        .list(&ListOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        direct
+            .items
+            .iter()
+            .all(|item| item.kind.as_deref() == Some("ConfigMap")
+                && item.api_version.as_deref() == Some("v1"))
+    );
 
     let metadata = ResourceListerWatcher::metadata(client, resource, Some("default"));
     let mut watch = metadata.watch(&ListOptions::default()).await.unwrap();

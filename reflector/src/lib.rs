@@ -39,7 +39,7 @@
 //! | connection breaks mid-stream (reset, server restart) | re-watch at once; a refused connection then backs off | watch at the last RV |
 //! | malformed or truncated frame **(better than client-go, which relists)** | report, back off, re-watch from the last good RV; a second bad frame in a row relists | watch at the last RV |
 //! | frame over `max_frame_bytes` (16 MiB) | report, back off, relist (a list has no frame limit) | list at the last RV |
-//! | **no bytes for the idle timeout (not in client-go)** | report, re-watch at once (a dead TCP connection never stalls the informer) | watch at the last RV |
+//! | **no bytes for the idle timeout, once the server has sent a periodic bookmark (not in client-go)** | report, re-watch at once (a dead TCP connection never stalls the informer) | watch at the last RV |
 //! | resync tick (`resync_period`) and `should_resync` | the store's `resync` | none |
 //! | resync fails | report, back off, relist | list at the last RV |
 //! | the store refuses one event | report, skip it (the next relist repairs) | none |
@@ -53,7 +53,12 @@
 //! # Beyond client-go
 //!
 //! - The watch idle timeout above (default: twice the expected bookmark
-//!   interval, at least 90 s).
+//!   interval, at least 90 s). It applies only after a watch of the
+//!   reflector has received a periodic bookmark: a server without a watch
+//!   cache sends none, and a quiet resource's watch is then legitimately
+//!   silent (restarting it would end in a 410 and a needless relist every
+//!   few minutes). Without bookmarks, as in client-go, HTTP/2 pings and TCP
+//!   keepalive find dead connections.
 //! - Relist memory: the pager hands pages over one at a time (the next is
 //!   fetched while the last is stored); only decoded objects are kept,
 //!   each in an `Arc` that the store then holds without copying. A relist

@@ -41,7 +41,7 @@ pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 /// | `backoff` | 800 ms ×2 up to 30 s, jitter 1.0, reset after 2 min | the same |
 /// | `use_watch_list` | on | on since 1.35 (`WatchListClient`) |
 /// | `page_size` | 500 for lists at "" or "0", else unpaginated | `WatchListPageSize` |
-/// | `watch_idle_timeout` | max(2 × expected bookmark interval, 90 s) = 120 s | none |
+/// | `watch_idle_timeout` | max(2 × expected bookmark interval, 90 s) = 120 s, once bookmarks were seen | none |
 /// | `max_internal_error_retry_duration` | zero: a 500 ends the watch and relists | the same |
 pub struct ReflectorOptions<K> {
     /// The name in logs and errors; the ListerWatcher's description when
@@ -66,8 +66,10 @@ pub struct ReflectorOptions<K> {
     /// How often the server is expected to send bookmarks; the default
     /// idle timeout is twice this, at least 90 s.
     pub expected_bookmark_interval: Duration,
-    /// Restart a watch that received no bytes for this long; `None` for
-    /// the default (see `expected_bookmark_interval`).
+    /// Restart a watch that received no bytes for this long, once the
+    /// server has shown that it sends bookmarks (a periodic bookmark on any
+    /// watch of this reflector; never before); `None` for the default (see
+    /// `expected_bookmark_interval`).
     pub watch_idle_timeout: Option<Duration>,
     /// Retry a watch at once after a 500 Internal Error for this long
     /// after the first such error (zero: never, the default).

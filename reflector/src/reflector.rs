@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clientgo_apimachinery::Object;
@@ -74,6 +75,11 @@ pub struct Reflector<K, L> {
     pub(crate) counters: Counters,
     pub(crate) random: Mutex<Random>,
     stopped: CancellationToken,
+    /// Whether any watch of this reflector has received a periodic
+    /// bookmark (not the watch-list's initial-events-end one): only then
+    /// does a silent watch mean a dead connection, and the idle timeout
+    /// apply.
+    periodic_bookmarks: AtomicBool,
 }
 
 impl<K, L> fmt::Debug for Reflector<K, L> {
@@ -118,7 +124,28 @@ where
             counters: Counters::default(),
             random: Mutex::new(Random::new()),
             stopped: CancellationToken::new(),
+            periodic_bookmarks: AtomicBool::new(false),
         }
+    }
+
+    /// Notes that the server sends periodic bookmarks on this resource's
+    /// watches.
+    pub(crate) fn saw_periodic_bookmark(&self) {
+        self.periodic_bookmarks.store(true, Ordering::Relaxed);
+    }
+
+    /// The idle timeout for a watch's stream: `None` until the server has
+    /// shown that it sends bookmarks. A watch served without a watch cache
+    /// (kube-apiserver with `--watch-cache=false`, or a server without
+    /// one) gets none, and a quiet resource is then silent for the whole
+    /// watch: restarting it would only end in a 410 and a relist every
+    /// few minutes. Dead connections are still noticed by HTTP/2 pings and
+    /// TCP keepalive (clientgo-rest), as in client-go, which has no idle
+    /// timeout at all.
+    pub(crate) fn stream_idle_timeout(&self) -> Option<Duration> {
+        self.periodic_bookmarks
+            .load(Ordering::Relaxed)
+            .then(|| self.options.effective_idle_timeout())
     }
 
     /// Lists and watches until `cancel` fires, backing off after every

@@ -85,15 +85,18 @@ struct InternalErrorRetry {
 impl InternalErrorRetry {
     const RESET_AFTER: Duration = Duration::from_secs(60);
 
+    /// Records how a watch ended. Only a 500 counts: any other outcome
+    /// (a clean close, a 429, a broken connection) leaves the window as it
+    /// is, as client-go's `retryWithDeadline.After` ignores errors that are
+    /// not retryable; otherwise 500s interleaved with them would be retried
+    /// past the limit. A gap of a minute or more starts a new window.
     fn after(&mut self, internal_error: bool, now: Instant) {
         if !internal_error {
-            self.first = None;
-            self.last = None;
             return;
         }
         if self
             .last
-            .is_none_or(|last| now.saturating_duration_since(last) > Self::RESET_AFTER)
+            .is_none_or(|last| now.saturating_duration_since(last) >= Self::RESET_AFTER)
         {
             self.first = Some(now);
         }
@@ -326,7 +329,6 @@ where
         resync: &mut ResyncTimer,
     ) -> (WatchEnd, u64) {
         let started = self.options.clock.now();
-        let idle = self.options.effective_idle_timeout();
         // A watch from "" or "0" starts with synthetic ADDED events for
         // every existing object, in no resourceVersion order: they must not
         // move the last resourceVersion.
@@ -344,16 +346,18 @@ where
                     }
                     continue;
                 }
-                next = tokio::time::timeout(idle, live.next()) => next,
+                // Re-read each time: the first bookmark may come on this
+                // very watch.
+                next = within(self.stream_idle_timeout(), live.next()) => next,
             };
             let next = match next {
-                Ok(next) => next,
-                Err(_) if live.bytes_received() != bytes_seen => {
+                Some(next) => next,
+                None if live.bytes_received() != bytes_seen => {
                     // Part of a large event arrived: not idle.
                     bytes_seen = live.bytes_received();
                     continue;
                 }
-                Err(_) => return (WatchEnd::Idle, events),
+                None => return (WatchEnd::Idle, events),
             };
             bytes_seen = live.bytes_received();
             let event = match next {
@@ -410,6 +414,9 @@ where
             }
             WatchEvent::Bookmark(bookmark) => {
                 Counters::bump(&self.counters.bookmarks);
+                if !bookmark.is_initial_events_end() {
+                    self.saw_periodic_bookmark();
+                }
                 if let Err(source) = self.store.bookmark(bookmark.resource_version()) {
                     self.report(Error::Store {
                         resource: self.name.clone(),
@@ -459,6 +466,18 @@ where
     }
 }
 
+/// `future`'s output, or `None` when `limit` passes first (never without a
+/// limit).
+pub(crate) async fn within<T>(
+    limit: Option<Duration>,
+    future: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    match limit {
+        Some(limit) => tokio::time::timeout(limit, future).await.ok(),
+        None => Some(future.await),
+    }
+}
+
 /// The server's requested delay, from a Status with a retry delay.
 pub(crate) fn retry_after(error: &clientgo_listwatch::Error) -> Option<Duration> {
     error
@@ -501,7 +520,45 @@ mod tests {
             retry.should_retry(start + Duration::from_secs(201)),
             "a new run of errors after a quiet minute"
         );
-        retry.after(false, start + Duration::from_secs(202));
-        assert!(retry.first.is_none());
+    }
+
+    /// Found against client-go's own tests: a non-500 outcome between 500s
+    /// restarted the window, so interleaved 500s were retried forever.
+    #[test]
+    fn other_outcomes_between_internal_errors_do_not_restart_the_window() {
+        let start = Instant::now();
+        let mut retry = InternalErrorRetry {
+            max: Duration::from_secs(30),
+            first: None,
+            last: None,
+        };
+        for second in (0..=40).step_by(10) {
+            let now = start + Duration::from_secs(second);
+            retry.after(true, now);
+            // A 429 or a clean close in between.
+            retry.after(false, now + Duration::from_secs(5));
+        }
+        assert!(
+            !retry.should_retry(start + Duration::from_secs(40)),
+            "40 s after the first 500, with other outcomes between"
+        );
+    }
+
+    /// client-go resets after a gap of at least a minute (`>=`).
+    #[test]
+    fn a_gap_of_exactly_a_minute_starts_a_new_window() {
+        let start = Instant::now();
+        let mut retry = InternalErrorRetry {
+            max: Duration::from_secs(30),
+            first: None,
+            last: None,
+        };
+        retry.after(true, start);
+        let later = start + InternalErrorRetry::RESET_AFTER;
+        retry.after(true, later);
+        assert_eq!(retry.first, Some(later));
+        assert!(retry.should_retry(later + Duration::from_secs(1)));
+        retry.after(true, later + Duration::from_secs(59));
+        assert_eq!(retry.first, Some(later), "59 s is not a gap");
     }
 }

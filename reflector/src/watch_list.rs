@@ -119,7 +119,10 @@ where
                     if live.bytes_received() != bytes_seen {
                         bytes_seen = live.bytes_received();
                         last_progress = tokio::time::Instant::now();
-                    } else if last_progress.elapsed() >= idle {
+                    } else if self
+                        .stream_idle_timeout()
+                        .is_some_and(|idle| last_progress.elapsed() >= idle)
+                    {
                         self.idle_watch();
                         return Err(Attempt::Retry {
                             back_off: false,
@@ -162,6 +165,7 @@ where
                 }
                 Some(Ok(WatchEvent::Bookmark(bookmark))) => {
                     if !bookmark.is_initial_events_end() {
+                        self.saw_periodic_bookmark();
                         continue;
                     }
                     let resource_version = bookmark.resource_version().to_string();

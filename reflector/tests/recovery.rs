@@ -49,24 +49,20 @@ async fn synced_and_watching(
 }
 
 #[tokio::test]
-async fn lists_2345_objects_in_pages_of_500_then_watches_from_the_list() {
+async fn lists_2345_objects_at_rv_0_in_one_page_then_watches_from_the_list() {
     let server = seeded(TestApiServer::builder(), 2345).await;
     let revision = server.storage().current_revision().to_string();
     let cache = cache();
     let running = Running::start(lister(&server, |c| c), cache.clone(), list_watch());
     converge(&server, &*cache).await;
 
+    // client-go asks for pages of 500 at "0"; the real server answers such
+    // a list from its watch cache in one page whatever the limit.
     let pages = lists(&server);
-    assert_eq!(pages.len(), 5, "2,345 objects at 500 a page");
+    assert_eq!(pages.len(), 1, "2,345 objects from the watch cache");
     let first = pages[0].list_options();
     assert_eq!(first.resource_version.as_deref(), Some("0"));
     assert_eq!(first.limit, Some(500));
-    for page in &pages[1..] {
-        let options = page.list_options();
-        assert_eq!(options.limit, Some(500));
-        assert!(options.continue_token.is_some());
-        assert_eq!(options.resource_version, None);
-    }
     wait_until("a watch is open", || !watches(&server).is_empty()).await;
     let watch = watches(&server)[0].list_options();
     assert_eq!(watch.resource_version.as_deref(), Some(revision.as_str()));
@@ -380,11 +376,15 @@ async fn a_stalled_watch_is_ended_by_the_idle_timeout_and_resumed() {
     )
     .await;
     let cache = cache();
-    server.faults().stall_next_watch(Duration::from_secs(60));
     let options = list_watch().watch_idle_timeout(Duration::from_millis(300));
     let running = Running::start(lister(&server, |c| c), cache.clone(), options);
+    // The idle timeout applies once the server has shown it sends
+    // bookmarks.
+    wait_until("a bookmark", || running.reflector.stats().bookmarks > 0).await;
+    server.faults().stall_next_watch(Duration::from_secs(60));
+    server.faults().drop_watches();
     let started = tokio::time::Instant::now();
-    wait_until("a second watch", || watches(&server).len() == 2).await;
+    wait_until("a third watch", || watches(&server).len() == 3).await;
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "not the stall's 60 s"
@@ -394,7 +394,7 @@ async fn a_stalled_watch_is_ended_by_the_idle_timeout_and_resumed() {
 
     assert_eq!(lists(&server).len(), 1, "no relist");
     let watches = watches(&server);
-    assert_eq!(rv_of(&watches[0]), rv_of(&watches[1]));
+    assert_eq!(rv_of(&watches[1]), rv_of(&watches[2]));
     let stats = running.reflector.stats();
     assert_eq!(stats.idle_timeouts, 1);
     assert!(matches!(
@@ -402,6 +402,33 @@ async fn a_stalled_watch_is_ended_by_the_idle_timeout_and_resumed() {
         Some(Error::IdleWatch { .. })
     ));
     running.stop().await;
+}
+
+/// Found against a real kube-apiserver: a server without a watch cache
+/// sends no bookmarks, and the idle timeout restarted every quiet watch,
+/// which then got 410 once its resourceVersion was compacted, so every
+/// informer relisted every two minutes.
+#[tokio::test]
+async fn without_bookmarks_a_quiet_watch_is_never_restarted() {
+    for watch_list in [false, true] {
+        let server = seeded(TestApiServer::builder().watch_cache(false), 5).await;
+        let cache = cache();
+        let options = fast_options()
+            .use_watch_list(watch_list)
+            .watch_idle_timeout(Duration::from_millis(200));
+        let running = Running::start(lister(&server, |c| c), cache.clone(), options);
+        converge(&server, &*cache).await;
+        wait_until("a watch is open", || !watches(&server).is_empty()).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let stats = running.reflector.stats();
+        assert_eq!(stats.idle_timeouts, 0, "watch-list {watch_list}");
+        assert_eq!(watches(&server).len(), 1, "watch-list {watch_list}");
+        // The quiet watch still carries what happens later.
+        create(&server, "later");
+        converge(&server, &*cache).await;
+        assert_eq!(lists(&server).len(), usize::from(!watch_list));
+        running.stop().await;
+    }
 }
 
 #[tokio::test]

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use parking_lot::RwLock;
 use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::auth::Authenticator;
 use crate::config::{Config, Proxy};
+use crate::connection_lanes::{ConnectionLanes, LaneStats};
 use crate::error::{ConfigError, Error};
 use crate::request::Request;
 use crate::throttle::TokenBucket;
@@ -42,8 +42,11 @@ pub(crate) struct ClientInner {
     /// The server URL without a trailing slash (may hold a path prefix).
     pub(crate) base_url: String,
     pub(crate) namespace: String,
-    http: RwLock<reqwest::Client>,
-    settings: HttpSettings,
+    /// The HTTP clients: one for short requests, lanes for watches.
+    pub(crate) lanes: ConnectionLanes,
+    /// How long a watch waits for response headers before it is taken as
+    /// queued behind its connection's stream limit.
+    pub(crate) watch_header_wait: Duration,
     pub(crate) auth: Authenticator,
     pub(crate) throttle: Option<TokenBucket>,
     pub(crate) max_retries: u32,
@@ -138,7 +141,16 @@ impl RestClient {
             proxy: config.proxy.clone(),
             http1_only: config.tls.disable_http2,
         };
-        let http = build_http(&settings)?;
+        // Built once here so a bad setting is an error now; later clients
+        // (new lanes, renewed connections) use the same settings and fall
+        // back to sharing this one should building ever fail.
+        let first = build_http(&settings)?;
+        let fallback = first.clone();
+        let first = parking_lot::Mutex::new(Some(first));
+        let lanes = ConnectionLanes::new(move || match first.lock().take() {
+            Some(client) => client,
+            None => build_http(&settings).unwrap_or_else(|_| fallback.clone()),
+        });
         let auth = Authenticator::new(&config, &slot)?;
         let default_headers = impersonation_headers(&config)?;
         let throttle = TokenBucket::new(config.qps, config.burst);
@@ -146,8 +158,8 @@ impl RestClient {
             inner: Arc::new(ClientInner {
                 base_url,
                 namespace: config.namespace,
-                http: RwLock::new(http),
-                settings,
+                lanes,
+                watch_header_wait: config.watch_header_wait,
                 auth,
                 throttle,
                 max_retries: config.max_retries,
@@ -209,6 +221,12 @@ impl RestClient {
         self.request(Method::DELETE)
     }
 
+    /// How watches are spread over connections: see
+    /// [`Config::watch_header_wait`].
+    pub fn lane_stats(&self) -> LaneStats {
+        self.inner.lanes.stats()
+    }
+
     /// The counters so far.
     pub fn stats(&self) -> ClientStats {
         let counters = &self.inner.counters;
@@ -225,19 +243,12 @@ impl RestClient {
 }
 
 impl ClientInner {
-    /// The current reqwest client (shared connection pool).
-    pub(crate) fn http(&self) -> reqwest::Client {
-        self.http.read().clone()
-    }
-
-    /// Replaces the connection pool, so the next requests open new
+    /// Replaces the connection pools, so the next requests open new
     /// connections (and present a new client certificate). Requests and
     /// watches in flight keep their connections until they end.
-    pub(crate) fn renew_connections(&self) -> Result<(), Error> {
-        let http = build_http(&self.settings)?;
-        *self.http.write() = http;
+    pub(crate) fn renew_connections(&self) {
+        self.lanes.renew();
         tracing::debug!(base_url = %self.base_url, "client certificate changed; new connections from now on");
-        Ok(())
     }
 
     /// Hands every `Warning` header of a response to the handler.
@@ -258,8 +269,12 @@ fn build_http(settings: &HttpSettings) -> Result<reqwest::Client, ConfigError> {
         .user_agent(settings.user_agent.clone())
         .connect_timeout(settings.connect_timeout)
         // client-go's dialer keep-alive and HTTP/2 health checks: a dead
-        // connection under a watch is noticed within about 45 s.
+        // connection under a watch is noticed within about 45 s over
+        // HTTP/2; over HTTP/1.1 (no pings) TCP keepalive probes every 10 s
+        // after 30 s of silence and gives up after 3 unanswered, about 60 s.
         .tcp_keepalive(Duration::from_secs(30))
+        .tcp_keepalive_interval(Duration::from_secs(10))
+        .tcp_keepalive_retries(3)
         .http2_keep_alive_interval(Duration::from_secs(30))
         .http2_keep_alive_timeout(Duration::from_secs(15))
         .http2_keep_alive_while_idle(true)

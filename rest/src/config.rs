@@ -34,6 +34,11 @@ pub const TOKEN_FILE_REFRESH: Duration = Duration::from_secs(60);
 /// client-go's number.
 pub const DEFAULT_MAX_RETRIES: u32 = 10;
 
+/// How long a watch waits for response headers before it is taken as
+/// queued behind its connection's HTTP/2 stream limit (see
+/// [`Config::watch_header_wait`]).
+pub const DEFAULT_WATCH_HEADER_WAIT: Duration = Duration::from_secs(2);
+
 /// PEM text given inline or as a file to read.
 #[derive(Clone, PartialEq, Eq)]
 pub enum PemSource {
@@ -164,6 +169,12 @@ pub struct Config {
     pub timeout: Option<Duration>,
     /// Time allowed to open a connection (TCP and TLS).
     pub connect_timeout: Duration,
+    /// How long a watch waits for the server's response headers, while
+    /// other watches on its HTTP/2 connection were answered, before it is
+    /// taken as queued behind the connection's stream limit and sent on
+    /// another connection (as Go's transport opens one). The API server
+    /// answers a watch's headers at once. Default [`DEFAULT_WATCH_HEADER_WAIT`].
+    pub watch_header_wait: Duration,
     /// Client-side requests per second; zero, a negative or a non-finite
     /// value turns the limiter off. Watches are never throttled.
     pub qps: f32,
@@ -199,6 +210,7 @@ impl Config {
             user_agent: default_user_agent(),
             timeout: None,
             connect_timeout: Duration::from_secs(30),
+            watch_header_wait: DEFAULT_WATCH_HEADER_WAIT,
             qps: DEFAULT_QPS,
             burst: DEFAULT_BURST,
             max_retries: DEFAULT_MAX_RETRIES,
@@ -289,6 +301,13 @@ impl Config {
     #[must_use]
     pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
         self.user_agent = user_agent.into();
+        self
+    }
+
+    /// Sets [`watch_header_wait`](Self::watch_header_wait).
+    #[must_use]
+    pub fn watch_header_wait(mut self, wait: Duration) -> Self {
+        self.watch_header_wait = wait;
         self
     }
 
@@ -405,6 +424,7 @@ impl fmt::Debug for Config {
             .field("user_agent", &self.user_agent)
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
+            .field("watch_header_wait", &self.watch_header_wait)
             .field("qps", &self.qps)
             .field("burst", &self.burst)
             .field("max_retries", &self.max_retries)

@@ -64,6 +64,7 @@ mod auth;
 mod client;
 mod client_config;
 mod config;
+mod connection_lanes;
 mod discovery;
 mod error;
 mod exec;
@@ -80,8 +81,9 @@ mod warnings;
 
 pub use client::{ClientStats, RestClient};
 pub use client_config::ConfigOverrides;
+pub use connection_lanes::LaneStats;
 pub use config::{
-    Config, DEFAULT_BURST, DEFAULT_MAX_RETRIES, DEFAULT_QPS, Impersonation, PemSource, Proxy,
+    Config, DEFAULT_BURST, DEFAULT_MAX_RETRIES, DEFAULT_QPS, DEFAULT_WATCH_HEADER_WAIT, Impersonation, PemSource, Proxy,
     TOKEN_FILE_REFRESH, TlsConfig, default_user_agent,
 };
 pub use discovery::DiscoveredResource;

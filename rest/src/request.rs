@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::client::RestClient;
+use crate::connection_lanes::LaneTicket;
 use crate::error::{Error, RequestError};
 
 /// The most of a non-Status error body kept in a synthesized Status.
@@ -86,6 +87,8 @@ impl RawResponse {
 pub struct ByteStream {
     response: reqwest::Response,
     url: String,
+    /// A watch's place on its connection lane, given back when dropped.
+    _lane: Option<LaneTicket>,
 }
 
 impl ByteStream {
@@ -354,7 +357,7 @@ impl Request {
 
     /// Sends the request and returns a 2xx answer whole.
     pub async fn send_raw(self) -> Result<RawResponse, Error> {
-        let (response, url) = self.execute(true, false).await?;
+        let (response, url, _) = self.execute(true, false).await?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = response.bytes().await.map_err(|source| Error::Http {
@@ -373,25 +376,38 @@ impl Request {
     /// decoding as it arrives (throttled, retried and timed like any
     /// request: the client's timeout covers reading the whole body).
     pub async fn stream(self) -> Result<ByteStream, Error> {
-        let (response, url) = self.execute(true, false).await?;
-        Ok(ByteStream { response, url })
+        let (response, url, lane) = self.execute(true, false).await?;
+        Ok(ByteStream {
+            response,
+            url,
+            _lane: lane,
+        })
     }
 
     /// Sends a watch and returns its body as a stream of chunks. Watches are
     /// not throttled (client-go's rule): a relist storm is bounded by the
     /// reflector's backoff, not by the rate limiter. Add `watch=true` through
     /// [`list_options`](Self::list_options).
+    ///
+    /// Watches never share a connection with other requests, and never
+    /// queue forever behind a connection's HTTP/2 stream limit: see
+    /// [`Config::watch_header_wait`](crate::Config::watch_header_wait).
     pub async fn watch(self) -> Result<ByteStream, Error> {
-        let (response, url) = self.execute(false, true).await?;
-        Ok(ByteStream { response, url })
+        let (response, url, lane) = self.execute(false, true).await?;
+        Ok(ByteStream {
+            response,
+            url,
+            _lane: lane,
+        })
     }
 
-    /// Sends the request with retries; returns a 2xx response.
+    /// Sends the request with retries; returns a 2xx response, and for a
+    /// long-running one (`streaming`) its connection lane.
     async fn execute(
         mut self,
         throttled: bool,
         streaming: bool,
-    ) -> Result<(reqwest::Response, String), Error> {
+    ) -> Result<(reqwest::Response, String, Option<LaneTicket>), Error> {
         // The first mistake made while building, as it was (url() can only
         // describe it).
         if let Some(error) = self.error.take() {
@@ -405,6 +421,7 @@ impl Request {
             .or(if streaming { None } else { inner.timeout });
         let mut retries = 0;
         let mut reauthenticated = false;
+        let mut lane = streaming.then(|| inner.lanes.long_running());
         loop {
             if throttled && let Some(bucket) = &inner.throttle {
                 let waited = bucket.accept().await;
@@ -418,10 +435,13 @@ impl Request {
             }
             let credentials = inner.auth.credentials().await?;
             if credentials.certificate_changed {
-                inner.renew_connections()?;
+                inner.renew_connections();
             }
-            let mut builder = inner
-                .http()
+            let client = match &lane {
+                Some(lane) => lane.client().clone(),
+                None => inner.lanes.general(),
+            };
+            let mut builder = client
                 .request(self.method.clone(), &url)
                 .headers(self.headers.clone());
             if let Some(authorization) = &credentials.authorization {
@@ -439,12 +459,30 @@ impl Request {
                 builder = builder.timeout(timeout);
             }
             inner.counters.requests.fetch_add(1, Ordering::Relaxed);
-            match builder.send().await {
+            let sent = match &lane {
+                Some(ticket) => {
+                    match send_long_running(ticket, builder, inner.watch_header_wait).await {
+                        Some(sent) => sent,
+                        None => {
+                            // Queued behind its connection's stream limit:
+                            // send it again on another lane (not a retry:
+                            // it was never sent).
+                            lane = Some(inner.lanes.long_running());
+                            continue;
+                        }
+                    }
+                }
+                None => builder.send().await,
+            };
+            match sent {
                 Ok(response) => {
                     inner.handle_warnings(response.headers());
                     let code = response.status().as_u16();
+                    if let Some(lane) = &mut lane {
+                        lane.answered();
+                    }
                     if (200..300).contains(&code) {
-                        return Ok((response, url));
+                        return Ok((response, url, lane));
                     }
                     if code == 401
                         && !reauthenticated
@@ -503,6 +541,25 @@ impl Request {
                 }
             }
         }
+    }
+}
+
+/// Sends a long-running request on its lane. `None` when its headers did
+/// not come within `wait` while other requests on the lane were answered:
+/// it is queued behind the connection's stream limit, and dropping it here
+/// takes it out of that queue (an HTTP/2 request waiting for a stream was
+/// never sent). Otherwise waits as long as the answer takes.
+async fn send_long_running(
+    lane: &LaneTicket,
+    builder: reqwest::RequestBuilder,
+    wait: Duration,
+) -> Option<Result<reqwest::Response, reqwest::Error>> {
+    let send = builder.send();
+    tokio::pin!(send);
+    match tokio::time::timeout(wait, &mut send).await {
+        Ok(sent) => Some(sent),
+        Err(_) if lane.lane_is_full() => None,
+        Err(_) => Some(send.await),
     }
 }
 

@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 
 use clientgo_apimachinery::{
-    ApiResource, DynamicObject, KnownScope, ListOptions, ObjectList,
+    ApiResource, DynamicObject, KnownScope, ListOptions, Object, ObjectList,
     PARTIAL_OBJECT_METADATA_ACCEPT, PARTIAL_OBJECT_METADATA_LIST_ACCEPT, PartialObjectMetadata,
 };
 use serde::Serialize;
@@ -124,6 +124,20 @@ impl<K> ResourceClient<K> {
         &self.resource
     }
 
+    /// The `apiVersion` and `kind` of the objects this client receives:
+    /// the resource's, or `meta.k8s.io/v1` `PartialObjectMetadata` for a
+    /// metadata-only client.
+    pub fn received_type(&self) -> (&str, &str) {
+        if self.accept.is_some() {
+            (
+                clientgo_apimachinery::META_API_VERSION,
+                "PartialObjectMetadata",
+            )
+        } else {
+            (self.resource.api_version(), self.resource.kind())
+        }
+    }
+
     /// The namespace, if scoped to one.
     pub fn namespace(&self) -> Option<&str> {
         self.namespace.as_deref()
@@ -229,9 +243,14 @@ impl<K: DeserializeOwned> ResourceClient<K> {
 
     /// Lists one page with `options` (set `limit` and `continue_token` to
     /// page; the pager in clientgo-listwatch does it for you).
-    pub async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>, Error> {
+    pub async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>, Error>
+    where
+        K: Object,
+    {
         let request = self.collection(self.client.get()).list_options(options);
-        self.accept_list(request).send().await
+        let mut list: ObjectList<K> = self.accept_list(request).send().await?;
+        list.fill_item_types();
+        Ok(list)
     }
 
     /// Applies a patch to one object.

@@ -77,6 +77,8 @@ struct State {
     warning: Option<String>,
     latency: Duration,
     corruption: Option<Corruption>,
+    /// Watches that still get an event of another kind first.
+    foreign_events: usize,
     stall: Option<Duration>,
     /// Events left before every watch is dropped.
     drop_after_events: Option<usize>,
@@ -135,6 +137,15 @@ impl Faults {
     /// Sends a bad frame in the next watch, then ends it.
     pub fn corrupt_next_watch(&self, corruption: Corruption) {
         self.state.lock().corruption = Some(corruption);
+    }
+
+    /// Makes the next watch send, before anything written after it
+    /// started, one well-formed ADDED event whose object is of another kind
+    /// (a `v1` `Event` named `foreign-object`), and then carry on as usual:
+    /// clients should skip it and keep the stream, as client-go's reflector
+    /// does.
+    pub fn foreign_event_next_watch(&self) {
+        self.state.lock().foreign_events += 1;
     }
 
     /// Makes the next watch send nothing at all (not even headers' worth of
@@ -205,6 +216,13 @@ impl Faults {
 
     pub(crate) fn take_corruption(&self) -> Option<Corruption> {
         self.state.lock().corruption.take()
+    }
+
+    pub(crate) fn take_foreign_event(&self) -> bool {
+        let mut state = self.state.lock();
+        let ordered = state.foreign_events > 0;
+        state.foreign_events = state.foreign_events.saturating_sub(1);
+        ordered
     }
 
     pub(crate) fn take_stall(&self) -> Option<Duration> {

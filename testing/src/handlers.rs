@@ -407,14 +407,30 @@ fn check_namespace(path: &ResourcePath, object: &Value) -> Result<(), Status> {
     Ok(())
 }
 
+/// Sets `apiVersion` and `kind` from the URL where the body has none, as
+/// the real server's decoder defaults them: stored objects carry both.
+fn fill_type_meta(path: &ResourcePath, object: &mut Value) {
+    if let Value::Object(fields) = object {
+        for (name, value) in [
+            ("apiVersion", path.resource.api_version()),
+            ("kind", path.resource.kind()),
+        ] {
+            fields
+                .entry(name)
+                .or_insert_with(|| Value::String(value.to_string()));
+        }
+    }
+}
+
 /// `POST` on a collection.
 pub(crate) fn create(
     storage: &Storage,
     path: &ResourcePath,
     body: &[u8],
 ) -> Result<Answer, Status> {
-    let object = parse_body(body)?;
+    let mut object = parse_body(body)?;
     check_namespace(path, &object)?;
+    fill_type_meta(path, &mut object);
     let created = storage.create(
         &path.resource.group_resource(),
         path.namespace.as_deref().unwrap_or_default(),
@@ -486,6 +502,7 @@ pub(crate) fn patch(
         if patch_type == PatchType::Apply && !status_only {
             let mut object = patch;
             check_namespace(path, &object)?;
+            fill_type_meta(path, &mut object);
             merge_patch(
                 &mut object,
                 &serde_json::json!({"metadata": {"name": key.name}}),

@@ -85,6 +85,15 @@ fn bookmark_line(resource: &ApiResource, revision: u64, initial_events_end: bool
     event_line("BOOKMARK", &serde_json::to_vec(&object).unwrap_or_default())
 }
 
+/// A well-formed ADDED event of another kind than any watched resource's
+/// (a core `Event`), for [`Faults::foreign_event_next_watch`].
+fn foreign_event_line() -> Bytes {
+    event_line(
+        "ADDED",
+        br#"{"apiVersion":"v1","kind":"Event","metadata":{"name":"foreign-object","namespace":"default"},"reason":"Foreign","involvedObject":{}}"#,
+    )
+}
+
 fn error_line(status: &Status) -> Bytes {
     event_line("ERROR", &serde_json::to_vec(status).unwrap_or_default())
 }
@@ -253,6 +262,7 @@ pub(crate) fn watch(
     let dropped = faults.watch_token();
     let stall = faults.take_stall();
     let corruption = faults.take_corruption();
+    let foreign = faults.take_foreign_event();
     tokio::spawn(async move {
         if let Some(stall) = stall {
             tokio::select! {
@@ -299,6 +309,9 @@ pub(crate) fn watch(
                 .await
                 .is_err()
         {
+            return;
+        }
+        if foreign && sender.send(foreign_event_line()).await.is_err() {
             return;
         }
         if let Some(corruption) = corruption {

@@ -1,0 +1,297 @@
+//! [`ConnectionLanes`]: the HTTP clients (and so the connections) a
+//! [`RestClient`](crate::RestClient) sends through, so that long-running
+//! requests can never hold every stream of a connection.
+//!
+//! Over HTTP/2 every request to a server shares one connection, and the
+//! server caps how many streams it carries at once
+//! (`SETTINGS_MAX_CONCURRENT_STREAMS`: kube-apiserver's default is 100).
+//! reqwest keeps one connection per host and queues requests beyond the
+//! cap, so with 100 open watches every later request, watch or GET, waits
+//! for one of them to end: minutes, or forever. Go's transport opens another
+//! connection instead. reqwest gives no way to read the server's setting or
+//! to pick a connection, so this module does it one level up:
+//!
+//! - Short requests go through the **general lane**, one reqwest client that
+//!   no long-running request ever uses: it can queue behind short requests
+//!   only, which end.
+//! - Long-running requests (watches) go through **long-running lanes**,
+//!   each its own reqwest client and so its own connection. A watch takes
+//!   the first lane below its stream limit, opening a new lane when none
+//!   is.
+//! - A lane's limit is learned: when a watch gets no response headers for
+//!   [`Config::watch_header_wait`](crate::Config::watch_header_wait) while
+//!   other watches on its lane were answered, it is queued behind the
+//!   limit. The lane's limit becomes the number answered, the waiting
+//!   request is dropped (an HTTP/2 request waiting for a stream was never
+//!   sent) and sent again on another lane, and lanes opened later start
+//!   with the smallest limit learned. The server answers a watch's headers
+//!   at once, so a real wait is rare; a mistaken one costs a connection.
+//!
+//! Over HTTP/1.1 each request has a connection of its own anyway, headers
+//! come at once, and the lanes only spread watches over a few pools.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+/// The clients requests are sent through. Cheap to share; every method
+/// takes a short lock and never blocks on I/O.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectionLanes {
+    state: Arc<Mutex<LanesState>>,
+}
+
+#[derive(Debug)]
+struct LanesState {
+    general: reqwest::Client,
+    lanes: Vec<Lane>,
+    /// The smallest stream limit learned on any lane.
+    learned_limit: Option<usize>,
+    next_id: u64,
+    /// Builds a client with its own connection pool.
+    build: ClientFactory,
+}
+
+/// Makes a reqwest client with a connection pool of its own.
+#[derive(Clone)]
+struct ClientFactory(Arc<dyn Fn() -> reqwest::Client + Send + Sync>);
+
+impl ClientFactory {
+    fn build(&self) -> reqwest::Client {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for ClientFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientFactory")
+    }
+}
+
+#[derive(Debug)]
+struct Lane {
+    id: u64,
+    client: reqwest::Client,
+    /// Long-running requests on it, waiting or answered.
+    assigned: usize,
+    /// Of those, the ones whose response headers arrived.
+    answered: usize,
+    /// The most it may carry at once, once learned.
+    limit: Option<usize>,
+}
+
+impl Lane {
+    fn has_room(&self) -> bool {
+        self.limit.is_none_or(|limit| self.assigned < limit)
+    }
+}
+
+/// One long-running request's place on a lane, given back when dropped
+/// (when the watch's stream is dropped).
+#[derive(Debug)]
+pub(crate) struct LaneTicket {
+    state: Arc<Mutex<LanesState>>,
+    lane: u64,
+    client: reqwest::Client,
+    answered: bool,
+}
+
+/// Statistics of the lanes, for tests and diagnostics.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LaneStats {
+    /// Long-running lanes open (each its own connection pool).
+    pub lanes: usize,
+    /// Long-running requests on each lane, in lane order.
+    pub assigned: Vec<usize>,
+    /// The smallest stream limit learned, if any lane reached its limit.
+    pub learned_limit: Option<usize>,
+}
+
+impl ConnectionLanes {
+    /// Lanes whose clients `build` makes; the general lane is built at once.
+    pub(crate) fn new(build: impl Fn() -> reqwest::Client + Send + Sync + 'static) -> Self {
+        let build = ClientFactory(Arc::new(build));
+        ConnectionLanes {
+            state: Arc::new(Mutex::new(LanesState {
+                general: build.build(),
+                lanes: Vec::new(),
+                learned_limit: None,
+                next_id: 0,
+                build,
+            })),
+        }
+    }
+
+    /// The client for requests that end by themselves.
+    pub(crate) fn general(&self) -> reqwest::Client {
+        self.state.lock().general.clone()
+    }
+
+    /// A place for a long-running request: the first lane with room, or a
+    /// new one.
+    pub(crate) fn long_running(&self) -> LaneTicket {
+        let mut state = self.state.lock();
+        let index = match state.lanes.iter().position(Lane::has_room) {
+            Some(index) => index,
+            None => {
+                let id = state.next_id;
+                state.next_id += 1;
+                let client = state.build.build();
+                let limit = state.learned_limit;
+                state.lanes.push(Lane {
+                    id,
+                    client,
+                    assigned: 0,
+                    answered: 0,
+                    limit,
+                });
+                tracing::debug!(
+                    lane = id,
+                    lanes = state.lanes.len(),
+                    ?limit,
+                    "opening a connection lane for long-running requests"
+                );
+                state.lanes.len() - 1
+            }
+        };
+        let lane = &mut state.lanes[index];
+        lane.assigned += 1;
+        LaneTicket {
+            state: Arc::clone(&self.state),
+            lane: lane.id,
+            client: lane.client.clone(),
+            answered: false,
+        }
+    }
+
+    /// Replaces every client, so later requests open new connections (a
+    /// new client certificate). Requests in flight keep theirs.
+    pub(crate) fn renew(&self) {
+        let mut state = self.state.lock();
+        state.general = state.build.build();
+        let build = state.build.clone();
+        for lane in &mut state.lanes {
+            lane.client = build.build();
+        }
+    }
+
+    /// The lanes as they are now.
+    pub(crate) fn stats(&self) -> LaneStats {
+        let state = self.state.lock();
+        LaneStats {
+            lanes: state.lanes.len(),
+            assigned: state.lanes.iter().map(|lane| lane.assigned).collect(),
+            learned_limit: state.learned_limit,
+        }
+    }
+}
+
+impl LaneTicket {
+    /// The client to send through.
+    pub(crate) fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// Records that the response headers arrived.
+    pub(crate) fn answered(&mut self) {
+        if self.answered {
+            return;
+        }
+        self.answered = true;
+        let mut state = self.state.lock();
+        if let Some(lane) = state.lanes.iter_mut().find(|lane| lane.id == self.lane) {
+            lane.answered += 1;
+        }
+    }
+
+    /// Called when the response headers are late: whether the request is
+    /// queued behind its lane's stream limit (other requests on the lane
+    /// were answered). If so the lane's limit is set to the number
+    /// answered, and the caller should drop the request and send it on
+    /// another lane; if not (nothing on the lane was answered either: the
+    /// server is slow) it should keep waiting.
+    pub(crate) fn lane_is_full(&self) -> bool {
+        let mut state = self.state.lock();
+        let Some(lane) = state.lanes.iter_mut().find(|lane| lane.id == self.lane) else {
+            return false;
+        };
+        if lane.answered == 0 {
+            return false;
+        }
+        let limit = lane.answered;
+        lane.limit = Some(limit);
+        let learned = state.learned_limit.map_or(limit, |known| known.min(limit));
+        state.learned_limit = Some(learned);
+        tracing::info!(
+            lane = self.lane,
+            limit,
+            "a long-running request waited for a stream: the connection is at the server's \
+             stream limit; sending it on another connection"
+        );
+        true
+    }
+}
+
+impl Drop for LaneTicket {
+    fn drop(&mut self) {
+        let mut state = self.state.lock();
+        let Some(index) = state.lanes.iter().position(|lane| lane.id == self.lane) else {
+            return;
+        };
+        let lane = &mut state.lanes[index];
+        lane.assigned = lane.assigned.saturating_sub(1);
+        if self.answered {
+            lane.answered = lane.answered.saturating_sub(1);
+        }
+        // An empty lane past the first is closed: its connection goes once
+        // its pool idles out.
+        if lane.assigned == 0 && state.lanes.len() > 1 {
+            state.lanes.remove(index);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lanes() -> ConnectionLanes {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        ConnectionLanes::new(reqwest::Client::new)
+    }
+
+    #[test]
+    fn watches_share_a_lane_until_its_limit_is_learned() {
+        let lanes = lanes();
+        let mut first: Vec<LaneTicket> = (0..3).map(|_| lanes.long_running()).collect();
+        assert_eq!(lanes.stats().assigned, [3]);
+        for ticket in &mut first {
+            ticket.answered();
+        }
+        let waiting = lanes.long_running();
+        assert!(waiting.lane_is_full(), "three answered, one waiting");
+        assert_eq!(lanes.stats().learned_limit, Some(3));
+        let moved = lanes.long_running();
+        drop(waiting);
+        assert_eq!(lanes.stats().assigned, [3, 1]);
+        // New lanes start with the learned limit.
+        let more: Vec<LaneTicket> = (0..3).map(|_| lanes.long_running()).collect();
+        assert_eq!(lanes.stats().assigned, [3, 3, 1]);
+        drop(more);
+        drop(moved);
+        assert_eq!(lanes.stats().assigned, [3], "empty lanes close");
+        drop(first);
+        assert_eq!(lanes.stats().assigned, [0], "the first lane stays");
+    }
+
+    #[test]
+    fn a_wait_with_nothing_answered_is_not_a_full_lane() {
+        let lanes = lanes();
+        let only = lanes.long_running();
+        assert!(!only.lane_is_full());
+        assert_eq!(lanes.stats().learned_limit, None);
+        let second = lanes.long_running();
+        assert_eq!(lanes.stats().assigned, [2]);
+        drop((only, second));
+    }
+}
