@@ -29,8 +29,10 @@ pub struct CommonFlags {
 }
 
 /// Help text for [`CommonFlags`].
-pub const COMMON_FLAGS_HELP: &str = "\
-  --kubeconfig FILE   the kubeconfig to use (default: KUBECONFIG, then ~/.kube/config)
+/// (Each line is written whole: a `\` line continuation would also eat the
+/// next line's indentation.)
+pub const COMMON_FLAGS_HELP: &str =
+    "  --kubeconfig FILE   the kubeconfig to use (default: KUBECONFIG, then ~/.kube/config)
   --context NAME      the kubeconfig context to use
   --namespace NAME    watch one namespace only (default: all)
   --duration SECONDS  stop after this long (default: 20 with the embedded server,

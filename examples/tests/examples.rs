@@ -170,7 +170,12 @@ fn help_bad_flags_and_unreachable_clusters_are_clear() {
     for program in ["controller", "informer", "crd", "dynamic"] {
         let help = run(program, &["--help"]);
         assert!(help.status.success());
-        assert!(stdout(&help).contains("--kubeconfig"), "{program}");
+        // Every flag line is indented alike.
+        assert!(
+            stdout(&help).contains("\n  --kubeconfig FILE"),
+            "{program}: {}",
+            stdout(&help)
+        );
 
         let bad = run(program, &["--embedded", "--colour"]);
         assert_eq!(bad.status.code(), Some(2), "{program}");
@@ -216,4 +221,39 @@ fn help_bad_flags_and_unreachable_clusters_are_clear() {
         stderr(&missing)
     );
     std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Found against a real server: the controller, run by a user without RBAC
+/// for pods, printed the 403 only after its 60 s sync timeout.
+#[test]
+fn the_controller_without_rbac_exits_with_the_403_at_once() {
+    use clientgo_apimachinery::GroupResource;
+    use clientgo_testing::{TestApiServer, Verb};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let pods = GroupResource::new("", "pods");
+    let server = runtime
+        .block_on(
+            TestApiServer::builder()
+                .deny(Verb::List, pods.clone())
+                .deny(Verb::Watch, pods)
+                .start(),
+        )
+        .unwrap();
+    let directory =
+        std::env::temp_dir().join(format!("clientgo-examples-rbac-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let kubeconfig = directory.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let started = std::time::Instant::now();
+    let output = run(
+        "controller",
+        &["--kubeconfig", kubeconfig.to_str().unwrap()],
+    );
+    let took = started.elapsed();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(message.contains("forbidden"), "{message}");
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&directory);
 }

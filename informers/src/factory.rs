@@ -158,10 +158,12 @@ impl SharedInformerFactory {
         let namespace = self.options.namespace_for(&resource);
         let client =
             ResourceClient::<K>::with_resource(self.client.clone(), resource.clone(), namespace);
-        SharedIndexInformer::new(
+        let informer = SharedIndexInformer::new(
             self.options.lister_watcher(client),
             self.options.informer_options::<K>(&resource),
-        )
+        );
+        informer.set_discovery(self.client.clone());
+        informer
     }
 
     /// Starts every informer not started yet; they run until `cancel`
@@ -170,9 +172,15 @@ impl SharedInformerFactory {
         self.core.start(cancel);
     }
 
-    /// Waits up to `timeout` for every started informer to sync.
+    /// Waits up to `timeout` for every started informer to sync. Gives up
+    /// at once when every unsynced informer's last error will not heal by
+    /// itself (a 403, a 401, a 404 for a resource the server does not
+    /// serve), unless the options say
+    /// [`with_lasting_errors`](InformerFactoryOptions::with_lasting_errors)`(KeepWaiting)`.
     pub async fn wait_for_cache_sync(&self, timeout: Duration) -> SyncResult {
-        self.core.wait_for_cache_sync(timeout).await
+        self.core
+            .wait_for_cache_sync(timeout, self.options.lasting_errors)
+            .await
     }
 
     /// Stops every started informer and waits for their tasks to end.

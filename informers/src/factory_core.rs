@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::generic_informer::GenericInformer;
-use crate::wait::{InformerSynced, SyncError, wait_for_cache_sync};
+use crate::wait::{InformerSynced, LastingErrors, SyncError, wait_for_cache_sync_with};
 
 /// The outcome of a factory's `wait_for_cache_sync`: whether each started
 /// informer synced, by name, and the error naming those that did not.
@@ -135,7 +135,11 @@ impl<Key: PartialEq> FactoryCore<Key> {
     }
 
     /// Waits up to `timeout` for every started informer to sync.
-    pub(crate) async fn wait_for_cache_sync(&self, timeout: Duration) -> SyncResult {
+    pub(crate) async fn wait_for_cache_sync(
+        &self,
+        timeout: Duration,
+        lasting: LastingErrors,
+    ) -> SyncResult {
         let started: Vec<GenericInformer> = {
             let state = self.state.lock();
             state
@@ -147,7 +151,9 @@ impl<Key: PartialEq> FactoryCore<Key> {
         };
         let synced_refs: Vec<&dyn InformerSynced> =
             started.iter().map(GenericInformer::as_synced).collect();
-        let error = wait_for_cache_sync(timeout, &synced_refs).await.err();
+        let error = wait_for_cache_sync_with(timeout, &synced_refs, lasting)
+            .await
+            .err();
         let synced = started
             .iter()
             .map(|informer| (informer.name(), informer.has_synced()))

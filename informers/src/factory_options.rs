@@ -13,6 +13,7 @@ use clientgo_store::{TransformFunc, namespace_indexers};
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
 use crate::options::SharedIndexInformerOptions;
 use crate::transform::{MetadataTransform, strip_managed_fields, transform_metadata};
+use crate::wait::LastingErrors;
 
 /// The settings a factory applies to each informer it creates (client-go's
 /// `SharedInformerOption`s), shared by the typed, dynamic and metadata
@@ -37,6 +38,10 @@ pub struct InformerFactoryOptions {
     pub backoff: BackoffOptions,
     /// Metrics of every informer and handler.
     pub metrics: Arc<dyn InformerMetricsProvider>,
+    /// What `wait_for_cache_sync` does when every unsynced informer's last
+    /// error will not heal by itself: give up at once (the default) or keep
+    /// waiting.
+    pub lasting_errors: LastingErrors,
 }
 
 impl Default for InformerFactoryOptions {
@@ -51,6 +56,7 @@ impl Default for InformerFactoryOptions {
             use_watch_list: true,
             backoff: BackoffOptions::default(),
             metrics: Arc::new(NoopMetricsProvider),
+            lasting_errors: LastingErrors::GiveUp,
         }
     }
 }
@@ -66,6 +72,7 @@ impl fmt::Debug for InformerFactoryOptions {
             .field("transform", &self.transform.is_some())
             .field("use_watch_list", &self.use_watch_list)
             .field("backoff", &self.backoff)
+            .field("lasting_errors", &self.lasting_errors)
             .finish_non_exhaustive()
     }
 }
@@ -131,6 +138,16 @@ impl InformerFactoryOptions {
     #[must_use]
     pub fn with_strip_managed_fields(mut self) -> Self {
         self.strip_managed_fields = true;
+        self
+    }
+
+    /// What `wait_for_cache_sync` does when every unsynced informer's last
+    /// error is a 403, a 401, or a 404 for a resource the server does not
+    /// serve: [`LastingErrors::GiveUp`] at once (the default) or
+    /// [`LastingErrors::KeepWaiting`] for the whole timeout.
+    #[must_use]
+    pub fn with_lasting_errors(mut self, lasting: LastingErrors) -> Self {
+        self.lasting_errors = lasting;
         self
     }
 

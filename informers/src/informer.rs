@@ -80,6 +80,10 @@ struct Inner<K> {
     metrics: InformerMetrics,
     metrics_provider: Arc<dyn InformerMetricsProvider>,
     clock: Arc<dyn Clock>,
+    /// The client whose discovery says whether the resource is served, for
+    /// informers made from a client: a 404 then tells a resource that does
+    /// not exist from one about to.
+    discovery: OnceLock<clientgo_rest::RestClient>,
 }
 
 impl<K> Drop for Inner<K> {
@@ -212,6 +216,7 @@ where
                 metrics,
                 metrics_provider: options.metrics,
                 clock,
+                discovery: OnceLock::new(),
             }),
         }
     }
@@ -224,7 +229,37 @@ where
             resource: Some(options.resource.unwrap_or(resource)),
             ..options
         };
-        SharedIndexInformer::new(ResourceListerWatcher::new(client), options)
+        let discovery = client.client().clone();
+        let informer = SharedIndexInformer::new(ResourceListerWatcher::new(client), options);
+        informer.set_discovery(discovery);
+        informer
+    }
+
+    /// Names the client whose discovery says whether the resource is
+    /// served (once; later calls are ignored).
+    pub(crate) fn set_discovery(&self, client: clientgo_rest::RestClient) {
+        let _ = self.inner.discovery.set(client);
+    }
+
+    /// Whether the server serves this informer's resource, by discovery:
+    /// `None` when it cannot tell (an informer not made from a client, or
+    /// discovery itself failed).
+    pub async fn resource_served(&self) -> Option<bool> {
+        let client = self.inner.discovery.get()?;
+        let resource = self.inner.resource.as_ref()?;
+        match client
+            .discover_group_version(&resource.group_version())
+            .await
+        {
+            Ok(resources) => Some(
+                resources
+                    .iter()
+                    .any(|served| served.resource.plural() == resource.plural()),
+            ),
+            // The group version itself is not served.
+            Err(error) if error.is_not_found() => Some(false),
+            Err(_) => None,
+        }
     }
 
     /// Lists, watches and delivers until `cancel` fires (client-go's

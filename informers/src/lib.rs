@@ -168,8 +168,9 @@ pub use resource_factory::{
 };
 pub use transform::{MetadataTransform, strip_managed_fields, transform_metadata};
 pub use wait::{
-    InformerSynced, SYNCED_POLL_PERIOD, SyncError, SyncFailure, UnsyncedInformer,
-    wait_for_cache_sync, wait_until_synced,
+    Healing, InformerSynced, LastingErrors, SYNCED_POLL_PERIOD, SyncError, SyncFailure,
+    UnsyncedInformer, healing, wait_for_cache_sync, wait_for_cache_sync_with, wait_until_synced,
+    wait_until_synced_with,
 };
 
 // Re-exported so handlers and options can be written with this crate alone.

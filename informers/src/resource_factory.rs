@@ -170,7 +170,9 @@ impl<K: FactoryObject> ResourceInformerFactory<K> {
         let client = K::client(self.client.clone(), resource.clone(), namespace);
         let mut options = self.options.informer_options::<K>(resource);
         options.name = options.name.map(|name| format!("{name} ({})", K::FLAVOUR));
-        SharedIndexInformer::new(self.options.lister_watcher(client), options)
+        let informer = SharedIndexInformer::new(self.options.lister_watcher(client), options);
+        informer.set_discovery(self.client.clone());
+        informer
     }
 
     /// Starts every informer not started yet; they run until `cancel`
@@ -179,9 +181,15 @@ impl<K: FactoryObject> ResourceInformerFactory<K> {
         self.core.start(cancel);
     }
 
-    /// Waits up to `timeout` for every started informer to sync.
+    /// Waits up to `timeout` for every started informer to sync. Gives up
+    /// at once when every unsynced informer's last error will not heal by
+    /// itself (a 403, a 401, a 404 for a resource the server does not
+    /// serve), unless the options say
+    /// [`with_lasting_errors`](InformerFactoryOptions::with_lasting_errors)`(KeepWaiting)`.
     pub async fn wait_for_cache_sync(&self, timeout: Duration) -> SyncResult {
-        self.core.wait_for_cache_sync(timeout).await
+        self.core
+            .wait_for_cache_sync(timeout, self.options.lasting_errors)
+            .await
     }
 
     /// Stops every started informer and waits for their tasks to end.

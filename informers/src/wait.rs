@@ -3,6 +3,8 @@
 //! did not sync.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +29,53 @@ pub trait InformerSynced: Send + Sync {
     fn last_error(&self) -> Option<Arc<ReflectorError>>;
     /// Whether it stopped (and so will never sync).
     fn is_stopped(&self) -> bool;
+    /// Whether the server serves its resource, by discovery; `None` when
+    /// that cannot be told (the default). Asked only while its last error
+    /// is a 404.
+    fn resource_served(&self) -> Pin<Box<dyn Future<Output = Option<bool>> + Send + '_>> {
+        Box::pin(async { None })
+    }
+}
+
+/// Whether an unsynced informer's last error may heal by itself while a
+/// caller waits for the caches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Healing {
+    /// No error yet, or one that passes: a refused connection, a 5xx, a
+    /// 410, a 429, a bad frame.
+    MayHeal,
+    /// 401 Unauthorized or 403 Forbidden: credentials and RBAC rules do not
+    /// change by themselves within a wait.
+    WillNotHeal,
+    /// 404 Not Found: lasting when discovery says the resource is not
+    /// served (a CRD not installed); one being installed heals.
+    UnlessServed,
+}
+
+/// The decision table behind giving up early: what an informer's last
+/// error says about waiting longer.
+pub fn healing(last_error: Option<&ReflectorError>) -> Healing {
+    match last_error
+        .and_then(ReflectorError::status)
+        .map(|status| status.code)
+    {
+        Some(401 | 403) => Healing::WillNotHeal,
+        Some(404) => Healing::UnlessServed,
+        _ => Healing::MayHeal,
+    }
+}
+
+/// What waiting does when every unsynced informer's last error will not
+/// heal by itself (see [`healing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LastingErrors {
+    /// Return [`SyncFailure::LastingErrors`] at once (the default; client-go
+    /// waits out the whole timeout, or forever).
+    #[default]
+    GiveUp,
+    /// Keep waiting until the timeout or cancellation (someone may fix the
+    /// RBAC rule or install the CRD meanwhile).
+    KeepWaiting,
 }
 
 impl<K> InformerSynced for SharedIndexInformer<K>
@@ -47,6 +96,10 @@ where
 
     fn is_stopped(&self) -> bool {
         SharedIndexInformer::is_stopped(self)
+    }
+
+    fn resource_served(&self) -> Pin<Box<dyn Future<Output = Option<bool>> + Send + '_>> {
+        Box::pin(SharedIndexInformer::resource_served(self))
     }
 }
 
@@ -69,6 +122,10 @@ where
     fn is_stopped(&self) -> bool {
         self.is_removed() || self.informer().is_stopped()
     }
+
+    fn resource_served(&self) -> Pin<Box<dyn Future<Output = Option<bool>> + Send + '_>> {
+        Box::pin(async move { self.informer().resource_served().await })
+    }
 }
 
 /// Why waiting ended without every cache synced.
@@ -80,6 +137,10 @@ pub enum SyncFailure {
     Cancelled,
     /// An informer (or handler) stopped before syncing.
     Stopped,
+    /// Every unsynced informer's last error will not heal by itself (a 401
+    /// or 403, or a 404 for a resource discovery says is not served); see
+    /// [`LastingErrors`].
+    LastingErrors,
 }
 
 /// One informer that did not sync, and its last error.
@@ -125,6 +186,9 @@ impl fmt::Display for SyncError {
             SyncFailure::TimedOut(after) => write!(f, "caches not synced after {after:?}")?,
             SyncFailure::Cancelled => f.write_str("cancelled before the caches synced")?,
             SyncFailure::Stopped => f.write_str("an informer stopped before its cache synced")?,
+            SyncFailure::LastingErrors => f.write_str(
+                "caches cannot sync: every unsynced informer failed with an error that will not heal by itself",
+            )?,
         }
         for (position, informer) in self.unsynced.iter().enumerate() {
             f.write_str(if position == 0 { ": " } else { "; " })?;
@@ -144,25 +208,47 @@ impl fmt::Display for SyncError {
 impl std::error::Error for SyncError {}
 
 /// Waits until every one of `informers` has synced, for at most
-/// `timeout`. Fails early if one of them stops first. The error names
+/// `timeout`. Fails early if one of them stops first, or when every
+/// unsynced one's last error will not heal by itself (a 403 from RBAC, a
+/// 401, a 404 for a resource the server does not serve): see
+/// [`wait_for_cache_sync_with`] to keep waiting instead. The error names
 /// each unsynced informer with its last list or watch error.
 pub async fn wait_for_cache_sync(
     timeout: Duration,
     informers: &[&dyn InformerSynced],
 ) -> Result<(), SyncError> {
+    wait_for_cache_sync_with(timeout, informers, LastingErrors::GiveUp).await
+}
+
+/// [`wait_for_cache_sync`], choosing what lasting errors do.
+pub async fn wait_for_cache_sync_with(
+    timeout: Duration,
+    informers: &[&dyn InformerSynced],
+    lasting: LastingErrors,
+) -> Result<(), SyncError> {
     let never = CancellationToken::new();
-    match tokio::time::timeout(timeout, wait_until_synced(&never, informers)).await {
+    match tokio::time::timeout(timeout, wait_until_synced_with(&never, informers, lasting)).await {
         Ok(result) => result,
         Err(_) => Err(sync_error(SyncFailure::TimedOut(timeout), informers)),
     }
 }
 
 /// Waits until every one of `informers` has synced, or `cancel` fires,
-/// or one stops first (client-go's `WaitForCacheSync`, polling every
-/// 100 ms).
+/// or one stops first, or every unsynced one's last error will not heal
+/// (client-go's `WaitForCacheSync`, polling every 100 ms, which waits
+/// through lasting errors).
 pub async fn wait_until_synced(
     cancel: &CancellationToken,
     informers: &[&dyn InformerSynced],
+) -> Result<(), SyncError> {
+    wait_until_synced_with(cancel, informers, LastingErrors::GiveUp).await
+}
+
+/// [`wait_until_synced`], choosing what lasting errors do.
+pub async fn wait_until_synced_with(
+    cancel: &CancellationToken,
+    informers: &[&dyn InformerSynced],
+    lasting: LastingErrors,
 ) -> Result<(), SyncError> {
     loop {
         if informers.iter().all(|informer| informer.has_synced()) {
@@ -174,11 +260,34 @@ pub async fn wait_until_synced(
         {
             return Err(sync_error(SyncFailure::Stopped, informers));
         }
+        if lasting == LastingErrors::GiveUp && all_errors_lasting(informers).await {
+            return Err(sync_error(SyncFailure::LastingErrors, informers));
+        }
         tokio::select! {
             () = cancel.cancelled() => return Err(sync_error(SyncFailure::Cancelled, informers)),
             () = tokio::time::sleep(SYNCED_POLL_PERIOD) => {}
         }
     }
+}
+
+/// Whether every unsynced informer failed with an error that will not heal
+/// by itself. Discovery is asked only for 404s, and only when every other
+/// unsynced informer's error is lasting.
+async fn all_errors_lasting(informers: &[&dyn InformerSynced]) -> bool {
+    let mut not_found = Vec::new();
+    for informer in informers.iter().filter(|informer| !informer.has_synced()) {
+        match healing(informer.last_error().as_deref()) {
+            Healing::MayHeal => return false,
+            Healing::WillNotHeal => {}
+            Healing::UnlessServed => not_found.push(*informer),
+        }
+    }
+    for informer in not_found {
+        if informer.resource_served().await != Some(false) {
+            return false;
+        }
+    }
+    true
 }
 
 fn sync_error(failure: SyncFailure, informers: &[&dyn InformerSynced]) -> SyncError {
@@ -193,5 +302,45 @@ fn sync_error(failure: SyncFailure, informers: &[&dyn InformerSynced]) -> SyncEr
                 stopped: informer.is_stopped(),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clientgo_apimachinery::Status;
+
+    fn error_with(status: Status) -> ReflectorError {
+        ReflectorError::List {
+            resource: "pods".to_string(),
+            resource_version: "0".to_string(),
+            source: clientgo_listwatch::Error::Rest(clientgo_rest::Error::Api(Box::new(status))),
+        }
+    }
+
+    #[test]
+    fn which_errors_heal() {
+        use clientgo_apimachinery::GroupResource;
+        let pods = GroupResource::new("", "pods");
+        let table = [
+            (None, Healing::MayHeal),
+            (Some(Status::unauthorized("no")), Healing::WillNotHeal),
+            (
+                Some(Status::forbidden(&pods, "", "no")),
+                Healing::WillNotHeal,
+            ),
+            (Some(Status::not_found(&pods, "")), Healing::UnlessServed),
+            (Some(Status::expired("old")), Healing::MayHeal),
+            (
+                Some(Status::too_many_requests("later", 1)),
+                Healing::MayHeal,
+            ),
+            (Some(Status::internal_error("oops")), Healing::MayHeal),
+            (Some(Status::service_unavailable("down")), Healing::MayHeal),
+        ];
+        for (status, expected) in table {
+            let error = status.clone().map(error_with);
+            assert_eq!(healing(error.as_ref()), expected, "{status:?}");
+        }
     }
 }

@@ -284,7 +284,8 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             match serde_json::from_slice::<WatchEvent<K>>(frame) {
                 Ok(event) => return Some(Ok(event)),
                 Err(error) => {
-                    if let Some((api_version, kind)) = other_type(frame, self.expected_type.as_ref())
+                    if let Some((api_version, kind)) =
+                        other_type(frame, self.expected_type.as_ref())
                     {
                         self.skipped += 1;
                         let expected = self.expected_type.as_ref();

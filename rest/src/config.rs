@@ -447,9 +447,13 @@ impl fmt::Display for Config {
     }
 }
 
-/// `clientgo-rs/<version> (<os>/<arch>)`, with Go's names for the operating
-/// system and architecture (`linux/amd64`) as Kubernetes' audit logs show
-/// for client-go programs.
+/// `<program>/<version> (<os>/<arch>) clientgo-rs`, as client-go's
+/// `DefaultKubernetesUserAgent` builds it: the running program's file name
+/// first (`clientgo-rs` when it cannot be read), this library's version,
+/// and Go's names for the operating system and architecture
+/// (`linux/amd64`). The API server's audit log then names the program, and
+/// so does the default field manager of its writes (the user agent up to
+/// its first `/`): two controllers never share field ownership by accident.
 pub fn default_user_agent() -> String {
     let arch = match std::env::consts::ARCH {
         "x86_64" => "amd64",
@@ -458,11 +462,28 @@ pub fn default_user_agent() -> String {
         "powerpc64" => "ppc64le",
         other => other,
     };
+    let program = std::env::args_os()
+        .next()
+        .and_then(|path| program_name(&path))
+        .unwrap_or_else(|| "clientgo-rs".to_string());
     format!(
-        "clientgo-rs/{} ({}/{arch})",
+        "{program}/{} ({}/{arch}) clientgo-rs",
         env!("CARGO_PKG_VERSION"),
         std::env::consts::OS
     )
+}
+
+/// A program's file name as it can stand in a user agent: without its
+/// directory or `.exe`, only printable ASCII other than `/`, spaces and
+/// parentheses. `None` when nothing is left.
+fn program_name(path: &std::ffi::OsStr) -> Option<String> {
+    let name = std::path::Path::new(path).file_name()?.to_string_lossy();
+    let name = name.strip_suffix(".exe").unwrap_or(&name);
+    let cleaned: String = name
+        .chars()
+        .filter(|c| c.is_ascii_graphic() && !matches!(c, '/' | '(' | ')'))
+        .collect();
+    (!cleaned.is_empty()).then_some(cleaned)
 }
 
 #[cfg(test)]
@@ -499,9 +520,27 @@ mod tests {
     }
 
     #[test]
-    fn user_agent_names_the_crate_and_platform() {
+    fn user_agent_names_the_program_the_crate_and_platform() {
         let agent = default_user_agent();
-        assert!(agent.starts_with("clientgo-rs/0."), "{agent}");
+        let program = program_name(&std::env::args_os().next().unwrap()).unwrap();
+        assert!(
+            agent.starts_with(&format!("{program}/{}", env!("CARGO_PKG_VERSION"))),
+            "{agent}"
+        );
+        assert!(agent.ends_with(") clientgo-rs"), "{agent}");
+        for (path, name) in [
+            ("/usr/local/bin/my-controller", Some("my-controller")),
+            ("C:\\bin\\op.exe", Some("C:\\bin\\op")),
+            ("op.exe", Some("op")),
+            ("/usr/bin/we ird(1)", Some("weird1")),
+            ("/", None),
+        ] {
+            assert_eq!(
+                program_name(std::ffi::OsStr::new(path)).as_deref(),
+                name,
+                "{path}"
+            );
+        }
         assert!(
             agent.contains(&format!("({}/", std::env::consts::OS)),
             "{agent}"

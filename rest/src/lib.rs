@@ -81,11 +81,11 @@ mod warnings;
 
 pub use client::{ClientStats, RestClient};
 pub use client_config::ConfigOverrides;
-pub use connection_lanes::LaneStats;
 pub use config::{
-    Config, DEFAULT_BURST, DEFAULT_MAX_RETRIES, DEFAULT_QPS, DEFAULT_WATCH_HEADER_WAIT, Impersonation, PemSource, Proxy,
-    TOKEN_FILE_REFRESH, TlsConfig, default_user_agent,
+    Config, DEFAULT_BURST, DEFAULT_MAX_RETRIES, DEFAULT_QPS, DEFAULT_WATCH_HEADER_WAIT,
+    Impersonation, PemSource, Proxy, TOKEN_FILE_REFRESH, TlsConfig, default_user_agent,
 };
+pub use connection_lanes::LaneStats;
 pub use discovery::DiscoveredResource;
 pub use error::{AuthError, ConfigError, Error, ExecError, RequestError, Result};
 pub use exec::{DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, ExecEnvVar};

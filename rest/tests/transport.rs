@@ -194,6 +194,77 @@ async fn client_certificates_authenticate() {
     assert_eq!(list_with(config).await.unwrap(), 0);
 }
 
+/// Found against a real kube-apiserver (100 streams per connection): with
+/// every request on one HTTP/2 connection, the 101st watch and every GET
+/// after it queued forever behind the open watches.
+#[tokio::test]
+async fn watches_past_the_servers_stream_limit_open_more_connections() {
+    let server = TestApiServer::builder()
+        .tls()
+        .http2_max_concurrent_streams(3)
+        .start()
+        .await
+        .unwrap();
+    let client =
+        RestClient::new(config_for(&server).watch_header_wait(Duration::from_millis(300))).unwrap();
+    let config_maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    let mut watches = Vec::new();
+    for _ in 0..10 {
+        let watch = tokio::time::timeout(
+            Duration::from_secs(10),
+            config_maps.watch(&ListOptions::default()),
+        )
+        .await
+        .expect("every watch is answered")
+        .unwrap();
+        assert_eq!(watch.http_version(), reqwest::Version::HTTP_2);
+        watches.push(watch);
+    }
+    // A GET is answered at once, whatever the watches hold.
+    tokio::time::timeout(Duration::from_secs(5), list_config_maps(client.clone()))
+        .await
+        .expect("a GET is answered")
+        .unwrap();
+    let stats = client.lane_stats();
+    assert_eq!(stats.learned_limit, Some(3));
+    assert_eq!(stats.assigned.iter().sum::<usize>(), 10);
+    assert!(
+        stats.assigned.iter().all(|&on_lane| on_lane <= 3),
+        "{stats:?}"
+    );
+    let watch_connections: std::collections::BTreeSet<u64> = server
+        .requests()
+        .of(Verb::Watch)
+        .iter()
+        .filter(|record| record.status == 200)
+        .map(|record| record.connection)
+        .collect();
+    assert_eq!(
+        watch_connections.len(),
+        4,
+        "ten watches, three a connection"
+    );
+    // Watches opened together spread at once over lanes of the learned
+    // limit.
+    drop(watches);
+    let opening: Vec<_> = (0..10)
+        .map(|_| {
+            let config_maps = config_maps.clone();
+            tokio::spawn(async move { config_maps.watch(&ListOptions::default()).await })
+        })
+        .collect();
+    let mut reopened = Vec::new();
+    for handle in opening {
+        let watch = tokio::time::timeout(Duration::from_secs(10), handle)
+            .await
+            .expect("every concurrent watch is answered")
+            .unwrap()
+            .unwrap();
+        reopened.push(watch);
+    }
+    assert_eq!(client.lane_stats().assigned.iter().sum::<usize>(), 10);
+}
+
 #[tokio::test]
 async fn http2_is_negotiated_and_watches_share_the_connection() {
     let server = TestApiServer::builder().tls().start().await.unwrap();
@@ -208,11 +279,15 @@ async fn http2_is_negotiated_and_watches_share_the_connection() {
     assert_eq!(records.len(), 3);
     for record in &records {
         assert_eq!(record.http_version, "HTTP/2.0", "{record:?}");
-        assert_eq!(
-            record.connection, records[0].connection,
-            "two watches and a list share one connection"
-        );
     }
+    assert_eq!(
+        records[0].connection, records[1].connection,
+        "two watches share one connection"
+    );
+    assert_ne!(
+        records[2].connection, records[0].connection,
+        "a list never queues behind watches: it has a connection of its own"
+    );
     drop((first.next_chunk(), second.next_chunk()));
 
     // Over HTTP/1.1 a watch holds its connection: the next request opens
@@ -255,8 +330,13 @@ async fn user_agent_and_impersonation_headers_are_sent() {
         record.header_values("impersonate-extra-scopes"),
         vec!["a", "b"]
     );
+    // client-go's form: the program's name first (the server's default
+    // field manager is the agent up to its first `/`), then the library.
     let agent = record.header_values("user-agent").pop().unwrap();
-    assert!(agent.starts_with("clientgo-rs/"), "{agent}");
+    let program = std::env::current_exe().unwrap();
+    let program = program.file_name().unwrap().to_string_lossy();
+    assert!(agent.starts_with(&format!("{program}/")), "{agent}");
+    assert!(agent.ends_with(" clientgo-rs"), "{agent}");
 }
 
 /// An exec plugin printing an ExecCredential with `status`, counting its

@@ -524,9 +524,7 @@ where
         async move { dispatch(state, request, peer).await.ok_or(ConnectionReset) }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http2()
-        .max_concurrent_streams(streams);
+    builder.http2().max_concurrent_streams(streams);
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     tokio::select! {
         _ = connection => {}
@@ -897,11 +895,9 @@ async fn route(
                 Err(status) => status_response(&status),
             }
         }
-        (Method::GET, false) => {
-            answer_response(
-                handlers::list(&storage, &target, &options, representation, typed_items).await,
-            )
-        }
+        (Method::GET, false) => answer_response(
+            handlers::list(&storage, &target, &options, representation, typed_items).await,
+        ),
         (Method::GET, true) => answer_response(handlers::get(&storage, &target, representation)),
         (Method::POST, false) if crd::is_crd_resource(&target.resource) => {
             with_body(request, |body| create_crd(&state, &target, body)).await
@@ -918,14 +914,12 @@ async fn route(
             })
             .await
         }
-        (Method::DELETE, false) => {
-            answer_response(handlers::delete_collection(
-                &storage,
-                &target,
-                &options,
-                typed_items,
-            ))
-        }
+        (Method::DELETE, false) => answer_response(handlers::delete_collection(
+            &storage,
+            &target,
+            &options,
+            typed_items,
+        )),
         (Method::DELETE, true) if crd::is_crd_resource(&target.resource) => {
             with_body(request, |body| delete_crd(&state, &target, body)).await
         }

@@ -49,11 +49,18 @@ fn h2_client() -> Client {
 }
 
 /// Opens `count` watches on `client` and keeps them open.
-async fn open_watches(client: &Client, server: &TestApiServer, count: usize) -> Vec<reqwest::Response> {
+async fn open_watches(
+    client: &Client,
+    server: &TestApiServer,
+    count: usize,
+) -> Vec<reqwest::Response> {
     let mut watches = Vec::new();
     for _ in 0..count {
         let response = client
-            .get(format!("{}{PODS}?watch=true&resourceVersion=1", server.url()))
+            .get(format!(
+                "{}{PODS}?watch=true&resourceVersion=1",
+                server.url()
+            ))
             .send()
             .await
             .unwrap();
@@ -66,7 +73,9 @@ async fn open_watches(client: &Client, server: &TestApiServer, count: usize) -> 
 /// Whether a GET on `client` is answered within a second.
 async fn answered_within_a_second(client: &Client, server: &TestApiServer) -> bool {
     let get = client.get(format!("{}/version", server.url())).send();
-    tokio::time::timeout(Duration::from_secs(1), get).await.is_ok()
+    tokio::time::timeout(Duration::from_secs(1), get)
+        .await
+        .is_ok()
 }
 
 #[tokio::test]
@@ -120,7 +129,10 @@ async fn list_items_of_built_in_types_carry_no_kind_or_api_version() {
     }
     // A single object, a watch event and a metadata-only list keep them.
     let one = get_value(&client, format!("{}{PODS}/pod-0", server.url())).await;
-    assert_eq!((one["kind"].as_str(), one["apiVersion"].as_str()), (Some("Pod"), Some("v1")));
+    assert_eq!(
+        (one["kind"].as_str(), one["apiVersion"].as_str()),
+        (Some("Pod"), Some("v1"))
+    );
     let mut events = Events::open(
         &client,
         format!("{}{PODS}?watch=true&resourceVersion=0", server.url()),
@@ -259,7 +271,12 @@ async fn lists_at_resource_version_zero_ignore_the_limit() {
     assert_eq!(cached.metadata.continue_.as_deref().unwrap_or_default(), "");
     let paged = list("limit=1").await;
     assert_eq!(paged.items.len(), 1);
-    assert!(paged.metadata.continue_.is_some_and(|token| !token.is_empty()));
+    assert!(
+        paged
+            .metadata
+            .continue_
+            .is_some_and(|token| !token.is_empty())
+    );
 }
 
 #[tokio::test]
@@ -282,7 +299,10 @@ async fn deleting_a_pod_sends_modified_with_a_deletion_timestamp_then_deleted() 
     .await;
     let mut maps = Events::open(
         &client,
-        format!("{}{configmaps}?watch=true&resourceVersion={rv}", server.url()),
+        format!(
+            "{}{configmaps}?watch=true&resourceVersion={rv}",
+            server.url()
+        ),
     )
     .await;
     for path in [format!("{PODS}/pod-0"), format!("{configmaps}/c")] {
@@ -322,9 +342,19 @@ async fn paths_nothing_serves_get_the_plain_text_404() {
             .await
             .unwrap();
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
-        let content_type = response.headers()["content-type"].to_str().unwrap().to_string();
-        assert!(content_type.starts_with("text/plain"), "{path}: {content_type}");
-        assert_eq!(response.text().await.unwrap(), "404 page not found\n", "{path}");
+        let content_type = response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            content_type.starts_with("text/plain"),
+            "{path}: {content_type}"
+        );
+        assert_eq!(
+            response.text().await.unwrap(),
+            "404 page not found\n",
+            "{path}"
+        );
     }
     // An unknown resource of a served group version is a Status.
     let response = client
@@ -340,7 +370,10 @@ async fn paths_nothing_serves_get_the_plain_text_404() {
 async fn assert_real_too_many_requests(response: reqwest::Response) {
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(response.headers()["retry-after"], "1");
-    let content_type = response.headers()["content-type"].to_str().unwrap().to_string();
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
     assert!(content_type.starts_with("text/plain"), "{content_type}");
     assert_eq!(
         response.text().await.unwrap(),
@@ -367,7 +400,10 @@ async fn requests_over_the_in_flight_limit_get_a_plain_text_429() {
     // Watches are long-running: never counted, never refused.
     server.faults().set_latency(Duration::ZERO);
     let _watches = open_watches(&client, &server, 3).await;
-    assert_eq!(client.get(&url).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        client.get(&url).send().await.unwrap().status(),
+        StatusCode::OK
+    );
     // The fault that imitates it answers the same.
     server
         .faults()
@@ -445,14 +481,20 @@ async fn every_watch_event_is_its_own_frame() {
     let server = TestApiServer::builder().start().await.unwrap();
     let client = support::http_client();
     create_pods(&client, &server, 20).await;
-    let stream = tokio::net::TcpStream::connect(server.address()).await.unwrap();
+    let stream = tokio::net::TcpStream::connect(server.address())
+        .await
+        .unwrap();
     let mut reader = BufReader::new(stream);
     // A watch-list: 20 initial events, then the end bookmark.
     let request = format!(
         "GET {PODS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true HTTP/1.1\r\nhost: {}\r\n\r\n",
         server.address()
     );
-    reader.get_mut().write_all(request.as_bytes()).await.unwrap();
+    reader
+        .get_mut()
+        .write_all(request.as_bytes())
+        .await
+        .unwrap();
     let mut header = String::new();
     loop {
         header.clear();
