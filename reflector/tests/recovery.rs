@@ -49,20 +49,33 @@ async fn synced_and_watching(
 }
 
 #[tokio::test]
-async fn lists_2345_objects_at_rv_0_in_one_page_then_watches_from_the_list() {
-    let server = seeded(TestApiServer::builder(), 2345).await;
+async fn lists_2345_objects_at_rv_0_then_watches_from_the_list() {
+    // With a watch cache the real server answers a list at "0" in one page
+    // whatever the limit; without one (etcd) it pages it.
+    for watch_cache in [true, false] {
+        lists_then_watches(watch_cache).await;
+    }
+}
+
+async fn lists_then_watches(watch_cache: bool) {
+    let server = seeded(TestApiServer::builder().watch_cache(watch_cache), 2345).await;
     let revision = server.storage().current_revision().to_string();
     let cache = cache();
     let running = Running::start(lister(&server, |c| c), cache.clone(), list_watch());
     converge(&server, &*cache).await;
 
-    // client-go asks for pages of 500 at "0"; the real server answers such
-    // a list from its watch cache in one page whatever the limit.
     let pages = lists(&server);
-    assert_eq!(pages.len(), 1, "2,345 objects from the watch cache");
+    let expected_pages = if watch_cache { 1 } else { 5 };
+    assert_eq!(pages.len(), expected_pages, "watch cache {watch_cache}");
     let first = pages[0].list_options();
     assert_eq!(first.resource_version.as_deref(), Some("0"));
     assert_eq!(first.limit, Some(500));
+    for page in &pages[1..] {
+        let options = page.list_options();
+        assert_eq!(options.limit, Some(500));
+        assert!(options.continue_token.is_some());
+        assert_eq!(options.resource_version, None);
+    }
     wait_until("a watch is open", || !watches(&server).is_empty()).await;
     let watch = watches(&server)[0].list_options();
     assert_eq!(watch.resource_version.as_deref(), Some(revision.as_str()));
@@ -74,8 +87,9 @@ async fn lists_2345_objects_at_rv_0_in_one_page_then_watches_from_the_list() {
     assert_eq!(running.reflector.last_sync_resource_version(), revision);
     assert_eq!(running.reflector.mode(), ReflectorMode::ListWatch);
 
-    // Events flow; a later relist keeps paginating because the RV=0 list
-    // came back in pages (no watch cache).
+    // Events flow. A later relist at the last resourceVersion is paginated
+    // only if the list at "0" came back in pages (client-go's rule: a
+    // server that answered it whole has a watch cache to answer from).
     update(&server, "cm-00001", "changed");
     create(&server, "new");
     converge(&server, &*cache).await;
@@ -84,12 +98,12 @@ async fn lists_2345_objects_at_rv_0_in_one_page_then_watches_from_the_list() {
         .faults()
         .fail_next(Some(Verb::Watch), Status::internal_error("injected"));
     server.faults().drop_watches();
-    wait_until("a relist", || lists(&server).len() == 5).await;
+    wait_until("a relist", || lists(&server).len() == expected_pages).await;
+    converge(&server, &*cache).await;
     let relist = lists(&server)[0].list_options();
     let last = server.storage().current_revision().to_string();
     assert_eq!(relist.resource_version.as_deref(), Some(last.as_str()));
-    assert_eq!(relist.limit, Some(500));
-    converge(&server, &*cache).await;
+    assert_eq!(relist.limit, (!watch_cache).then_some(500));
     running.stop().await;
 }
 
@@ -700,4 +714,31 @@ fn assert_known_object_reused(
     let changed = cache.get_by_key("default/cm-00002").unwrap();
     assert!(!Arc::ptr_eq(to_change, &changed));
     changed
+}
+
+/// client-go's reflector skips a watch event of an unexpected type and
+/// applies the rest; ours ended the stream as malformed and re-watched.
+#[tokio::test]
+async fn a_watch_event_of_another_kind_is_skipped_and_the_watch_goes_on() {
+    for watch_list in [false, true] {
+        let server = seeded(TestApiServer::builder(), 3).await;
+        let cache = cache();
+        server.faults().foreign_event_next_watch();
+        let options = fast_options().use_watch_list(watch_list);
+        let running = Running::start(lister(&server, |c| c), cache.clone(), options);
+        converge(&server, &*cache).await;
+        create(&server, "after");
+        converge(&server, &*cache).await;
+        assert_eq!(
+            watches(&server).len(),
+            1,
+            "the watch went on (watch-list {watch_list})"
+        );
+        assert!(
+            store_state(&*cache)
+                .keys()
+                .all(|key| !key.contains("foreign"))
+        );
+        running.stop().await;
+    }
 }

@@ -296,15 +296,16 @@ fn list_body(
     body
 }
 
-/// `GET` on a collection without `watch`. A list at resourceVersion "0"
-/// is served from the watch cache, as the real server does: in one page,
-/// whatever `limit` says.
+/// `GET` on a collection without `watch`. With a `watch_cache`, a list at
+/// resourceVersion "0" is served from it, as the real server does: in one
+/// page, whatever `limit` says.
 pub(crate) async fn list(
     storage: &Storage,
     path: &ResourcePath,
     options: &ListOptions,
     representation: Representation,
     typed_items: bool,
+    watch_cache: bool,
 ) -> Result<Answer, Status> {
     let filters = Filters::parse(options)?;
     let continuation = options
@@ -320,7 +321,8 @@ pub(crate) async fn list(
     let after = continuation
         .as_ref()
         .map(|token| (token.namespace.as_str(), token.name.as_str()));
-    let from_cache = continuation.is_none() && options.resource_version.as_deref() == Some("0");
+    let from_cache =
+        watch_cache && continuation.is_none() && options.resource_version.as_deref() == Some("0");
     let limit = options
         .limit
         .filter(|&limit| limit > 0 && !from_cache)

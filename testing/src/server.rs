@@ -118,10 +118,12 @@ impl TestApiServerBuilder {
         self
     }
 
-    /// Serves watches as kube-apiserver with `--watch-cache=false` (or a
-    /// server without a cache) does: straight from etcd, so no watch ever
-    /// gets a bookmark, and a watch from a compacted resourceVersion is
-    /// answered with a 410 ERROR event. On (a watch cache) by default.
+    /// Serves watches and lists as kube-apiserver with
+    /// `--watch-cache=false` (or a server without a cache) does: straight
+    /// from etcd, so no watch ever gets a bookmark, a watch from a
+    /// compacted resourceVersion is answered with a 410 ERROR event, and a
+    /// list at resourceVersion "0" is paginated by its `limit`. On (a watch
+    /// cache) by default.
     pub fn watch_cache(mut self, enabled: bool) -> Self {
         self.watch_cache = enabled;
         self
@@ -229,6 +231,7 @@ impl TestApiServerBuilder {
             watch: WatchSettings {
                 bookmark_interval: self.watch_cache.then_some(self.bookmark_interval),
                 watch_list: self.watch_list,
+                watch_cache: self.watch_cache,
             },
             http2_max_concurrent_streams: self.http2_max_concurrent_streams,
             in_flight: InFlight::new(self.max_requests_in_flight),
@@ -896,7 +899,15 @@ async fn route(
             }
         }
         (Method::GET, false) => answer_response(
-            handlers::list(&storage, &target, &options, representation, typed_items).await,
+            handlers::list(
+                &storage,
+                &target,
+                &options,
+                representation,
+                typed_items,
+                state.watch.watch_cache,
+            )
+            .await,
         ),
         (Method::GET, true) => answer_response(handlers::get(&storage, &target, representation)),
         (Method::POST, false) if crd::is_crd_resource(&target.resource) => {

@@ -50,6 +50,9 @@ pub(crate) struct WatchSettings {
     /// Whether `sendInitialEvents` (watch-list) is served; without it the
     /// server answers as one with the WatchList feature off.
     pub watch_list: bool,
+    /// Whether the server has a watch cache: it sends bookmarks and
+    /// answers lists at resourceVersion "0" in one page.
+    pub watch_cache: bool,
 }
 
 /// Appends one event line to `out`, the object written by `write_object`

@@ -277,6 +277,23 @@ async fn lists_at_resource_version_zero_ignore_the_limit() {
             .continue_
             .is_some_and(|token| !token.is_empty())
     );
+
+    // Without a watch cache the list at "0" comes from etcd, in pages.
+    let etcd = TestApiServer::builder()
+        .watch_cache(false)
+        .start()
+        .await
+        .unwrap();
+    create_pods(&client, &etcd, 3).await;
+    let page: ObjectList<DynamicObject> = client
+        .get(format!("{}{PODS}?resourceVersion=0&limit=1", etcd.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
 }
 
 #[tokio::test]
