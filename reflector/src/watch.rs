@@ -27,7 +27,7 @@ const FRAME_ERRORS_BEFORE_RELIST: u32 = 2;
 
 /// How opening a watch went.
 pub(crate) enum Opened<K> {
-    Stream(WatchStream<K>),
+    Stream(Box<WatchStream<K>>),
     Cancelled,
     /// No answer within the idle timeout.
     Idle,
@@ -157,7 +157,7 @@ where
                         options.resource_version(from.clone())
                     };
                     match self.open(&options, cancel).await {
-                        Opened::Stream(live) => live,
+                        Opened::Stream(live) => *live,
                         Opened::Cancelled => return Ok(()),
                         Opened::Idle => {
                             self.idle_watch();
@@ -292,7 +292,7 @@ where
         tokio::select! {
             () = cancel.cancelled() => Opened::Cancelled,
             opened = tokio::time::timeout(idle, self.lister_watcher.watch(options)) => match opened {
-                Ok(Ok(stream)) => Opened::Stream(stream),
+                Ok(Ok(stream)) => Opened::Stream(Box::new(stream)),
                 Ok(Err(error)) => Opened::Failed(error),
                 Err(_) => Opened::Idle,
             },

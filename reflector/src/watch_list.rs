@@ -91,7 +91,7 @@ where
             options = options.resource_version(from.clone());
         }
         let mut live = match self.open(&options, cancel).await {
-            Opened::Stream(live) => live,
+            Opened::Stream(live) => *live,
             Opened::Cancelled => return Err(Attempt::Cancelled),
             Opened::Idle => {
                 self.idle_watch();
