@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use clientgo_apimachinery::{ApiResource, GroupResource, GroupVersionKind, Status};
 use clientgo_informers::{
     DynamicSharedInformerFactory, InformerFactoryOptions, InformerSynced, LastingErrors,
-    SharedIndexInformer, SharedIndexInformerOptions, SharedInformerFactory, SyncFailure,
-    wait_for_cache_sync,
+    SharedIndexInformer, SharedIndexInformerOptions, SharedInformerFactory, SyncError, SyncFailure,
+    SyncResult, wait_for_cache_sync,
 };
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_testing::{TestApiServer, Verb};
@@ -80,6 +80,17 @@ async fn more_informers_than_the_servers_stream_limit_all_sync() {
     namespaced_informers_sync(&server, 10).await;
 }
 
+/// Checks that a wait started at `started` gave up at once (well within
+/// its 30 s) on a lasting error with HTTP status `code`.
+fn gave_up_at_once(started: Instant, result: SyncResult, code: u16) -> SyncError {
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    let error = result.into_result().unwrap_err();
+    assert_eq!(error.failure, SyncFailure::LastingErrors);
+    assert_eq!(error.first_status_code(), Some(code));
+    error
+}
+
 fn plain_client(server: &TestApiServer) -> RestClient {
     RestClient::new(Config::new(server.url())).unwrap()
 }
@@ -99,18 +110,8 @@ async fn a_forbidden_list_ends_the_wait_at_once() {
     let stop = CancellationToken::new();
     factory.start(&stop);
     let started = Instant::now();
-    let error = factory
-        .wait_for_cache_sync(Duration::from_secs(30))
-        .await
-        .into_result()
-        .unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(error.failure, SyncFailure::LastingErrors);
-    assert_eq!(error.first_status_code(), Some(403));
+    let result = factory.wait_for_cache_sync(Duration::from_secs(30)).await;
+    let error = gave_up_at_once(started, result, 403);
     assert!(error.to_string().contains("forbidden"), "{error}");
 
     // Asked to, it keeps waiting until the timeout.
@@ -149,18 +150,8 @@ async fn a_resource_the_server_does_not_serve_ends_the_wait_at_once() {
     let stop = CancellationToken::new();
     factory.start(&stop);
     let started = Instant::now();
-    let error = factory
-        .wait_for_cache_sync(Duration::from_secs(30))
-        .await
-        .into_result()
-        .unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(error.failure, SyncFailure::LastingErrors);
-    assert_eq!(error.first_status_code(), Some(404));
+    let result = factory.wait_for_cache_sync(Duration::from_secs(30)).await;
+    gave_up_at_once(started, result, 404);
     stop.cancel();
     factory.shutdown().await;
 }

@@ -42,6 +42,25 @@ async fn get_value(client: &Client, url: String) -> Value {
     client.get(url).send().await.unwrap().json().await.unwrap()
 }
 
+/// A GET of `path` on `server`.
+async fn get(client: &Client, server: &TestApiServer, path: &str) -> reqwest::Response {
+    client
+        .get(format!("{}{path}", server.url()))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Opens a watch of pods from now, with bookmarks allowed, and checks
+/// that nothing at all arrives within `wait`.
+async fn assert_silent_watch(client: &Client, server: &TestApiServer, wait: Duration) {
+    let rv = server.storage().current_revision();
+    let path = format!("{PODS}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true");
+    let mut response = get(client, server, &path).await;
+    let chunk = tokio::time::timeout(wait, response.chunk()).await;
+    assert!(chunk.is_err(), "nothing within {wait:?}: {chunk:?}");
+}
+
 /// A client that speaks HTTP/2 without TLS, sharing one connection.
 fn h2_client() -> Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -175,17 +194,7 @@ async fn bookmarks_come_from_the_watch_cache_about_once_a_minute() {
     let client = support::http_client();
     // The default: no bookmark in the first seconds of a watch.
     let server = TestApiServer::builder().start().await.unwrap();
-    let rv = server.storage().current_revision();
-    let mut response = client
-        .get(format!(
-            "{}{PODS}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true",
-            server.url()
-        ))
-        .send()
-        .await
-        .unwrap();
-    let chunk = tokio::time::timeout(Duration::from_secs(2), response.chunk()).await;
-    assert!(chunk.is_err(), "nothing within 2 s: {chunk:?}");
+    assert_silent_watch(&client, &server, Duration::from_secs(2)).await;
 
     // A shorter interval: the first bookmark one interval after the start.
     let server = TestApiServer::builder()
@@ -218,18 +227,8 @@ async fn without_a_watch_cache_there_are_no_bookmarks_and_compacted_watches_get_
     let client = support::http_client();
     create_pods(&client, &server, 1).await;
     let rv = server.storage().current_revision();
-    let mut response = client
-        .get(format!(
-            "{}{PODS}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true",
-            server.url()
-        ))
-        .send()
-        .await
-        .unwrap();
-    let chunk = tokio::time::timeout(Duration::from_secs(1), response.chunk()).await;
-    assert!(chunk.is_err(), "no bookmark: {chunk:?}");
+    assert_silent_watch(&client, &server, Duration::from_secs(1)).await;
 
-    create_pods(&client, &server, 0).await;
     client
         .delete(format!("{}{PODS}/pod-0", server.url()))
         .send()
@@ -353,11 +352,7 @@ async fn paths_nothing_serves_get_the_plain_text_404() {
         "/api/v2/pods",
         "/no/such/path",
     ] {
-        let response = client
-            .get(format!("{}{path}", server.url()))
-            .send()
-            .await
-            .unwrap();
+        let response = get(&client, &server, path).await;
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
         let content_type = response.headers()["content-type"]
             .to_str()
@@ -374,11 +369,7 @@ async fn paths_nothing_serves_get_the_plain_text_404() {
         );
     }
     // An unknown resource of a served group version is a Status.
-    let response = client
-        .get(format!("{}/apis/apps/v1/widgets", server.url()))
-        .send()
-        .await
-        .unwrap();
+    let response = get(&client, &server, "/apis/apps/v1/widgets").await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     let status: clientgo_apimachinery::Status = response.json().await.unwrap();
     assert!(status.is_not_found());
