@@ -51,6 +51,20 @@ async fn get(client: &Client, server: &TestApiServer, path: &str) -> reqwest::Re
         .unwrap()
 }
 
+/// PUTs `object` to the status subresource of the object at `url`.
+async fn put_status(client: &Client, url: &str, object: &Value) -> Value {
+    let response = client.put(format!("{url}/status")).json(object).send();
+    response.await.unwrap().json().await.unwrap()
+}
+
+/// A response's `Content-Type`.
+fn content_type(response: &reqwest::Response) -> String {
+    response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
 /// Opens a watch of pods from now, with bookmarks allowed, and checks
 /// that nothing at all arrives within `wait`.
 async fn assert_silent_watch(client: &Client, server: &TestApiServer, wait: Duration) {
@@ -354,10 +368,7 @@ async fn paths_nothing_serves_get_the_plain_text_404() {
     ] {
         let response = get(&client, &server, path).await;
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
-        let content_type = response.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .to_string();
+        let content_type = content_type(&response);
         assert!(
             content_type.starts_with("text/plain"),
             "{path}: {content_type}"
@@ -378,10 +389,7 @@ async fn paths_nothing_serves_get_the_plain_text_404() {
 async fn assert_real_too_many_requests(response: reqwest::Response) {
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(response.headers()["retry-after"], "1");
-    let content_type = response.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .to_string();
+    let content_type = content_type(&response);
     assert!(content_type.starts_with("text/plain"), "{content_type}");
     assert_eq!(
         response.text().await.unwrap(),
@@ -431,15 +439,7 @@ async fn pod_status_updates_keep_label_changes_and_reset_only_spec_and_owners() 
         json!([{"apiVersion": "v1", "kind": "Node", "name": "n", "uid": "u"}]);
     pod["spec"]["containers"][0]["image"] = json!("changed");
     pod["status"] = json!({"phase": "Running"});
-    let updated: Value = client
-        .put(format!("{url}/status"))
-        .json(&pod)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let updated = put_status(&client, &url, &pod).await;
     assert_eq!(updated["status"]["phase"], "Running");
     assert_eq!(updated["metadata"]["labels"]["phase"], "running");
     assert_eq!(updated["metadata"].get("ownerReferences"), None);
@@ -457,15 +457,7 @@ async fn pod_status_updates_keep_label_changes_and_reset_only_spec_and_owners() 
     let mut deployment = get_value(&client, url.clone()).await;
     deployment["metadata"]["labels"] = json!({"changed": "yes"});
     deployment["status"] = json!({"replicas": 1});
-    let updated: Value = client
-        .put(format!("{url}/status"))
-        .json(&deployment)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let updated = put_status(&client, &url, &deployment).await;
     assert_eq!(updated["status"]["replicas"], 1);
     assert_eq!(updated["metadata"].get("labels"), None);
 }
