@@ -94,6 +94,37 @@ impl<K> Drop for Inner<K> {
     }
 }
 
+/// Stops a run whose future is dropped before it returns (in a `select!`,
+/// a timeout, an aborted task): without it the reflector's task would go
+/// on listing and watching into a queue nobody pops. Dropping cancels the
+/// run's token, aborts the reflector's task (its watch connection closes),
+/// closes the queue, ends every handler's thread (a call in progress
+/// finishes) and marks the informer stopped; it cannot wait for the
+/// threads, which a normal return does.
+struct RunGuard<K> {
+    cancel: CancellationToken,
+    reflector: tokio::task::AbortHandle,
+    /// Closes the queue.
+    close_fifo: Box<dyn Fn() + Send>,
+    inner: Arc<Inner<K>>,
+    /// Set when the run returned normally: nothing left to do.
+    returned: bool,
+}
+
+impl<K> Drop for RunGuard<K> {
+    fn drop(&mut self) {
+        if self.returned {
+            return;
+        }
+        self.cancel.cancel();
+        self.reflector.abort();
+        (self.close_fifo)();
+        self.inner.processor.close_all();
+        self.inner.stopped.cancel();
+        tracing::debug!(informer = %self.inner.name, "run dropped before it returned; stopped");
+    }
+}
+
 /// One list and watch of a resource shared by many handlers, with an
 /// indexed cache (client-go's `SharedIndexInformer`).
 ///
@@ -267,6 +298,11 @@ where
     /// thread has ended (a handler call in progress finishes; notifications
     /// not yet delivered are dropped). A second call logs a warning and
     /// returns at once; an informer cannot be restarted.
+    ///
+    /// Dropping the returned future before it completes stops the informer
+    /// too: the reflector's task is aborted (no request reaches the server
+    /// after the drop), the queue closes and every handler's thread ends
+    /// once its call in progress returns; the informer is then stopped.
     pub async fn run(&self, cancel: CancellationToken) {
         let span = tracing::info_span!("informer", name = %self.inner.name);
         self.run_inner(cancel).instrument(span).await;
@@ -302,7 +338,20 @@ where
         let store: Arc<dyn ReflectorStore<K>> = Arc::clone(&fifo) as Arc<dyn ReflectorStore<K>>;
         let reflector = launcher(store, reflector_options);
         let _ = inner.reflector.set(Arc::clone(&reflector));
+        // The run's own token: cancelled by the caller's, or by the guard
+        // when this future is dropped before it returns.
+        let cancel = cancel.child_token();
         let reflector_task = tokio::spawn(reflector.run(cancel.clone()).in_current_span());
+        let mut guard = RunGuard {
+            cancel: cancel.clone(),
+            reflector: reflector_task.abort_handle(),
+            close_fifo: Box::new({
+                let fifo = Arc::clone(&fifo);
+                move || fifo.close()
+            }),
+            inner: Arc::clone(&self.inner),
+            returned: false,
+        };
         tracing::debug!("started");
 
         loop {
@@ -330,6 +379,7 @@ where
             tracing::error!(%error, "the reflector's task failed");
         }
         self.finish(inner.processor.listeners()).await;
+        guard.returned = true;
         tracing::debug!("stopped");
     }
 

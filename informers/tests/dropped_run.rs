@@ -1,0 +1,50 @@
+//! An informer whose `run` future is dropped (a `select!`, a timeout, an
+//! aborted task) stops: before, its reflector ran on, detached, listing and
+//! watching into a queue nobody popped.
+// Tests may unwrap: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use clientgo_informers::{InformerSynced, wait_until_synced};
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_run_future_stops_every_request() {
+    let server = seeded(5).await;
+    let informer = informer(&server, fast_options());
+    let recorder = Recorder::default();
+    let _registration = informer.add_event_handler(recorder.clone()).unwrap();
+    let never = CancellationToken::new();
+    let run = informer.run(never.clone());
+    let synced: [&dyn InformerSynced; 1] = [&informer];
+    tokio::select! {
+        () = run => panic!("the informer returned while its token was not cancelled"),
+        synced = wait_until_synced(&never, &synced) => synced.unwrap(),
+    }
+    // The run future was dropped at the end of the select.
+    assert!(informer.is_stopped(), "a dropped run stops the informer");
+    let before = server.requests().records().len();
+    // A live reflector would re-watch after this, and relist after the
+    // compaction.
+    server.faults().drop_watches();
+    server.compact_history();
+    create(&server, "after-the-drop", "web");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = server.requests().records();
+    assert_eq!(
+        after.len(),
+        before,
+        "no request after the drop: {:?}",
+        &after[before..]
+    );
+    assert!(
+        recorder
+            .seen()
+            .iter()
+            .all(|seen| seen.name() != "after-the-drop")
+    );
+}
