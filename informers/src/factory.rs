@@ -36,7 +36,8 @@ type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send 
 ///   started informers and reports each one's result.
 /// - [`shutdown`](Self::shutdown) stops every started informer and waits
 ///   for their tasks (client-go's `Shutdown` only waits: you must cancel
-///   their context yourself).
+///   their context yourself). Dropping the factory stops them too,
+///   without waiting.
 /// - [`for_resource`](Self::for_resource) finds the informer of a resource
 ///   by group, version and plural among the GA built-in types and the
 ///   types asked for or [`register`](Self::register)ed.

@@ -58,6 +58,15 @@ pub(crate) struct FactoryCore<Key> {
     state: Mutex<State<Key>>,
 }
 
+impl<Key> Drop for FactoryCore<Key> {
+    /// Dropping the factory stops its informers, as `shutdown` does but
+    /// without waiting: each task cancels its informer, which stops its
+    /// reflector and handlers and returns.
+    fn drop(&mut self) {
+        self.state.get_mut().stop.cancel();
+    }
+}
+
 impl<Key: PartialEq> FactoryCore<Key> {
     pub(crate) fn new() -> Self {
         FactoryCore {

@@ -48,3 +48,30 @@ async fn dropping_the_run_future_stops_every_request() {
             .all(|seen| seen.name() != "after-the-drop")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_factory_stops_its_informers() {
+    use clientgo_informers::SharedInformerFactory;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let server = seeded(5).await;
+    let factory = SharedInformerFactory::new(client(&server), Duration::ZERO);
+    let informer = factory.informer_for::<ConfigMap>();
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(PATIENCE)
+        .await
+        .into_result()
+        .unwrap();
+    drop(factory);
+    wait_until("the informer stops", || informer.is_stopped()).await;
+    let before = server.requests().records().len();
+    server.faults().drop_watches();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        server.requests().records().len(),
+        before,
+        "no request after the drop"
+    );
+    assert!(!stop.is_cancelled(), "the caller's token is left alone");
+}
