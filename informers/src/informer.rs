@@ -94,6 +94,29 @@ impl<K> Drop for Inner<K> {
     }
 }
 
+/// A handle on an informer that does not keep it alive: what a handler
+/// registration holds, so a handler that captures its own registration
+/// does not keep its informer (and itself) alive forever.
+pub(crate) struct WeakInformer<K>(Weak<Inner<K>>);
+
+impl<K> Clone for WeakInformer<K> {
+    fn clone(&self) -> Self {
+        WeakInformer(Weak::clone(&self.0))
+    }
+}
+
+impl<K> WeakInformer<K> {
+    /// The informer, while any strong handle on it exists.
+    pub(crate) fn upgrade(&self) -> Option<SharedIndexInformer<K>> {
+        self.0.upgrade().map(|inner| SharedIndexInformer { inner })
+    }
+
+    /// Whether this is a handle on `informer`.
+    pub(crate) fn is(&self, informer: &SharedIndexInformer<K>) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&informer.inner))
+    }
+}
+
 /// Stops a run whose future is dropped before it returns (in a `select!`,
 /// a timeout, an aborted task): without it the reflector's task would go
 /// on listing and watching into a queue nobody pops. Dropping cancels the
@@ -173,6 +196,11 @@ impl<K> SharedIndexInformer<K> {
     /// The informer's name (logs, metrics, sync errors).
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// A handle that does not keep the informer alive.
+    pub(crate) fn downgrade(&self) -> WeakInformer<K> {
+        WeakInformer(Arc::downgrade(&self.inner))
     }
 
     /// Whether two handles are the same informer.
@@ -569,7 +597,7 @@ where
         drop(setup);
         tracing::debug!(handler = %name, ?resync_period, "handler added");
         Ok(ResourceEventHandlerRegistration {
-            informer: self.clone(),
+            informer: self.downgrade(),
             listener,
         })
     }
@@ -579,7 +607,7 @@ where
     /// a call in progress may still be running. Removing a handler twice,
     /// or one registered with another informer, does nothing.
     pub fn remove_event_handler(&self, registration: &ResourceEventHandlerRegistration<K>) {
-        if !registration.informer.same_informer(self) {
+        if !registration.informer.is(self) {
             return;
         }
         if let Some(listener) = self.inner.processor.remove(registration.listener.id) {
@@ -593,7 +621,7 @@ where
     /// `ShutDownEventHandler`). Never call it from the handler itself: it
     /// would wait for its own end.
     pub async fn shutdown_event_handler(&self, registration: &ResourceEventHandlerRegistration<K>) {
-        if !registration.informer.same_informer(self) {
+        if !registration.informer.is(self) {
             return;
         }
         self.remove_event_handler(registration);

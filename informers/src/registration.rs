@@ -8,7 +8,7 @@ use std::time::Duration;
 use clientgo_apimachinery::Object;
 use serde::de::DeserializeOwned;
 
-use crate::informer::SharedIndexInformer;
+use crate::informer::{SharedIndexInformer, WeakInformer};
 use crate::listener::{HandlerStats, Listener};
 
 /// A registered handler (client-go's `ResourceEventHandlerRegistration`):
@@ -16,8 +16,12 @@ use crate::listener::{HandlerStats, Listener};
 /// [`remove_event_handler`](SharedIndexInformer::remove_event_handler)
 /// and [`shutdown_event_handler`](SharedIndexInformer::shutdown_event_handler)
 /// take.
+///
+/// It does not keep the informer alive: a handler may capture its own
+/// registration without making a cycle that outlives every other handle.
+/// Once the informer is dropped, the handler counts as removed.
 pub struct ResourceEventHandlerRegistration<K> {
-    pub(crate) informer: SharedIndexInformer<K>,
+    pub(crate) informer: WeakInformer<K>,
     pub(crate) listener: Arc<Listener<K>>,
 }
 
@@ -30,10 +34,20 @@ impl<K> Clone for ResourceEventHandlerRegistration<K> {
     }
 }
 
+impl<K> ResourceEventHandlerRegistration<K> {
+    /// The informer's name, or a placeholder once it was dropped.
+    pub(crate) fn informer_name(&self) -> String {
+        self.informer.upgrade().map_or_else(
+            || "(dropped informer)".to_string(),
+            |informer| informer.name().to_string(),
+        )
+    }
+}
+
 impl<K> fmt::Debug for ResourceEventHandlerRegistration<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResourceEventHandlerRegistration")
-            .field("informer", &self.informer.name())
+            .field("informer", &self.informer_name())
             .field("handler", &self.listener.name)
             .finish()
     }
@@ -45,7 +59,10 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> ResourceEventHandlerR
     /// queued to this handler (including the replay a handler added while
     /// running gets) has been delivered.
     pub fn has_synced(&self) -> bool {
-        self.informer.has_synced() && self.listener.initial_delivered()
+        self.informer
+            .upgrade()
+            .is_some_and(|informer| informer.has_synced())
+            && self.listener.initial_delivered()
     }
 
     /// The handler's name (from [`HandlerOptions`](crate::HandlerOptions),
@@ -70,13 +87,15 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> ResourceEventHandlerR
         self.listener.resync_periods().1
     }
 
-    /// Whether the handler was removed (or its informer stopped).
+    /// Whether the handler was removed (or its informer stopped or was
+    /// dropped).
     pub fn is_removed(&self) -> bool {
         self.listener.is_closed()
     }
 
-    /// The informer the handler is registered with.
-    pub fn informer(&self) -> &SharedIndexInformer<K> {
-        &self.informer
+    /// The informer the handler is registered with; `None` once every
+    /// other handle on it was dropped.
+    pub fn informer(&self) -> Option<SharedIndexInformer<K>> {
+        self.informer.upgrade()
     }
 }

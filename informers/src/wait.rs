@@ -108,7 +108,7 @@ where
     K: Object + DeserializeOwned + Send + Sync + 'static,
 {
     fn sync_name(&self) -> String {
-        format!("{} handler {}", self.informer().name(), self.name())
+        format!("{} handler {}", self.informer_name(), self.name())
     }
 
     fn has_synced(&self) -> bool {
@@ -116,15 +116,24 @@ where
     }
 
     fn last_error(&self) -> Option<Arc<ReflectorError>> {
-        self.informer().last_error()
+        self.informer()
+            .and_then(|informer| SharedIndexInformer::last_error(&informer))
     }
 
     fn is_stopped(&self) -> bool {
-        self.is_removed() || self.informer().is_stopped()
+        self.is_removed()
+            || self
+                .informer()
+                .is_none_or(|informer| SharedIndexInformer::is_stopped(&informer))
     }
 
     fn resource_served(&self) -> Pin<Box<dyn Future<Output = Option<bool>> + Send + '_>> {
-        Box::pin(async move { self.informer().resource_served().await })
+        Box::pin(async move {
+            match self.informer() {
+                Some(informer) => SharedIndexInformer::resource_served(&informer).await,
+                None => None,
+            }
+        })
     }
 }
 

@@ -75,3 +75,29 @@ async fn dropping_the_factory_stops_its_informers() {
     );
     assert!(!stop.is_cancelled(), "the caller's token is left alone");
 }
+
+/// A registration used to hold a strong handle on its informer, so a
+/// handler that captured its own registration kept the informer, and so
+/// itself, alive forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_holding_its_own_registration_does_not_keep_the_informer_alive() {
+    use clientgo_informers::{ResourceEventHandlerFuncs, ResourceEventHandlerRegistration};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use std::sync::{Arc, Mutex};
+    let server = seeded(3).await;
+    let informer = informer(&server, fast_options());
+    let own: Arc<Mutex<Option<ResourceEventHandlerRegistration<ConfigMap>>>> = Arc::default();
+    let handler = ResourceEventHandlerFuncs::<ConfigMap>::new().on_add({
+        let own = Arc::clone(&own);
+        move |_, _| {
+            let _still_there = own.lock().unwrap().as_ref().map(|r| r.is_removed());
+        }
+    });
+    let registration = informer.add_event_handler(handler).unwrap();
+    *own.lock().unwrap() = Some(registration.clone());
+    assert!(registration.informer().is_some());
+    drop(informer);
+    assert!(registration.informer().is_none(), "the informer is gone");
+    wait_until("the handler is closed", || registration.is_removed()).await;
+    assert!(!registration.has_synced());
+}
