@@ -56,13 +56,7 @@ async fn dropping_the_factory_stops_its_informers() {
     let server = seeded(5).await;
     let factory = SharedInformerFactory::new(client(&server), Duration::ZERO);
     let informer = factory.informer_for::<ConfigMap>();
-    let stop = CancellationToken::new();
-    factory.start(&stop);
-    factory
-        .wait_for_cache_sync(PATIENCE)
-        .await
-        .into_result()
-        .unwrap();
+    let stop = start_and_sync(&factory).await;
     drop(factory);
     wait_until("the informer stops", || informer.is_stopped()).await;
     let before = server.requests().records().len();
