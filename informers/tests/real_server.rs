@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 fn tls_client(server: &TestApiServer) -> RestClient {
     let config = Config::new(server.url())
         .certificate_authority_pem(server.ca_pem().unwrap())
-        .watch_header_wait(Duration::from_millis(500));
+        .watch_header_wait(Duration::from_secs(1));
     RestClient::new(config).unwrap()
 }
 

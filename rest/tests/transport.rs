@@ -206,7 +206,7 @@ async fn watches_past_the_servers_stream_limit_open_more_connections() {
         .await
         .unwrap();
     let client =
-        RestClient::new(config_for(&server).watch_header_wait(Duration::from_millis(300))).unwrap();
+        RestClient::new(config_for(&server).watch_header_wait(Duration::from_secs(1))).unwrap();
     let config_maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
     let mut watches = Vec::new();
     for _ in 0..10 {
