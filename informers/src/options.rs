@@ -1,4 +1,7 @@
-//! [`SharedIndexInformerOptions`] and [`HandlerOptions`].
+//! [`SharedIndexInformerOptions`], how one informer is built (name,
+//! resource, resync, indexers, transform, reflector options, metrics), and
+//! [`HandlerOptions`], how one handler is registered (name, resync period,
+//! queue kind).
 
 use std::fmt;
 use std::sync::Arc;
