@@ -702,8 +702,9 @@ where
             })
     }
 
-    /// The cache. Its objects are shared: never mutate them.
-    pub fn get_indexer(&self) -> &Arc<Indexer<K>> {
+    /// The cache (client-go's `GetIndexer`). Its objects are shared:
+    /// never mutate them.
+    pub fn indexer(&self) -> &Arc<Indexer<K>> {
         &self.inner.indexer
     }
 

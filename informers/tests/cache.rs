@@ -106,7 +106,7 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
     informer.add_event_handler(recorder.clone()).unwrap();
     let running = Running::start(informer.clone());
     running.synced().await;
-    let last_known: HashMap<String, String> = Store::list(&**informer.get_indexer())
+    let last_known: HashMap<String, String> = Store::list(&**informer.indexer())
         .into_iter()
         .filter_map(|object| {
             Some((
@@ -130,7 +130,7 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
     for index in 0..3 {
         delete(&server, &format!("cm-{index:05}"));
     }
-    let cache = informer.get_indexer().clone();
+    let cache = informer.indexer().clone();
     wait_until("a relist drops the deleted objects", move || {
         cache.len() == 7
     })
@@ -242,15 +242,11 @@ async fn indexes_added_while_running_cover_existing_and_new_objects() {
         .add_indexers(Indexers::from([("by-app".to_string(), by_app.clone())]))
         .unwrap();
     assert_eq!(
-        informer
-            .get_indexer()
-            .by_index("by-app", "web")
-            .unwrap()
-            .len(),
+        informer.indexer().by_index("by-app", "web").unwrap().len(),
         5
     );
     create(&server, "new-web", "web");
-    let cache = informer.get_indexer().clone();
+    let cache = informer.indexer().clone();
     wait_until("the new object is indexed", move || {
         cache
             .index_keys("by-app", "web")

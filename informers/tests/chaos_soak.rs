@@ -241,7 +241,7 @@ where
             queue: queue.clone(),
         })
         .unwrap();
-    let indexer = Arc::clone(informer.get_indexer());
+    let indexer = Arc::clone(informer.indexer());
     lookups.insert(
         name.clone(),
         Arc::new(move |key: &str| {

@@ -39,7 +39,7 @@ async fn a_slow_handler_delays_neither_the_cache_nor_other_handlers() {
         })
         .await;
     }
-    assert_eq!(informer.get_indexer().len(), 20, "the cache kept up");
+    assert_eq!(informer.indexer().len(), 20, "the cache kept up");
     // The slow handler is stuck on its first notification.
     assert_eq!(slow.count(), 0);
     assert_eq!(slow_registration.pending(), 20);
@@ -87,7 +87,7 @@ async fn a_late_handler_gets_the_cache_once_before_live_events_and_syncs_after()
     for index in 0..5 {
         create(&server, &format!("live-{index}"), "db");
     }
-    let cache = informer.get_indexer().clone();
+    let cache = informer.indexer().clone();
     wait_until("the cache has the live objects", move || cache.len() == 55).await;
     assert!(
         !registration.has_synced(),

@@ -76,7 +76,7 @@ fn key(pod: &CountedPod) -> String {
 /// last for its key.
 fn same_objects(informer: &SharedIndexInformer<CountedPod>, seen: &Seen) {
     let seen = seen.lock().unwrap();
-    let cached = informer.get_indexer().list();
+    let cached = informer.indexer().list();
     assert_eq!(cached.len(), seen.len());
     for object in cached {
         let handed = &seen[&key(&object)];
@@ -158,7 +158,7 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
     same_objects(&informer, &seen);
     assert!(
         informer
-            .get_indexer()
+            .indexer()
             .list()
             .iter()
             .all(|pod| pod.0.metadata.managed_fields.is_none()),
@@ -167,7 +167,7 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
 
     // Updates and deletes through the watch.
     let names: Vec<(String, String)> = informer
-        .get_indexer()
+        .indexer()
         .list()
         .iter()
         .map(|pod| {
