@@ -330,7 +330,8 @@ fn is_pod(resource: &GroupResource) -> bool {
 
 /// Serializes an object with `apiVersion` and `kind` first, so lists can
 /// leave them out by slicing; returns the JSON and where they end (1 when
-/// the object has neither, or nothing else).
+/// the object has neither): `{` followed by the JSON from there is the
+/// object without them.
 fn encode_type_meta_first(object: Value) -> Result<(Vec<u8>, usize), serde_json::Error> {
     let Value::Object(mut fields) = object else {
         return Ok((serde_json::to_vec(&object)?, 1));
@@ -340,13 +341,6 @@ fn encode_type_meta_first(object: Value) -> Result<(Vec<u8>, usize), serde_json:
         .filter_map(|name| fields.remove(name).map(|value| (name, value)))
         .collect();
     let rest = serde_json::to_vec(&fields)?;
-    let Some(rest_inner) = rest.get(1..).filter(|inner| inner.len() > 1) else {
-        // Nothing but the type fields: put them back, no slicing.
-        for (name, value) in type_meta {
-            fields.insert(name.to_string(), value);
-        }
-        return Ok((serde_json::to_vec(&fields)?, 1));
-    };
     let mut json = Vec::with_capacity(rest.len() + 64);
     json.push(b'{');
     for (name, value) in &type_meta {
@@ -355,8 +349,12 @@ fn encode_type_meta_first(object: Value) -> Result<(Vec<u8>, usize), serde_json:
         serde_json::to_writer(&mut json, value)?;
         json.push(b',');
     }
+    if rest == b"{}" && !type_meta.is_empty() {
+        // Nothing else: the last type field's comma goes.
+        json.pop();
+    }
     let type_meta_end = json.len();
-    json.extend_from_slice(rest_inner);
+    json.extend_from_slice(rest.get(1..).unwrap_or_default());
     Ok((json, type_meta_end))
 }
 
@@ -693,47 +691,38 @@ impl Storage {
         // Pods are deleted gracefully: the real server first writes the
         // deletion timestamp and grace period (a MODIFIED event), then,
         // with a grace period of 0 (an unscheduled pod, or a kubelet that
-        // is done at once here), deletes the object (DELETED).
-        let graceful = is_pod(&key.resource) && !marked;
-        if has_finalizers || graceful {
+        // is done at once here), deletes the object (DELETED). Finalizers
+        // stop after the first step.
+        let pod = is_pod(&key.resource);
+        let mut previous = current;
+        if has_finalizers || (pod && !marked) {
             metadata.insert(
                 "deletionTimestamp".to_string(),
                 Value::String(now_rfc3339()),
             );
-            if is_pod(&key.resource) {
+            if pod {
                 metadata.insert("deletionGracePeriodSeconds".to_string(), Value::from(0));
             }
+            // The marked object is also the deleted one's last state.
             let event = self.commit(
                 &mut state,
                 key.clone(),
-                object,
+                object.clone(),
                 EventType::Modified,
-                Some(current),
+                Some(previous),
             )?;
             self.publish(&event);
+            previous = Arc::clone(&event.object);
             if has_finalizers {
-                drop(state);
-                return Ok(Arc::clone(&event.object));
+                return Ok(previous);
             }
-            let marked = Arc::clone(&event.object);
-            object = marked.to_value()?;
-            let event = self.commit(
-                &mut state,
-                key.clone(),
-                object,
-                EventType::Deleted,
-                Some(marked),
-            )?;
-            self.publish(&event);
-            drop(state);
-            return Ok(Arc::clone(&event.object));
         }
         let event = self.commit(
             &mut state,
             key.clone(),
             object,
             EventType::Deleted,
-            Some(current),
+            Some(previous),
         )?;
         self.publish(&event);
         drop(state);
@@ -1042,6 +1031,40 @@ impl StorageWatch {
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `{` and the JSON after the type fields is the object without them,
+    /// whatever the object holds.
+    #[test]
+    fn type_fields_come_first_and_slice_off() {
+        for (object, bare) in [
+            (
+                serde_json::json!({"metadata": {"name": "a"}, "kind": "Pod", "apiVersion": "v1"}),
+                serde_json::json!({"metadata": {"name": "a"}}),
+            ),
+            (
+                serde_json::json!({"kind": "Pod", "apiVersion": "v1"}),
+                serde_json::json!({}),
+            ),
+            (
+                serde_json::json!({"metadata": {}}),
+                serde_json::json!({"metadata": {}}),
+            ),
+            (serde_json::json!({}), serde_json::json!({})),
+        ] {
+            let (json, end) = encode_type_meta_first(object.clone()).unwrap();
+            let whole: Value = serde_json::from_slice(&json).unwrap();
+            assert_eq!(whole, object);
+            let mut without = b"{".to_vec();
+            without.extend_from_slice(&json[end..]);
+            let without: Value = serde_json::from_slice(&without).unwrap();
+            assert_eq!(without, bare, "{}", String::from_utf8_lossy(&json));
         }
     }
 }
