@@ -85,6 +85,15 @@ struct InternalErrorRetry {
 impl InternalErrorRetry {
     const RESET_AFTER: Duration = Duration::from_secs(60);
 
+    /// A window of `max` (zero: never retry), no error seen yet.
+    fn new(max: Duration) -> Self {
+        InternalErrorRetry {
+            max,
+            first: None,
+            last: None,
+        }
+    }
+
     /// Records how a watch ended. Only a 500 counts: any other outcome
     /// (a clean close, a 429, a broken connection) leaves the window as it
     /// is, as client-go's `retryWithDeadline.After` ignores errors that are
@@ -134,11 +143,8 @@ where
         backoff: &mut Backoff,
     ) -> Result<(), Error> {
         let mut resync = ResyncTimer::new(self.options.resync_period);
-        let mut internal_errors = InternalErrorRetry {
-            max: self.options.max_internal_error_retry_duration,
-            first: None,
-            last: None,
-        };
+        let mut internal_errors =
+            InternalErrorRetry::new(self.options.max_internal_error_retry_duration);
         let mut frame_errors_in_a_row = 0;
         loop {
             if cancel.is_cancelled() {
@@ -493,19 +499,11 @@ mod tests {
     #[test]
     fn internal_errors_are_retried_only_within_the_window() {
         let start = Instant::now();
-        let mut never = InternalErrorRetry {
-            max: Duration::ZERO,
-            first: None,
-            last: None,
-        };
+        let mut never = InternalErrorRetry::new(Duration::ZERO);
         never.after(true, start);
         assert!(!never.should_retry(start));
 
-        let mut retry = InternalErrorRetry {
-            max: Duration::from_secs(30),
-            first: None,
-            last: None,
-        };
+        let mut retry = InternalErrorRetry::new(Duration::from_secs(30));
         retry.after(true, start);
         assert!(retry.should_retry(start + Duration::from_secs(10)));
         retry.after(true, start + Duration::from_secs(20));
@@ -527,11 +525,7 @@ mod tests {
     #[test]
     fn other_outcomes_between_internal_errors_do_not_restart_the_window() {
         let start = Instant::now();
-        let mut retry = InternalErrorRetry {
-            max: Duration::from_secs(30),
-            first: None,
-            last: None,
-        };
+        let mut retry = InternalErrorRetry::new(Duration::from_secs(30));
         for second in (0..=40).step_by(10) {
             let now = start + Duration::from_secs(second);
             retry.after(true, now);
@@ -548,11 +542,7 @@ mod tests {
     #[test]
     fn a_gap_of_exactly_a_minute_starts_a_new_window() {
         let start = Instant::now();
-        let mut retry = InternalErrorRetry {
-            max: Duration::from_secs(30),
-            first: None,
-            last: None,
-        };
+        let mut retry = InternalErrorRetry::new(Duration::from_secs(30));
         retry.after(true, start);
         let later = start + InternalErrorRetry::RESET_AFTER;
         retry.after(true, later);

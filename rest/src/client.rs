@@ -144,12 +144,10 @@ impl RestClient {
         // Built once here so a bad setting is an error now; later clients
         // (new lanes, renewed connections) use the same settings and fall
         // back to sharing this one should building ever fail.
-        let first = build_http(&settings)?;
-        let fallback = first.clone();
-        let first = parking_lot::Mutex::new(Some(first));
-        let lanes = ConnectionLanes::new(move || match first.lock().take() {
-            Some(client) => client,
-            None => build_http(&settings).unwrap_or_else(|_| fallback.clone()),
+        let general = build_http(&settings)?;
+        let fallback = general.clone();
+        let lanes = ConnectionLanes::new(general, move || {
+            build_http(&settings).unwrap_or_else(|_| fallback.clone())
         });
         let auth = Authenticator::new(&config, &slot)?;
         let default_headers = impersonation_headers(&config)?;

@@ -108,12 +108,16 @@ pub struct LaneStats {
 }
 
 impl ConnectionLanes {
-    /// Lanes whose clients `build` makes; the general lane is built at once.
-    pub(crate) fn new(build: impl Fn() -> reqwest::Client + Send + Sync + 'static) -> Self {
+    /// Lanes with `general` for short requests and clients from `build`
+    /// for the others.
+    pub(crate) fn new(
+        general: reqwest::Client,
+        build: impl Fn() -> reqwest::Client + Send + Sync + 'static,
+    ) -> Self {
         let build = ClientFactory(Arc::new(build));
         ConnectionLanes {
             state: Arc::new(Mutex::new(LanesState {
-                general: build.build(),
+                general,
                 lanes: Vec::new(),
                 learned_limit: None,
                 next_id: 0,
@@ -257,7 +261,7 @@ mod tests {
 
     fn lanes() -> ConnectionLanes {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        ConnectionLanes::new(reqwest::Client::new)
+        ConnectionLanes::new(reqwest::Client::new(), reqwest::Client::new)
     }
 
     #[test]

@@ -689,11 +689,7 @@ async fn dispatch(
     // The real filter chain: authentication, then max-in-flight (which
     // lets long-running requests through), then authorization. Injected
     // latency counts as serving time.
-    let slot = if verb == Verb::Watch {
-        None
-    } else {
-        Some(state.in_flight.enter())
-    };
+    let slot = (verb != Verb::Watch).then(|| state.in_flight.enter());
     let latency = state.faults.latency();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
