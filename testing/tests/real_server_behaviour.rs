@@ -65,6 +65,12 @@ fn content_type(response: &reqwest::Response) -> String {
         .to_string()
 }
 
+/// Opens a watch of the collection at `path` from `query` (after
+/// `watch=true&`).
+async fn watch(client: &Client, server: &TestApiServer, path: &str, query: &str) -> Events {
+    Events::open(client, format!("{}{path}?watch=true&{query}", server.url())).await
+}
+
 /// Opens a watch of pods from now, with bookmarks allowed, and checks
 /// that nothing at all arrives within `wait`.
 async fn assert_silent_watch(client: &Client, server: &TestApiServer, wait: Duration) {
@@ -166,11 +172,7 @@ async fn list_items_of_built_in_types_carry_no_kind_or_api_version() {
         (one["kind"].as_str(), one["apiVersion"].as_str()),
         (Some("Pod"), Some("v1"))
     );
-    let mut events = Events::open(
-        &client,
-        format!("{}{PODS}?watch=true&resourceVersion=0", server.url()),
-    )
-    .await;
+    let mut events = watch(&client, &server, PODS, "resourceVersion=0").await;
     match events.next().await.unwrap() {
         WatchEvent::Added(pod) => assert_eq!(pod.kind.as_deref(), Some("Pod")),
         other => panic!("expected ADDED, got {other:?}"),
@@ -218,12 +220,11 @@ async fn bookmarks_come_from_the_watch_cache_about_once_a_minute() {
         .unwrap();
     let rv = server.storage().current_revision();
     let started = Instant::now();
-    let mut events = Events::open(
+    let mut events = watch(
         &client,
-        format!(
-            "{}{PODS}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true",
-            server.url()
-        ),
+        &server,
+        PODS,
+        &format!("resourceVersion={rv}&allowWatchBookmarks=true"),
     )
     .await;
     assert!(matches!(events.next().await, Some(WatchEvent::Bookmark(_))));
@@ -249,11 +250,7 @@ async fn without_a_watch_cache_there_are_no_bookmarks_and_compacted_watches_get_
         .await
         .unwrap();
     server.compact_history();
-    let mut events = Events::open(
-        &client,
-        format!("{}{PODS}?watch=true&resourceVersion={rv}", server.url()),
-    )
-    .await;
+    let mut events = watch(&client, &server, PODS, &format!("resourceVersion={rv}")).await;
     match events.next().await.unwrap() {
         WatchEvent::Error(status) => assert_eq!(status.code, 410),
         other => panic!("expected a 410 ERROR event, got {other:?}"),
@@ -322,17 +319,12 @@ async fn deleting_a_pod_sends_modified_with_a_deletion_timestamp_then_deleted() 
         .await
         .unwrap();
     let rv = server.storage().current_revision();
-    let mut pods = Events::open(
+    let mut pods = watch(&client, &server, PODS, &format!("resourceVersion={rv}")).await;
+    let mut maps = watch(
         &client,
-        format!("{}{PODS}?watch=true&resourceVersion={rv}", server.url()),
-    )
-    .await;
-    let mut maps = Events::open(
-        &client,
-        format!(
-            "{}{configmaps}?watch=true&resourceVersion={rv}",
-            server.url()
-        ),
+        &server,
+        configmaps,
+        &format!("resourceVersion={rv}"),
     )
     .await;
     for path in [format!("{PODS}/pod-0"), format!("{configmaps}/c")] {
