@@ -48,13 +48,21 @@
 //!   ready, seeds realistic pods, churns them, writes a kubeconfig, and
 //!   takes fault flags.
 //!
+//! - kube-apiserver 1.36's defaults (RELIABILITY.md lists each with its
+//!   test): 100 HTTP/2 streams per connection, list items of built-in types
+//!   without `kind`/`apiVersion`, bookmarks every 60 s from a watch cache
+//!   ([`TestApiServerBuilder::watch_cache`]`(false)` for none), lists at
+//!   "0" in one page, graceful pod deletion, plain-text 404s and
+//!   max-in-flight 429s, one frame per watch event.
+//!
 //! - [`TestApiServerBuilder::watch_list`]`(false)`: answers watch-list
 //!   requests as a server with the WatchList feature off (422), to test
 //!   clients' fallback.
 //!
-//! Measured (BENCHMARKS.md): 50,000 realistic pods listed in pages of 500
-//! in about 0.8 s, over 115,000 watch events per second, stored objects
-//! taking 1.3x their JSON size.
+//! Measured (BENCHMARKS.md, 2026-11-21): 50,000 realistic pods listed in
+//! pages of 500 in about 0.8 s, over 115,000 watch events per second (then
+//! coalesced into 64 KB chunks; since issue 20 one frame per event, as
+//! kube-apiserver writes them), stored objects taking 1.3x their JSON size.
 //!
 //! ```
 //! use clientgo_testing::TestApiServer;
