@@ -13,6 +13,11 @@
 //! - [`ListDecoder`]: a list body decoded as it arrives, item by item, so
 //!   a list (even an unpaginated relist) never holds its whole JSON text;
 //!   [`ResourceListerWatcher`] lists through it.
+//! - [`EventStream`]: the seam between a watch's source and a reflector,
+//!   a `futures::Stream` of decoded events ([`WatchStream`] over HTTP, or
+//!   any in-memory source), and [`IdleTimer`], the one place a watch's
+//!   silence is measured. [`WatchStream`], [`PageStream`] and
+//!   clientgo-rest's `ByteStream` all implement `Stream`.
 //! - [`Pager`]: pages of 500 following continue tokens (resourceVersion
 //!   cleared on continuations), one unpaginated relist when a token
 //!   expires, and pages handed over one by one while the next is fetched.
@@ -54,6 +59,8 @@
 //! ```
 
 mod error;
+mod event_stream;
+mod idle_timer;
 mod list_decoder;
 mod lister_watcher;
 mod managed_fields;
@@ -62,6 +69,8 @@ mod watch_decoder;
 mod watch_stream;
 
 pub use error::Error;
+pub use event_stream::EventStream;
+pub use idle_timer::{IdleTimer, Next};
 pub use list_decoder::ListDecoder;
 pub use lister_watcher::{ListerWatcher, ResourceListerWatcher, TweakListOptions};
 pub use pager::{DEFAULT_PAGE_SIZE, ListResult, PageStream, Pager, PagerEvent};

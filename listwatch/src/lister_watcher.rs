@@ -12,6 +12,7 @@ use clientgo_rest::{ResourceClient, RestClient};
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
+use crate::event_stream::EventStream;
 use crate::list_decoder::ListDecoder;
 use crate::watch_decoder::DEFAULT_MAX_FRAME_BYTES;
 use crate::watch_stream::WatchStream;
@@ -22,8 +23,14 @@ use crate::watch_stream::WatchStream;
 /// `list` returns one page for `options` (limit, continue and
 /// resourceVersion as given; the [`Pager`](crate::Pager) follows continue
 /// tokens). `watch` opens a watch with `options` (the implementation sets
-/// `watch=true`). Implementations must be cheap to clone into tasks.
+/// `watch=true`) and returns its events as an [`EventStream`]: HTTP for
+/// [`ResourceListerWatcher`], memory for a fake (clientgo-testing's
+/// `FakeListerWatcher`, as client-go's `FakeControllerSource`).
+/// Implementations must be cheap to clone into tasks.
 pub trait ListerWatcher<K>: Send + Sync {
+    /// The events of one open watch.
+    type Watch: EventStream<K> + 'static;
+
     /// Lists one page.
     fn list(
         &self,
@@ -34,7 +41,7 @@ pub trait ListerWatcher<K>: Send + Sync {
     fn watch(
         &self,
         options: &ListOptions,
-    ) -> impl Future<Output = Result<WatchStream<K>, Error>> + Send;
+    ) -> impl Future<Output = Result<Self::Watch, Error>> + Send;
 
     /// Whether the server side supports watch-list (`sendInitialEvents`).
     /// `true` unless known otherwise, as in client-go; a reflector falls
@@ -166,6 +173,8 @@ impl<K> ListerWatcher<K> for ResourceListerWatcher<K>
 where
     K: DeserializeOwned + Object + Send + 'static,
 {
+    type Watch = WatchStream<K>;
+
     /// Lists one page, decoding items as the body arrives: only decoded
     /// objects and one item's JSON are held, never the page's whole text.
     /// Dynamic items without `apiVersion` and `kind` get the list's.

@@ -1,7 +1,11 @@
 //! [`Pager`]: lists a resource page by page, as client-go's `tools/pager`,
 //! handing each page over as soon as it is decoded.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use clientgo_apimachinery::{ListOptions, ObjectList};
+use futures_core::Stream;
 use tokio::sync::mpsc;
 
 use crate::error::Error;
@@ -60,7 +64,8 @@ pub enum PagerEvent<K> {
     Restarted,
 }
 
-/// The pages of one listing, in order. Dropping it stops the fetching.
+/// The pages of one listing, in order: a [`Stream`]. Dropping it stops
+/// the fetching.
 #[derive(Debug)]
 pub struct PageStream<K> {
     pages: mpsc::Receiver<Result<PagerEvent<K>, Error>>,
@@ -68,9 +73,18 @@ pub struct PageStream<K> {
 
 impl<K> PageStream<K> {
     /// The next page or restart notice; `None` after the last page or an
-    /// error.
+    /// error. Cancel-safe. The same as
+    /// [`StreamExt::next`](futures_util::StreamExt::next).
     pub async fn next(&mut self) -> Option<Result<PagerEvent<K>, Error>> {
         self.pages.recv().await
+    }
+}
+
+impl<K> Stream for PageStream<K> {
+    type Item = Result<PagerEvent<K>, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.pages.poll_recv(cx)
     }
 }
 

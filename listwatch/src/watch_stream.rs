@@ -1,14 +1,19 @@
 //! [`WatchStream`]: the events of one watch response, decoded as the bytes
 //! arrive.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use clientgo_apimachinery::WatchEvent;
 use clientgo_rest::ByteStream;
+use futures_core::Stream;
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
+use crate::event_stream::EventStream;
 use crate::watch_decoder::WatchDecoder;
 
-/// The decoded events of one open watch.
+/// The decoded events of one open watch over HTTP: an [`EventStream`].
 ///
 /// [`next`](Self::next) returns events in the order the server sent them,
 /// `None` when the server ended the stream cleanly (its timeout, or it
@@ -21,6 +26,63 @@ pub struct WatchStream<K> {
     decoder: WatchDecoder<K>,
     done: bool,
     bytes_received: u64,
+}
+
+// Nothing in a `WatchStream` is structurally pinned: the decoder and body
+// are moved freely between polls.
+impl<K> Unpin for WatchStream<K> {}
+
+impl<K: DeserializeOwned> Stream for WatchStream<K> {
+    type Item = Result<WatchEvent<K>, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        loop {
+            if let Some(decoded) = this.decoder.next_event() {
+                return Poll::Ready(Some(match decoded {
+                    Ok(WatchEvent::Error(status)) => {
+                        this.done = true;
+                        Err(Error::WatchStatus {
+                            url: this.body.url().to_string(),
+                            status: Box::new(status),
+                        })
+                    }
+                    Ok(event) => Ok(event),
+                    Err(source) => {
+                        this.done = true;
+                        Err(this.frame_error(source))
+                    }
+                }));
+            }
+            match std::task::ready!(Pin::new(&mut this.body).poll_next(cx)) {
+                Some(Ok(chunk)) => {
+                    this.bytes_received += chunk.len() as u64;
+                    this.decoder.push(&chunk);
+                }
+                None => {
+                    this.done = true;
+                    return Poll::Ready(match this.decoder.finish() {
+                        Ok(()) => None,
+                        Err(source) => Some(Err(this.frame_error(source))),
+                    });
+                }
+                Some(Err(error)) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(Error::Rest(error))));
+                }
+            }
+        }
+    }
+}
+
+impl<K: DeserializeOwned + Send> EventStream<K> for WatchStream<K> {
+    /// Body bytes received so far.
+    fn progress(&self) -> u64 {
+        self.bytes_received
+    }
 }
 
 impl<K: DeserializeOwned> WatchStream<K> {
@@ -68,46 +130,9 @@ impl<K: DeserializeOwned> WatchStream<K> {
 
     /// The next event; waits for bytes from the server. Cancel-safe: a
     /// dropped call loses no decoded event (chunks already read stay in the
-    /// decoder).
+    /// decoder). The same as [`StreamExt::next`](futures_util::StreamExt::next).
     pub async fn next(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
-        if self.done {
-            return None;
-        }
-        loop {
-            if let Some(decoded) = self.decoder.next_event() {
-                return Some(match decoded {
-                    Ok(WatchEvent::Error(status)) => {
-                        self.done = true;
-                        Err(Error::WatchStatus {
-                            url: self.body.url().to_string(),
-                            status: Box::new(status),
-                        })
-                    }
-                    Ok(event) => Ok(event),
-                    Err(source) => {
-                        self.done = true;
-                        Err(self.frame_error(source))
-                    }
-                });
-            }
-            match self.body.next_chunk().await {
-                Ok(Some(chunk)) => {
-                    self.bytes_received += chunk.len() as u64;
-                    self.decoder.push(&chunk);
-                }
-                Ok(None) => {
-                    self.done = true;
-                    return match self.decoder.finish() {
-                        Ok(()) => None,
-                        Err(source) => Some(Err(self.frame_error(source))),
-                    };
-                }
-                Err(error) => {
-                    self.done = true;
-                    return Some(Err(Error::Rest(error)));
-                }
-            }
-        }
+        std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
     }
 
     fn frame_error(&self, source: crate::watch_decoder::FrameError) -> Error {

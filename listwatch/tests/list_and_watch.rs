@@ -90,6 +90,8 @@ struct CompactAfterFirstPage {
 }
 
 impl ListerWatcher<ConfigMap> for CompactAfterFirstPage {
+    type Watch = WatchStream<ConfigMap>;
+
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<ConfigMap>, Error> {
         let page = self.inner.list(options).await?;
         if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {

@@ -19,13 +19,15 @@
 //! |---|---|---|
 //! | start | watch-list (or list when off or unsupported) | `GET ?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=300..599` |
 //! | watch-list refused (422, 403, any other answer) | list, then watch, this round; watch-list again next round | `GET ?resourceVersion=0&limit=500` |
-//! | watch-list: 410 or too-large RV | ask again at once at "" | watch-list without `resourceVersion` |
+//! | watch-list: 410 or too-large RV | ask again at once at ""; refused at "" too: back off first | watch-list without `resourceVersion` |
 //! | watch-list: 429, connection refused, bad frame, broken connection | back off, ask again | watch-list |
 //! | watch-list ends before the initial-events-end bookmark | ask again (after a backoff if it lasted < 1 s) | watch-list |
+//! | watch-list: no bytes for the idle timeout (once periodic bookmarks were seen), or no answer to the request within it | ask again at once | watch-list |
+//! | watch-list: the store refuses the state (replace or transform fails) | report, back off, ask again | watch-list |
 //! | initial-events-end bookmark | replace the store at its RV; the same stream goes on as the watch | none |
 //! | list at RV "" or "0" | pages of 500, continue tokens followed | `GET ?resourceVersion=0&limit=500`, then `?limit=500&continue=…` |
 //! | list at a synced RV | one unpaginated request (the watch cache answers); pages if an RV=0 list was ever paginated | `GET ?resourceVersion=<last>` |
-//! | list fails with 410 or too-large RV | at once, list at "" (a consistent read) | `GET ?limit=<same>` without `resourceVersion` |
+//! | list fails with 410 or too-large RV | at once, list at "" (a consistent read); refused at "" too: report, back off, list again | `GET ?limit=<same>` without `resourceVersion` |
 //! | continue token expires mid-list | the pager lists again once, unpaginated | `GET ?resourceVersion=<same>` |
 //! | list fails otherwise (403, 404, 500, network) | report, back off, list again | the same list |
 //! | watch ends cleanly (server timeout, dropped between events) | re-watch at once, no relist | `GET ?watch=true&resourceVersion=<last>&allowWatchBookmarks=true&timeoutSeconds=…` |
@@ -43,6 +45,15 @@
 //! | resync tick (`resync_period`) and `should_resync` | the store's `resync` | none |
 //! | resync fails | report, back off, relist | list at the last RV |
 //! | the store refuses one event | report, skip it (the next relist repairs) | none |
+//!
+//! One pure function (`recovery.rs`) implements this table: from the
+//! phase (watch-list, list, opening a watch, a watch's stream), how it
+//! ended (the error's cause, idle, a clean end, a store refusal), how long
+//! it lasted, how many events it carried and the retry state (bad frames
+//! in a row, the 500 window), it returns the action; the loops only do the
+//! I/O. Each row is a unit test there. A watch event of another kind than
+//! the resource's is no ending: the decoder skips it and the stream goes
+//! on.
 //!
 //! ADDED events of a watch started at "" or "0" do not move the last
 //! resourceVersion until another event type arrives (they come in no
@@ -111,8 +122,10 @@ mod backoff;
 mod error;
 mod list;
 mod options;
+mod recovery;
 mod reflector;
 mod resource_version;
+mod resync_timer;
 mod stats;
 mod watch;
 mod watch_list;

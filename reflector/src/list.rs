@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
+use crate::recovery::{Action, Cause, Ended, Outcome, Phase, RetryState};
 use crate::reflector::{Reflector, ReflectorMode};
 use crate::stats::Counters;
 
@@ -36,69 +37,72 @@ where
     /// [`relist_resource_version`](Self::relist_resource_version); pages of
     /// 500 are used at "" and "0" (and always once an RV="0" list came back
     /// paginated), none at a specific resourceVersion so the watch cache
-    /// can answer. A 410 or too-large resourceVersion marks the last one
-    /// unavailable and lists again at once at "".
+    /// can answer. After a failure the recovery table decides: a 410 or
+    /// too-large resourceVersion marks the last one unavailable and lists
+    /// again at once at ""; anything else is returned for the run loop to
+    /// back off and list again.
     pub(crate) async fn list(&self, cancel: &CancellationToken) -> Result<(), Error> {
-        let mut resource_version = self.relist_resource_version();
-        let page_size = self.page_size_for(&resource_version);
+        let mut retry = RetryState::new(Duration::ZERO);
+        // A retry at "" keeps the first attempt's page size, as client-go's
+        // one pager does.
+        let page_size = self.page_size_for(&self.relist_resource_version());
         let pager = Pager::with_page_size(page_size);
-        let started = self.options.clock.now();
-        tracing::debug!(%resource_version, page_size, "listing");
-        let mut listed = self
-            .collect(&pager, list_options(&resource_version), cancel)
-            .await;
-        if let Err(error) = &listed
-            && (error.is_expired_or_gone() || error.is_too_large_resource_version())
-        {
-            tracing::info!(
-                %resource_version,
-                %error,
-                "the list's resourceVersion is unavailable; listing again at once at the latest state (\"\")"
-            );
-            self.set_resource_version_unavailable(true);
-            resource_version = String::new();
-            listed = self
+        loop {
+            let resource_version = self.relist_resource_version();
+            let started = self.options.clock.now();
+            tracing::debug!(%resource_version, page_size, "listing");
+            let listed = match self
                 .collect(&pager, list_options(&resource_version), cancel)
-                .await;
-        }
-        let listed = match listed {
-            Ok(Some(listed)) => listed,
-            Ok(None) => return Ok(()),
-            Err(source) => {
-                return Err(Error::List {
-                    resource: self.name.clone(),
-                    resource_version,
-                    source,
-                });
+                .await
+            {
+                Ok(Some(listed)) => listed,
+                Ok(None) => return Ok(()),
+                Err(source) => {
+                    let ended = Ended {
+                        phase: Phase::List,
+                        outcome: Outcome::Failed(Cause::of(&source)),
+                        lasted: self.options.clock.since(started),
+                        events: 0,
+                        at_latest: resource_version.is_empty(),
+                    };
+                    let error = Error::List {
+                        resource: self.name.clone(),
+                        resource_version,
+                        source,
+                    };
+                    if self.decide(ended, &mut retry).action == Action::RetryAtLatest {
+                        self.report(error);
+                        self.set_resource_version_unavailable(true);
+                        continue;
+                    }
+                    return Err(error);
+                }
+            };
+            let elapsed = self.options.clock.since(started);
+            if elapsed > SLOW_LIST {
+                tracing::info!(?elapsed, objects = listed.items.len(), "slow list");
             }
-        };
-        let elapsed = self.options.clock.since(started);
-        if elapsed > SLOW_LIST {
-            tracing::info!(?elapsed, objects = listed.items.len(), "slow list");
+            if resource_version == "0" && listed.paginated {
+                self.state.lock().paginated_result = true;
+            }
+            let count = listed.items.len();
+            self.store
+                .replace(listed.items, &listed.resource_version)
+                .map_err(|source| Error::Store {
+                    resource: self.name.clone(),
+                    operation: "replace",
+                    source,
+                })?;
+            self.synced(&listed.resource_version, ReflectorMode::ListWatch);
+            Counters::bump(&self.counters.lists);
+            tracing::debug!(
+                resource_version = %listed.resource_version,
+                objects = count,
+                ?elapsed,
+                "listed and replaced the store"
+            );
+            return Ok(());
         }
-        if resource_version == "0" && listed.paginated {
-            self.state.lock().paginated_result = true;
-        }
-        self.set_resource_version_unavailable(false);
-        let count = listed.items.len();
-        self.store
-            .replace(listed.items, &listed.resource_version)
-            .map_err(|source| Error::Store {
-                resource: self.name.clone(),
-                operation: "replace",
-                source,
-            })?;
-        self.resource_version.set(&listed.resource_version);
-        Counters::bump(&self.counters.lists);
-        self.clear_last_error();
-        self.set_mode(ReflectorMode::ListWatch);
-        tracing::debug!(
-            resource_version = %listed.resource_version,
-            objects = count,
-            ?elapsed,
-            "listed and replaced the store"
-        );
-        Ok(())
     }
 
     /// client-go's page size rule.

@@ -18,8 +18,23 @@ use tracing::Instrument;
 use crate::backoff::{Backoff, Random};
 use crate::error::Error;
 use crate::options::ReflectorOptions;
+use crate::recovery::{self, Action, Decision, Ended, Outcome, RetryState};
 use crate::resource_version::{ResourceVersionTracker, WaitError};
 use crate::stats::{Counters, ReflectorStats};
+use crate::watch_list::WatchListEnd;
+
+/// What a phase's loop does once a decision's waiting is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Send its request again.
+    Again,
+    /// End the attempt; the run loop backs off and relists.
+    Relist,
+    /// Fall back from watch-list to list and watch.
+    FallBack,
+    /// Cancelled during a backoff.
+    Cancelled,
+}
 
 /// How a reflector got its current state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,8 +188,8 @@ where
         self.stopped.cancel();
     }
 
-    /// One attempt: sync (watch-list, or list), then watch until the watch
-    /// can no longer continue without a relist.
+    /// One attempt: sync (watch-list, or list), then watch until the
+    /// recovery table says to relist.
     async fn list_and_watch(
         &self,
         cancel: &CancellationToken,
@@ -183,25 +198,63 @@ where
         let mut stream = None;
         if self.options.use_watch_list && self.lister_watcher.supports_watch_list() {
             match self.watch_list(cancel, backoff).await {
-                Ok(Some(live)) => stream = Some(live),
-                Ok(None) => return Ok(()),
-                Err(error) => {
-                    Counters::bump(&self.counters.watch_list_fallbacks);
-                    tracing::warn!(
-                        %error,
-                        "watch-list failed; falling back to list and watch for this attempt"
-                    );
-                    self.report(error);
-                    self.list(cancel).await?;
-                }
+                WatchListEnd::Synced(live) => stream = Some(live),
+                WatchListEnd::Stopped => return Ok(()),
+                WatchListEnd::FallBack => self.list(cancel).await?,
             }
         } else {
             self.list(cancel).await?;
         }
-        if cancel.is_cancelled() {
-            return Ok(());
+        if !cancel.is_cancelled() {
+            self.watch(stream, cancel, backoff).await;
         }
-        self.watch(stream, cancel, backoff).await
+        Ok(())
+    }
+
+    /// The recovery table's decision after `ended`, logged.
+    pub(crate) fn decide(&self, ended: Ended, retry: &mut RetryState) -> Decision {
+        let decision = recovery::decide(ended, retry, self.options.clock.now());
+        let resource_version = self.last_sync_resource_version();
+        if decision.action == Action::Retry && ended.outcome == Outcome::Ended {
+            tracing::debug!(%resource_version, phase = ?ended.phase, events = ended.events, reason = decision.reason, "asking again");
+        } else {
+            tracing::info!(%resource_version, phase = ?ended.phase, action = ?decision.action, reason = decision.reason, "recovering");
+        }
+        decision
+    }
+
+    /// Carries out the waiting part of `decision`.
+    pub(crate) async fn follow(
+        &self,
+        decision: Decision,
+        backoff: &mut Backoff,
+        cancel: &CancellationToken,
+    ) -> Step {
+        match decision.action {
+            Action::Retry => Step::Again,
+            Action::RetryAtLatest => {
+                self.set_resource_version_unavailable(true);
+                Step::Again
+            }
+            Action::BackOffAndRetry { at_least } => {
+                if self.back_off(backoff, cancel, at_least).await {
+                    Step::Again
+                } else {
+                    Step::Cancelled
+                }
+            }
+            Action::Relist => Step::Relist,
+            Action::FallBackToList => Step::FallBack,
+        }
+    }
+
+    /// Records a sync (a list or a watch-list's bookmark) at
+    /// `resource_version`.
+    pub(crate) fn synced(&self, resource_version: &str, mode: ReflectorMode) {
+        self.resource_version.set(resource_version);
+        self.set_resource_version_unavailable(false);
+        self.clear_last_error();
+        self.set_mode(mode);
     }
 
     /// Waits the backoff's next step (at least `at_least`); `false` if

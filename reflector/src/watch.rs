@@ -1,131 +1,21 @@
 //! The reflector's watch phase: open watches from the last synced
 //! resourceVersion and apply their events to the store, re-watching
-//! without a relist whenever that is safe.
+//! without a relist whenever the recovery table allows.
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{ListOptions, Object, WatchEvent};
-use clientgo_listwatch::{FrameError, ListerWatcher, WatchStream};
+use clientgo_listwatch::{IdleTimer, ListerWatcher, Next};
 use clientgo_store::StoreError;
 use serde::de::DeserializeOwned;
-use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
 use crate::error::Error;
-use crate::reflector::Reflector;
+use crate::recovery::{Cause, Ended, Outcome, Phase, RetryState};
+use crate::reflector::{Reflector, Step};
+use crate::resync_timer::ResyncTimer;
 use crate::stats::Counters;
-
-/// A watch closed sooner than this with no events is a "very short watch".
-const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
-
-/// Consecutive bad frames (with no good event between them) after which the
-/// reflector relists instead of re-watching.
-const FRAME_ERRORS_BEFORE_RELIST: u32 = 2;
-
-/// How opening a watch went.
-pub(crate) enum Opened<K> {
-    Stream(Box<WatchStream<K>>),
-    Cancelled,
-    /// No answer within the idle timeout.
-    Idle,
-    Failed(clientgo_listwatch::Error),
-}
-
-/// How one watch stream ended.
-enum WatchEnd {
-    Cancelled,
-    /// The server ended it cleanly (its timeout, a dropped connection
-    /// between events).
-    Closed,
-    VeryShort(Duration),
-    Idle,
-    ResyncFailed(StoreError),
-    Failed(clientgo_listwatch::Error),
-}
-
-/// The periodic resync: a timer re-armed after each tick.
-pub(crate) struct ResyncTimer {
-    period: Duration,
-    sleep: Option<Pin<Box<Sleep>>>,
-}
-
-impl ResyncTimer {
-    pub(crate) fn new(period: Duration) -> Self {
-        ResyncTimer {
-            period,
-            sleep: (!period.is_zero()).then(|| Box::pin(tokio::time::sleep(period))),
-        }
-    }
-
-    /// Completes at the next tick; never when resync is off. Cancel-safe.
-    pub(crate) async fn tick(&mut self) {
-        match &mut self.sleep {
-            Some(sleep) => {
-                sleep.as_mut().await;
-                let next = tokio::time::Instant::now() + self.period;
-                sleep.as_mut().reset(next);
-            }
-            None => std::future::pending().await,
-        }
-    }
-}
-
-/// client-go's retry window for 500 Internal Error on a watch: retry at
-/// once while within `max` of the first such error (never when `max` is
-/// zero); the window starts again after a minute without one.
-struct InternalErrorRetry {
-    max: Duration,
-    first: Option<Instant>,
-    last: Option<Instant>,
-}
-
-impl InternalErrorRetry {
-    const RESET_AFTER: Duration = Duration::from_secs(60);
-
-    /// A window of `max` (zero: never retry), no error seen yet.
-    fn new(max: Duration) -> Self {
-        InternalErrorRetry {
-            max,
-            first: None,
-            last: None,
-        }
-    }
-
-    /// Records how a watch ended. Only a 500 counts: any other outcome
-    /// (a clean close, a 429, a broken connection) leaves the window as it
-    /// is, as client-go's `retryWithDeadline.After` ignores errors that are
-    /// not retryable; otherwise 500s interleaved with them would be retried
-    /// past the limit. A gap of a minute or more starts a new window.
-    fn after(&mut self, internal_error: bool, now: Instant) {
-        if !internal_error {
-            return;
-        }
-        if self
-            .last
-            .is_none_or(|last| now.saturating_duration_since(last) >= Self::RESET_AFTER)
-        {
-            self.first = Some(now);
-        }
-        self.last = Some(now);
-    }
-
-    fn should_retry(&mut self, now: Instant) -> bool {
-        if self.max.is_zero() {
-            return false;
-        }
-        match self.first {
-            Some(first) if now.saturating_duration_since(first) <= self.max => true,
-            _ => {
-                self.first = None;
-                self.last = None;
-                false
-            }
-        }
-    }
-}
 
 impl<K, L> Reflector<K, L>
 where
@@ -133,26 +23,25 @@ where
     L: ListerWatcher<K> + Clone + 'static,
 {
     /// Watches from the last synced resourceVersion (client-go's `watch`),
-    /// starting with `stream` when a watch-list left one open. Returns
-    /// `Ok` when the caller should relist after a backoff, `Err` when it
-    /// should too but the cause is worth reporting there.
+    /// starting with `stream` when a watch-list left one open, until the
+    /// recovery table says to relist (or `cancel` fires). Every error is
+    /// reported where it happens.
     pub(crate) async fn watch(
         &self,
-        mut stream: Option<WatchStream<K>>,
+        mut stream: Option<L::Watch>,
         cancel: &CancellationToken,
         backoff: &mut Backoff,
-    ) -> Result<(), Error> {
+    ) {
         let mut resync = ResyncTimer::new(self.options.resync_period);
-        let mut internal_errors =
-            InternalErrorRetry::new(self.options.max_internal_error_retry_duration);
-        let mut frame_errors_in_a_row = 0;
+        let mut retry = RetryState::new(self.options.max_internal_error_retry_duration);
         loop {
             if cancel.is_cancelled() {
-                return Ok(());
+                return;
             }
             let from = self.last_sync_resource_version();
-            let mut live = match stream.take() {
-                Some(live) => live,
+            let started = self.options.clock.now();
+            let live = match stream.take() {
+                Some(live) => Ok(live),
                 None => {
                     let options = ListOptions::default()
                         .timeout_seconds(self.watch_timeout_seconds())
@@ -163,130 +52,53 @@ where
                         options.resource_version(from.clone())
                     };
                     match self.open(&options, cancel).await {
-                        Opened::Stream(live) => *live,
-                        Opened::Cancelled => return Ok(()),
-                        Opened::Idle => {
-                            self.idle_watch();
-                            continue;
-                        }
-                        Opened::Failed(source)
-                            if source.is_too_many_requests() || source.is_connection_refused() =>
-                        {
-                            let at_least = retry_after(&source);
-                            self.report(self.watch_error(&from, source));
-                            tracing::info!(
-                                resource_version = %from,
-                                "backing off, then watching again without relisting"
-                            );
-                            if !self.back_off(backoff, cancel, at_least).await {
-                                return Ok(());
-                            }
-                            Counters::bump(&self.counters.rewatches);
-                            continue;
-                        }
-                        Opened::Failed(source) => return Err(self.watch_error(&from, source)),
+                        Some(opened) => opened,
+                        None => return,
                     }
                 }
             };
-            let (end, events) = self
-                .handle_watch(&mut live, &from, cancel, &mut resync)
-                .await;
-            drop(live);
-            if events > 0 {
-                frame_errors_in_a_row = 0;
+            let (phase, outcome, events) = match live {
+                Ok(mut live) => {
+                    let Some((outcome, events)) = self
+                        .handle_watch(&mut live, &from, cancel, &mut resync)
+                        .await
+                    else {
+                        return;
+                    };
+                    (Phase::Watch, outcome, events)
+                }
+                Err(outcome) => (Phase::OpenWatch, outcome, 0),
+            };
+            let ended = Ended {
+                phase,
+                outcome,
+                lasted: self.options.clock.since(started),
+                events,
+                at_latest: from.is_empty(),
+            };
+            if ended.is_very_short_watch() {
+                self.report(Error::VeryShortWatch {
+                    resource: self.name.clone(),
+                    lasted: ended.lasted,
+                });
             }
-            let now = self.options.clock.now();
-            let last = self.last_sync_resource_version();
-            match end {
-                WatchEnd::Cancelled => return Ok(()),
-                WatchEnd::Closed => {
-                    internal_errors.after(false, now);
-                    tracing::debug!(resource_version = %last, events, "watch closed; watching again");
-                    Counters::bump(&self.counters.rewatches);
-                }
-                WatchEnd::Idle => self.idle_watch(),
-                WatchEnd::VeryShort(lasted) => {
-                    return Err(Error::VeryShortWatch {
-                        resource: self.name.clone(),
-                        lasted,
-                    });
-                }
-                WatchEnd::ResyncFailed(source) => {
-                    self.report(Error::Store {
-                        resource: self.name.clone(),
-                        operation: "resync",
-                        source,
-                    });
-                    return Ok(());
-                }
-                WatchEnd::Failed(source) => {
-                    internal_errors.after(source.is_internal_error(), now);
-                    if source.is_expired_or_gone() {
-                        tracing::info!(
-                            resource_version = %last,
-                            "watch ended with 410 Expired; relisting at the last resourceVersion"
-                        );
-                        self.report(self.watch_error(&last, source));
-                        return Ok(());
-                    }
-                    if source.is_too_many_requests() {
-                        let at_least = retry_after(&source);
-                        self.report(self.watch_error(&last, source));
-                        if !self.back_off(backoff, cancel, at_least).await {
-                            return Ok(());
-                        }
-                        Counters::bump(&self.counters.rewatches);
-                        continue;
-                    }
-                    if source.is_internal_error() && internal_errors.should_retry(now) {
-                        tracing::info!("watch ended with 500 Internal Error; retrying at once");
-                        self.report(self.watch_error(&last, source));
-                        Counters::bump(&self.counters.rewatches);
-                        continue;
-                    }
-                    if let Some(frame) = source.frame_error() {
-                        frame_errors_in_a_row += 1;
-                        let too_large = matches!(frame, FrameError::TooLarge { .. });
-                        self.report(self.watch_error(&last, source));
-                        if too_large || frame_errors_in_a_row >= FRAME_ERRORS_BEFORE_RELIST {
-                            tracing::info!(
-                                resource_version = %last,
-                                "bad watch frames cannot be skipped by watching again; relisting"
-                            );
-                            return Ok(());
-                        }
-                        tracing::info!(
-                            resource_version = %last,
-                            "bad watch frame; backing off, then watching again from the last good resourceVersion"
-                        );
-                        if !self.back_off(backoff, cancel, None).await {
-                            return Ok(());
-                        }
-                        Counters::bump(&self.counters.rewatches);
-                        continue;
-                    }
-                    if source.is_connection_error() {
-                        // The connection broke mid-stream: client-go treats
-                        // it as a probable EOF, a normal end.
-                        tracing::info!(resource_version = %last, error = %source, "watch connection broke; watching again");
-                        self.report(self.watch_error(&last, source));
-                        Counters::bump(&self.counters.rewatches);
-                        continue;
-                    }
-                    tracing::warn!(resource_version = %last, error = %source, "watch ended with an error; relisting");
-                    self.report(self.watch_error(&last, source));
-                    return Ok(());
-                }
+            match self
+                .follow(self.decide(ended, &mut retry), backoff, cancel)
+                .await
+            {
+                Step::Again => Counters::bump(&self.counters.rewatches),
+                Step::Relist | Step::FallBack | Step::Cancelled => return,
             }
         }
     }
 
-    /// Opens a watch, giving up after the idle timeout or on cancel.
+    /// Opens a watch, giving up after the idle timeout: the stream, or
+    /// how opening failed (reported); `None` when cancelled.
     pub(crate) async fn open(
         &self,
         options: &ListOptions,
         cancel: &CancellationToken,
-    ) -> Opened<K> {
+    ) -> Option<Result<L::Watch, Outcome>> {
         Counters::bump(&self.counters.watches);
         tracing::debug!(
             resource_version = options.resource_version.as_deref().unwrap_or_default(),
@@ -295,94 +107,104 @@ where
             "opening a watch"
         );
         let idle = self.options.effective_idle_timeout();
+        let from = options.resource_version.as_deref().unwrap_or_default();
         tokio::select! {
-            () = cancel.cancelled() => Opened::Cancelled,
-            opened = tokio::time::timeout(idle, self.lister_watcher.watch(options)) => match opened {
-                Ok(Ok(stream)) => Opened::Stream(Box::new(stream)),
-                Ok(Err(error)) => Opened::Failed(error),
-                Err(_) => Opened::Idle,
-            },
+            () = cancel.cancelled() => None,
+            opened = tokio::time::timeout(idle, self.lister_watcher.watch(options)) => Some(match opened {
+                Ok(Ok(stream)) => Ok(stream),
+                Ok(Err(error)) => Err(self.watch_failed(from, options.send_initial_events == Some(true), error)),
+                Err(_) => Err(self.idle_watch()),
+            }),
         }
     }
 
     /// Reports a watch that went idle.
-    pub(crate) fn idle_watch(&self) {
+    pub(crate) fn idle_watch(&self) -> Outcome {
         Counters::bump(&self.counters.idle_timeouts);
-        Counters::bump(&self.counters.rewatches);
         let idle = self.options.effective_idle_timeout();
         self.report(Error::IdleWatch {
             resource: self.name.clone(),
             idle,
         });
+        Outcome::Idle
     }
 
-    pub(crate) fn watch_error(&self, from: &str, source: clientgo_listwatch::Error) -> Error {
-        Error::Watch {
-            resource: self.name.clone(),
-            resource_version: from.to_string(),
-            source,
-        }
+    /// Reports a failed watch or watch-list (`watch_list`) from `from`,
+    /// and classifies the failure.
+    pub(crate) fn watch_failed(
+        &self,
+        from: &str,
+        watch_list: bool,
+        source: clientgo_listwatch::Error,
+    ) -> Outcome {
+        let cause = Cause::of(&source);
+        self.report(if watch_list {
+            Error::WatchList {
+                resource: self.name.clone(),
+                source,
+            }
+        } else {
+            Error::Watch {
+                resource: self.name.clone(),
+                resource_version: from.to_string(),
+                source,
+            }
+        });
+        Outcome::Failed(cause)
     }
 
     /// Applies one stream's events until it ends (client-go's
-    /// `handleWatch`). Returns how it ended and how many events (bookmarks
-    /// included) it carried.
+    /// `handleWatch`): how it ended (any error reported) and how many
+    /// events (bookmarks included) it carried; `None` when cancelled.
     async fn handle_watch(
         &self,
-        live: &mut WatchStream<K>,
+        live: &mut L::Watch,
         from: &str,
         cancel: &CancellationToken,
         resync: &mut ResyncTimer,
-    ) -> (WatchEnd, u64) {
-        let started = self.options.clock.now();
+    ) -> Option<(Outcome, u64)> {
         // A watch from "" or "0" starts with synthetic ADDED events for
         // every existing object, in no resourceVersion order: they must not
         // move the last resourceVersion.
         let synthetic_adds = from.is_empty() || from == "0";
         let mut only_adds = true;
         let mut events = 0;
-        let mut bytes_seen = live.bytes_received();
+        let mut idle = IdleTimer::new();
         loop {
             let next = tokio::select! {
                 biased;
-                () = cancel.cancelled() => return (WatchEnd::Cancelled, events),
+                () = cancel.cancelled() => return None,
                 () = resync.tick() => {
-                    if let Err(error) = self.resync() {
-                        return (WatchEnd::ResyncFailed(error), events);
+                    if let Err(source) = self.resync() {
+                        self.report(Error::Store {
+                            resource: self.name.clone(),
+                            operation: "resync",
+                            source,
+                        });
+                        return Some((Outcome::StoreRefused, events));
                     }
                     continue;
                 }
                 // Re-read each time: the first bookmark may come on this
                 // very watch.
-                next = within(self.stream_idle_timeout(), live.next()) => next,
+                next = idle.next(live, self.stream_idle_timeout()) => next,
             };
-            let next = match next {
-                Some(next) => next,
-                None if live.bytes_received() != bytes_seen => {
-                    // Part of a large event arrived: not idle.
-                    bytes_seen = live.bytes_received();
-                    continue;
-                }
-                None => return (WatchEnd::Idle, events),
-            };
-            bytes_seen = live.bytes_received();
             let event = match next {
-                None => {
-                    let lasted = self.options.clock.since(started);
-                    if events == 0 && lasted < VERY_SHORT_WATCH {
-                        return (WatchEnd::VeryShort(lasted), events);
-                    }
-                    return (WatchEnd::Closed, events);
+                Next::Event(event) => event,
+                Next::Ended => return Some((Outcome::Ended, events)),
+                Next::Idle => return Some((self.idle_watch(), events)),
+                Next::Failed(error) => {
+                    let last = self.last_sync_resource_version();
+                    return Some((self.watch_failed(&last, false, error), events));
                 }
-                Some(Err(error)) => return (WatchEnd::Failed(error), events),
-                Some(Ok(event)) => event,
             };
             events += 1;
             if !matches!(event, WatchEvent::Added(_)) {
                 only_adds = false;
             }
             if let Err(error) = self.apply(event, !(synthetic_adds && only_adds)) {
-                return (WatchEnd::Failed(*error), events);
+                let last = self.last_sync_resource_version();
+                return Some((self.watch_failed(&last, false, *error), events));
             }
         }
     }
@@ -469,86 +291,5 @@ where
             self.store.resync()?;
         }
         Ok(())
-    }
-}
-
-/// `future`'s output, or `None` when `limit` passes first (never without a
-/// limit).
-pub(crate) async fn within<T>(
-    limit: Option<Duration>,
-    future: impl std::future::Future<Output = T>,
-) -> Option<T> {
-    match limit {
-        Some(limit) => tokio::time::timeout(limit, future).await.ok(),
-        None => Some(future.await),
-    }
-}
-
-/// The server's requested delay, from a Status with a retry delay.
-pub(crate) fn retry_after(error: &clientgo_listwatch::Error) -> Option<Duration> {
-    error
-        .status()
-        .and_then(clientgo_apimachinery::Status::retry_after_seconds)
-        .map(|seconds| Duration::from_secs(u64::from(seconds)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn internal_errors_are_retried_only_within_the_window() {
-        let start = Instant::now();
-        let mut never = InternalErrorRetry::new(Duration::ZERO);
-        never.after(true, start);
-        assert!(!never.should_retry(start));
-
-        let mut retry = InternalErrorRetry::new(Duration::from_secs(30));
-        retry.after(true, start);
-        assert!(retry.should_retry(start + Duration::from_secs(10)));
-        retry.after(true, start + Duration::from_secs(20));
-        assert!(retry.should_retry(start + Duration::from_secs(30)));
-        retry.after(true, start + Duration::from_secs(31));
-        assert!(
-            !retry.should_retry(start + Duration::from_secs(31)),
-            "31 s after the first error of a run"
-        );
-        retry.after(true, start + Duration::from_secs(200));
-        assert!(
-            retry.should_retry(start + Duration::from_secs(201)),
-            "a new run of errors after a quiet minute"
-        );
-    }
-
-    /// Found against client-go's own tests: a non-500 outcome between 500s
-    /// restarted the window, so interleaved 500s were retried forever.
-    #[test]
-    fn other_outcomes_between_internal_errors_do_not_restart_the_window() {
-        let start = Instant::now();
-        let mut retry = InternalErrorRetry::new(Duration::from_secs(30));
-        for second in (0..=40).step_by(10) {
-            let now = start + Duration::from_secs(second);
-            retry.after(true, now);
-            // A 429 or a clean close in between.
-            retry.after(false, now + Duration::from_secs(5));
-        }
-        assert!(
-            !retry.should_retry(start + Duration::from_secs(40)),
-            "40 s after the first 500, with other outcomes between"
-        );
-    }
-
-    /// client-go resets after a gap of at least a minute (`>=`).
-    #[test]
-    fn a_gap_of_exactly_a_minute_starts_a_new_window() {
-        let start = Instant::now();
-        let mut retry = InternalErrorRetry::new(Duration::from_secs(30));
-        retry.after(true, start);
-        let later = start + InternalErrorRetry::RESET_AFTER;
-        retry.after(true, later);
-        assert_eq!(retry.first, Some(later));
-        assert!(retry.should_retry(later + Duration::from_secs(1)));
-        retry.after(true, later + Duration::from_secs(59));
-        assert_eq!(retry.first, Some(later), "59 s is not a gap");
     }
 }

@@ -1,11 +1,15 @@
 //! [`Request`]: client-go's request builder. Path parts are checked as path
 //! segments; problems are kept and reported when the request is sent.
 
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use clientgo_apimachinery::{ApiResource, ListOptions, Status, check_path_segment};
+use futures_core::Stream;
+use http_body::Body as _;
 use reqwest::Method;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
@@ -83,38 +87,81 @@ impl RawResponse {
 }
 
 /// A 2xx answer whose body is read as it arrives (a watch, logs).
+///
+/// A [`Stream`] of the body's chunks as the network delivered them, ending
+/// at the end of the body; a broken connection is one [`Error::Http`].
+/// Dropping it closes the request (and gives a watch's place on its
+/// connection lane back).
 #[derive(Debug)]
 pub struct ByteStream {
-    response: reqwest::Response,
+    body: reqwest::Body,
+    headers: HeaderMap,
+    version: reqwest::Version,
     url: String,
     /// A watch's place on its connection lane, given back when dropped.
     _lane: Option<LaneTicket>,
 }
 
 impl ByteStream {
+    fn new(response: reqwest::Response, url: String, lane: Option<LaneTicket>) -> Self {
+        let headers = response.headers().clone();
+        let version = response.version();
+        let body = http::Response::<reqwest::Body>::from(response).into_body();
+        ByteStream {
+            body,
+            headers,
+            version,
+            url,
+            _lane: lane,
+        }
+    }
+
     /// The next chunk of the body as the network delivered it; `None` at
-    /// the end. A broken connection is [`Error::Http`].
+    /// the end. A broken connection is [`Error::Http`]. Cancel-safe.
     pub async fn next_chunk(&mut self) -> Result<Option<Bytes>, Error> {
-        self.response.chunk().await.map_err(|source| Error::Http {
-            url: self.url.clone(),
-            source,
-        })
+        std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx))
+            .await
+            .transpose()
     }
 
     /// The response headers.
     pub fn headers(&self) -> &HeaderMap {
-        self.response.headers()
+        &self.headers
     }
 
     /// The HTTP version the answer came over (`HTTP/2.0` when the
     /// connection negotiated HTTP/2).
     pub fn http_version(&self) -> reqwest::Version {
-        self.response.version()
+        self.version
     }
 
     /// The URL requested.
     pub fn url(&self) -> &str {
         &self.url
+    }
+}
+
+impl Stream for ByteStream {
+    type Item = Result<Bytes, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        // Frames other than data (trailers) are skipped.
+        loop {
+            let this = &mut *self;
+            let frame = match std::task::ready!(Pin::new(&mut this.body).poll_frame(cx)) {
+                None => return Poll::Ready(None),
+                Some(Err(source)) => {
+                    return Poll::Ready(Some(Err(Error::Http {
+                        url: this.url.clone(),
+                        source,
+                    })));
+                }
+                Some(Ok(frame)) => frame,
+            };
+            if let Ok(data) = frame.into_data() {
+                return Poll::Ready(Some(Ok(data)));
+            }
+        }
     }
 }
 
@@ -377,11 +424,7 @@ impl Request {
     /// request: the client's timeout covers reading the whole body).
     pub async fn stream(self) -> Result<ByteStream, Error> {
         let (response, url, lane) = self.execute(true, false).await?;
-        Ok(ByteStream {
-            response,
-            url,
-            _lane: lane,
-        })
+        Ok(ByteStream::new(response, url, lane))
     }
 
     /// Sends a watch and returns its body as a stream of chunks. Watches are
@@ -394,11 +437,7 @@ impl Request {
     /// [`Config::watch_header_wait`](crate::Config::watch_header_wait).
     pub async fn watch(self) -> Result<ByteStream, Error> {
         let (response, url, lane) = self.execute(false, true).await?;
-        Ok(ByteStream {
-            response,
-            url,
-            _lane: lane,
-        })
+        Ok(ByteStream::new(response, url, lane))
     }
 
     /// Sends the request with retries; returns a 2xx response, and for a

@@ -90,6 +90,7 @@
 mod churn;
 mod crd;
 mod discovery;
+mod fake_lister_watcher;
 mod faults;
 mod handlers;
 mod in_flight;
@@ -107,6 +108,7 @@ mod watch;
 
 pub use churn::{ChurnCounts, ChurnOptions, ChurnWriter, ObjectGenerator};
 pub use crd::custom_resource_definition;
+pub use fake_lister_watcher::{FakeListerWatcher, FakeWatch};
 pub use faults::{Corruption, Failure, Faults};
 pub use realistic::{realistic_deployment, realistic_pod};
 pub use registry::ResourceRegistry;
