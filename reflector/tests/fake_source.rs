@@ -144,17 +144,22 @@ async fn list_and_watch_when_watch_list_is_not_served() {
     assert_eq!((source.lists(), source.watches()), (1, 1));
 }
 
-#[tokio::test]
-async fn a_closed_watch_resumes_from_the_last_resource_version_without_relisting() {
+/// A list+watch reflector whose watch has carried an event and lasted over
+/// a second, so its end is not a "very short watch".
+async fn listed_and_watching() -> (FakeListerWatcher<ConfigMap>, Running) {
     let source = FakeListerWatcher::new().watch_list_supported(false);
     source.add(config_map("a", "1"));
     let running = Running::start(source.clone(), options());
     running.converged().await;
-    // Let the watch carry events, so its end is not a "very short watch".
     source.modify(config_map("a", "2"));
     running.converged().await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
+    (source, running)
+}
 
+#[tokio::test]
+async fn a_closed_watch_resumes_from_the_last_resource_version_without_relisting() {
+    let (source, running) = listed_and_watching().await;
     source.close_watches();
     wait_until("a second watch", || source.watches() == 2).await;
     source.modify(config_map("a", "3"));
@@ -185,13 +190,7 @@ async fn an_expired_watch_relists() {
 
 #[tokio::test]
 async fn changes_missed_while_disconnected_arrive_from_the_history() {
-    let source = FakeListerWatcher::new().watch_list_supported(false);
-    source.add(config_map("a", "1"));
-    let running = Running::start(source.clone(), options());
-    running.converged().await;
-    source.modify(config_map("a", "2"));
-    running.converged().await;
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (source, running) = listed_and_watching().await;
 
     // Changes made between the close and the next watch come from the
     // history, in order.
@@ -204,13 +203,7 @@ async fn changes_missed_while_disconnected_arrive_from_the_history() {
 
 #[tokio::test]
 async fn a_compacted_history_makes_the_rewatch_fail_and_the_reflector_relist() {
-    let source = FakeListerWatcher::new().watch_list_supported(false);
-    source.add(config_map("a", "1"));
-    let running = Running::start(source.clone(), options());
-    running.converged().await;
-    source.modify(config_map("a", "2"));
-    running.converged().await;
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (source, running) = listed_and_watching().await;
 
     source.close_watches();
     source.modify(config_map("a", "3"));

@@ -9,15 +9,15 @@ use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
-use parking_lot::Mutex;
-use tokio::sync::Notify;
 
 use crate::delta::{Delta, Deltas};
 use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
-use crate::queue::{InitialPopulation, Queue, trace_slow_pop, wait_until};
+use crate::queue::{Queue, trace_slow_pop};
+use crate::queue_core::QueueCore;
 use crate::store::{
     KnownObjects, ReflectorStore, TransformFunc, apply_transform, apply_transform_to_deleted,
+    vanished_known,
 };
 
 /// How a [`DeltaFifo`] is built.
@@ -79,14 +79,14 @@ impl<K: Object + Send + Sync + 'static> DeltaFifoOptions<K> {
     }
 }
 
+/// The pending part of a [`DeltaFifo`]'s state.
+#[derive(Debug)]
 struct State<K> {
     /// Pending deltas per key; never empty.
     items: HashMap<String, Deltas<K>>,
     /// Keys in arrival order; a key is in `queue` exactly when it is in
     /// `items`.
     queue: VecDeque<String>,
-    initial: InitialPopulation,
-    closed: bool,
 }
 
 /// A producer/consumer queue of deltas grouped by object key.
@@ -110,13 +110,12 @@ pub struct DeltaFifo<K> {
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     emit_delta_type_replaced: bool,
     transform: Option<TransformFunc<K>>,
-    state: Mutex<State<K>>,
-    notify: Notify,
+    core: QueueCore<State<K>>,
 }
 
 impl<K> fmt::Debug for DeltaFifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.state.lock();
+        let state = self.core.lock();
         f.debug_struct("DeltaFifo")
             .field("name", &self.name)
             .field("queued_keys", &state.queue.len())
@@ -134,13 +133,10 @@ impl<K: Object + Send + Sync + 'static> DeltaFifo<K> {
             known_objects: options.known_objects,
             emit_delta_type_replaced: options.emit_delta_type_replaced,
             transform: options.transform,
-            state: Mutex::new(State {
+            core: QueueCore::new(State {
                 items: HashMap::new(),
                 queue: VecDeque::new(),
-                initial: InitialPopulation::default(),
-                closed: false,
             }),
-            notify: Notify::new(),
         }
     }
 
@@ -151,12 +147,12 @@ impl<K: Object + Send + Sync + 'static> DeltaFifo<K> {
 
     /// How many keys are queued.
     pub fn len(&self) -> usize {
-        self.state.lock().queue.len()
+        self.core.lock().queue.len()
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.state.lock().queue.is_empty()
+        self.core.lock().queue.is_empty()
     }
 
     /// Appends a delta to a key's list, merges duplicate deletes, queues the
@@ -172,7 +168,7 @@ impl<K: Object + Send + Sync + 'static> DeltaFifo<K> {
                 state.items.insert(key, vec![delta]);
             }
         }
-        self.notify.notify_waiters();
+        self.core.wake();
     }
 }
 
@@ -196,7 +192,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
         let object = apply_transform(self.transform.as_ref(), object)?;
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         state.initial.populate();
         self.queue_locked(&mut state, key, Delta::Added(object));
         Ok(())
@@ -205,7 +201,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
     fn update(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
         let object = apply_transform(self.transform.as_ref(), object)?;
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         state.initial.populate();
         self.queue_locked(&mut state, key, Delta::Updated(object));
         Ok(())
@@ -217,7 +213,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
     fn delete(&self, target: ObjectOrTombstone<K>) -> Result<(), StoreError> {
         let key = target.key(&self.key_func)?;
         let target = apply_transform_to_deleted(self.transform.as_ref(), target)?;
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         state.initial.populate();
         let queued = state.items.contains_key(&key);
         let known = match &self.known_objects {
@@ -240,7 +236,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
             let key = (self.key_func)(&object)?;
             keyed.push((key, apply_transform(self.transform.as_ref(), object)?));
         }
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         let mut listed: HashSet<String> = HashSet::with_capacity(keyed.len());
         for (key, object) in keyed {
             listed.insert(key.clone());
@@ -278,28 +274,19 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
 
         // Deletions of known keys that are neither listed nor queued.
         if let Some(known) = &self.known_objects {
-            let mut known_keys = known.list_keys();
-            known_keys.sort_unstable();
-            for key in known_keys {
-                if listed.contains(&key) || state.items.contains_key(&key) {
-                    continue;
-                }
-                let object = known.get_by_key(&key);
-                if object.is_none() {
-                    tracing::warn!(queue = %self.name, key, "known object vanished during replace; tombstone has no object");
-                }
-                queued_deletions += 1;
-                let tombstone = DeletedFinalStateUnknown {
-                    key: key.clone(),
-                    object,
-                };
+            let tombstones = vanished_known(&**known, |key| {
+                listed.contains(key) || state.items.contains_key(key)
+            });
+            queued_deletions += tombstones.len();
+            for tombstone in tombstones {
+                let key = tombstone.key.clone();
                 self.queue_locked(&mut state, key, Delta::Deleted(tombstone.into()));
             }
         }
 
         let queued = listed.len() + queued_deletions;
         state.initial.replace(queued);
-        self.notify.notify_waiters();
+        self.core.wake();
         Ok(())
     }
 
@@ -309,7 +296,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
         let Some(known) = &self.known_objects else {
             return Ok(());
         };
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         for key in known.list_keys() {
             let Some(object) = known.get_by_key(&key) else {
                 continue;
@@ -331,40 +318,39 @@ impl<K: Object + Send + Sync + 'static> Queue<K> for DeltaFifo<K> {
         E: Send,
     {
         let mut process = Some(process);
-        wait_until(&self.notify, || {
-            let mut state = self.state.lock();
-            loop {
-                let Some(key) = state.queue.pop_front() else {
-                    return state.closed.then_some(Err(PopError::Closed));
-                };
-                let is_in_initial_list = !state.initial.has_synced();
-                // DeltaFifo counts an item as delivered before processing it.
-                state.initial.delivered(1);
-                let Some(deltas) = state.items.remove(&key) else {
-                    continue;
-                };
-                let process = process.take()?;
-                let depth = state.queue.len();
-                let started = std::time::Instant::now();
-                let result = process(deltas, is_in_initial_list).map_err(PopError::Process);
-                trace_slow_pop(&self.name, depth, started);
-                return Some(result);
-            }
-        })
-        .await
+        self.core
+            .pop(|state| {
+                loop {
+                    let key = state.queue.pop_front()?;
+                    let is_in_initial_list = !state.initial.has_synced();
+                    // DeltaFifo counts an item as delivered before
+                    // processing it.
+                    state.initial.delivered(1);
+                    let Some(deltas) = state.items.remove(&key) else {
+                        continue;
+                    };
+                    let process = process.take()?;
+                    let depth = state.queue.len();
+                    let started = std::time::Instant::now();
+                    let result = process(deltas, is_in_initial_list).map_err(PopError::Process);
+                    trace_slow_pop(&self.name, depth, started);
+                    return Some(result);
+                }
+            })
+            .await
+            .unwrap_or(Err(PopError::Closed))
     }
 
     fn has_synced(&self) -> bool {
-        self.state.lock().initial.has_synced()
+        self.core.has_synced()
     }
 
     fn close(&self) {
-        self.state.lock().closed = true;
-        self.notify.notify_waiters();
+        self.core.close();
     }
 
     fn is_closed(&self) -> bool {
-        self.state.lock().closed
+        self.core.is_closed()
     }
 }
 

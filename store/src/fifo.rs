@@ -5,19 +5,18 @@ use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
-use parking_lot::Mutex;
-use tokio::sync::Notify;
 
 use crate::error::{PopError, StoreError};
 use crate::key::{KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
-use crate::queue::{InitialPopulation, trace_slow_pop, wait_until};
+use crate::queue::trace_slow_pop;
+use crate::queue_core::QueueCore;
 use crate::store::ReflectorStore;
 
+/// The pending part of a [`Fifo`]'s state.
+#[derive(Debug)]
 struct State<K> {
     items: HashMap<String, Arc<K>>,
     queue: VecDeque<String>,
-    initial: InitialPopulation,
-    closed: bool,
 }
 
 /// A queue that keeps only the latest object of each key: adding an object
@@ -35,13 +34,12 @@ struct State<K> {
 pub struct Fifo<K> {
     name: String,
     key_func: KeyFunc<K>,
-    state: Mutex<State<K>>,
-    notify: Notify,
+    core: QueueCore<State<K>>,
 }
 
 impl<K> fmt::Debug for Fifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.state.lock();
+        let state = self.core.lock();
         f.debug_struct("Fifo")
             .field("name", &self.name)
             .field("items", &state.items.len())
@@ -62,41 +60,37 @@ impl<K: Object + Send + Sync + 'static> Fifo<K> {
         Fifo {
             name: "Fifo".to_string(),
             key_func,
-            state: Mutex::new(State {
+            core: QueueCore::new(State {
                 items: HashMap::new(),
                 queue: VecDeque::new(),
-                initial: InitialPopulation::default(),
-                closed: false,
             }),
-            notify: Notify::new(),
         }
     }
 
     /// The number of objects held.
     pub fn len(&self) -> usize {
-        self.state.lock().items.len()
+        self.core.lock().items.len()
     }
 
     /// Whether no object is held.
     pub fn is_empty(&self) -> bool {
-        self.state.lock().items.is_empty()
+        self.core.lock().items.is_empty()
     }
 
     /// Whether the first replace has been fully popped (or the first add,
     /// update or delete happened before any replace).
     pub fn has_synced(&self) -> bool {
-        self.state.lock().initial.has_synced()
+        self.core.has_synced()
     }
 
     /// Closes the queue: pops drain it, then report closed.
     pub fn close(&self) {
-        self.state.lock().closed = true;
-        self.notify.notify_waiters();
+        self.core.close();
     }
 
     /// Whether the queue is closed.
     pub fn is_closed(&self) -> bool {
-        self.state.lock().closed
+        self.core.is_closed()
     }
 
     /// Waits for the next object and hands it to `process` with the
@@ -108,40 +102,39 @@ impl<K: Object + Send + Sync + 'static> Fifo<K> {
         E: Send,
     {
         let mut process = Some(process);
-        wait_until(&self.notify, || {
-            let mut state = self.state.lock();
-            loop {
-                let Some(key) = state.queue.pop_front() else {
-                    return state.closed.then_some(Err(PopError::Closed));
-                };
-                let is_in_initial_list = !state.initial.has_synced();
-                let Some(object) = state.items.remove(&key) else {
-                    // Deleted after it was queued; it still counted toward
-                    // the initial population.
+        self.core
+            .pop(|state| {
+                loop {
+                    let key = state.queue.pop_front()?;
+                    let is_in_initial_list = !state.initial.has_synced();
+                    let Some(object) = state.items.remove(&key) else {
+                        // Deleted after it was queued; it still counted
+                        // toward the initial population.
+                        state.initial.delivered(1);
+                        continue;
+                    };
+                    let process = process.take()?;
+                    let depth = state.queue.len();
+                    let started = std::time::Instant::now();
+                    let result = process(object, is_in_initial_list).map_err(PopError::Process);
                     state.initial.delivered(1);
-                    continue;
-                };
-                let process = process.take()?;
-                let depth = state.queue.len();
-                let started = std::time::Instant::now();
-                let result = process(object, is_in_initial_list).map_err(PopError::Process);
-                state.initial.delivered(1);
-                trace_slow_pop(&self.name, depth, started);
-                return Some(result);
-            }
-        })
-        .await
+                    trace_slow_pop(&self.name, depth, started);
+                    return Some(result);
+                }
+            })
+            .await
+            .unwrap_or(Err(PopError::Closed))
     }
 
     fn upsert(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         state.initial.populate();
         if state.items.insert(key.clone(), object).is_none() {
             state.queue.push_back(key);
         }
         drop(state);
-        self.notify.notify_waiters();
+        self.core.wake();
         Ok(())
     }
 }
@@ -157,7 +150,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Fifo<K> {
 
     fn delete(&self, object: ObjectOrTombstone<K>) -> Result<(), StoreError> {
         let key = object.key(&self.key_func)?;
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         state.initial.populate();
         state.items.remove(&key);
         Ok(())
@@ -172,19 +165,19 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Fifo<K> {
                 queue.push_back(key);
             }
         }
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         state.items = items;
         state.queue = queue;
         let queued = state.queue.len();
         state.initial.replace(queued);
         drop(state);
-        self.notify.notify_waiters();
+        self.core.wake();
         Ok(())
     }
 
     /// Re-queues every held key that is not queued.
     fn resync(&self) -> Result<(), StoreError> {
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         let queued: HashSet<String> = state.queue.iter().cloned().collect();
         let mut missing: Vec<String> = state
             .items
@@ -197,7 +190,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Fifo<K> {
         state.queue.extend(missing);
         drop(state);
         if added {
-            self.notify.notify_waiters();
+            self.core.wake();
         }
         Ok(())
     }
@@ -273,13 +266,9 @@ mod tests {
         let fifo = Fifo::<ConfigMap>::default();
         fifo.add(object("a", "1")).unwrap();
         fifo.resync().unwrap();
-        assert_eq!(
-            fifo.state.lock().queue.len(),
-            1,
-            "already queued: unchanged"
-        );
+        assert_eq!(fifo.core.lock().queue.len(), 1, "already queued: unchanged");
         // Take "a" out of the queue but keep it held, as a replace after a pop can.
-        fifo.state.lock().queue.clear();
+        fifo.core.lock().queue.clear();
         fifo.resync().unwrap();
         assert_eq!(pop(&fifo).await.0, "a");
     }

@@ -6,12 +6,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
-use parking_lot::Mutex;
-use tokio::sync::Notify;
 
 use crate::error::StoreError;
 use crate::key::{KeyFunc, meta_namespace_key_func};
-use crate::queue::wait_until;
+use crate::queue_core::QueueCore;
 
 /// Orders a [`Heap`]: `less(a, b)` is true when `a` must be popped before
 /// `b`.
@@ -22,12 +20,12 @@ struct Entry<K> {
     object: Arc<K>,
 }
 
+/// The pending part of a [`Heap`]'s state.
 struct State<K> {
     /// A binary heap ordered by `less`.
     entries: Vec<Entry<K>>,
     /// Key → position in `entries`.
     positions: HashMap<String, usize>,
-    closed: bool,
 }
 
 /// A priority queue: each key is held once, and `pop` returns the object
@@ -39,13 +37,12 @@ struct State<K> {
 pub struct Heap<K> {
     key_func: KeyFunc<K>,
     less: LessFunc<K>,
-    state: Mutex<State<K>>,
-    notify: Notify,
+    core: QueueCore<State<K>>,
 }
 
 impl<K> fmt::Debug for Heap<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.state.lock();
+        let state = self.core.lock();
         f.debug_struct("Heap")
             .field("len", &state.entries.len())
             .field("closed", &state.closed)
@@ -64,12 +61,10 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
         Heap {
             key_func,
             less,
-            state: Mutex::new(State {
+            core: QueueCore::new(State {
                 entries: Vec::new(),
                 positions: HashMap::new(),
-                closed: false,
             }),
-            notify: Notify::new(),
         }
     }
 
@@ -82,13 +77,13 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
     /// Adds or replaces an object.
     pub fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         if state.closed {
             return Err(Self::closed_error());
         }
         self.upsert_locked(&mut state, key, object);
         drop(state);
-        self.notify.notify_waiters();
+        self.core.wake();
         Ok(())
     }
 
@@ -100,14 +95,14 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
     /// Adds an object unless its key is already held (then nothing changes).
     pub fn add_if_not_present(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         if state.closed {
             return Err(Self::closed_error());
         }
         if !state.positions.contains_key(&key) {
             self.upsert_locked(&mut state, key, object);
             drop(state);
-            self.notify.notify_waiters();
+            self.core.wake();
         }
         Ok(())
     }
@@ -118,7 +113,7 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
             .into_iter()
             .map(|object| (self.key_func)(&object).map(|key| (key, object)))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         if state.closed {
             return Err(Self::closed_error());
         }
@@ -126,14 +121,14 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
             self.upsert_locked(&mut state, key, object);
         }
         drop(state);
-        self.notify.notify_waiters();
+        self.core.wake();
         Ok(())
     }
 
     /// Removes the object with the same key; an error if none is held.
     pub fn delete(&self, object: &K) -> Result<(), StoreError> {
         let key = (self.key_func)(object)?;
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         let Some(position) = state.positions.get(&key).copied() else {
             return Err(StoreError::NotFound { key });
         };
@@ -144,26 +139,21 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
     /// Waits for the first object and removes it; [`StoreError::Closed`]
     /// once the heap is closed and empty.
     pub async fn pop(&self) -> Result<Arc<K>, StoreError> {
-        wait_until(&self.notify, || {
-            let mut state = self.state.lock();
-            if state.entries.is_empty() {
-                return state.closed.then(|| Err(Self::closed_error()));
-            }
-            self.remove_at(&mut state, 0).map(Ok)
-        })
-        .await
+        self.core
+            .pop(|state| self.remove_at(state, 0))
+            .await
+            .ok_or_else(Self::closed_error)
     }
 
     /// Closes the heap: adds fail from now on, and pops report closed once
     /// it is empty.
     pub fn close(&self) {
-        self.state.lock().closed = true;
-        self.notify.notify_waiters();
+        self.core.close();
     }
 
     /// Whether the heap is closed.
     pub fn is_closed(&self) -> bool {
-        self.state.lock().closed
+        self.core.is_closed()
     }
 
     /// The object held under the same key as `object`.
@@ -174,7 +164,7 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
 
     /// The object held under `key`.
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
-        let state = self.state.lock();
+        let state = self.core.lock();
         state
             .positions
             .get(key)
@@ -183,7 +173,7 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
 
     /// Every object held, in no particular order.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.state
+        self.core
             .lock()
             .entries
             .iter()
@@ -193,7 +183,7 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
 
     /// Every key held, in no particular order.
     pub fn list_keys(&self) -> Vec<String> {
-        self.state
+        self.core
             .lock()
             .entries
             .iter()
@@ -203,12 +193,12 @@ impl<K: Object + Send + Sync + 'static> Heap<K> {
 
     /// The number of objects held.
     pub fn len(&self) -> usize {
-        self.state.lock().entries.len()
+        self.core.lock().entries.len()
     }
 
     /// Whether the heap is empty.
     pub fn is_empty(&self) -> bool {
-        self.state.lock().entries.is_empty()
+        self.core.lock().entries.is_empty()
     }
 
     fn upsert_locked(&self, state: &mut State<K>, key: String, object: Arc<K>) {

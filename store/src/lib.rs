@@ -28,7 +28,11 @@
 //!   an `.await`: blocking pops wait on a `tokio::sync::Notify` and run their
 //!   (synchronous) processing callback under the lock only where client-go
 //!   does, and [`RealFifo`] releases it while processing in its default
-//!   configuration.
+//!   configuration unless a backlog of two batches has built up. A
+//!   producer may therefore wait for a consumer's callback (see
+//!   [`ReflectorStore`]). The four queues share one core (`queue_core.rs`):
+//!   the lock over pending items, closed flag and initial-population count,
+//!   and the wake-up of waiting pops.
 //! - **Errors, never panics.** Where client-go panics (an index function
 //!   failing during an update, a non-integer resourceVersion in the
 //!   mutation cache, invalid RealFIFO options) these types return a
@@ -224,6 +228,7 @@ mod key;
 mod mutation_cache;
 mod process_deltas;
 mod queue;
+mod queue_core;
 mod real_fifo;
 mod store;
 #[cfg(test)]

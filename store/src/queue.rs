@@ -1,11 +1,8 @@
 //! The [`Queue`] trait shared by [`DeltaFifo`](crate::DeltaFifo) and
-//! [`RealFifo`](crate::RealFifo), and the wake-up helper every blocking pop
-//! uses.
+//! [`RealFifo`](crate::RealFifo), the initial-population count every queue
+//! keeps, and the slow-pop log line.
 
 use std::future::Future;
-use std::pin::pin;
-
-use tokio::sync::Notify;
 
 use crate::delta::Deltas;
 use crate::error::PopError;
@@ -81,21 +78,6 @@ impl InitialPopulation {
     /// Whether the first list has been delivered.
     pub(crate) fn has_synced(&self) -> bool {
         self.populated && self.remaining == 0
-    }
-}
-
-/// Waits until `attempt` produces a value, re-running it after every
-/// notification. The waiter registers for notification *before* each
-/// attempt, so a `notify_waiters` that happens between an unsuccessful
-/// attempt and the wait is not lost.
-pub(crate) async fn wait_until<T>(notify: &Notify, mut attempt: impl FnMut() -> Option<T>) -> T {
-    loop {
-        let mut notified = pin!(notify.notified());
-        notified.as_mut().enable();
-        if let Some(value) = attempt() {
-            return value;
-        }
-        notified.await;
     }
 }
 

@@ -6,15 +6,16 @@ use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
-use parking_lot::Mutex;
-use tokio::sync::Notify;
+use parking_lot::MutexGuard;
 
 use crate::delta::{Delta, Deltas};
 use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
-use crate::queue::{InitialPopulation, Queue, trace_slow_pop, wait_until};
+use crate::queue::{Queue, trace_slow_pop};
+use crate::queue_core::QueueCore;
 use crate::store::{
     KnownObjects, ReflectorStore, TransformFunc, apply_transform, apply_transform_to_deleted,
+    vanished_known,
 };
 
 /// The most deltas one [`RealFifo::pop_batch`] hands over (client-go's
@@ -119,10 +120,10 @@ impl<K: Object + Send + Sync + 'static> RealFifoOptions<K> {
     }
 }
 
+/// The pending part of a [`RealFifo`]'s state.
+#[derive(Debug)]
 struct State<K> {
     items: VecDeque<Delta<K>>,
-    initial: InitialPopulation,
-    closed: bool,
 }
 
 /// A queue of individual deltas in arrival order.
@@ -141,11 +142,16 @@ struct State<K> {
 /// `Replaced` per listed object; on resync, `Sync` for every known key with
 /// nothing queued.
 ///
-/// **Locking.** One mutex guards the queue. With `unlock_while_processing`,
-/// `pop` releases it while `process` runs as long as fewer than
-/// 2 × batch size deltas are queued, so producers are not held up by slow
-/// consumers; above that, or without the option, `process` runs under the
-/// lock and must not call back into the queue. There must be one consumer.
+/// **Locking and blocking.** One mutex guards the queue. With
+/// `unlock_while_processing`, `pop` releases it while `process` runs as
+/// long as fewer than 2 × batch size deltas are queued, so producers are
+/// not held up by slow consumers. Above that depth (a backlog: client-go's
+/// rule, to let the consumer catch up), or without the option, `process`
+/// runs under the lock: every producer call (`add`, `replace`, …) then
+/// **blocks its thread** until `process` returns, and `process` must not
+/// call back into the queue. Pops never block a thread while waiting: they
+/// await a notification. `pop` is `pop_batch` with a batch of one. There
+/// must be one consumer.
 pub struct RealFifo<K> {
     name: String,
     key_func: KeyFunc<K>,
@@ -155,13 +161,12 @@ pub struct RealFifo<K> {
     unlock_while_processing: bool,
     emit_delta_type_bookmark: bool,
     batch_size: usize,
-    state: Mutex<State<K>>,
-    notify: Notify,
+    core: QueueCore<State<K>>,
 }
 
 impl<K> fmt::Debug for RealFifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.state.lock();
+        let state = self.core.lock();
         f.debug_struct("RealFifo")
             .field("name", &self.name)
             .field("atomic_events", &self.atomic_events)
@@ -208,12 +213,9 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
             unlock_while_processing: options.unlock_while_processing,
             emit_delta_type_bookmark: options.emit_delta_type_bookmark,
             batch_size: options.batch_size,
-            state: Mutex::new(State {
+            core: QueueCore::new(State {
                 items: VecDeque::new(),
-                initial: InitialPopulation::default(),
-                closed: false,
             }),
-            notify: Notify::new(),
         })
     }
 
@@ -224,20 +226,20 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
 
     /// How many deltas are queued.
     pub fn len(&self) -> usize {
-        self.state.lock().items.len()
+        self.core.lock().items.len()
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.state.lock().items.is_empty()
+        self.core.lock().items.is_empty()
     }
 
     fn push(&self, delta: Delta<K>) {
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         state.initial.populate();
         state.items.push_back(delta);
         drop(state);
-        self.notify.notify_waiters();
+        self.core.wake();
     }
 
     /// The key of a per-object delta.
@@ -276,76 +278,92 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
         S: FnOnce(Delta<K>, bool) -> Result<(), E> + Send,
         E: Send,
     {
-        let mut callbacks = Some((process_batch, process_single));
-        wait_until(&self.notify, || {
-            let mut state = self.state.lock();
-            if state.items.is_empty() {
-                return state.closed.then_some(Err(PopError::Closed));
+        self.pop_up_to(self.batch_size, move |mut batch, is_in_initial_list| {
+            if batch.len() == 1 {
+                match batch.pop() {
+                    Some(delta) => process_single(delta, is_in_initial_list),
+                    None => Ok(()),
+                }
+            } else {
+                process_batch(batch, is_in_initial_list)
             }
-            let (process_batch, process_single) = callbacks.take()?;
-            let is_in_initial_list = !state.initial.has_synced();
-            let mut limit = self.batch_size;
-            if is_in_initial_list && state.initial.remaining() > 0 {
-                limit = limit.min(state.initial.remaining());
-            }
-            let mut batch: Deltas<K> = Vec::new();
-            let mut keys: HashSet<String> = HashSet::new();
-            while batch.len() < limit {
-                let Some(next) = state.items.front() else {
-                    break;
+        })
+        .await
+    }
+
+    /// Waits for deltas and hands up to `limit` of them to `process`: the
+    /// one pop behind [`pop_batch`](Self::pop_batch) and
+    /// [`pop`](Queue::pop) (a batch of one).
+    async fn pop_up_to<E, F>(&self, limit: usize, process: F) -> Result<(), PopError<E>>
+    where
+        F: FnOnce(Deltas<K>, bool) -> Result<(), E> + Send,
+        E: Send,
+    {
+        let mut process = Some(process);
+        self.core
+            .pop(|state| {
+                if state.items.is_empty() {
+                    return None;
+                }
+                let process = process.take()?;
+                let is_in_initial_list = !state.initial.has_synced();
+                let mut limit = limit;
+                if is_in_initial_list && state.initial.remaining() > 0 {
+                    limit = limit.min(state.initial.remaining());
+                }
+                let batch = self.take_batch(state, limit);
+                let count = batch.len();
+                let depth = state.items.len();
+                let started = std::time::Instant::now();
+                let result = if self.unlocks_at(depth) {
+                    MutexGuard::unlocked(state, || process(batch, is_in_initial_list))
+                } else {
+                    process(batch, is_in_initial_list)
                 };
-                if !next.is_batchable() {
-                    if batch.is_empty()
-                        && let Some(delta) = state.items.pop_front()
-                    {
+                state.initial.delivered(count);
+                trace_slow_pop(&self.name, depth, started);
+                Some(result.map_err(PopError::Process))
+            })
+            .await
+            .unwrap_or(Err(PopError::Closed))
+    }
+
+    /// Takes up to `limit` deltas off the front: per-object deltas of
+    /// distinct keys, in order, ending before the first repeated key and
+    /// after a delta whose key cannot be computed; an atomic delta alone.
+    fn take_batch(&self, state: &mut State<K>, limit: usize) -> Deltas<K> {
+        let mut batch: Deltas<K> = Vec::new();
+        let mut keys: HashSet<String> = HashSet::new();
+        while batch.len() < limit {
+            let Some(next) = state.items.front() else {
+                break;
+            };
+            if !next.is_batchable() {
+                if batch.is_empty()
+                    && let Some(delta) = state.items.pop_front()
+                {
+                    batch.push(delta);
+                }
+                break;
+            }
+            match self.key_of(next) {
+                Some(Ok(key)) => {
+                    if !keys.insert(key) {
+                        break;
+                    }
+                    if let Some(delta) = state.items.pop_front() {
+                        batch.push(delta);
+                    }
+                }
+                Some(Err(_)) | None => {
+                    if let Some(delta) = state.items.pop_front() {
                         batch.push(delta);
                     }
                     break;
                 }
-                match self.key_of(next) {
-                    Some(Ok(key)) => {
-                        if !keys.insert(key) {
-                            break;
-                        }
-                        if let Some(delta) = state.items.pop_front() {
-                            batch.push(delta);
-                        }
-                    }
-                    Some(Err(_)) | None => {
-                        if let Some(delta) = state.items.pop_front() {
-                            batch.push(delta);
-                        }
-                        break;
-                    }
-                }
             }
-            let count = batch.len();
-            let depth = state.items.len();
-            let started = std::time::Instant::now();
-            let run = move || {
-                if count == 1 {
-                    match batch.pop() {
-                        Some(delta) => process_single(delta, is_in_initial_list),
-                        None => Ok(()),
-                    }
-                } else {
-                    process_batch(batch, is_in_initial_list)
-                }
-            };
-            let result = if self.unlocks_at(depth) {
-                drop(state);
-                let result = run();
-                state = self.state.lock();
-                result
-            } else {
-                run()
-            };
-            state.initial.delivered(count);
-            drop(state);
-            trace_slow_pop(&self.name, depth, started);
-            Some(result.map_err(PopError::Process))
-        })
-        .await
+        }
+        batch
     }
 }
 
@@ -375,7 +393,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
             .map(|object| apply_transform(self.transform.as_ref(), object))
             .collect::<Result<Vec<_>, _>>()?;
         if self.atomic_events {
-            let mut state = self.state.lock();
+            let mut state = self.core.lock();
             state.items.push_back(Delta::ReplacedAll {
                 resource_version: resource_version.to_string(),
                 objects,
@@ -383,7 +401,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
             let queued = state.items.len();
             state.initial.replace(queued);
             drop(state);
-            self.notify.notify_waiters();
+            self.core.wake();
             return Ok(());
         }
 
@@ -394,7 +412,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
             listed.insert(key);
             keyed.push(object);
         }
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         // The last queued delta of every queued key, keys in order of first
         // appearance.
         let mut order: Vec<String> = Vec::new();
@@ -426,17 +444,14 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
             ));
         }
         if let Some(known) = &self.known_objects {
-            let mut known_keys = known.list_keys();
-            known_keys.sort_unstable();
-            for key in known_keys {
-                if listed.contains(&key) || last.contains_key(&key) {
-                    continue;
-                }
-                let object = known.get_by_key(&key);
-                deletions.push(Delta::Deleted(
-                    DeletedFinalStateUnknown { key, object }.into(),
-                ));
-            }
+            let tombstones = vanished_known(&**known, |key| {
+                listed.contains(key) || last.contains_key(key)
+            });
+            deletions.extend(
+                tombstones
+                    .into_iter()
+                    .map(|tombstone| Delta::Deleted(tombstone.into())),
+            );
         }
         drop(last);
         state.items.extend(deletions);
@@ -444,20 +459,20 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
         let queued = state.items.len();
         state.initial.replace(queued);
         drop(state);
-        self.notify.notify_waiters();
+        self.core.wake();
         Ok(())
     }
 
     fn resync(&self) -> Result<(), StoreError> {
         if self.atomic_events {
-            self.state.lock().items.push_back(Delta::SyncAll);
-            self.notify.notify_waiters();
+            self.core.lock().items.push_back(Delta::SyncAll);
+            self.core.wake();
             return Ok(());
         }
         let Some(known) = &self.known_objects else {
             return Ok(());
         };
-        let mut state = self.state.lock();
+        let mut state = self.core.lock();
         let queued: HashSet<String> = state
             .items
             .iter()
@@ -474,7 +489,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
             }
         }
         drop(state);
-        self.notify.notify_waiters();
+        self.core.wake();
         Ok(())
     }
 
@@ -482,10 +497,10 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
     /// nothing.
     fn bookmark(&self, resource_version: &str) -> Result<(), StoreError> {
         if self.emit_delta_type_bookmark {
-            self.state.lock().items.push_back(Delta::Bookmark {
+            self.core.lock().items.push_back(Delta::Bookmark {
                 resource_version: resource_version.to_string(),
             });
-            self.notify.notify_waiters();
+            self.core.wake();
         }
         Ok(())
     }
@@ -500,44 +515,19 @@ impl<K: Object + Send + Sync + 'static> Queue<K> for RealFifo<K> {
         F: FnOnce(Deltas<K>, bool) -> Result<(), E> + Send,
         E: Send,
     {
-        let mut process = Some(process);
-        wait_until(&self.notify, || {
-            let mut state = self.state.lock();
-            if state.items.is_empty() {
-                return state.closed.then_some(Err(PopError::Closed));
-            }
-            let process = process.take()?;
-            let delta = state.items.pop_front()?;
-            let is_in_initial_list = !state.initial.has_synced();
-            let depth = state.items.len();
-            let started = std::time::Instant::now();
-            let result = if self.unlocks_at(depth) {
-                drop(state);
-                let result = process(vec![delta], is_in_initial_list);
-                state = self.state.lock();
-                result
-            } else {
-                process(vec![delta], is_in_initial_list)
-            };
-            state.initial.delivered(1);
-            drop(state);
-            trace_slow_pop(&self.name, depth, started);
-            Some(result.map_err(PopError::Process))
-        })
-        .await
+        self.pop_up_to(1, process).await
     }
 
     fn has_synced(&self) -> bool {
-        self.state.lock().initial.has_synced()
+        self.core.has_synced()
     }
 
     fn close(&self) {
-        self.state.lock().closed = true;
-        self.notify.notify_waiters();
+        self.core.close();
     }
 
     fn is_closed(&self) -> bool {
-        self.state.lock().closed
+        self.core.is_closed()
     }
 }
 

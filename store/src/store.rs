@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::error::StoreError;
-use crate::key::ObjectOrTombstone;
+use crate::key::{DeletedFinalStateUnknown, ObjectOrTombstone};
 
 /// A function applied to objects before they are stored or queued, for
 /// example to drop `managedFields`. It must be idempotent: on the watch-list
@@ -46,8 +46,17 @@ pub(crate) fn apply_transform_to_deleted<K>(
 /// `ReflectorStore` plus the optional `ReflectorBookmarkStore`).
 ///
 /// Implementations are shared between the reflector's task and readers, so
-/// every method takes `&self` and does its own locking; none blocks for
-/// long or awaits.
+/// every method takes `&self` and does its own locking, and none awaits.
+/// A call does its own work in time proportional to what it is given (a
+/// replace to the list's length), but it may **wait for a lock**: a queue
+/// whose consumer processes under the queue's lock ([`DeltaFifo`]
+/// always, [`RealFifo`] when more than two batches are queued or without
+/// `unlock_while_processing`) holds every producer call until the
+/// consumer's callback returns. Call these methods where a short block is
+/// acceptable (a reflector's task does), not from latency-critical code.
+///
+/// [`DeltaFifo`]: crate::DeltaFifo
+/// [`RealFifo`]: crate::RealFifo
 pub trait ReflectorStore<K>: Send + Sync {
     /// An object was created.
     fn add(&self, object: Arc<K>) -> Result<(), StoreError>;
@@ -104,4 +113,29 @@ pub trait KnownObjects<K>: Send + Sync {
 
     /// The object cached under `key`.
     fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
+}
+
+/// Tombstones for the keys `known` holds but a replace neither lists nor
+/// has queued (`accounted_for`), ordered by key: deletions missed while
+/// the watch was down, as client-go's queues detect them. A key that
+/// vanishes from `known` meanwhile gets a tombstone without an object.
+pub(crate) fn vanished_known<K>(
+    known: &dyn KnownObjects<K>,
+    accounted_for: impl Fn(&str) -> bool,
+) -> Vec<DeletedFinalStateUnknown<K>> {
+    let mut keys = known.list_keys();
+    keys.sort_unstable();
+    keys.into_iter()
+        .filter(|key| !accounted_for(key))
+        .map(|key| {
+            let object = known.get_by_key(&key);
+            if object.is_none() {
+                tracing::warn!(
+                    key,
+                    "known object vanished during replace; its tombstone has no object"
+                );
+            }
+            DeletedFinalStateUnknown { key, object }
+        })
+        .collect()
 }
