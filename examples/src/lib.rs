@@ -97,7 +97,6 @@ pub async fn start_and_sync(
     factory
         .wait_for_cache_sync(std::time::Duration::from_secs(60))
         .await
-        .into_result()
         .map_err(|error| format!("the cache did not sync: {error}"))?;
     Ok(stop)
 }

@@ -3,6 +3,7 @@
 //! `sharedInformerFactory`).
 
 use std::any::TypeId;
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -15,11 +16,12 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use crate::factory_core::{FactoryCore, SyncResult};
+use crate::factory_core::FactoryCore;
 use crate::factory_options::InformerFactoryOptions;
 use crate::generic_informer::GenericInformer;
 use crate::informer::SharedIndexInformer;
 use crate::lister::Lister;
+use crate::wait::SyncError;
 
 type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send + Sync>;
 
@@ -178,7 +180,10 @@ impl SharedInformerFactory {
     /// itself (a 403, a 401, a 404 for a resource the server does not
     /// serve), unless the options say
     /// [`with_lasting_errors`](InformerFactoryOptions::with_lasting_errors)`(KeepWaiting)`.
-    pub async fn wait_for_cache_sync(&self, timeout: Duration) -> SyncResult {
+    pub async fn wait_for_cache_sync(
+        &self,
+        timeout: Duration,
+    ) -> Result<BTreeMap<String, bool>, SyncError> {
         self.core
             .wait_for_cache_sync(timeout, self.options.lasting_errors)
             .await

@@ -11,31 +11,6 @@ use tokio_util::sync::CancellationToken;
 use crate::generic_informer::GenericInformer;
 use crate::wait::{InformerSynced, LastingErrors, SyncError, wait_for_cache_sync_with};
 
-/// The outcome of a factory's `wait_for_cache_sync`: whether each started
-/// informer synced, by name, and the error naming those that did not.
-#[derive(Debug, Clone)]
-pub struct SyncResult {
-    /// Every started informer, by name, and whether it synced.
-    pub synced: BTreeMap<String, bool>,
-    /// Set when at least one did not sync.
-    pub error: Option<SyncError>,
-}
-
-impl SyncResult {
-    /// Whether every started informer synced.
-    pub fn all_synced(&self) -> bool {
-        self.error.is_none()
-    }
-
-    /// The error, if any informer did not sync.
-    pub fn into_result(self) -> Result<BTreeMap<String, bool>, SyncError> {
-        match self.error {
-            Some(error) => Err(error),
-            None => Ok(self.synced),
-        }
-    }
-}
-
 struct Entry<Key> {
     key: Key,
     informer: GenericInformer,
@@ -143,12 +118,14 @@ impl<Key: PartialEq> FactoryCore<Key> {
         }
     }
 
-    /// Waits up to `timeout` for every started informer to sync.
+    /// Waits up to `timeout` for every started informer to sync: every
+    /// started informer's name (each synced), or the error naming those
+    /// that did not sync and why.
     pub(crate) async fn wait_for_cache_sync(
         &self,
         timeout: Duration,
         lasting: LastingErrors,
-    ) -> SyncResult {
+    ) -> Result<BTreeMap<String, bool>, SyncError> {
         let started: Vec<GenericInformer> = {
             let state = self.state.lock();
             state
@@ -160,14 +137,11 @@ impl<Key: PartialEq> FactoryCore<Key> {
         };
         let synced_refs: Vec<&dyn InformerSynced> =
             started.iter().map(GenericInformer::as_synced).collect();
-        let error = wait_for_cache_sync_with(timeout, &synced_refs, lasting)
-            .await
-            .err();
-        let synced = started
+        wait_for_cache_sync_with(timeout, &synced_refs, lasting).await?;
+        Ok(started
             .iter()
             .map(|informer| (informer.name(), informer.has_synced()))
-            .collect();
-        SyncResult { synced, error }
+            .collect())
     }
 
     /// Stops every started informer and waits until each has returned;

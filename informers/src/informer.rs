@@ -2,7 +2,7 @@
 //! cache, and any number of handlers (client-go's `sharedIndexInformer`).
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -27,12 +27,14 @@ use tracing::Instrument;
 use crate::erased_reflector::ErasedReflector;
 use crate::error::Error;
 use crate::handler::{Notification, ResourceEventHandler};
+use crate::heavy_work::{HEAVY_WORK_OBJECTS, off_async_workers};
 use crate::listener::{Listener, ListenerSettings};
 use crate::lister::Lister;
 use crate::metrics::{InformerMetrics, InformerMetricsProvider};
 use crate::options::{HandlerOptions, MINIMUM_RESYNC_PERIOD, SharedIndexInformerOptions};
 use crate::processor::Processor;
 use crate::registration::ResourceEventHandlerRegistration;
+use crate::sync_signal::{SyncChanges, SyncSignal};
 
 /// Listener ids are unique across informers, so a registration from one
 /// informer never removes another's handler.
@@ -75,6 +77,11 @@ struct Inner<K> {
     /// `blockDeltas`).
     block_deltas: Mutex<()>,
     stopped: CancellationToken,
+    /// Signalled when the informer syncs, its reflector reports an error,
+    /// or it stops; handlers' listeners signal their own syncs.
+    sync_signal: SyncSignal,
+    /// Whether the sync has been signalled.
+    synced_signalled: AtomicBool,
     /// The cache's resourceVersion after each pop.
     resource_version: tokio::sync::watch::Sender<String>,
     metrics: InformerMetrics,
@@ -144,6 +151,7 @@ impl<K> Drop for RunGuard<K> {
         (self.close_fifo)();
         self.inner.processor.close_all();
         self.inner.stopped.cancel();
+        self.inner.sync_signal.notify();
         tracing::debug!(informer = %self.inner.name, "run dropped before it returned; stopped");
     }
 }
@@ -271,6 +279,8 @@ where
                 reflector: OnceLock::new(),
                 block_deltas: Mutex::new(()),
                 stopped: CancellationToken::new(),
+                sync_signal: SyncSignal::new(),
+                synced_signalled: AtomicBool::new(false),
                 resource_version,
                 metrics,
                 metrics_provider: options.metrics,
@@ -423,7 +433,16 @@ where
         let launcher = setup.launcher.take()?;
         let mut options = setup.reflector_options.take()?;
         options.resync_period = setup.check_period;
-        options.watch_error_handler = setup.watch_error_handler.clone();
+        // Every reported error wakes sync waiters (it may be a lasting
+        // one), then goes to the user's handler.
+        let signal = self.inner.sync_signal.clone();
+        let user_handler = setup.watch_error_handler.clone();
+        options.watch_error_handler = Some(Arc::new(move |error| {
+            signal.notify();
+            if let Some(handler) = &user_handler {
+                handler(error);
+            }
+        }));
         if options.name.is_none() {
             options.name = Some(self.inner.name.clone());
         }
@@ -440,18 +459,30 @@ where
             listener.finished().await;
         }
         self.inner.stopped.cancel();
+        self.inner.sync_signal.notify();
     }
 
+    /// Applies one delta. A relist (`ReplacedAll`) or resync (`SyncAll`)
+    /// of a large cache runs off the async workers.
     fn apply_one(&self, delta: Delta<K>, is_in_initial_list: bool) -> Result<(), ProcessError> {
         let inner = &self.inner;
-        let _blocked = inner.block_deltas.lock();
-        process_deltas(
-            &mut Distributor(&inner.processor),
-            &*inner.indexer,
-            inner.indexer.key_func(),
-            vec![delta],
-            is_in_initial_list,
-        )
+        let heavy = match &delta {
+            Delta::ReplacedAll { objects, .. } => {
+                objects.len().max(inner.indexer.len()) >= HEAVY_WORK_OBJECTS
+            }
+            Delta::SyncAll => inner.indexer.len() >= HEAVY_WORK_OBJECTS,
+            _ => false,
+        };
+        off_async_workers(heavy, || {
+            let _blocked = inner.block_deltas.lock();
+            process_deltas(
+                &mut Distributor(&inner.processor),
+                &*inner.indexer,
+                inner.indexer.key_func(),
+                vec![delta],
+                is_in_initial_list,
+            )
+        })
     }
 
     fn apply_batch(
@@ -460,17 +491,22 @@ where
         is_in_initial_list: bool,
     ) -> Result<(), ProcessError> {
         let inner = &self.inner;
-        let _blocked = inner.block_deltas.lock();
-        process_deltas_in_batch(
-            &mut Distributor(&inner.processor),
-            &inner.indexer,
-            deltas,
-            is_in_initial_list,
-        )
+        off_async_workers(deltas.len() >= HEAVY_WORK_OBJECTS, || {
+            let _blocked = inner.block_deltas.lock();
+            process_deltas_in_batch(
+                &mut Distributor(&inner.processor),
+                &inner.indexer,
+                deltas,
+                is_in_initial_list,
+            )
+        })
     }
 
     fn after_pop(&self, fifo: &RealFifo<K>, started: Instant) {
         let inner = &self.inner;
+        if fifo.has_synced() && !inner.synced_signalled.swap(true, Ordering::AcqRel) {
+            inner.sync_signal.notify();
+        }
         inner
             .metrics
             .processing_latency
@@ -572,6 +608,7 @@ where
             requested_resync: requested,
             resync_period,
             now,
+            sync_signal: inner.sync_signal.clone(),
             pending_metric: inner.metrics_provider.handler_pending(&inner.name, &name),
             latency_metric: inner.metrics_provider.handler_latency(&inner.name, &name),
         };
@@ -583,13 +620,16 @@ where
             }
         })?;
         if setup.started {
-            let _blocked = inner.block_deltas.lock();
-            inner.processor.add(Arc::clone(&listener));
-            inner.indexer.for_each(|_, object| {
-                listener.push(Notification::Add {
-                    object: Arc::clone(object),
-                    is_in_initial_list: true,
-                });
+            // The replay of a large cache runs off the async workers.
+            off_async_workers(inner.indexer.len() >= HEAVY_WORK_OBJECTS, || {
+                let _blocked = inner.block_deltas.lock();
+                inner.processor.add(Arc::clone(&listener));
+                listener.push_all(inner.indexer.list().into_iter().map(|object| {
+                    Notification::Add {
+                        object,
+                        is_in_initial_list: true,
+                    }
+                }));
             });
         } else {
             inner.processor.add(Arc::clone(&listener));
@@ -634,6 +674,13 @@ where
     /// [`ResourceEventHandlerRegistration::has_synced`].
     pub fn has_synced(&self) -> bool {
         self.inner.fifo.get().is_some_and(|fifo| fifo.has_synced())
+    }
+
+    /// A watcher of this informer's sync state: signalled when it syncs,
+    /// reports a list or watch error, stops, or one of its handlers has
+    /// received its initial adds. Take it before looking at the state.
+    pub fn sync_changes(&self) -> SyncChanges {
+        self.inner.sync_signal.subscribe()
     }
 
     /// Whether [`run`](Self::run) has begun.

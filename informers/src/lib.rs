@@ -43,7 +43,7 @@
 //!
 //! let stop = CancellationToken::new();
 //! factory.start(&stop);
-//! factory.wait_for_cache_sync(Duration::from_secs(10)).await.into_result()?;
+//! factory.wait_for_cache_sync(Duration::from_secs(10)).await?;
 //!
 //! // A write through the API shows up in the cache.
 //! let api = ResourceClient::<Deployment>::namespaced(client, "default");
@@ -133,6 +133,7 @@ mod filtering_handler;
 mod generic_informer;
 mod handler;
 mod handler_funcs;
+mod heavy_work;
 mod informer;
 mod listener;
 mod lister;
@@ -142,12 +143,12 @@ mod pending_queue;
 mod processor;
 mod registration;
 mod resource_factory;
+mod sync_signal;
 mod transform;
 mod wait;
 
 pub use error::Error;
 pub use factory::SharedInformerFactory;
-pub use factory_core::SyncResult;
 pub use factory_options::InformerFactoryOptions;
 pub use filtering_handler::FilteringResourceEventHandler;
 pub use generic_informer::{AnyObject, GenericInformer, GenericLister};
@@ -166,6 +167,7 @@ pub use resource_factory::{
     DynamicSharedInformerFactory, FactoryObject, MetadataSharedInformerFactory,
     ResourceInformerFactory,
 };
+pub use sync_signal::SyncChanges;
 pub use transform::{MetadataTransform, strip_managed_fields, transform_metadata};
 pub use wait::{
     Healing, InformerSynced, LastingErrors, SYNCED_POLL_PERIOD, SyncError, SyncFailure,

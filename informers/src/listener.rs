@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::handler::{Notification, ResourceEventHandler};
 use crate::metrics::{GaugeMetric, HistogramMetric};
 use crate::pending_queue::{HandlerQueue, PendingQueue};
+use crate::sync_signal::SyncSignal;
 
 /// A handler call slower than this, while more than
 /// [`SLOW_HANDLER_PENDING`] notifications wait, is logged (client-go's
@@ -70,6 +71,9 @@ pub(crate) struct Listener<K> {
     done: CancellationToken,
     pending_metric: Arc<dyn GaugeMetric>,
     latency_metric: Arc<dyn HistogramMetric>,
+    /// Signalled when the initial adds have all been delivered, and on
+    /// close.
+    sync_signal: SyncSignal,
 }
 
 /// What a listener is built from.
@@ -82,6 +86,7 @@ pub(crate) struct ListenerSettings {
     pub(crate) now: Instant,
     pub(crate) pending_metric: Arc<dyn GaugeMetric>,
     pub(crate) latency_metric: Arc<dyn HistogramMetric>,
+    pub(crate) sync_signal: SyncSignal,
 }
 
 impl<K> Listener<K> {
@@ -94,6 +99,7 @@ impl<K> Listener<K> {
         self.closed.store(true, Ordering::Release);
         drop(state);
         self.wakeup.notify_all();
+        self.sync_signal.notify();
     }
 
     /// Whether `close` was called.
@@ -131,6 +137,7 @@ impl<K: Object + Send + Sync + 'static> Listener<K> {
             done: CancellationToken::new(),
             pending_metric: settings.pending_metric,
             latency_metric: settings.latency_metric,
+            sync_signal: settings.sync_signal,
         });
         let runtime = tokio::runtime::Handle::try_current().ok();
         let thread_listener = Arc::clone(&listener);
@@ -146,11 +153,19 @@ impl<K: Object + Send + Sync + 'static> Listener<K> {
 
     /// Queues a notification; ignored once the listener is closed.
     pub(crate) fn push(&self, notification: Notification<K>) {
+        self.push_all([notification]);
+    }
+
+    /// Queues several notifications under one lock and wakes the thread
+    /// once; ignored once the listener is closed.
+    pub(crate) fn push_all(&self, notifications: impl IntoIterator<Item = Notification<K>>) {
         let mut state = self.state.lock();
         if state.closed {
             return;
         }
-        state.queue.push(notification);
+        for notification in notifications {
+            state.queue.push(notification);
+        }
         let pending = state.queue.len() + self.in_flight.load(Ordering::Relaxed);
         drop(state);
         self.pending_metric.set(pending as f64);
@@ -254,8 +269,10 @@ impl<K: Object + Send + Sync + 'static> Listener<K> {
                 .in_flight
                 .fetch_sub(1, Ordering::Relaxed)
                 .saturating_sub(1);
-            if notification.is_initial() {
-                self.initial_in_flight.fetch_sub(1, Ordering::Release);
+            if notification.is_initial()
+                && self.initial_in_flight.fetch_sub(1, Ordering::AcqRel) == 1
+            {
+                self.sync_signal.notify();
             }
             if outcome.is_err() {
                 self.panics.fetch_add(1, Ordering::Relaxed);

@@ -2,6 +2,7 @@
 //! [`ApiResource`], as [`DynamicObject`]s (client-go's `dynamicinformer`)
 //! or as [`PartialObjectMetadata`] (client-go's `metadatainformer`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -14,11 +15,12 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use crate::factory_core::{FactoryCore, SyncResult};
+use crate::factory_core::FactoryCore;
 use crate::factory_options::InformerFactoryOptions;
 use crate::generic_informer::GenericInformer;
 use crate::informer::SharedIndexInformer;
 use crate::lister::Lister;
+use crate::wait::SyncError;
 
 mod sealed {
     pub trait Sealed {}
@@ -186,7 +188,10 @@ impl<K: FactoryObject> ResourceInformerFactory<K> {
     /// itself (a 403, a 401, a 404 for a resource the server does not
     /// serve), unless the options say
     /// [`with_lasting_errors`](InformerFactoryOptions::with_lasting_errors)`(KeepWaiting)`.
-    pub async fn wait_for_cache_sync(&self, timeout: Duration) -> SyncResult {
+    pub async fn wait_for_cache_sync(
+        &self,
+        timeout: Duration,
+    ) -> Result<BTreeMap<String, bool>, SyncError> {
         self.core
             .wait_for_cache_sync(timeout, self.options.lasting_errors)
             .await

@@ -15,8 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::informer::SharedIndexInformer;
 use crate::registration::ResourceEventHandlerRegistration;
+use crate::sync_signal::SyncChanges;
 
-/// How often sync state is checked (client-go's `syncedPollPeriod`).
+/// How often the sync state of an [`InformerSynced`] without a change
+/// signal is checked (client-go's `syncedPollPeriod`, which client-go uses
+/// for every informer).
 pub const SYNCED_POLL_PERIOD: Duration = Duration::from_millis(100);
 
 /// Something that syncs: an informer, or a handler registration.
@@ -34,6 +37,12 @@ pub trait InformerSynced: Send + Sync {
     /// is a 404.
     fn resource_served(&self) -> Pin<Box<dyn Future<Output = Option<bool>> + Send + '_>> {
         Box::pin(async { None })
+    }
+    /// A watcher signalled whenever the sync state may have changed, so a
+    /// wait needs no polling; `None` (the default) makes waits poll it
+    /// every [`SYNCED_POLL_PERIOD`].
+    fn sync_changes(&self) -> Option<SyncChanges> {
+        None
     }
 }
 
@@ -101,6 +110,10 @@ where
     fn resource_served(&self) -> Pin<Box<dyn Future<Output = Option<bool>> + Send + '_>> {
         Box::pin(SharedIndexInformer::resource_served(self))
     }
+
+    fn sync_changes(&self) -> Option<SyncChanges> {
+        Some(SharedIndexInformer::sync_changes(self))
+    }
 }
 
 impl<K> InformerSynced for ResourceEventHandlerRegistration<K>
@@ -134,6 +147,12 @@ where
                 None => None,
             }
         })
+    }
+
+    fn sync_changes(&self) -> Option<SyncChanges> {
+        // A dropped informer never changes again: the stop was signalled.
+        self.informer()
+            .map(|informer| SharedIndexInformer::sync_changes(&informer))
     }
 }
 
@@ -244,8 +263,10 @@ pub async fn wait_for_cache_sync_with(
 
 /// Waits until every one of `informers` has synced, or `cancel` fires,
 /// or one stops first, or every unsynced one's last error will not heal
-/// (client-go's `WaitForCacheSync`, polling every 100 ms, which waits
-/// through lasting errors).
+/// (client-go's `WaitForCacheSync`, which waits through lasting errors).
+/// Unlike client-go, which polls every 100 ms, it wakes when an informer
+/// signals a change ([`InformerSynced::sync_changes`]), so it returns as
+/// soon as the last cache syncs.
 pub async fn wait_until_synced(
     cancel: &CancellationToken,
     informers: &[&dyn InformerSynced],
@@ -260,6 +281,11 @@ pub async fn wait_until_synced_with(
     lasting: LastingErrors,
 ) -> Result<(), SyncError> {
     loop {
+        // Watch before looking, so no change between the two is missed.
+        let mut changes: Vec<Option<SyncChanges>> = informers
+            .iter()
+            .map(|informer| informer.sync_changes())
+            .collect();
         if informers.iter().all(|informer| informer.has_synced()) {
             return Ok(());
         }
@@ -274,8 +300,35 @@ pub async fn wait_until_synced_with(
         }
         tokio::select! {
             () = cancel.cancelled() => return Err(sync_error(SyncFailure::Cancelled, informers)),
-            () = tokio::time::sleep(SYNCED_POLL_PERIOD) => {}
+            () = any_change(&mut changes) => {}
         }
+    }
+}
+
+/// Completes at the first signal of any watcher; after
+/// [`SYNCED_POLL_PERIOD`] when one of them has no signal.
+async fn any_change(changes: &mut [Option<SyncChanges>]) {
+    let mut signalled = Vec::with_capacity(changes.len());
+    let mut polled = false;
+    for watcher in changes.iter_mut() {
+        match watcher {
+            Some(watcher) => signalled.push(Box::pin(watcher.changed())),
+            None => polled = true,
+        }
+    }
+    let poll = async {
+        if polled {
+            tokio::time::sleep(SYNCED_POLL_PERIOD).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    if signalled.is_empty() {
+        return poll.await;
+    }
+    tokio::select! {
+        _ = futures_util::future::select_all(signalled) => {}
+        () = poll => {}
     }
 }
 

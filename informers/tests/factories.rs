@@ -36,7 +36,7 @@ async fn one_informer_per_type_and_late_informers_start_on_the_next_start() {
     factory.start(&stop);
     factory.start(&stop); // idempotent
     let result = factory.wait_for_cache_sync(PATIENCE).await;
-    assert_eq!(result.clone().into_result().unwrap().len(), 1, "{result:?}");
+    assert_eq!(result.clone().unwrap().len(), 1, "{result:?}");
     assert_eq!(
         factory
             .lister_for::<ConfigMap>()
@@ -53,7 +53,7 @@ async fn one_informer_per_type_and_late_informers_start_on_the_next_start() {
     );
     factory.start(&stop);
     let result = factory.wait_for_cache_sync(PATIENCE).await;
-    let synced = result.into_result().unwrap();
+    let synced = result.unwrap();
     assert_eq!(
         synced.keys().cloned().collect::<Vec<_>>(),
         ["configmaps", "secrets"]
@@ -165,9 +165,9 @@ async fn wait_for_cache_sync_names_the_forbidden_informer_and_its_403() {
     // The wait ends as soon as config maps synced and the pods' 403,
     // which will not heal by itself, is known.
     let result = factory.wait_for_cache_sync(Duration::from_secs(20)).await;
-    assert_eq!(result.synced.get("configmaps"), Some(&true));
-    assert_eq!(result.synced.get("pods"), Some(&false));
-    let error = result.error.unwrap();
+    let error = result.unwrap_err();
+    assert!(config_maps.has_synced());
+    assert!(!pods.has_synced());
     assert_eq!(error.failure, SyncFailure::LastingErrors);
     assert_eq!(error.unsynced.len(), 1);
     assert_eq!(error.unsynced[0].name, "pods");
@@ -204,11 +204,7 @@ async fn the_metadata_informer_caches_only_metadata() {
     let pods = factory.for_resource(&ApiResource::of::<Pod>());
     let stop = CancellationToken::new();
     factory.start(&stop);
-    factory
-        .wait_for_cache_sync(PATIENCE)
-        .await
-        .into_result()
-        .unwrap();
+    factory.wait_for_cache_sync(PATIENCE).await.unwrap();
     let cached: Vec<Arc<PartialObjectMetadata>> = pods.lister().list(&LabelSelector::everything());
     assert_eq!(cached.len(), 5);
     for object in &cached {
@@ -261,11 +257,7 @@ async fn the_dynamic_informer_watches_a_custom_resource_created_through_a_crd() 
         .unwrap();
     let stop = CancellationToken::new();
     factory.start(&stop);
-    factory
-        .wait_for_cache_sync(PATIENCE)
-        .await
-        .into_result()
-        .unwrap();
+    factory.wait_for_cache_sync(PATIENCE).await.unwrap();
 
     let resource = ApiResource::namespaced(
         GroupVersionKind::new("stable.example.com", "v1", "CronTab"),
@@ -303,7 +295,6 @@ async fn a_missing_custom_resource_reports_404_while_waiting() {
     let error = factory
         .wait_for_cache_sync(Duration::from_millis(800))
         .await
-        .into_result()
         .unwrap_err();
     assert_eq!(error.first_status_code(), Some(404), "{error}");
     factory.shutdown().await;

@@ -7,13 +7,14 @@
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{ApiResource, GroupResource, GroupVersionKind, Status};
 use clientgo_informers::{
     DynamicSharedInformerFactory, InformerFactoryOptions, InformerSynced, LastingErrors,
     SharedIndexInformer, SharedIndexInformerOptions, SharedInformerFactory, SyncError, SyncFailure,
-    SyncResult, wait_for_cache_sync,
+    wait_for_cache_sync,
 };
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_testing::{TestApiServer, Verb};
@@ -82,10 +83,14 @@ async fn more_informers_than_the_servers_stream_limit_all_sync() {
 
 /// Checks that a wait started at `started` gave up at once (well within
 /// its 30 s) on a lasting error with HTTP status `code`.
-fn gave_up_at_once(started: Instant, result: SyncResult, code: u16) -> SyncError {
+fn gave_up_at_once(
+    started: Instant,
+    result: Result<BTreeMap<String, bool>, SyncError>,
+    code: u16,
+) -> SyncError {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(2), "took {took:?}");
-    let error = result.into_result().unwrap_err();
+    let error = result.unwrap_err();
     assert_eq!(error.failure, SyncFailure::LastingErrors);
     assert_eq!(error.first_status_code(), Some(code));
     error
@@ -125,7 +130,6 @@ async fn a_forbidden_list_ends_the_wait_at_once() {
     let error = patient
         .wait_for_cache_sync(Duration::from_millis(800))
         .await
-        .into_result()
         .unwrap_err();
     assert!(started.elapsed() >= Duration::from_millis(800));
     assert_eq!(
@@ -177,7 +181,6 @@ async fn a_404_for_a_served_resource_is_waited_out() {
     factory
         .wait_for_cache_sync(Duration::from_secs(30))
         .await
-        .into_result()
         .unwrap();
     stop.cancel();
     factory.shutdown().await;

@@ -115,7 +115,6 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
     factory
         .wait_for_cache_sync(Duration::from_secs(60))
         .await
-        .into_result()
         .map_err(|error| format!("the cache did not sync: {error}"))?;
     let kind = informer
         .resource()

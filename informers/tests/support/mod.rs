@@ -296,10 +296,6 @@ pub async fn start_and_sync(
 ) -> CancellationToken {
     let stop = CancellationToken::new();
     factory.start(&stop);
-    factory
-        .wait_for_cache_sync(PATIENCE)
-        .await
-        .into_result()
-        .unwrap();
+    factory.wait_for_cache_sync(PATIENCE).await.unwrap();
     stop
 }
