@@ -80,21 +80,21 @@ impl fmt::Debug for InformerFactoryOptions {
 impl InformerFactoryOptions {
     /// Sets the default resync period.
     #[must_use]
-    pub fn with_default_resync(mut self, period: Duration) -> Self {
+    pub fn default_resync(mut self, period: Duration) -> Self {
         self.default_resync = period;
         self
     }
 
     /// Watches only `namespace` (client-go's `WithNamespace`).
     #[must_use]
-    pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = Some(namespace.into());
         self
     }
 
     /// Adjusts every list and watch (client-go's `WithTweakListOptions`).
     #[must_use]
-    pub fn with_tweak_list_options(
+    pub fn tweak_list_options(
         mut self,
         tweak: impl Fn(&mut clientgo_apimachinery::ListOptions) + Send + Sync + 'static,
     ) -> Self {
@@ -105,17 +105,17 @@ impl InformerFactoryOptions {
     /// A resync period for the informer of `K` (client-go's
     /// `WithCustomResyncConfig`).
     #[must_use]
-    pub fn with_custom_resync<K>(self, period: Duration) -> Self
+    pub fn custom_resync<K>(self, period: Duration) -> Self
     where
         K: k8s_openapi::Resource,
         K::Scope: KnownScope,
     {
-        self.with_custom_resync_for(&ApiResource::of::<K>(), period)
+        self.custom_resync_for(&ApiResource::of::<K>(), period)
     }
 
     /// A resync period for the informer of `resource`.
     #[must_use]
-    pub fn with_custom_resync_for(mut self, resource: &ApiResource, period: Duration) -> Self {
+    pub fn custom_resync_for(mut self, resource: &ApiResource, period: Duration) -> Self {
         self.custom_resync
             .insert(resource.group_version_resource(), period);
         self
@@ -124,7 +124,7 @@ impl InformerFactoryOptions {
     /// Applies `transform` to every object's metadata before caching
     /// (client-go's `WithTransform`, for the metadata every type has).
     #[must_use]
-    pub fn with_transform(mut self, transform: MetadataTransform) -> Self {
+    pub fn transform(mut self, transform: MetadataTransform) -> Self {
         self.transform = Some(transform);
         self
     }
@@ -136,8 +136,8 @@ impl InformerFactoryOptions {
     /// and drops them in the transform); the transform still runs, for any
     /// object whose managed fields the scan did not find.
     #[must_use]
-    pub fn with_strip_managed_fields(mut self) -> Self {
-        self.strip_managed_fields = true;
+    pub fn strip_managed_fields(mut self, strip: bool) -> Self {
+        self.strip_managed_fields = strip;
         self
     }
 
@@ -146,28 +146,28 @@ impl InformerFactoryOptions {
     /// serve: [`LastingErrors::GiveUp`] at once (the default) or
     /// [`LastingErrors::KeepWaiting`] for the whole timeout.
     #[must_use]
-    pub fn with_lasting_errors(mut self, lasting: LastingErrors) -> Self {
+    pub fn lasting_errors(mut self, lasting: LastingErrors) -> Self {
         self.lasting_errors = lasting;
         self
     }
 
     /// Turns watch-list on or off.
     #[must_use]
-    pub fn with_watch_list(mut self, use_watch_list: bool) -> Self {
+    pub fn use_watch_list(mut self, use_watch_list: bool) -> Self {
         self.use_watch_list = use_watch_list;
         self
     }
 
     /// Sets the reflectors' backoff.
     #[must_use]
-    pub fn with_backoff(mut self, backoff: BackoffOptions) -> Self {
+    pub fn backoff(mut self, backoff: BackoffOptions) -> Self {
         self.backoff = backoff;
         self
     }
 
     /// Sets the metrics provider.
     #[must_use]
-    pub fn with_metrics(mut self, metrics: Arc<dyn InformerMetricsProvider>) -> Self {
+    pub fn metrics(mut self, metrics: Arc<dyn InformerMetricsProvider>) -> Self {
         self.metrics = metrics;
         self
     }

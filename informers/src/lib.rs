@@ -29,8 +29,8 @@
 //! let factory = SharedInformerFactory::with_options(
 //!     client.clone(),
 //!     InformerFactoryOptions::default()
-//!         .with_namespace("default")
-//!         .with_default_resync(Duration::from_secs(30)),
+//!         .namespace("default")
+//!         .default_resync(Duration::from_secs(30)),
 //! );
 //! let deployments = factory.informer_for::<Deployment>();
 //! let name = |d: &Deployment| d.metadata.name.clone().unwrap_or_default();

@@ -104,7 +104,7 @@ impl<K: FactoryObject> ResourceInformerFactory<K> {
     pub fn new(client: RestClient, default_resync: Duration) -> Self {
         Self::with_options(
             client,
-            InformerFactoryOptions::default().with_default_resync(default_resync),
+            InformerFactoryOptions::default().default_resync(default_resync),
         )
     }
 
@@ -187,7 +187,7 @@ impl<K: FactoryObject> ResourceInformerFactory<K> {
     /// at once when every unsynced informer's last error will not heal by
     /// itself (a 403, a 401, a 404 for a resource the server does not
     /// serve), unless the options say
-    /// [`with_lasting_errors`](InformerFactoryOptions::with_lasting_errors)`(KeepWaiting)`.
+    /// [`lasting_errors`](InformerFactoryOptions::lasting_errors)`(KeepWaiting)`.
     pub async fn wait_for_cache_sync(
         &self,
         timeout: Duration,

@@ -9,7 +9,7 @@ use clientgo_store::TransformFunc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// A change to an object's metadata, usable for every resource type (a
-/// factory's [`with_transform`](crate::InformerFactoryOptions::with_transform)).
+/// factory's [`transform`](crate::InformerFactoryOptions::transform)).
 /// It must be idempotent: an object may pass through it twice.
 pub type MetadataTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 

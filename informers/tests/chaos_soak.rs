@@ -531,7 +531,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             false,
             SharedInformerFactory::with_options(
                 client.clone(),
-                InformerFactoryOptions::default().with_backoff(backoff),
+                InformerFactoryOptions::default().backoff(backoff),
             ),
         ),
         (
@@ -540,9 +540,9 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             SharedInformerFactory::with_options(
                 client.clone(),
                 InformerFactoryOptions::default()
-                    .with_watch_list(false)
-                    .with_strip_managed_fields()
-                    .with_backoff(backoff),
+                    .use_watch_list(false)
+                    .strip_managed_fields(true)
+                    .backoff(backoff),
             ),
         ),
     ];

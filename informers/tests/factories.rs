@@ -121,10 +121,10 @@ async fn factory_options_apply_to_every_informer() {
     let factory = SharedInformerFactory::with_options(
         client(&server),
         InformerFactoryOptions::default()
-            .with_namespace("default")
-            .with_tweak_list_options(|options| options.label_selector = Some("app=web".into()))
-            .with_custom_resync::<ConfigMap>(Duration::from_secs(120))
-            .with_strip_managed_fields(),
+            .namespace("default")
+            .tweak_list_options(|options| options.label_selector = Some("app=web".into()))
+            .custom_resync::<ConfigMap>(Duration::from_secs(120))
+            .strip_managed_fields(true),
     );
     let config_maps = factory.informer_for::<ConfigMap>();
     let registration = config_maps

@@ -122,7 +122,7 @@ async fn a_forbidden_list_ends_the_wait_at_once() {
     // Asked to, it keeps waiting until the timeout.
     let patient = SharedInformerFactory::with_options(
         plain_client(&server),
-        InformerFactoryOptions::default().with_lasting_errors(LastingErrors::KeepWaiting),
+        InformerFactoryOptions::default().lasting_errors(LastingErrors::KeepWaiting),
     );
     patient.informer_for::<ConfigMap>();
     patient.start(&stop);
@@ -173,7 +173,7 @@ async fn a_404_for_a_served_resource_is_waited_out() {
     }
     let factory = SharedInformerFactory::with_options(
         plain_client(&server),
-        InformerFactoryOptions::default().with_watch_list(false),
+        InformerFactoryOptions::default().use_watch_list(false),
     );
     factory.informer_for::<ConfigMap>();
     let stop = CancellationToken::new();

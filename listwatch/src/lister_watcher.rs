@@ -107,7 +107,7 @@ impl<K> ResourceListerWatcher<K> {
     /// Leaves `metadata.managedFields` out of every listed and watched
     /// object before decoding it, so it is never built: for a caller that
     /// drops managed fields anyway (the informer factory's
-    /// `with_strip_managed_fields` sets this and keeps its transform as a
+    /// `strip_managed_fields` sets this and keeps its transform as a
     /// backstop). Saves decode time and the heap holes the dropped trees
     /// would leave.
     #[must_use]

@@ -28,9 +28,9 @@ pub(super) enum Mode {
 
 pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxError> {
     let rest = RestClient::new(Config::new(&plan.url))?;
-    let mut options = InformerFactoryOptions::default().with_watch_list(mode == Mode::WatchList);
+    let mut options = InformerFactoryOptions::default().use_watch_list(mode == Mode::WatchList);
     if mode == Mode::Strip {
-        options = options.with_strip_managed_fields();
+        options = options.strip_managed_fields(true);
     }
     let factory = SharedInformerFactory::with_options(rest, options);
     let informer = factory.core().v1().pods().informer();

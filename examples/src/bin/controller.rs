@@ -121,9 +121,9 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
     )
     .await?;
 
-    let mut options = InformerFactoryOptions::default().with_strip_managed_fields();
+    let mut options = InformerFactoryOptions::default().strip_managed_fields(true);
     if let Some(namespace) = &flags.namespace {
-        options = options.with_namespace(namespace.clone());
+        options = options.namespace(namespace.clone());
     }
     let factory = SharedInformerFactory::with_options(connection.client.clone(), options);
     let pods = factory.core().v1().pods();

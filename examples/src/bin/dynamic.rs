@@ -82,7 +82,7 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
 
     let mut options = InformerFactoryOptions::default();
     if let Some(namespace) = &flags.namespace {
-        options = options.with_namespace(namespace.clone());
+        options = options.namespace(namespace.clone());
     }
     let factory = DynamicSharedInformerFactory::with_options(connection.client.clone(), options);
     let informer = factory
