@@ -5,6 +5,10 @@ use clientgo_apimachinery::status::cause_type;
 use clientgo_apimachinery::{ApiResource, GroupVersionKind, Status, StatusCause};
 use serde_json::{Value, json};
 
+use crate::handlers::{self, Answer};
+use crate::request_path::ResourcePath;
+use crate::server::ServerState;
+
 /// Whether a resource is `customresourcedefinitions.apiextensions.k8s.io`.
 pub(crate) fn is_crd_resource(resource: &ApiResource) -> bool {
     resource.group() == "apiextensions.k8s.io" && resource.plural() == "customresourcedefinitions"
@@ -116,6 +120,51 @@ pub(crate) fn mark_established(crd: &mut Value) {
             }),
         );
     }
+}
+
+/// Creates a CRD, marks it established, and serves its resources at once.
+pub(crate) fn create_crd(
+    state: &ServerState,
+    target: &ResourcePath,
+    body: &[u8],
+) -> Result<Answer, Status> {
+    let mut crd: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+        Status::bad_request(format!(
+            "the body of the request was in an unknown format: {e}"
+        ))
+    })?;
+    let resources = served_resources(&crd)?;
+    mark_established(&mut crd);
+    let created = state
+        .storage
+        .create(&target.resource.group_resource(), "", crd)?;
+    let mut registry = state.registry.write();
+    for resource in resources {
+        registry.register(resource);
+    }
+    Ok(Answer {
+        code: 201,
+        body: created.json.to_vec(),
+    })
+}
+
+/// Deletes a CRD and stops serving its resources (their objects stay in
+/// the store, unreachable, where a real server would delete them).
+pub(crate) fn delete_crd(
+    state: &ServerState,
+    target: &ResourcePath,
+    body: &[u8],
+) -> Result<Answer, Status> {
+    let answer = handlers::delete(&state.storage, target, body)?;
+    if let Ok(crd) = serde_json::from_slice::<serde_json::Value>(&answer.body)
+        && let Ok(resources) = served_resources(&crd)
+    {
+        let mut registry = state.registry.write();
+        for resource in &resources {
+            registry.unregister(resource);
+        }
+    }
+    Ok(answer)
 }
 
 #[cfg(test)]

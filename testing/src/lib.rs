@@ -87,7 +87,9 @@
 // it would add noise and save nothing.
 #![allow(clippy::result_large_err)]
 
+mod auth;
 mod churn;
+mod connection;
 mod crd;
 mod discovery;
 mod fake_lister_watcher;
@@ -100,9 +102,14 @@ mod realistic;
 mod registry;
 mod request_log;
 mod request_path;
+mod responses;
+mod routing;
 mod seeded_random;
 mod server;
+mod server_builder;
 mod storage;
+mod storage_reads;
+mod storage_writes;
 mod tls;
 mod watch;
 
@@ -114,9 +121,10 @@ pub use realistic::{realistic_deployment, realistic_pod};
 pub use registry::ResourceRegistry;
 pub use request_log::{RequestLog, RequestRecord, Verb};
 pub use seeded_random::SeededRandom;
-pub use server::{
+pub use server::TestApiServer;
+pub use server_builder::{
     DEFAULT_BOOKMARK_INTERVAL, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_MAX_REQUESTS_IN_FLIGHT,
-    TestApiServer, TestApiServerBuilder,
+    TestApiServerBuilder,
 };
 pub use storage::{
     EventType, ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StorageEvent,

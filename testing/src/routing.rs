@@ -1,0 +1,282 @@
+//! Routing one request: faults, authentication, the in-flight limit,
+//! discovery and the version, then the resource handlers by verb.
+use std::sync::Arc;
+
+use bytes::Bytes;
+use clientgo_apimachinery::{GroupResource, ListOptions, Status};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode, header};
+
+use crate::auth::{authenticated, forbidden, verb_of};
+use crate::connection::Peer;
+use crate::crd::{self, create_crd, delete_crd};
+use crate::discovery;
+use crate::faults::Failure;
+use crate::handlers::{self, Answer, Representation};
+use crate::request_log::{RequestRecord, Verb};
+use crate::request_path::{self, ResourcePath};
+use crate::responses::{
+    ResponseBody, answer_response, json_response, page_not_found, read_body, status_response,
+    text_response, too_many_requests_response, version_body,
+};
+use crate::server::ServerState;
+use crate::watch;
+
+/// Answers one request; `None` means "reset it unanswered".
+pub(crate) async fn dispatch(
+    state: Arc<ServerState>,
+    request: Request<Incoming>,
+    peer: Peer,
+) -> Option<Response<ResponseBody>> {
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
+    let http_version = format!("{:?}", request.version());
+    let headers = request.headers().clone();
+    let path = request.uri().path().to_string();
+    let query = request.uri().query().unwrap_or_default().to_string();
+    // Parsed once here, then handed to the deny check and the router.
+    let parsed = request_path::parse(&path, &state.registry.read());
+    let options = ListOptions::from_query(&query);
+    let target = parsed.as_ref().ok().and_then(Option::as_ref);
+    let watching = options.as_ref().is_ok_and(|o| o.watch);
+    let verb = verb_of(&method, target, watching);
+    // The real filter chain: authentication, then max-in-flight (which
+    // lets long-running requests through), then authorization. Injected
+    // latency counts as serving time.
+    let slot = (verb != Verb::Watch).then(|| state.in_flight.enter());
+    let latency = state.faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let response = if !authenticated(&state, &request, peer.certified) {
+        Some(status_response(&Status::unauthorized("Unauthorized")))
+    } else if matches!(slot, Some(None)) {
+        Some(too_many_requests_response())
+    } else {
+        respond(&state, request, verb, parsed, options).await
+    };
+    drop(slot);
+    let mut response = response;
+    if let (Some(response), Some(text)) = (response.as_mut(), state.faults.warning()) {
+        let quoted = format!("299 - {:?}", text);
+        if let Ok(value) = header::HeaderValue::from_str(&quoted) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    state.log.record(RequestRecord {
+        method: method.to_string(),
+        path,
+        query,
+        verb,
+        // A reset request is logged with status 0: it had no answer.
+        status: response.as_ref().map_or(0, |r| r.status().as_u16()),
+        duration: started.elapsed(),
+        http_version,
+        connection: peer.connection,
+        headers,
+    });
+    response
+}
+
+pub(crate) async fn respond(
+    state: &Arc<ServerState>,
+    request: Request<Incoming>,
+    verb: Verb,
+    parsed: Result<Option<ResourcePath>, Status>,
+    options: Result<ListOptions, clientgo_apimachinery::ListOptionsError>,
+) -> Option<Response<ResponseBody>> {
+    if let Some(status) = forbidden(state, parsed.as_ref().ok().and_then(Option::as_ref), verb) {
+        return Some(status_response(&status));
+    }
+    let response = match state.faults.take_failure(verb) {
+        Some(Failure::Reset) => return None,
+        Some(Failure::Raw {
+            code,
+            content_type,
+            body,
+            retry_after,
+        }) => {
+            let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+            *response.status_mut() =
+                StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            if let Ok(value) = header::HeaderValue::from_str(&content_type) {
+                response.headers_mut().insert(header::CONTENT_TYPE, value);
+            }
+            if let Some(value) =
+                retry_after.and_then(|text: String| header::HeaderValue::from_str(&text).ok())
+            {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            response
+        }
+        Some(Failure::Status(status)) => {
+            let mut response = status_response(&status);
+            if let Some(seconds) = status
+                .details
+                .as_ref()
+                .map(|d| d.retry_after_seconds)
+                .filter(|s| *s > 0)
+                && let Ok(value) = header::HeaderValue::from_str(&seconds.to_string())
+            {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            response
+        }
+        None => route(Arc::clone(state), request, parsed, options).await,
+    };
+    Some(response)
+}
+
+pub(crate) async fn route(
+    state: Arc<ServerState>,
+    request: Request<Incoming>,
+    parsed: Result<Option<ResourcePath>, Status>,
+    options: Result<ListOptions, clientgo_apimachinery::ListOptionsError>,
+) -> Response<ResponseBody> {
+    let path = request.uri().path().to_string();
+    match path.trim_end_matches('/') {
+        "/version" => return json_response(200, version_body()),
+        "/healthz" | "/readyz" | "/livez" => return text_response("ok"),
+        "/api" => {
+            let document = discovery::core_versions(&state.address.to_string());
+            return json_response(200, serde_json::to_vec(&document).unwrap_or_default());
+        }
+        "/apis" => {
+            let document = discovery::group_list(&state.registry.read());
+            return json_response(200, serde_json::to_vec(&document).unwrap_or_default());
+        }
+        "/openapi/v2" => {
+            return match &state.openapi_v2 {
+                Some(spec) => {
+                    let mut response = Response::new(Full::new(spec.clone()).boxed());
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        header::HeaderValue::from_static("application/json"),
+                    );
+                    response
+                }
+                None => status_response(&Status::not_found(
+                    &GroupResource::new("", ""),
+                    "/openapi/v2",
+                )),
+            };
+        }
+        trimmed => {
+            let segments: Vec<&str> = trimmed.trim_start_matches('/').split('/').collect();
+            let group_version = match segments.as_slice() {
+                ["api", version] => Some(("", *version)),
+                ["apis", group, version] => Some((*group, *version)),
+                _ => None,
+            };
+            if let Some((group, version)) = group_version {
+                let document = discovery::resource_list(&state.registry.read(), group, version);
+                return match document {
+                    Some(document) => {
+                        json_response(200, serde_json::to_vec(&document).unwrap_or_default())
+                    }
+                    None => page_not_found(),
+                };
+            }
+        }
+    }
+    let target = match parsed {
+        Ok(Some(target)) => target,
+        Ok(None) => return page_not_found(),
+        Err(status) => return status_response(&status),
+    };
+    let options = match options {
+        Ok(options) => options,
+        Err(e) => return status_response(&Status::bad_request(e.to_string())),
+    };
+    let method = request.method().clone();
+    let storage = Arc::clone(&state.storage);
+    let header_text = |name: header::HeaderName| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let representation = Representation::from_accept(&header_text(header::ACCEPT));
+    let typed_items = !state.registry.read().is_builtin(&target.resource);
+    let content_type = header_text(header::CONTENT_TYPE);
+    match (method, target.name.is_some()) {
+        (Method::GET, false) if options.watch => {
+            match watch::watch(
+                storage,
+                target,
+                options,
+                state.watch,
+                state.shutdown.clone(),
+                Arc::clone(&state.faults),
+                representation,
+            ) {
+                Ok(body) => {
+                    let mut response = Response::new(body.boxed());
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        header::HeaderValue::from_static("application/json"),
+                    );
+                    response
+                }
+                Err(status) => status_response(&status),
+            }
+        }
+        (Method::GET, false) => answer_response(
+            handlers::list(
+                &storage,
+                &target,
+                &options,
+                representation,
+                typed_items,
+                state.watch.watch_cache,
+            )
+            .await,
+        ),
+        (Method::GET, true) => answer_response(handlers::get(&storage, &target, representation)),
+        (Method::POST, false) if crd::is_crd_resource(&target.resource) => {
+            with_body(request, |body| create_crd(&state, &target, body)).await
+        }
+        (Method::POST, false) => {
+            with_body(request, |body| handlers::create(&storage, &target, body)).await
+        }
+        (Method::PUT, true) => {
+            with_body(request, |body| handlers::update(&storage, &target, body)).await
+        }
+        (Method::PATCH, true) => {
+            with_body(request, |body| {
+                handlers::patch(&storage, &target, &content_type, body)
+            })
+            .await
+        }
+        (Method::DELETE, false) => answer_response(handlers::delete_collection(
+            &storage,
+            &target,
+            &options,
+            typed_items,
+        )),
+        (Method::DELETE, true) if crd::is_crd_resource(&target.resource) => {
+            with_body(request, |body| delete_crd(&state, &target, body)).await
+        }
+        (Method::DELETE, true) => {
+            with_body(request, |body| handlers::delete(&storage, &target, body)).await
+        }
+        (method, _) => status_response(&unsupported(&target, &method)),
+    }
+}
+
+pub(crate) fn unsupported(target: &ResourcePath, method: &Method) -> Status {
+    Status::method_not_supported(&target.resource.group_resource(), method.as_str())
+}
+
+pub(crate) async fn with_body(
+    request: Request<Incoming>,
+    handle: impl FnOnce(&[u8]) -> Result<Answer, Status>,
+) -> Response<ResponseBody> {
+    match read_body(request).await {
+        Ok(body) => answer_response(handle(&body)),
+        Err(status) => status_response(&status),
+    }
+}

@@ -1,0 +1,445 @@
+//! The write rules of [`Storage`]: create, update (with patches'
+//! results), status strategies and deletion, as kube-apiserver applies them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use clientgo_apimachinery::status::cause_type;
+use clientgo_apimachinery::{GroupResource, Status, StatusCause};
+use serde_json::{Map, Value};
+
+use crate::storage::{EventType, ObjectKey, Preconditions, Storage, StoredObject};
+
+impl Storage {
+    /// Creates an object. A missing name is generated from
+    /// `metadata.generateName`; the object gets its namespace, a UID, a
+    /// creation timestamp and generation 1. An existing name is 409
+    /// AlreadyExists.
+    pub fn create(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        mut object: Value,
+    ) -> Result<Arc<StoredObject>, Status> {
+        let mut state = self.state.lock();
+        let metadata = metadata_mut(&mut object)?;
+        let mut name = string_field(metadata, "name")?
+            .unwrap_or_default()
+            .to_string();
+        if name.is_empty() {
+            let prefix = string_field(metadata, "generateName")?
+                .unwrap_or_default()
+                .to_string();
+            if prefix.is_empty() {
+                return Err(Status::invalid(
+                    &resource.resource,
+                    "",
+                    vec![StatusCause {
+                        reason: cause_type::FIELD_VALUE_REQUIRED.to_string(),
+                        message: "Required value: name or generateName is required".to_string(),
+                        field: "metadata.name".to_string(),
+                    }],
+                ));
+            }
+            state.generated_names += 1;
+            name = format!("{prefix}{}", generated_suffix(state.generated_names));
+        }
+        let key = ObjectKey::new(resource.clone(), namespace, name.clone());
+        if state.objects.contains_key(&key) {
+            return Err(Status::already_exists(resource, &name));
+        }
+        state.uids += 1;
+        metadata.insert("name".to_string(), Value::String(name));
+        if !namespace.is_empty() {
+            metadata.insert(
+                "namespace".to_string(),
+                Value::String(namespace.to_string()),
+            );
+        }
+        if string_field(metadata, "uid")?.is_none() {
+            let uid = format!("00000000-0000-4000-8000-{:012x}", state.uids);
+            metadata.insert("uid".to_string(), Value::String(uid));
+        }
+        metadata.insert(
+            "creationTimestamp".to_string(),
+            Value::String(now_rfc3339()),
+        );
+        metadata.insert("generation".to_string(), Value::from(1));
+        metadata.remove("deletionTimestamp");
+        let event = self.commit(&mut state, key, object, EventType::Added, None)?;
+        self.publish(&event);
+        drop(state);
+        Ok(Arc::clone(&event.object))
+    }
+
+    /// Reads the object at `key`, lets `change` edit its JSON, and writes
+    /// it back as a main [`update`](Self::update). The stored
+    /// resourceVersion goes along as a precondition, so a write that
+    /// happened in between makes it a Conflict rather than a lost update.
+    pub fn modify(
+        &self,
+        key: &ObjectKey,
+        change: impl FnOnce(&mut Value),
+    ) -> Result<Arc<StoredObject>, Status> {
+        let current = self
+            .get(key)
+            .ok_or_else(|| Status::not_found(&key.resource, &key.name))?;
+        let mut object = current.to_value()?;
+        change(&mut object);
+        self.update(key, object, false)
+    }
+
+    /// Replaces an object (or, with `status_only`, only its `status`).
+    ///
+    /// A resourceVersion in the body must match the stored one (409
+    /// Conflict otherwise); an empty one means "whatever is there". UID,
+    /// creation timestamp and deletion timestamp cannot be changed. A main
+    /// update keeps the stored `status`; the generation goes up when
+    /// anything but metadata and status changes. An object marked for
+    /// deletion whose last finalizer is removed is deleted.
+    pub fn update(
+        &self,
+        key: &ObjectKey,
+        mut object: Value,
+        status_only: bool,
+    ) -> Result<Arc<StoredObject>, Status> {
+        let mut state = self.state.lock();
+        let Some(current) = state.objects.get(key).cloned() else {
+            return Err(Status::not_found(&key.resource, &key.name));
+        };
+        let mut stored = current.to_value()?;
+        let metadata = metadata_mut(&mut object)?;
+        if let Some(rv) = string_field(metadata, "resourceVersion")?
+            && !rv.is_empty()
+            && rv != current.resource_version.to_string()
+        {
+            return Err(Status::conflict(
+                &key.resource,
+                &key.name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            ));
+        }
+        let stored_metadata = stored
+            .get("metadata")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let generation = stored_metadata
+            .get("generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        // Status updates take the stored object and the body's status; main
+        // updates take the body and the stored status. Either way the parts
+        // not taken are moved, not copied. A pod's status update is the
+        // exception, as in the real server's pod status strategy: it takes
+        // the body (metadata changes such as labels included) and only puts
+        // back the stored spec and owner references.
+        let (mut next, changed) = if status_only && is_pod(&key.resource) {
+            if let (Value::Object(fields), Some(spec)) =
+                (&mut object, stored.get_mut("spec").map(Value::take))
+            {
+                fields.insert("spec".to_string(), spec);
+            }
+            let owners = stored_metadata.get("ownerReferences").cloned();
+            let metadata = metadata_mut(&mut object)?;
+            match owners {
+                Some(owners) => metadata.insert("ownerReferences".to_string(), owners),
+                None => metadata.remove("ownerReferences"),
+            };
+            (object, false)
+        } else if status_only {
+            let status = object.get_mut("status").map(Value::take);
+            if let (Value::Object(fields), Some(status)) = (&mut stored, status) {
+                fields.insert("status".to_string(), status);
+            }
+            (stored, false)
+        } else {
+            let changed = !same_desired_state(&object, &stored);
+            let status = stored.get_mut("status").map(Value::take);
+            if let (Value::Object(fields), Some(status)) = (&mut object, status) {
+                fields.insert("status".to_string(), status);
+            }
+            (object, changed)
+        };
+        let next_metadata = metadata_mut(&mut next)?;
+        for preserved in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "namespace",
+            "name",
+        ] {
+            match stored_metadata.get(preserved) {
+                Some(value) => {
+                    next_metadata.insert(preserved.to_string(), value.clone());
+                }
+                None => {
+                    next_metadata.remove(preserved);
+                }
+            }
+        }
+        next_metadata.insert(
+            "generation".to_string(),
+            Value::from(if changed { generation + 1 } else { generation }),
+        );
+        let finalizers_left = next_metadata
+            .get("finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+        let marked = next_metadata.contains_key("deletionTimestamp");
+        let event_type = if marked && !finalizers_left {
+            EventType::Deleted
+        } else {
+            EventType::Modified
+        };
+        let event = self.commit(&mut state, key.clone(), next, event_type, Some(current))?;
+        self.publish(&event);
+        drop(state);
+        Ok(Arc::clone(&event.object))
+    }
+
+    /// Deletes an object. With finalizers it is only marked (a deletion
+    /// timestamp is set, once) and stays until they are removed. Failed
+    /// preconditions are 409 Conflict.
+    pub fn delete(
+        &self,
+        key: &ObjectKey,
+        preconditions: &Preconditions,
+    ) -> Result<Arc<StoredObject>, Status> {
+        let mut state = self.state.lock();
+        let Some(current) = state.objects.get(key).cloned() else {
+            return Err(Status::not_found(&key.resource, &key.name));
+        };
+        if let Some(uid) = &preconditions.uid
+            && *uid != current.uid
+        {
+            return Err(Status::conflict(
+                &key.resource,
+                &key.name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    current.uid
+                ),
+            ));
+        }
+        if let Some(rv) = &preconditions.resource_version
+            && *rv != current.resource_version.to_string()
+        {
+            return Err(Status::conflict(
+                &key.resource,
+                &key.name,
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    current.resource_version
+                ),
+            ));
+        }
+        let mut object = current.to_value()?;
+        let metadata = metadata_mut(&mut object)?;
+        let has_finalizers = metadata
+            .get("finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+        let marked = metadata.contains_key("deletionTimestamp");
+        if has_finalizers && marked {
+            return Ok(current);
+        }
+        // Pods are deleted gracefully: the real server first writes the
+        // deletion timestamp and grace period (a MODIFIED event), then,
+        // with a grace period of 0 (an unscheduled pod, or a kubelet that
+        // is done at once here), deletes the object (DELETED). Finalizers
+        // stop after the first step.
+        let pod = is_pod(&key.resource);
+        let mut previous = current;
+        if has_finalizers || (pod && !marked) {
+            metadata.insert(
+                "deletionTimestamp".to_string(),
+                Value::String(now_rfc3339()),
+            );
+            if pod {
+                metadata.insert("deletionGracePeriodSeconds".to_string(), Value::from(0));
+            }
+            // The marked object is also the deleted one's last state.
+            let event = self.commit(
+                &mut state,
+                key.clone(),
+                object.clone(),
+                EventType::Modified,
+                Some(previous),
+            )?;
+            self.publish(&event);
+            previous = Arc::clone(&event.object);
+            if has_finalizers {
+                return Ok(previous);
+            }
+        }
+        let event = self.commit(
+            &mut state,
+            key.clone(),
+            object,
+            EventType::Deleted,
+            Some(previous),
+        )?;
+        self.publish(&event);
+        drop(state);
+        Ok(Arc::clone(&event.object))
+    }
+}
+
+pub(crate) fn now_rfc3339() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+pub(crate) fn bad_request(message: String) -> Status {
+    Status::bad_request(message)
+}
+
+/// The metadata object of a JSON object, created if absent.
+pub(crate) fn metadata_mut(object: &mut Value) -> Result<&mut Map<String, Value>, Status> {
+    let Value::Object(fields) = object else {
+        return Err(bad_request(
+            "the request body is not a JSON object".to_string(),
+        ));
+    };
+    let metadata = fields
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if metadata.is_null() {
+        *metadata = Value::Object(Map::new());
+    }
+    metadata
+        .as_object_mut()
+        .ok_or_else(|| bad_request("metadata is not a JSON object".to_string()))
+}
+
+pub(crate) fn string_field<'a>(
+    metadata: &'a Map<String, Value>,
+    field: &str,
+) -> Result<Option<&'a str>, Status> {
+    match metadata.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(value)) => Ok(Some(value)),
+        Some(other) => Err(bad_request(format!(
+            "metadata.{field} must be a string, not {other}"
+        ))),
+    }
+}
+
+pub(crate) fn labels_of(metadata: &Map<String, Value>) -> Result<BTreeMap<String, String>, Status> {
+    match metadata.get("labels") {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(labels)) => labels
+            .iter()
+            .map(|(key, value)| match value {
+                Value::String(value) => Ok((key.clone(), value.clone())),
+                other => Err(bad_request(format!(
+                    "metadata.labels[{key:?}] must be a string, not {other}"
+                ))),
+            })
+            .collect(),
+        Some(other) => Err(bad_request(format!(
+            "metadata.labels must be an object, not {other}"
+        ))),
+    }
+}
+
+/// Whether two objects agree on everything but `metadata` and `status`:
+/// what a generation counts. Compares in place, copying nothing.
+pub(crate) fn same_desired_state(a: &Value, b: &Value) -> bool {
+    let desired = |object: &Value| {
+        object
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| *name != "metadata" && *name != "status")
+            .count()
+    };
+    desired(a) == desired(b)
+        && a.as_object().into_iter().flatten().all(|(name, value)| {
+            name == "metadata" || name == "status" || b.get(name) == Some(value)
+        })
+}
+
+/// Whether a resource is the core group's pods, whose deletion and status
+/// updates follow their own rules.
+pub(crate) fn is_pod(resource: &GroupResource) -> bool {
+    resource.group.is_empty() && resource.resource == "pods"
+}
+
+/// Serializes an object with `apiVersion` and `kind` first, so lists can
+/// leave them out by slicing; returns the JSON and where they end (1 when
+/// the object has neither): `{` followed by the JSON from there is the
+/// object without them.
+pub(crate) fn encode_type_meta_first(object: Value) -> Result<(Vec<u8>, usize), serde_json::Error> {
+    let Value::Object(mut fields) = object else {
+        return Ok((serde_json::to_vec(&object)?, 1));
+    };
+    let type_meta: Vec<(&str, Value)> = ["apiVersion", "kind"]
+        .into_iter()
+        .filter_map(|name| fields.remove(name).map(|value| (name, value)))
+        .collect();
+    let rest = serde_json::to_vec(&fields)?;
+    let mut json = Vec::with_capacity(rest.len() + 64);
+    json.push(b'{');
+    for (name, value) in &type_meta {
+        serde_json::to_writer(&mut json, name)?;
+        json.push(b':');
+        serde_json::to_writer(&mut json, value)?;
+        json.push(b',');
+    }
+    if rest == b"{}" && !type_meta.is_empty() {
+        // Nothing else: the last type field's comma goes.
+        json.pop();
+    }
+    let type_meta_end = json.len();
+    json.extend_from_slice(rest.get(1..).unwrap_or_default());
+    Ok((json, type_meta_end))
+}
+
+/// Five characters after a `generateName` prefix, as the real server adds.
+pub(crate) fn generated_suffix(counter: u64) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut value = counter.wrapping_mul(2_654_435_761) % 27u64.pow(5);
+    let mut suffix = [b'b'; 5];
+    for slot in suffix.iter_mut().rev() {
+        *slot = ALPHABET[(value % 27) as usize];
+        value /= 27;
+    }
+    String::from_utf8_lossy(&suffix).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `{` and the JSON after the type fields is the object without them,
+    /// whatever the object holds.
+    #[test]
+    fn type_fields_come_first_and_slice_off() {
+        for (object, bare) in [
+            (
+                serde_json::json!({"metadata": {"name": "a"}, "kind": "Pod", "apiVersion": "v1"}),
+                serde_json::json!({"metadata": {"name": "a"}}),
+            ),
+            (
+                serde_json::json!({"kind": "Pod", "apiVersion": "v1"}),
+                serde_json::json!({}),
+            ),
+            (
+                serde_json::json!({"metadata": {}}),
+                serde_json::json!({"metadata": {}}),
+            ),
+            (serde_json::json!({}), serde_json::json!({})),
+        ] {
+            let (json, end) = encode_type_meta_first(object.clone()).unwrap();
+            let whole: Value = serde_json::from_slice(&json).unwrap();
+            assert_eq!(whole, object);
+            let mut without = b"{".to_vec();
+            without.extend_from_slice(&json[end..]);
+            let without: Value = serde_json::from_slice(&without).unwrap();
+            assert_eq!(without, bare, "{}", String::from_utf8_lossy(&json));
+        }
+    }
+}
