@@ -10,8 +10,8 @@ use clientgo_listwatch::{ResourceListerWatcher, TweakListOptions};
 use clientgo_reflector::{BackoffOptions, ReflectorOptions};
 use clientgo_store::{TransformFunc, namespace_indexers};
 
+use crate::informer_options::SharedIndexInformerOptions;
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
-use crate::options::SharedIndexInformerOptions;
 use crate::transform::{MetadataTransform, strip_managed_fields, transform_metadata};
 use crate::wait::LastingErrors;
 

@@ -133,16 +133,17 @@ mod filtering_handler;
 mod generic_informer;
 mod handler;
 mod handler_funcs;
+mod handler_options;
 mod heavy_work;
 mod informer;
+mod informer_options;
 mod listener;
 mod lister;
 mod metrics;
-mod options;
 mod pending_queue;
 mod processor;
 mod registration;
-mod resource_factory;
+mod resource_informer_factory;
 mod sync_signal;
 mod transform;
 mod wait;
@@ -154,16 +155,17 @@ pub use filtering_handler::FilteringResourceEventHandler;
 pub use generic_informer::{AnyObject, GenericInformer, GenericLister};
 pub use handler::ResourceEventHandler;
 pub use handler_funcs::ResourceEventHandlerFuncs;
+pub use handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
 pub use informer::{InformerStats, SharedIndexInformer};
+pub use informer_options::SharedIndexInformerOptions;
 pub use listener::HandlerStats;
 pub use lister::{Lister, NamespaceLister};
 pub use metrics::{
     GaugeMetric, HistogramMetric, InformerMetricsProvider, NoopMetric, NoopMetricsProvider,
 };
-pub use options::{HandlerOptions, MINIMUM_RESYNC_PERIOD, SharedIndexInformerOptions};
 pub use pending_queue::HandlerQueue;
 pub use registration::ResourceEventHandlerRegistration;
-pub use resource_factory::{
+pub use resource_informer_factory::{
     DynamicSharedInformerFactory, FactoryObject, MetadataSharedInformerFactory,
     ResourceInformerFactory,
 };

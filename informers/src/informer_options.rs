@@ -1,7 +1,5 @@
-//! [`SharedIndexInformerOptions`], how one informer is built (name,
-//! resource, resync, indexers, transform, reflector options, metrics), and
-//! [`HandlerOptions`], how one handler is registered (name, resync period,
-//! queue kind).
+//! [`SharedIndexInformerOptions`]: how one informer is built (name,
+//! resource, resync, indexers, transform, reflector options, metrics).
 
 use std::fmt;
 use std::sync::Arc;
@@ -12,11 +10,6 @@ use clientgo_reflector::ReflectorOptions;
 use clientgo_store::{Indexers, TransformFunc, namespace_indexers};
 
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
-use crate::pending_queue::HandlerQueue;
-
-/// The shortest per-handler resync period; shorter requests are raised to
-/// it (client-go's `minimumResyncPeriod`).
-pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
 /// How a [`SharedIndexInformer`](crate::SharedIndexInformer) is built.
 ///
@@ -124,43 +117,6 @@ impl<K> SharedIndexInformerOptions<K> {
     #[must_use]
     pub fn metrics(mut self, metrics: Arc<dyn InformerMetricsProvider>) -> Self {
         self.metrics = metrics;
-        self
-    }
-}
-
-/// How one handler is registered.
-#[derive(Debug, Clone, Default)]
-pub struct HandlerOptions {
-    /// The name in logs and metrics; the handler's type name when unset.
-    pub name: Option<String>,
-    /// The handler's resync period; the informer's when unset. Raised to
-    /// [`MINIMUM_RESYNC_PERIOD`], and reconciled with the informer's check
-    /// period (see
-    /// [`add_event_handler_with_options`](crate::SharedIndexInformer::add_event_handler_with_options)).
-    pub resync_period: Option<Duration>,
-    /// How pending notifications are kept.
-    pub queue: HandlerQueue,
-}
-
-impl HandlerOptions {
-    /// Names the handler.
-    #[must_use]
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-
-    /// Asks for resync notifications every `period`.
-    #[must_use]
-    pub fn resync_period(mut self, period: Duration) -> Self {
-        self.resync_period = Some(period);
-        self
-    }
-
-    /// Chooses the pending queue.
-    #[must_use]
-    pub fn queue(mut self, queue: HandlerQueue) -> Self {
-        self.queue = queue;
         self
     }
 }
