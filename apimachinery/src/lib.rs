@@ -42,6 +42,7 @@
 
 mod api_resource;
 pub mod clock;
+mod compact;
 pub mod decode;
 mod dynamic_object;
 pub mod field_selector;
@@ -56,6 +57,7 @@ pub mod validation;
 mod watch_event;
 
 pub use api_resource::{ApiResource, KnownScope, PathError, SegmentProblem, check_path_segment};
+pub use compact::{Compact, CompactDecodeError, CompactDecodes, compact_decodes};
 pub use decode::{DecodeError, DecodeErrorKind, from_json_slice};
 pub use dynamic_object::DynamicObject;
 pub use field_selector::{FieldOperator, FieldSelector, FieldSelectorError};

@@ -124,6 +124,7 @@
 /// chosen includes them.
 #[rustfmt::skip]
 pub mod builtin;
+mod decoding_handler;
 mod erased_reflector;
 mod error;
 mod factory;
@@ -148,6 +149,7 @@ mod sync_signal;
 mod transform;
 mod wait;
 
+pub use decoding_handler::DecodingHandler;
 pub use error::Error;
 pub use factory::SharedInformerFactory;
 pub use factory_options::InformerFactoryOptions;

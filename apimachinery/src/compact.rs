@@ -1,0 +1,380 @@
+//! [`Compact<K>`]: an object kept as the JSON it arrived in plus its parsed
+//! metadata, decoded into `K` only when asked.
+//!
+//! Most controllers read an object's key and metadata in their handlers and
+//! a few whole objects per reconcile. A `Compact<K>` keeps, per object, one
+//! owned copy of its JSON (never a view into a response buffer) and an
+//! [`ObjectMeta`] parsed once at ingest, without `managedFields`. It is an
+//! [`Object`](crate::Object) (through `k8s_openapi::Metadata`) and a
+//! `k8s_openapi::Resource` when `K` is, so every layer that works with `K`
+//! (reflector, stores, indexers, informers, listers, factories) works with
+//! `Compact<K>` unchanged: `factory.informer_for::<Compact<Pod>>()`.
+//!
+//! **Metadata is the source of truth.** [`decode`](Compact::decode) builds
+//! `K` from the JSON and then gives it the parsed metadata, so a transform
+//! that changed the metadata (dropping annotations, say) is seen in the
+//! decoded object too.
+//!
+//! **Sharing.** A decoded object is kept only weakly: while anyone holds
+//! the `Arc<K>` of one decode, later decodes of the same entry return it
+//! without decoding again (so every handler of one event shares one
+//! decode); once all are dropped, the memory is given back and the next
+//! read decodes again.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+use parking_lot::Mutex;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+static DECODES: AtomicU64 = AtomicU64::new(0);
+static DECODE_ERRORS: AtomicU64 = AtomicU64::new(0);
+
+/// Counters of [`Compact::decode`] across every type in the process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactDecodes {
+    /// Full decodes made (a decode served by a live shared copy does not
+    /// count).
+    pub decodes: u64,
+    /// Decodes that failed.
+    pub errors: u64,
+}
+
+/// The decode counters so far.
+pub fn compact_decodes() -> CompactDecodes {
+    CompactDecodes {
+        decodes: DECODES.load(Ordering::Relaxed),
+        errors: DECODE_ERRORS.load(Ordering::Relaxed),
+    }
+}
+
+/// A cached object that no longer decodes into its type (for example after
+/// a CRD's schema changed): which object, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("cached {kind} {key} does not decode: {source}")]
+pub struct CompactDecodeError {
+    /// The object's `namespace/name`.
+    pub key: String,
+    /// The Rust type asked for.
+    pub kind: &'static str,
+    /// serde_json's error, with its line and column in the object's JSON.
+    #[source]
+    pub source: serde_json::Error,
+}
+
+/// An object kept as its JSON and parsed metadata; see the module
+/// documentation.
+pub struct Compact<K> {
+    metadata: ObjectMeta,
+    json: Box<str>,
+    decoded: Mutex<Weak<K>>,
+    _type: PhantomData<fn() -> K>,
+}
+
+impl<K> Compact<K> {
+    /// Keeps `json` (one object) with metadata parsed from it.
+    pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
+        Compact::from_boxed(json.into())
+    }
+
+    fn from_boxed(json: Box<str>) -> Result<Self, serde_json::Error> {
+        let head: Head = serde_json::from_str(&json)?;
+        Ok(Compact {
+            metadata: head.metadata.map(ObjectMeta::from).unwrap_or_default(),
+            json,
+            decoded: Mutex::new(Weak::new()),
+            _type: PhantomData,
+        })
+    }
+
+    /// The object's JSON as received (without `managedFields` when the
+    /// lister-watcher skips them).
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The parsed metadata (without `managedFields`).
+    pub fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    /// Bytes this entry holds on the heap: the JSON, and the metadata's
+    /// strings, maps and lists (an estimate that leaves out allocator
+    /// overhead).
+    pub fn heap_bytes(&self) -> usize {
+        let map = |map: &Option<BTreeMap<String, String>>| {
+            map.iter()
+                .flatten()
+                .map(|(key, value)| key.len() + value.len() + 48)
+                .sum::<usize>()
+        };
+        let text = |text: &Option<String>| text.as_ref().map_or(0, String::len);
+        let meta = &self.metadata;
+        self.json.len()
+            + map(&meta.labels)
+            + map(&meta.annotations)
+            + text(&meta.name)
+            + text(&meta.namespace)
+            + text(&meta.uid)
+            + text(&meta.resource_version)
+            + text(&meta.generate_name)
+            + meta
+                .finalizers
+                .iter()
+                .flatten()
+                .map(String::len)
+                .sum::<usize>()
+            + meta
+                .owner_references
+                .iter()
+                .flatten()
+                .map(|owner| {
+                    owner.api_version.len() + owner.kind.len() + owner.name.len() + owner.uid.len()
+                })
+                .sum::<usize>()
+    }
+}
+
+impl<K: DeserializeOwned + crate::Object> Compact<K> {
+    /// The whole object: decoded from the JSON (with the parsed metadata
+    /// put in), or the copy someone else decoded and still holds. A JSON
+    /// that no longer decodes into `K` is an error naming the object.
+    pub fn decode(&self) -> Result<Arc<K>, CompactDecodeError> {
+        let mut decoded = self.decoded.lock();
+        if let Some(object) = decoded.upgrade() {
+            return Ok(object);
+        }
+        let mut object: K = serde_json::from_str(&self.json).map_err(|source| {
+            DECODE_ERRORS.fetch_add(1, Ordering::Relaxed);
+            CompactDecodeError {
+                key: self.key(),
+                kind: std::any::type_name::<K>(),
+                source,
+            }
+        })?;
+        DECODES.fetch_add(1, Ordering::Relaxed);
+        *object.meta_mut() = self.metadata.clone();
+        let object = Arc::new(object);
+        *decoded = Arc::downgrade(&object);
+        Ok(object)
+    }
+}
+
+impl<K> Compact<K> {
+    fn key(&self) -> String {
+        match self
+            .metadata
+            .namespace
+            .as_deref()
+            .filter(|ns| !ns.is_empty())
+        {
+            Some(namespace) => format!(
+                "{namespace}/{}",
+                self.metadata.name.as_deref().unwrap_or_default()
+            ),
+            None => self.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl<K> Clone for Compact<K> {
+    fn clone(&self) -> Self {
+        Compact {
+            metadata: self.metadata.clone(),
+            json: self.json.clone(),
+            decoded: Mutex::new(self.decoded.lock().clone()),
+            _type: PhantomData,
+        }
+    }
+}
+
+impl<K> fmt::Debug for Compact<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compact")
+            .field("type", &std::any::type_name::<K>())
+            .field("key", &self.key())
+            .field("resource_version", &self.metadata.resource_version)
+            .field("json_bytes", &self.json.len())
+            .finish()
+    }
+}
+
+impl<'de, K> Deserialize<'de> for Compact<K> {
+    /// Keeps one owned copy of the object's JSON and parses its metadata;
+    /// the rest of the object is scanned, not built.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw: Box<RawValue> = Deserialize::deserialize(deserializer)?;
+        Compact::from_boxed(raw.into()).map_err(D::Error::custom)
+    }
+}
+
+impl<K: k8s_openapi::Resource> k8s_openapi::Resource for Compact<K> {
+    const API_VERSION: &'static str = K::API_VERSION;
+    const GROUP: &'static str = K::GROUP;
+    const KIND: &'static str = K::KIND;
+    const VERSION: &'static str = K::VERSION;
+    const URL_PATH_SEGMENT: &'static str = K::URL_PATH_SEGMENT;
+    type Scope = K::Scope;
+}
+
+impl<K: k8s_openapi::ListableResource> k8s_openapi::ListableResource for Compact<K> {
+    const LIST_KIND: &'static str = K::LIST_KIND;
+}
+
+impl<K: k8s_openapi::Resource> k8s_openapi::Metadata for Compact<K> {
+    type Ty = ObjectMeta;
+
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// The part of an object parsed at ingest: its metadata; every other
+/// member is skipped.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(default)]
+    metadata: Option<MetaHead>,
+}
+
+/// `ObjectMeta` without `managedFields`, which is skipped, never built.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MetaHead {
+    #[serde(default)]
+    annotations: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    creation_timestamp: Option<Time>,
+    #[serde(default)]
+    deletion_grace_period_seconds: Option<i64>,
+    #[serde(default)]
+    deletion_timestamp: Option<Time>,
+    #[serde(default)]
+    finalizers: Option<Vec<String>>,
+    #[serde(default)]
+    generate_name: Option<String>,
+    #[serde(default)]
+    generation: Option<i64>,
+    #[serde(default)]
+    labels: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    owner_references: Option<Vec<OwnerReference>>,
+    #[serde(default)]
+    resource_version: Option<String>,
+    #[serde(default)]
+    self_link: Option<String>,
+    #[serde(default)]
+    uid: Option<String>,
+}
+
+impl From<MetaHead> for ObjectMeta {
+    fn from(head: MetaHead) -> Self {
+        ObjectMeta {
+            annotations: head.annotations,
+            creation_timestamp: head.creation_timestamp,
+            deletion_grace_period_seconds: head.deletion_grace_period_seconds,
+            deletion_timestamp: head.deletion_timestamp,
+            finalizers: head.finalizers,
+            generate_name: head.generate_name,
+            generation: head.generation,
+            labels: head.labels,
+            managed_fields: None,
+            name: head.name,
+            namespace: head.namespace,
+            owner_references: head.owner_references,
+            resource_version: head.resource_version,
+            self_link: head.self_link,
+            uid: head.uid,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+
+    use super::*;
+    use crate::{Object, ObjectList, WatchEvent};
+
+    const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"u-1","resourceVersion":"42","labels":{"app":"web"},"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}],"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"r-1"}]},"spec":{"containers":[{"name":"app","image":"nginx"}]}}"#;
+
+    #[test]
+    fn metadata_is_parsed_without_managed_fields_and_the_json_kept() {
+        let compact = Compact::<Pod>::from_json(POD).unwrap();
+        assert_eq!(compact.name(), Some("web-1"));
+        assert_eq!(compact.namespace(), Some("default"));
+        assert_eq!(compact.resource_version(), Some("42"));
+        assert_eq!(compact.labels().get("app").map(String::as_str), Some("web"));
+        assert_eq!(compact.meta().owner_references.as_ref().unwrap().len(), 1);
+        assert!(compact.meta().managed_fields.is_none());
+        assert_eq!(compact.json(), POD);
+        assert!(compact.heap_bytes() >= POD.len());
+    }
+
+    #[test]
+    fn decoding_builds_the_object_with_the_kept_metadata_and_shares_it_while_held() {
+        let mut compact = Compact::<Pod>::from_json(POD).unwrap();
+        // A transform changed the metadata: the decoded object sees it.
+        compact.meta_mut().labels = None;
+        let first = compact.decode().unwrap();
+        assert_eq!(
+            first.spec.as_ref().unwrap().containers[0].image.as_deref(),
+            Some("nginx")
+        );
+        assert!(first.metadata.labels.is_none());
+        assert!(first.metadata.managed_fields.is_none());
+        let second = compact.decode().unwrap();
+        assert!(Arc::ptr_eq(&first, &second), "held: shared");
+        drop((first, second));
+        let third = compact.decode().unwrap();
+        assert_eq!(third.metadata.name.as_deref(), Some("web-1"));
+    }
+
+    #[test]
+    fn an_object_that_does_not_decode_is_an_error_naming_it() {
+        let compact = Compact::<ConfigMap>::from_json(
+            r#"{"metadata":{"name":"c","namespace":"ns"},"data":{"k":7}}"#,
+        )
+        .unwrap();
+        let error = compact.decode().unwrap_err();
+        assert_eq!(error.key, "ns/c");
+        assert!(error.to_string().contains("ns/c"), "{error}");
+    }
+
+    #[test]
+    fn watch_events_and_list_items_deserialize_into_compact_objects() {
+        let frame = format!(r#"{{"type":"MODIFIED","object":{POD}}}"#);
+        let event: WatchEvent<Compact<Pod>> = serde_json::from_str(&frame).unwrap();
+        match event {
+            WatchEvent::Modified(compact) => assert_eq!(compact.json(), POD),
+            other => panic!("{}", other.type_name()),
+        }
+        let list = format!(r#"{{"metadata":{{"resourceVersion":"9"}},"items":[{POD},{POD}]}}"#);
+        let list: ObjectList<Compact<Pod>> = serde_json::from_str(&list).unwrap();
+        assert_eq!(list.items.len(), 2);
+        assert_eq!(list.items[1].uid(), Some("u-1"));
+    }
+
+    #[test]
+    fn it_is_a_resource_of_its_type() {
+        use k8s_openapi::Resource;
+        assert_eq!(<Compact<Pod> as Resource>::KIND, "Pod");
+        assert_eq!(<Compact<Pod> as Resource>::URL_PATH_SEGMENT, "pods");
+    }
+}

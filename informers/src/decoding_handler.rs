@@ -1,0 +1,77 @@
+//! [`DecodingHandler`]: a handler of whole objects over an informer of
+//! [`Compact`] objects.
+
+use std::sync::Arc;
+
+use clientgo_apimachinery::{Compact, CompactDecodeError, Object};
+use clientgo_store::{DeletedFinalStateUnknown, ObjectOrTombstone};
+use serde::de::DeserializeOwned;
+
+use crate::handler::ResourceEventHandler;
+
+/// Lets a handler of `K` (`&Arc<K>`) listen to an informer of
+/// `Compact<K>`: each object is decoded when the handler is called, and
+/// handlers of one event share the decode while any of them holds it.
+///
+/// An object that does not decode (a cached custom resource whose schema
+/// changed) is logged with its key and counted
+/// ([`compact_decodes`](clientgo_apimachinery::compact_decodes)), and the
+/// event skipped for this handler; the cache keeps it. A handler that
+/// needs only keys and metadata should take `&Arc<Compact<K>>` directly:
+/// nothing is then decoded for it.
+pub struct DecodingHandler<H> {
+    handler: H,
+}
+
+impl<H> DecodingHandler<H> {
+    /// Wraps `handler`.
+    pub fn new(handler: H) -> Self {
+        DecodingHandler { handler }
+    }
+}
+
+fn decoded<K>(object: &Compact<K>) -> Option<Arc<K>>
+where
+    K: DeserializeOwned + Object,
+{
+    object
+        .decode()
+        .map_err(|error: CompactDecodeError| {
+            tracing::error!(%error, "skipping an event whose object does not decode");
+        })
+        .ok()
+}
+
+impl<K, H> ResourceEventHandler<Compact<K>> for DecodingHandler<H>
+where
+    K: DeserializeOwned + Object,
+    H: ResourceEventHandler<K>,
+{
+    fn on_add(&mut self, object: &Arc<Compact<K>>, is_in_initial_list: bool) {
+        if let Some(object) = decoded(object) {
+            self.handler.on_add(&object, is_in_initial_list);
+        }
+    }
+
+    fn on_update(&mut self, old: &Arc<Compact<K>>, new: &Arc<Compact<K>>) {
+        if let (Some(old), Some(new)) = (decoded(old), decoded(new)) {
+            self.handler.on_update(&old, &new);
+        }
+    }
+
+    fn on_delete(&mut self, object: &ObjectOrTombstone<Compact<K>>) {
+        let deleted = match object {
+            ObjectOrTombstone::Object(object) => match decoded(object) {
+                Some(object) => ObjectOrTombstone::Object(object),
+                None => return,
+            },
+            ObjectOrTombstone::Tombstone(tombstone) => {
+                ObjectOrTombstone::Tombstone(DeletedFinalStateUnknown {
+                    key: tombstone.key.clone(),
+                    object: tombstone.object.as_deref().and_then(decoded),
+                })
+            }
+        };
+        self.handler.on_delete(&deleted);
+    }
+}
