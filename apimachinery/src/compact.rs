@@ -5,8 +5,9 @@
 //! a few whole objects per reconcile. A `Compact<K>` keeps, per object, one
 //! owned copy of its JSON (never a view into a response buffer) and an
 //! [`ObjectMeta`] parsed once at ingest, without `managedFields`. It is an
-//! [`Object`](crate::Object) (through `k8s_openapi::Metadata`) and a
-//! `k8s_openapi::Resource` when `K` is, so every layer that works with `K`
+//! [`Object`](crate::Object), and a `k8s_openapi::Resource` when `K` is
+//! (typed and custom resources; a `Compact<DynamicObject>` works through
+//! the resource-driven constructors), so every layer that works with `K`
 //! (reflector, stores, indexers, informers, listers, factories) works with
 //! `Compact<K>` unchanged: `factory.informer_for::<Compact<Pod>>()`.
 //!
@@ -227,14 +228,12 @@ impl<K: k8s_openapi::ListableResource> k8s_openapi::ListableResource for Compact
     const LIST_KIND: &'static str = K::LIST_KIND;
 }
 
-impl<K: k8s_openapi::Resource> k8s_openapi::Metadata for Compact<K> {
-    type Ty = ObjectMeta;
-
-    fn metadata(&self) -> &ObjectMeta {
+impl<K> crate::Object for Compact<K> {
+    fn meta(&self) -> &ObjectMeta {
         &self.metadata
     }
 
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
 }

@@ -55,6 +55,9 @@ pub enum Error {
         /// The name looked up.
         name: String,
     },
+    /// A cached compact object no longer decodes into its type.
+    #[error(transparent)]
+    Decode(#[from] clientgo_apimachinery::CompactDecodeError),
     /// A factory knows no informer for a resource.
     #[error("no informer found for {resource}")]
     NoInformerFound {

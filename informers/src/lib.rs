@@ -124,6 +124,7 @@
 /// chosen includes them.
 #[rustfmt::skip]
 pub mod builtin;
+mod compact_lister;
 mod decoding_handler;
 mod erased_reflector;
 mod error;
@@ -149,6 +150,7 @@ mod sync_signal;
 mod transform;
 mod wait;
 
+pub use compact_lister::{CompactLister, DEFAULT_DECODED_CAPACITY, DecodedCacheStats};
 pub use decoding_handler::DecodingHandler;
 pub use error::Error;
 pub use factory::SharedInformerFactory;
