@@ -217,10 +217,14 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
             verdict(memory <= 0.3)
         ));
     }
+    lines.extend(compact_targets(summaries));
     for ours in [
         ClientKind::Clientgo,
         ClientKind::ClientgoWatchList,
         ClientKind::ClientgoStrip,
+        ClientKind::ClientgoCompact,
+        ClientKind::ClientgoCompactWatchList,
+        ClientKind::ClientgoCompactTyped,
     ] {
         if let Some(summary) = find(summaries, ours) {
             let peak = summary.median("relist_peak_ratio");
@@ -228,6 +232,47 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
                 "relist ({}): peak RSS {peak:.2}x the steady state (target at most 1.3x: {})",
                 ours.name(),
                 verdict(peak <= 1.3)
+            ));
+        }
+    }
+    lines
+}
+
+/// The compact-objects issue's targets (relist peaks are with the
+/// others').
+fn compact_targets(summaries: &[Summary]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    let against = |ours: ClientKind| {
+        let counterpart = ours.kube_rs_counterpart();
+        find(summaries, ours).filter(|_| find(summaries, counterpart).is_some())
+    };
+    if let Some(summary) = against(ClientKind::ClientgoCompact) {
+        let memory = ratio(summaries, summary, ClientKind::KubeRs, "kib_per_object");
+        lines.push(format!(
+            "memory, compact objects: {memory:.2}x kube-rs's RSS per pod, full objects retrievable (target at most 0.25x: {})",
+            verdict(memory <= 0.25)
+        ));
+        let events = ratio(summaries, summary, ClientKind::KubeRs, "events_per_second");
+        lines.push(format!(
+            "watch throughput, compact objects: {events:.2}x kube-rs's events/s (target at least 3x: {})",
+            verdict(events >= 3.0)
+        ));
+    }
+    for (ours, name) in [
+        (ClientKind::ClientgoCompact, "list"),
+        (ClientKind::ClientgoCompactWatchList, "watch-list"),
+    ] {
+        if let Some(summary) = against(ours) {
+            let sync = ratio(
+                summaries,
+                summary,
+                ours.kube_rs_counterpart(),
+                "sync_seconds",
+            );
+            lines.push(format!(
+                "initial sync, compact objects ({name}): {sync:.2}x kube-rs's time (target at most 0.4x: {})",
+                verdict(sync <= 0.4)
             ));
         }
     }

@@ -1,21 +1,25 @@
 //! clientgo-rs: a SharedIndexInformer for pods from the factory, with a
-//! handler that counts updates.
+//! handler that counts updates; full objects, or compact ones
+//! (`Compact<Pod>`) with a metadata handler or a whole-object one.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use clientgo_apimachinery::{Compact, Object};
 use clientgo_informers::{
-    InformerFactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
+    DecodingHandler, InformerFactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
+    SharedInformerFactory,
 };
 use clientgo_rest::{Config, RestClient};
 use clientgo_testing::process_memory::rss_mib;
 use k8s_openapi::api::core::v1::Pod;
+use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use super::{CacheClient, ClientPlan, measure};
 use crate::{BoxError, EventClock, Figures};
 
-/// How the informer lists.
+/// How the informer lists and what it keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Mode {
     /// List (pages of 500) then watch.
@@ -24,21 +28,72 @@ pub(super) enum Mode {
     WatchList,
     /// List then watch, with `strip_managed_fields`.
     Strip,
+    /// `Compact<Pod>` with `strip_managed_fields` and a handler reading
+    /// metadata only; list then watch, or watch-list.
+    Compact { watch_list: bool },
+    /// `Compact<Pod>` with `strip_managed_fields` and a handler of whole
+    /// pods (`DecodingHandler`), list then watch.
+    CompactTyped,
 }
 
 pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxError> {
     let rest = RestClient::new(Config::new(&plan.url))?;
-    let mut options = InformerFactoryOptions::default().use_watch_list(mode == Mode::WatchList);
-    if mode == Mode::Strip {
-        options = options.strip_managed_fields(true);
-    }
+    let watch_list = matches!(mode, Mode::WatchList | Mode::Compact { watch_list: true });
+    let strip = matches!(
+        mode,
+        Mode::Strip | Mode::Compact { .. } | Mode::CompactTyped
+    );
+    let options = InformerFactoryOptions::default()
+        .use_watch_list(watch_list)
+        .strip_managed_fields(strip);
     let factory = SharedInformerFactory::with_options(rest, options);
-    let informer = factory.core().v1().pods().informer();
     let clock = Arc::new(EventClock::new(plan.events));
-    informer.add_event_handler(ResourceEventHandlerFuncs::new().on_update({
+    let counter = {
         let clock = clock.clone();
-        move |_, _| clock.record()
-    }))?;
+        move || clock.record()
+    };
+    match mode {
+        Mode::List | Mode::WatchList | Mode::Strip => {
+            let informer = factory.core().v1().pods().informer();
+            informer.add_event_handler(
+                ResourceEventHandlerFuncs::<Pod>::new().on_update(move |_, _| counter()),
+            )?;
+            measured(plan, &factory, informer, &clock).await
+        }
+        Mode::Compact { .. } => {
+            let informer = factory.informer_for::<Compact<Pod>>();
+            informer.add_event_handler(
+                ResourceEventHandlerFuncs::<Compact<Pod>>::new().on_update(move |_, new| {
+                    // What a key-enqueueing controller reads.
+                    std::hint::black_box((new.namespace(), new.name()));
+                    counter();
+                }),
+            )?;
+            measured(plan, &factory, informer, &clock).await
+        }
+        Mode::CompactTyped => {
+            let informer = factory.informer_for::<Compact<Pod>>();
+            informer.add_event_handler(DecodingHandler::new(
+                ResourceEventHandlerFuncs::<Pod>::new().on_update(move |_, new: &Arc<Pod>| {
+                    std::hint::black_box(new.spec.as_ref().map(|spec| spec.containers.len()));
+                    counter();
+                }),
+            ))?;
+            measured(plan, &factory, informer, &clock).await
+        }
+    }
+}
+
+/// Starts the factory and measures `informer` through the phases.
+async fn measured<K>(
+    plan: &ClientPlan,
+    factory: &SharedInformerFactory,
+    informer: SharedIndexInformer<K>,
+    clock: &EventClock,
+) -> Result<Figures, BoxError>
+where
+    K: Object + DeserializeOwned + Send + Sync + 'static,
+{
     // Errors are expected once (the forced relist's 410); anything else is
     // worth seeing next to the figures.
     informer.set_watch_error_handler(|error| eprintln!("clientgo: {error}"))?;
@@ -46,15 +101,18 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
     let started = Instant::now();
     let stop = CancellationToken::new();
     factory.start(&stop);
-    let measured = measure(plan, &Informer(informer), &clock, started, rss_baseline_mib).await;
+    let measured = measure(plan, &Informer(informer), clock, started, rss_baseline_mib).await;
     stop.cancel();
     factory.shutdown().await;
     measured
 }
 
-struct Informer(SharedIndexInformer<Pod>);
+struct Informer<K>(SharedIndexInformer<K>);
 
-impl CacheClient for Informer {
+impl<K> CacheClient for Informer<K>
+where
+    K: Object + DeserializeOwned + Send + Sync + 'static,
+{
     fn synced(&self) -> bool {
         self.0.has_synced()
     }

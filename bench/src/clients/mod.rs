@@ -48,6 +48,14 @@ pub enum ClientKind {
     /// The same as [`Clientgo`](Self::Clientgo) with the factory's
     /// `strip_managed_fields` transform.
     ClientgoStrip,
+    /// `Compact<Pod>` (JSON plus parsed metadata, decoded on demand) with
+    /// `strip_managed_fields` and a handler reading metadata only, as a
+    /// key-enqueueing controller; list then watch.
+    ClientgoCompact,
+    /// The same with watch-list.
+    ClientgoCompactWatchList,
+    /// `Compact<Pod>` with a handler of whole pods (`DecodingHandler`).
+    ClientgoCompactTyped,
     /// kube-rs's `watcher` with its default configuration, through
     /// `default_backoff` and `reflect` into a reflector store.
     KubeRs,
@@ -57,11 +65,14 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 6] = [
+    pub const ALL: [ClientKind; 9] = [
         ClientKind::Limit,
         ClientKind::Clientgo,
         ClientKind::ClientgoWatchList,
         ClientKind::ClientgoStrip,
+        ClientKind::ClientgoCompact,
+        ClientKind::ClientgoCompactWatchList,
+        ClientKind::ClientgoCompactTyped,
         ClientKind::KubeRs,
         ClientKind::KubeRsStreaming,
     ];
@@ -73,6 +84,9 @@ impl ClientKind {
             ClientKind::Clientgo => "clientgo",
             ClientKind::ClientgoWatchList => "clientgo-watchlist",
             ClientKind::ClientgoStrip => "clientgo-strip",
+            ClientKind::ClientgoCompact => "clientgo-compact",
+            ClientKind::ClientgoCompactWatchList => "clientgo-compact-watchlist",
+            ClientKind::ClientgoCompactTyped => "clientgo-compact-typed",
             ClientKind::KubeRs => "kube-rs",
             ClientKind::KubeRsStreaming => "kube-rs-streaming",
         }
@@ -87,9 +101,9 @@ impl ClientKind {
     /// streaming one for watch-list, the default one otherwise.
     pub fn kube_rs_counterpart(self) -> ClientKind {
         match self {
-            ClientKind::ClientgoWatchList | ClientKind::KubeRsStreaming => {
-                ClientKind::KubeRsStreaming
-            }
+            ClientKind::ClientgoWatchList
+            | ClientKind::ClientgoCompactWatchList
+            | ClientKind::KubeRsStreaming => ClientKind::KubeRsStreaming,
             _ => ClientKind::KubeRs,
         }
     }
@@ -133,6 +147,17 @@ pub fn run(kind: ClientKind, plan: &ClientPlan) -> Result<Figures, BoxError> {
                 }
                 ClientKind::ClientgoStrip => {
                     runtime.block_on(clientgo::run(plan, clientgo::Mode::Strip))?
+                }
+                ClientKind::ClientgoCompact => runtime.block_on(clientgo::run(
+                    plan,
+                    clientgo::Mode::Compact { watch_list: false },
+                ))?,
+                ClientKind::ClientgoCompactWatchList => runtime.block_on(clientgo::run(
+                    plan,
+                    clientgo::Mode::Compact { watch_list: true },
+                ))?,
+                ClientKind::ClientgoCompactTyped => {
+                    runtime.block_on(clientgo::run(plan, clientgo::Mode::CompactTyped))?
                 }
                 _ => runtime.block_on(clientgo::run(plan, clientgo::Mode::List))?,
             }

@@ -16,15 +16,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use clientgo_apimachinery::{Compact, compact_decodes};
 use clientgo_apimachinery::{GroupResource, LabelSelector};
 use clientgo_examples::{
     Arguments, COMMON_FLAGS_HELP, CommonFlags, Connection, EmbeddedOptions, Failure, Progress,
     SeededResource, print_table, run_main, say, start_and_sync,
 };
-use clientgo_informers::builtin::core::v1::PodLister;
 use clientgo_informers::{
-    InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandlerFuncs, SharedInformerFactory,
-    meta_namespace_key, meta_namespace_key_func, split_meta_namespace_key,
+    CompactLister, DEFAULT_DECODED_CAPACITY, InformerFactoryOptions, ObjectOrTombstone,
+    ResourceEventHandlerFuncs, SharedInformerFactory, meta_namespace_key, meta_namespace_key_func,
+    split_meta_namespace_key,
 };
 use clientgo_testing::ReadAt;
 use clientgo_workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
@@ -126,9 +127,11 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
         options = options.namespace(namespace.clone());
     }
     let factory = SharedInformerFactory::with_options(connection.client.clone(), options);
-    let pods = factory.core().v1().pods();
-    let informer = pods.informer();
-    let lister = pods.lister();
+    // Compact objects: each pod kept as its JSON plus parsed metadata. The
+    // handlers read keys only, so nothing is decoded for them; the workers
+    // decode the pods they reconcile, through the lister's decode cache.
+    let informer = factory.informer_for::<Compact<Pod>>();
+    let lister = CompactLister::new(informer.lister(), DEFAULT_DECODED_CAPACITY);
 
     let queue: RateLimitingQueue<String> = RateLimitingQueue::new(
         Arc::new(default_controller_rate_limiter()),
@@ -209,12 +212,34 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
         let _ = task.await;
     }
     let stats = informer.stats();
+    let cache_bytes: usize = lister
+        .list_metadata(&LabelSelector::everything())
+        .iter()
+        .map(|pod| pod.heap_bytes())
+        .sum();
+    let decodes = compact_decodes();
+    let lister_stats = lister.stats();
     factory.shutdown().await;
 
     let elapsed = progress.elapsed().as_secs_f64();
     let mut rows = vec![
         ("run time", format!("{elapsed:.1} s")),
         ("pods cached", stats.cached.to_string()),
+        (
+            "cache memory (compact: JSON + metadata)",
+            format!(
+                "{:.1} MiB, {:.1} KiB per pod",
+                cache_bytes as f64 / (1024.0 * 1024.0),
+                cache_bytes as f64 / 1024.0 / stats.cached.max(1) as f64
+            ),
+        ),
+        (
+            "pods decoded (lister cache hits / misses)",
+            format!(
+                "{} ({} / {})",
+                decodes.decodes, lister_stats.hits, lister_stats.misses
+            ),
+        ),
         (
             "events",
             format!(
@@ -288,24 +313,24 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
 fn handlers(
     queue: &RateLimitingQueue<String>,
     counters: &Arc<Counters>,
-) -> ResourceEventHandlerFuncs<Pod> {
+) -> ResourceEventHandlerFuncs<Compact<Pod>> {
     let (add_queue, update_queue, delete_queue) = (queue.clone(), queue.clone(), queue.clone());
     let (add_counters, update_counters, delete_counters) = (
         Arc::clone(counters),
         Arc::clone(counters),
         Arc::clone(counters),
     );
-    let key_func = meta_namespace_key_func::<Pod>();
+    let key_func = meta_namespace_key_func::<Compact<Pod>>();
     ResourceEventHandlerFuncs::new()
-        .on_add(move |pod: &Arc<Pod>, _initial| {
+        .on_add(move |pod: &Arc<Compact<Pod>>, _initial| {
             add_counters.adds.fetch_add(1, Ordering::Relaxed);
             add_queue.add(meta_namespace_key(pod.as_ref()));
         })
-        .on_update(move |_old: &Arc<Pod>, new: &Arc<Pod>| {
+        .on_update(move |_old: &Arc<Compact<Pod>>, new: &Arc<Compact<Pod>>| {
             update_counters.updates.fetch_add(1, Ordering::Relaxed);
             update_queue.add(meta_namespace_key(new.as_ref()));
         })
-        .on_delete(move |deleted: &ObjectOrTombstone<Pod>| {
+        .on_delete(move |deleted: &ObjectOrTombstone<Compact<Pod>>| {
             delete_counters.deletes.fetch_add(1, Ordering::Relaxed);
             // A tombstone (a delete seen only by a relist) carries the key.
             match deleted.key(&key_func) {
@@ -318,7 +343,7 @@ fn handlers(
 /// One worker: takes keys until the queue shuts down.
 async fn worker(
     queue: RateLimitingQueue<String>,
-    lister: PodLister,
+    lister: CompactLister<Pod>,
     settings: Settings,
     counters: Arc<Counters>,
 ) {
@@ -348,7 +373,7 @@ async fn worker(
 /// one checks what it reads, and fails `fail_percent` of its attempts on
 /// purpose (the same keys on the same attempts every run).
 fn reconcile(
-    lister: &PodLister,
+    lister: &CompactLister<Pod>,
     key: &str,
     attempt: usize,
     fail_percent: u64,
@@ -357,7 +382,7 @@ fn reconcile(
         return Err("injected failure".to_string());
     }
     let (namespace, name) = split_meta_namespace_key(key).map_err(|error| error.to_string())?;
-    match lister.pods(namespace).get(name) {
+    match lister.get_namespaced(namespace, name) {
         // Deleted since it was queued: nothing left to do.
         Err(error) if error.is_not_found() => Ok(()),
         Err(error) => Err(error.to_string()),
@@ -405,7 +430,7 @@ impl EventRate {
 /// still differs.
 async fn compare_with_server(
     server: &clientgo_testing::TestApiServer,
-    lister: &PodLister,
+    lister: &CompactLister<Pod>,
 ) -> Result<usize, String> {
     let pods = GroupResource::new("", "pods");
     let give_up = Instant::now() + Duration::from_secs(15);
@@ -424,12 +449,12 @@ async fn compare_with_server(
                 Err(status) => return Err(format!("cannot list the server's pods: {status}")),
             };
         let cached: BTreeMap<String, String> = lister
-            .list(&LabelSelector::everything())
+            .list_metadata(&LabelSelector::everything())
             .iter()
             .map(|pod| {
                 (
                     meta_namespace_key(pod.as_ref()),
-                    pod.metadata.resource_version.clone().unwrap_or_default(),
+                    pod.metadata().resource_version.clone().unwrap_or_default(),
                 )
             })
             .collect();
