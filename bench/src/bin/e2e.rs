@@ -27,7 +27,9 @@ figure, and the targets met or missed.
   --events M     watch events per burst (default 100000)
   --runs R       runs per client (default 3)
   --clients ...  comma-separated, from: limit, clientgo, clientgo-watchlist,
-                 clientgo-strip, clientgo-compact, clientgo-compact-watchlist, clientgo-compact-typed, kube-rs, kube-rs-streaming (default all)";
+                 clientgo-strip, clientgo-compact, clientgo-compact-watchlist,
+                 clientgo-compact-typed, kube-rs, kube-rs-streaming
+                 (default all)";
 
 #[derive(Debug)]
 struct Flags {
