@@ -115,6 +115,21 @@ where
             .collect()
     }
 
+    /// Every cached object of `namespace` matching `selector`, decoded
+    /// (through the namespace index).
+    pub fn list_namespaced(
+        &self,
+        namespace: &str,
+        selector: &LabelSelector,
+    ) -> Result<Vec<Arc<K>>, Error> {
+        self.lister
+            .namespace(namespace)
+            .list(selector)
+            .iter()
+            .map(|compact| self.decoded(key_of(&**compact), compact))
+            .collect()
+    }
+
     /// The compact objects matching `selector`: keys and metadata, no
     /// decode.
     pub fn list_metadata(&self, selector: &LabelSelector) -> Vec<Arc<Compact<K>>> {
