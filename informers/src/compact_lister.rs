@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::{Compact, LabelSelector, Object};
+use clientgo_store::meta_namespace_key;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
@@ -111,7 +112,7 @@ where
         self.lister
             .list(selector)
             .iter()
-            .map(|compact| self.decoded(key_of(&**compact), compact))
+            .map(|compact| self.decoded(meta_namespace_key(&**compact), compact))
             .collect()
     }
 
@@ -126,7 +127,7 @@ where
             .namespace(namespace)
             .list(selector)
             .iter()
-            .map(|compact| self.decoded(key_of(&**compact), compact))
+            .map(|compact| self.decoded(meta_namespace_key(&**compact), compact))
             .collect()
     }
 
@@ -141,7 +142,7 @@ where
         self.lister
             .list(&LabelSelector::everything())
             .iter()
-            .map(|compact| key_of(&**compact))
+            .map(|compact| meta_namespace_key(&**compact))
             .collect()
     }
 
@@ -207,8 +208,4 @@ where
         );
         Ok(object)
     }
-}
-
-fn key_of<K: Object + ?Sized>(object: &K) -> String {
-    clientgo_store::meta_namespace_key(object)
 }

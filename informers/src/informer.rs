@@ -505,7 +505,12 @@ where
 
     fn after_pop(&self, fifo: &RealFifo<K>, started: Instant) {
         let inner = &self.inner;
-        if fifo.has_synced() && !inner.synced_signalled.swap(true, Ordering::AcqRel) {
+        // After the first sync this is one atomic load per pop; the queue's
+        // lock is taken only until then.
+        if !inner.synced_signalled.load(Ordering::Acquire)
+            && fifo.has_synced()
+            && !inner.synced_signalled.swap(true, Ordering::AcqRel)
+        {
             inner.sync_signal.notify();
         }
         inner

@@ -128,13 +128,12 @@ impl<K: Object + Send + Sync + 'static> Fifo<K> {
 
     fn upsert(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
-        let mut state = self.core.lock();
-        state.initial.populate();
-        if state.items.insert(key.clone(), object).is_none() {
-            state.queue.push_back(key);
-        }
-        drop(state);
-        self.core.wake();
+        self.core.change(|state| {
+            state.initial.populate();
+            if state.items.insert(key.clone(), object).is_none() {
+                state.queue.push_back(key);
+            }
+        });
         Ok(())
     }
 }
@@ -165,13 +164,12 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Fifo<K> {
                 queue.push_back(key);
             }
         }
-        let mut state = self.core.lock();
-        state.items = items;
-        state.queue = queue;
-        let queued = state.queue.len();
-        state.initial.replace(queued);
-        drop(state);
-        self.core.wake();
+        self.core.change(|state| {
+            let queued = queue.len();
+            state.items = items;
+            state.queue = queue;
+            state.initial.replace(queued);
+        });
         Ok(())
     }
 

@@ -235,11 +235,10 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
     }
 
     fn push(&self, delta: Delta<K>) {
-        let mut state = self.core.lock();
-        state.initial.populate();
-        state.items.push_back(delta);
-        drop(state);
-        self.core.wake();
+        self.core.change(|state| {
+            state.initial.populate();
+            state.items.push_back(delta);
+        });
     }
 
     /// The key of a per-object delta.
@@ -393,15 +392,14 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
             .map(|object| apply_transform(self.transform.as_ref(), object))
             .collect::<Result<Vec<_>, _>>()?;
         if self.atomic_events {
-            let mut state = self.core.lock();
-            state.items.push_back(Delta::ReplacedAll {
-                resource_version: resource_version.to_string(),
-                objects,
+            self.core.change(|state| {
+                state.items.push_back(Delta::ReplacedAll {
+                    resource_version: resource_version.to_string(),
+                    objects,
+                });
+                let queued = state.items.len();
+                state.initial.replace(queued);
             });
-            let queued = state.items.len();
-            state.initial.replace(queued);
-            drop(state);
-            self.core.wake();
             return Ok(());
         }
 
@@ -465,8 +463,8 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
 
     fn resync(&self) -> Result<(), StoreError> {
         if self.atomic_events {
-            self.core.lock().items.push_back(Delta::SyncAll);
-            self.core.wake();
+            self.core
+                .change(|state| state.items.push_back(Delta::SyncAll));
             return Ok(());
         }
         let Some(known) = &self.known_objects else {
@@ -497,10 +495,11 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
     /// nothing.
     fn bookmark(&self, resource_version: &str) -> Result<(), StoreError> {
         if self.emit_delta_type_bookmark {
-            self.core.lock().items.push_back(Delta::Bookmark {
-                resource_version: resource_version.to_string(),
+            self.core.change(|state| {
+                state.items.push_back(Delta::Bookmark {
+                    resource_version: resource_version.to_string(),
+                })
             });
-            self.core.wake();
         }
         Ok(())
     }
