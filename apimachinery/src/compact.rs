@@ -146,6 +146,8 @@ impl<K: DeserializeOwned + crate::Object> Compact<K> {
     /// The whole object: decoded from the JSON (with the parsed metadata
     /// put in), or the copy someone else decoded and still holds. A JSON
     /// that no longer decodes into `K` is an error naming the object.
+    /// Concurrent calls on one entry wait for a single decode (the entry's
+    /// lock is held while decoding); other entries are not held up.
     pub fn decode(&self) -> Result<Arc<K>, CompactDecodeError> {
         let mut decoded = self.decoded.lock();
         if let Some(object) = decoded.upgrade() {

@@ -48,11 +48,11 @@ pub struct SyncChanges {
 
 impl SyncChanges {
     /// Completes at the first signal since this watcher was made or last
-    /// completed. Never completes once the informer is gone (its stop was
-    /// signalled before). Cancel-safe.
+    /// completed, and at once when the informer and its handlers are gone
+    /// (that is a change too: whoever waits looks again and finds it
+    /// stopped). Cancel-safe.
     pub async fn changed(&mut self) {
-        if self.changes.changed().await.is_err() {
-            std::future::pending::<()>().await;
-        }
+        // An error means every sender is gone.
+        let _closed = self.changes.changed().await;
     }
 }
