@@ -334,15 +334,22 @@ async fn any_change(changes: &mut [Option<SyncChanges>]) {
 
 /// Whether every unsynced informer failed with an error that will not heal
 /// by itself. Discovery is asked only for 404s, and only when every other
-/// unsynced informer's error is lasting.
+/// unsynced informer's error is lasting. False when none is unsynced any
+/// more: the last one may sync between the caller's check and this one,
+/// and "every one of none" must not read as a lasting failure.
 async fn all_errors_lasting(informers: &[&dyn InformerSynced]) -> bool {
     let mut not_found = Vec::new();
+    let mut unsynced = 0;
     for informer in informers.iter().filter(|informer| !informer.has_synced()) {
+        unsynced += 1;
         match healing(informer.last_error().as_deref()) {
             Healing::MayHeal => return false,
             Healing::WillNotHeal => {}
             Healing::UnlessServed => not_found.push(*informer),
         }
+    }
+    if unsynced == 0 {
+        return false;
     }
     for informer in not_found {
         if informer.resource_served().await != Some(false) {
@@ -378,6 +385,42 @@ mod tests {
             resource_version: "0".to_string(),
             source: clientgo_listwatch::Error::Rest(clientgo_rest::Error::Api(Box::new(status))),
         }
+    }
+
+    /// Syncs after its `has_synced` has been asked `unsynced_for` times:
+    /// the race where the last informer syncs between the wait's checks.
+    struct SyncsAfter {
+        asked: std::sync::atomic::AtomicUsize,
+        unsynced_for: usize,
+    }
+
+    impl InformerSynced for SyncsAfter {
+        fn sync_name(&self) -> String {
+            "late".to_string()
+        }
+        fn has_synced(&self) -> bool {
+            let asked = self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            asked >= self.unsynced_for
+        }
+        fn last_error(&self) -> Option<Arc<ReflectorError>> {
+            None
+        }
+        fn is_stopped(&self) -> bool {
+            false
+        }
+    }
+
+    #[tokio::test]
+    async fn an_informer_syncing_between_the_checks_is_synced_not_a_lasting_failure() {
+        // Asked twice unsynced (the "all synced?" and "any stopped?"
+        // checks), synced from the third ask on: the lasting-errors check
+        // sees no unsynced informer.
+        let late = SyncsAfter {
+            asked: Default::default(),
+            unsynced_for: 2,
+        };
+        let result = wait_for_cache_sync(Duration::from_secs(5), &[&late]).await;
+        assert!(result.is_ok(), "{:?}", result.err().map(|e| e.to_string()));
     }
 
     #[test]
