@@ -36,6 +36,7 @@ use serde_json::value::RawValue;
 
 static DECODES: AtomicU64 = AtomicU64::new(0);
 static DECODE_ERRORS: AtomicU64 = AtomicU64::new(0);
+static COPIES: AtomicU64 = AtomicU64::new(0);
 
 /// Counters of [`Compact::decode`] across every type in the process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -45,6 +46,9 @@ pub struct CompactDecodes {
     pub decodes: u64,
     /// Decodes that failed.
     pub errors: u64,
+    /// Deep copies of an entry (`Clone`): the informer never makes one,
+    /// which a test checks.
+    pub copies: u64,
 }
 
 /// The decode counters so far.
@@ -52,6 +56,7 @@ pub fn compact_decodes() -> CompactDecodes {
     CompactDecodes {
         decodes: DECODES.load(Ordering::Relaxed),
         errors: DECODE_ERRORS.load(Ordering::Relaxed),
+        copies: COPIES.load(Ordering::Relaxed),
     }
 }
 
@@ -187,7 +192,10 @@ impl<K> Compact<K> {
 }
 
 impl<K> Clone for Compact<K> {
+    /// A deep copy (the JSON and the metadata), counted in
+    /// [`CompactDecodes::copies`].
     fn clone(&self) -> Self {
+        COPIES.fetch_add(1, Ordering::Relaxed);
         Compact {
             metadata: self.metadata.clone(),
             json: self.json.clone(),

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_run_future_stops_every_request() {
     let server = seeded(5).await;
-    let informer = informer(&server, fast_options());
+    let informer = informer::<k8s_openapi::api::core::v1::ConfigMap>(&server, fast_options());
     let recorder = Recorder::default();
     let _registration = informer.add_event_handler(recorder.clone()).unwrap();
     let never = CancellationToken::new();
@@ -79,7 +79,7 @@ async fn a_handler_holding_its_own_registration_does_not_keep_the_informer_alive
     use k8s_openapi::api::core::v1::ConfigMap;
     use std::sync::{Arc, Mutex};
     let server = seeded(3).await;
-    let informer = informer(&server, fast_options());
+    let informer = informer::<ConfigMap>(&server, fast_options());
     let own: Arc<Mutex<Option<ResourceEventHandlerRegistration<ConfigMap>>>> = Arc::default();
     let handler = ResourceEventHandlerFuncs::<ConfigMap>::new().on_add({
         let own = Arc::clone(&own);

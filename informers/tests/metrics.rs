@@ -77,7 +77,7 @@ impl InformerMetricsProvider for RecordingProvider {
 async fn the_provider_sees_queue_cache_and_handler_metrics() {
     let server = seeded(5).await;
     let provider = RecordingProvider::default();
-    let informer = informer(
+    let informer = informer::<k8s_openapi::api::core::v1::ConfigMap>(
         &server,
         fast_options()
             .name("cms")

@@ -1,7 +1,9 @@
 //! No object is deep-copied between decoding and the handler: decoded
 //! objects are shared as `Arc`s from the watch or list through the
 //! transform and the cache to every handler. A pod type whose `Clone`
-//! counts proves it through a sync, updates, deletes and a forced relist.
+//! counts proves it through a sync, updates, deletes and a forced relist,
+//! for whole objects and for compact ones (whose copies
+//! `compact_decodes()` counts).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use clientgo_apimachinery::GroupResource;
+use clientgo_apimachinery::{Compact, GroupResource, Object, compact_decodes};
 use clientgo_informers::{
     ResourceEventHandlerFuncs, SharedIndexInformer, SharedIndexInformerOptions,
     strip_managed_fields,
@@ -62,28 +64,51 @@ impl k8s_openapi::Metadata for CountedPod {
     }
 }
 
-type Seen = Arc<Mutex<HashMap<String, Arc<CountedPod>>>>;
+type Seen<K> = Arc<Mutex<HashMap<String, Arc<K>>>>;
 
-fn key(pod: &CountedPod) -> String {
+fn key<K: Object>(pod: &K) -> String {
     format!(
         "{}/{}",
-        pod.0.metadata.namespace.as_deref().unwrap_or_default(),
-        pod.0.metadata.name.as_deref().unwrap_or_default()
+        pod.namespace().unwrap_or_default(),
+        pod.name().unwrap_or_default()
     )
+}
+
+/// What the test runs with: `CountedPod` or `Compact<CountedPod>`.
+trait TestPod:
+    Object
+    + Clone
+    + serde::de::DeserializeOwned
+    + k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> TestPod for K where
+    K: Object
+        + Clone
+        + serde::de::DeserializeOwned
+        + k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Send
+        + Sync
+        + 'static
+{
 }
 
 /// Every object the cache holds is the very `Arc` the handler was given
 /// last for its key.
-fn same_objects(informer: &SharedIndexInformer<CountedPod>, seen: &Seen) {
+fn same_objects<K: TestPod>(informer: &SharedIndexInformer<K>, seen: &Seen<K>) {
     let seen = seen.lock().unwrap();
     let cached = informer.indexer().list();
     assert_eq!(cached.len(), seen.len());
     for object in cached {
-        let handed = &seen[&key(&object)];
+        let handed = &seen[&key::<K>(&object)];
         assert!(
             Arc::ptr_eq(handed, &object),
             "{} in the cache is not the object the handler got",
-            key(&object)
+            key::<K>(&object)
         );
     }
 }
@@ -92,16 +117,23 @@ fn same_objects(informer: &SharedIndexInformer<CountedPod>, seen: &Seen) {
 async fn objects_are_shared_from_decode_to_handler_never_copied() {
     // Watch-list (the default), then list and watch.
     for use_watch_list in [true, false] {
-        through_sync_updates_deletes_and_relist(use_watch_list).await;
+        through_sync_updates_deletes_and_relist::<CountedPod>(use_watch_list).await;
         assert_eq!(
             CLONES.load(Ordering::SeqCst),
             0,
             "objects were deep-copied (watch-list: {use_watch_list})"
         );
+        through_sync_updates_deletes_and_relist::<Compact<CountedPod>>(use_watch_list).await;
+        assert_eq!(
+            compact_decodes().copies,
+            0,
+            "compact objects were deep-copied (watch-list: {use_watch_list})"
+        );
+        assert_eq!(CLONES.load(Ordering::SeqCst), 0);
     }
 }
 
-async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
+async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: bool) {
     let server = TestApiServer::builder().start().await.unwrap();
     let pods = GroupResource::new("", "pods");
     for index in 0..40 {
@@ -113,12 +145,12 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
     }
     // The strip transform changes each fresh object in place.
     let informer = SharedIndexInformer::from_client(
-        ResourceClient::<CountedPod>::all(client(&server)),
+        ResourceClient::<K>::all(client(&server)),
         SharedIndexInformerOptions::default()
             .transform(strip_managed_fields())
             .reflector(ReflectorOptions::default().use_watch_list(use_watch_list)),
     );
-    let seen: Seen = Arc::default();
+    let seen: Seen<K> = Arc::default();
     let deletes = Arc::new(AtomicUsize::new(0));
     informer
         .add_event_handler(
@@ -126,20 +158,20 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
                 .on_add({
                     let seen = seen.clone();
                     move |pod, _| {
-                        seen.lock().unwrap().insert(key(pod), pod.clone());
+                        seen.lock().unwrap().insert(key::<K>(pod), pod.clone());
                     }
                 })
                 .on_update({
                     let seen = seen.clone();
                     move |_, pod| {
-                        seen.lock().unwrap().insert(key(pod), pod.clone());
+                        seen.lock().unwrap().insert(key::<K>(pod), pod.clone());
                     }
                 })
                 .on_delete({
                     let (seen, deletes) = (seen.clone(), deletes.clone());
                     move |deleted| {
                         if let Some(pod) = deleted.object() {
-                            seen.lock().unwrap().remove(&key(pod));
+                            seen.lock().unwrap().remove(&key::<K>(pod));
                         }
                         deletes.fetch_add(1, Ordering::SeqCst);
                     }
@@ -161,7 +193,7 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
             .indexer()
             .list()
             .iter()
-            .all(|pod| pod.0.metadata.managed_fields.is_none()),
+            .all(|pod| pod.meta().managed_fields.is_none()),
         "the transform ran"
     );
 
@@ -171,8 +203,10 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
         .list()
         .iter()
         .map(|pod| {
-            let meta = &pod.0.metadata;
-            (meta.namespace.clone().unwrap(), meta.name.clone().unwrap())
+            (
+                pod.namespace().unwrap().to_string(),
+                pod.name().unwrap().to_string(),
+            )
         })
         .collect();
     for (namespace, name) in &names[..10] {
@@ -198,14 +232,7 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
             && seen.len() == 35
             && seen
                 .values()
-                .filter(|pod| {
-                    pod.0
-                        .metadata
-                        .labels
-                        .as_ref()
-                        .unwrap()
-                        .contains_key("touched")
-                })
+                .filter(|pod| pod.labels().contains_key("touched"))
                 .count()
                 == 10
     })
@@ -214,7 +241,7 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
 
     // A relist (the watch expired): unchanged objects are reused, changed
     // ones decoded afresh; none is copied.
-    let syncs = |informer: &SharedIndexInformer<CountedPod>| {
+    let syncs = |informer: &SharedIndexInformer<K>| {
         let stats = informer.stats().reflector;
         stats.lists + stats.watch_lists
     };
@@ -234,12 +261,7 @@ async fn through_sync_updates_deletes_and_relist(use_watch_list: bool) {
     server.faults().release_watches();
     wait_until("the informer relisted", || syncs(&informer) > synced_before).await;
     wait_until("the handler saw the relist", || {
-        seen.lock().unwrap()[&format!("{}/{}", names[0].0, names[0].1)]
-            .0
-            .metadata
-            .labels
-            .as_ref()
-            .unwrap()["touched"]
+        seen.lock().unwrap()[&format!("{}/{}", names[0].0, names[0].1)].labels()["touched"]
             == "twice"
     })
     .await;

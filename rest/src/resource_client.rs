@@ -58,7 +58,7 @@ impl<K> std::fmt::Debug for ResourceClient<K> {
 
 impl<K> ResourceClient<K>
 where
-    K: k8s_openapi::Resource + k8s_openapi::Metadata,
+    K: k8s_openapi::Resource,
     K::Scope: KnownScope,
 {
     /// A typed client for `K` in `namespace`.

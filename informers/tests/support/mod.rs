@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::GroupResource;
+use clientgo_apimachinery::{GroupResource, Object};
 use clientgo_informers::{
     ObjectOrTombstone, ResourceEventHandler, SharedIndexInformer, SharedIndexInformerOptions,
 };
@@ -15,6 +15,7 @@ use clientgo_reflector::{BackoffOptions, ReflectorOptions};
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_testing::{ObjectKey, Preconditions, TestApiServer};
 use k8s_openapi::api::core::v1::ConfigMap;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -74,8 +75,30 @@ pub fn client(server: &TestApiServer) -> RestClient {
     RestClient::new(Config::new(server.url())).unwrap()
 }
 
+/// What the shared helpers work with: config maps, whole
+/// (`ConfigMap`) or compact (`Compact<ConfigMap>`).
+pub trait TestObject:
+    Object
+    + DeserializeOwned
+    + k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> TestObject for K where
+    K: Object
+        + DeserializeOwned
+        + k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Options with millisecond backoffs, so fault tests finish quickly.
-pub fn fast_options() -> SharedIndexInformerOptions<ConfigMap> {
+pub fn fast_options<K: TestObject>() -> SharedIndexInformerOptions<K> {
     SharedIndexInformerOptions::default().reflector(
         ReflectorOptions::default().backoff(
             BackoffOptions::default()
@@ -86,25 +109,25 @@ pub fn fast_options() -> SharedIndexInformerOptions<ConfigMap> {
 }
 
 /// An informer of the config maps in `default`.
-pub fn informer(
+pub fn informer<K: TestObject>(
     server: &TestApiServer,
-    options: SharedIndexInformerOptions<ConfigMap>,
-) -> SharedIndexInformer<ConfigMap> {
+    options: SharedIndexInformerOptions<K>,
+) -> SharedIndexInformer<K> {
     SharedIndexInformer::from_client(
-        ResourceClient::<ConfigMap>::namespaced(client(server), "default"),
+        ResourceClient::<K>::namespaced(client(server), "default"),
         options,
     )
 }
 
 /// An informer running on its own task.
-pub struct Running {
-    pub informer: SharedIndexInformer<ConfigMap>,
+pub struct Running<K: TestObject = ConfigMap> {
+    pub informer: SharedIndexInformer<K>,
     pub cancel: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl Running {
-    pub fn start(informer: SharedIndexInformer<ConfigMap>) -> Running {
+impl<K: TestObject> Running<K> {
+    pub fn start(informer: SharedIndexInformer<K>) -> Running<K> {
         let cancel = CancellationToken::new();
         let task = tokio::spawn({
             let (informer, cancel) = (informer.clone(), cancel.clone());
@@ -192,26 +215,45 @@ impl Gate {
     }
 }
 
-fn name_of(object: &ConfigMap) -> String {
-    object.metadata.name.clone().unwrap_or_default()
+fn name_of<K: Object>(object: &K) -> String {
+    object.name().unwrap_or_default().to_string()
 }
 
-fn rv_of(object: &ConfigMap) -> String {
-    object.metadata.resource_version.clone().unwrap_or_default()
+fn rv_of<K: Object>(object: &K) -> String {
+    object.resource_version().unwrap_or_default().to_string()
 }
 
 /// Records every notification with the time it arrived; waits at its gate
 /// (if any) before each one.
-#[derive(Clone, Default)]
-pub struct Recorder {
+pub struct Recorder<K = ConfigMap> {
     seen: Arc<Mutex<Vec<(Seen, Instant)>>>,
     gate: Option<Gate>,
     /// The last object delivered per name, to compare with the cache.
-    objects: Arc<Mutex<BTreeMap<String, Arc<ConfigMap>>>>,
+    objects: Arc<Mutex<BTreeMap<String, Arc<K>>>>,
 }
 
-impl Recorder {
-    pub fn gated(gate: &Gate) -> Recorder {
+impl<K> Clone for Recorder<K> {
+    fn clone(&self) -> Self {
+        Recorder {
+            seen: Arc::clone(&self.seen),
+            gate: self.gate.clone(),
+            objects: Arc::clone(&self.objects),
+        }
+    }
+}
+
+impl<K> Default for Recorder<K> {
+    fn default() -> Self {
+        Recorder {
+            seen: Arc::default(),
+            gate: None,
+            objects: Arc::default(),
+        }
+    }
+}
+
+impl<K: Object> Recorder<K> {
+    pub fn gated(gate: &Gate) -> Recorder<K> {
         Recorder {
             gate: Some(gate.clone()),
             ..Recorder::default()
@@ -235,11 +277,11 @@ impl Recorder {
         self.seen.lock().unwrap().len()
     }
 
-    pub fn last_object(&self, name: &str) -> Option<Arc<ConfigMap>> {
+    pub fn last_object(&self, name: &str) -> Option<Arc<K>> {
         self.objects.lock().unwrap().get(name).cloned()
     }
 
-    fn record(&self, seen: Seen, object: Option<&Arc<ConfigMap>>) {
+    fn record(&self, seen: Seen, object: Option<&Arc<K>>) {
         if let Some(gate) = &self.gate {
             gate.pass();
         }
@@ -247,41 +289,41 @@ impl Recorder {
             self.objects
                 .lock()
                 .unwrap()
-                .insert(name_of(object), Arc::clone(object));
+                .insert(name_of::<K>(object), Arc::clone(object));
         }
         self.seen.lock().unwrap().push((seen, Instant::now()));
     }
 }
 
-impl ResourceEventHandler<ConfigMap> for Recorder {
-    fn on_add(&mut self, object: &Arc<ConfigMap>, initial: bool) {
+impl<K: Object + Send + Sync + 'static> ResourceEventHandler<K> for Recorder<K> {
+    fn on_add(&mut self, object: &Arc<K>, initial: bool) {
         let seen = Seen::Add {
-            name: name_of(object),
-            rv: rv_of(object),
+            name: name_of::<K>(object),
+            rv: rv_of::<K>(object),
             initial,
         };
         self.record(seen, Some(object));
     }
 
-    fn on_update(&mut self, old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+    fn on_update(&mut self, old: &Arc<K>, new: &Arc<K>) {
         let seen = Seen::Update {
-            name: name_of(new),
-            old_rv: rv_of(old),
-            new_rv: rv_of(new),
+            name: name_of::<K>(new),
+            old_rv: rv_of::<K>(old),
+            new_rv: rv_of::<K>(new),
         };
         self.record(seen, Some(new));
     }
 
-    fn on_delete(&mut self, object: &ObjectOrTombstone<ConfigMap>) {
+    fn on_delete(&mut self, object: &ObjectOrTombstone<K>) {
         let seen = match object {
             ObjectOrTombstone::Object(o) => Seen::Delete {
-                name: name_of(o),
-                rv: rv_of(o),
+                name: name_of::<K>(o),
+                rv: rv_of::<K>(o),
                 tombstone: false,
             },
             ObjectOrTombstone::Tombstone(t) => Seen::Delete {
                 name: t.key.rsplit('/').next().unwrap_or_default().to_string(),
-                rv: t.object.as_deref().map(rv_of).unwrap_or_default(),
+                rv: t.object.as_deref().map(rv_of::<K>).unwrap_or_default(),
                 tombstone: true,
             },
         };
