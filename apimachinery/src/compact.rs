@@ -225,6 +225,20 @@ impl<'de, K> Deserialize<'de> for Compact<K> {
     }
 }
 
+impl<K> serde::Serialize for Compact<K>
+where
+    K: serde::Serialize + DeserializeOwned + crate::Object,
+{
+    /// Serializes the whole object as [`decode`](Compact::decode) builds
+    /// it (the kept metadata over the JSON's body), so it costs a decode
+    /// unless one is held; an object that no longer decodes is a
+    /// serialization error naming it.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let object = self.decode().map_err(serde::ser::Error::custom)?;
+        object.serialize(serializer)
+    }
+}
+
 impl<K: k8s_openapi::Resource> k8s_openapi::Resource for Compact<K> {
     const API_VERSION: &'static str = K::API_VERSION;
     const GROUP: &'static str = K::GROUP;
@@ -378,6 +392,21 @@ mod tests {
         let list: ObjectList<Compact<Pod>> = serde_json::from_str(&list).unwrap();
         assert_eq!(list.items.len(), 2);
         assert_eq!(list.items[1].uid(), Some("u-1"));
+    }
+
+    #[test]
+    fn it_serializes_as_the_decoded_object() {
+        let mut compact = Compact::<Pod>::from_json(POD).unwrap();
+        compact.meta_mut().labels = None;
+        let value = serde_json::to_value(&compact).unwrap();
+        assert_eq!(value["spec"]["containers"][0]["image"], "nginx");
+        assert!(value["metadata"].get("labels").is_none(), "{value}");
+        let broken = Compact::<ConfigMap>::from_json(
+            r#"{"metadata":{"name":"c","namespace":"ns"},"data":{"k":7}}"#,
+        )
+        .unwrap();
+        let error = serde_json::to_string(&broken).unwrap_err();
+        assert!(error.to_string().contains("ns/c"), "{error}");
     }
 
     #[test]

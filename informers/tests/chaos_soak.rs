@@ -1,5 +1,6 @@
-//! The chaos soak: informers of three resource types, in two factories
-//! (watch-list, and list+watch with managedFields stripped), each with a
+//! The chaos soak: informers of three resource types, in three factories
+//! (watch-list, list+watch with managedFields stripped, and watch-list
+//! keeping objects compact, `Compact<K>`), each with a
 //! fast handler, a slow handler and a workqueue controller, run against a
 //! server that three writers keep busy while a seeded schedule injects
 //! every fault the test server knows. When the writers stop and the
@@ -16,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::{GroupResource, KnownScope, LabelSelector, Object, Status};
+use clientgo_apimachinery::{Compact, GroupResource, KnownScope, LabelSelector, Object, Status};
 use clientgo_informers::{
     InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandler, SharedIndexInformer,
     SharedInformerFactory, meta_namespace_key,
@@ -545,6 +546,14 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
                     .backoff(backoff),
             ),
         ),
+        (
+            "compact",
+            false,
+            SharedInformerFactory::with_options(
+                client.clone(),
+                InformerFactoryOptions::default().backoff(backoff),
+            ),
+        ),
     ];
 
     let queue: RateLimitingQueue<String> = RateLimitingQueue::new(
@@ -555,6 +564,38 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let mut lookups = BTreeMap::new();
     let mut subjects = Vec::new();
     for (name, strip, factory) in &factories {
+        if *name == "compact" {
+            // The same informers keeping objects compact: JSON and
+            // metadata, decoded when the checks serialize them.
+            subjects.push(subject::<Compact<Pod>>(
+                name,
+                factory,
+                "pods",
+                *strip,
+                &queue,
+                &mut lookups,
+                &delivered,
+            ));
+            subjects.push(subject::<Compact<ConfigMap>>(
+                name,
+                factory,
+                "configmaps",
+                *strip,
+                &queue,
+                &mut lookups,
+                &delivered,
+            ));
+            subjects.push(subject::<Compact<Deployment>>(
+                name,
+                factory,
+                "deployments",
+                *strip,
+                &queue,
+                &mut lookups,
+                &delivered,
+            ));
+            continue;
+        }
         subjects.push(subject::<Pod>(
             name,
             factory,
