@@ -34,6 +34,8 @@ use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
+use crate::compact_body::{CompactBody, Json};
+
 static DECODES: AtomicU64 = AtomicU64::new(0);
 static DECODE_ERRORS: AtomicU64 = AtomicU64::new(0);
 static COPIES: AtomicU64 = AtomicU64::new(0);
@@ -74,16 +76,25 @@ pub struct CompactDecodeError {
     pub source: serde_json::Error,
 }
 
-/// An object kept as its JSON and parsed metadata; see the module
+/// An object kept as its JSON (in body `B`: [`Json`] as received, or
+/// [`Lz4`](crate::Lz4)-compressed) and parsed metadata; see the module
 /// documentation.
-pub struct Compact<K> {
+pub struct Compact<K, B: CompactBody = Json> {
     metadata: ObjectMeta,
-    json: Box<str>,
+    body: B,
     decoded: Mutex<Weak<K>>,
     _type: PhantomData<fn() -> K>,
 }
 
-impl<K> Compact<K> {
+impl<K> Compact<K, Json> {
+    /// The object's JSON as received (without `managedFields` when the
+    /// lister-watcher skips them).
+    pub fn json(&self) -> &str {
+        self.body.as_str()
+    }
+}
+
+impl<K, B: CompactBody> Compact<K, B> {
     /// Keeps `json` (one object) with metadata parsed from it.
     pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
         Compact::from_boxed(json.into())
@@ -93,16 +104,15 @@ impl<K> Compact<K> {
         let head: Head = serde_json::from_str(&json)?;
         Ok(Compact {
             metadata: head.metadata.map(ObjectMeta::from).unwrap_or_default(),
-            json,
+            body: B::from_json(json),
             decoded: Mutex::new(Weak::new()),
             _type: PhantomData,
         })
     }
 
-    /// The object's JSON as received (without `managedFields` when the
-    /// lister-watcher skips them).
-    pub fn json(&self) -> &str {
-        &self.json
+    /// The kept body.
+    pub fn body(&self) -> &B {
+        &self.body
     }
 
     /// The parsed metadata (without `managedFields`).
@@ -122,7 +132,7 @@ impl<K> Compact<K> {
         };
         let text = |text: &Option<String>| text.as_ref().map_or(0, String::len);
         let meta = &self.metadata;
-        self.json.len()
+        self.body.heap_bytes()
             + map(&meta.labels)
             + map(&meta.annotations)
             + text(&meta.name)
@@ -147,7 +157,7 @@ impl<K> Compact<K> {
     }
 }
 
-impl<K: DeserializeOwned + crate::Object> Compact<K> {
+impl<K: DeserializeOwned + crate::Object, B: CompactBody> Compact<K, B> {
     /// The whole object: decoded from the JSON (with the parsed metadata
     /// put in), or the copy someone else decoded and still holds. A JSON
     /// that no longer decodes into `K` is an error naming the object.
@@ -158,7 +168,11 @@ impl<K: DeserializeOwned + crate::Object> Compact<K> {
         if let Some(object) = decoded.upgrade() {
             return Ok(object);
         }
-        let mut object: K = serde_json::from_str(&self.json).map_err(|source| {
+        let parsed = self
+            .body
+            .read(|json| serde_json::from_str::<K>(json))
+            .unwrap_or_else(|unreadable| Err(serde::de::Error::custom(unreadable)));
+        let mut object: K = parsed.map_err(|source| {
             DECODE_ERRORS.fetch_add(1, Ordering::Relaxed);
             CompactDecodeError {
                 key: self.key(),
@@ -174,7 +188,7 @@ impl<K: DeserializeOwned + crate::Object> Compact<K> {
     }
 }
 
-impl<K> Compact<K> {
+impl<K, B: CompactBody> Compact<K, B> {
     fn key(&self) -> String {
         match self
             .metadata
@@ -191,32 +205,33 @@ impl<K> Compact<K> {
     }
 }
 
-impl<K> Clone for Compact<K> {
+impl<K, B: CompactBody> Clone for Compact<K, B> {
     /// A deep copy (the JSON and the metadata), counted in
     /// [`CompactDecodes::copies`].
     fn clone(&self) -> Self {
         COPIES.fetch_add(1, Ordering::Relaxed);
         Compact {
             metadata: self.metadata.clone(),
-            json: self.json.clone(),
+            body: self.body.clone(),
             decoded: Mutex::new(self.decoded.lock().clone()),
             _type: PhantomData,
         }
     }
 }
 
-impl<K> fmt::Debug for Compact<K> {
+impl<K, B: CompactBody> fmt::Debug for Compact<K, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Compact")
             .field("type", &std::any::type_name::<K>())
             .field("key", &self.key())
             .field("resource_version", &self.metadata.resource_version)
-            .field("json_bytes", &self.json.len())
+            .field("body", &B::NAME)
+            .field("body_bytes", &self.body.heap_bytes())
             .finish()
     }
 }
 
-impl<'de, K> Deserialize<'de> for Compact<K> {
+impl<'de, K, B: CompactBody> Deserialize<'de> for Compact<K, B> {
     /// Keeps one owned copy of the object's JSON and parses its metadata;
     /// the rest of the object is scanned, not built.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -225,9 +240,10 @@ impl<'de, K> Deserialize<'de> for Compact<K> {
     }
 }
 
-impl<K> serde::Serialize for Compact<K>
+impl<K, B> serde::Serialize for Compact<K, B>
 where
     K: serde::Serialize + DeserializeOwned + crate::Object,
+    B: CompactBody,
 {
     /// Serializes the whole object as [`decode`](Compact::decode) builds
     /// it (the kept metadata over the JSON's body), so it costs a decode
@@ -239,7 +255,7 @@ where
     }
 }
 
-impl<K: k8s_openapi::Resource> k8s_openapi::Resource for Compact<K> {
+impl<K: k8s_openapi::Resource, B: CompactBody> k8s_openapi::Resource for Compact<K, B> {
     const API_VERSION: &'static str = K::API_VERSION;
     const GROUP: &'static str = K::GROUP;
     const KIND: &'static str = K::KIND;
@@ -248,11 +264,13 @@ impl<K: k8s_openapi::Resource> k8s_openapi::Resource for Compact<K> {
     type Scope = K::Scope;
 }
 
-impl<K: k8s_openapi::ListableResource> k8s_openapi::ListableResource for Compact<K> {
+impl<K: k8s_openapi::ListableResource, B: CompactBody> k8s_openapi::ListableResource
+    for Compact<K, B>
+{
     const LIST_KIND: &'static str = K::LIST_KIND;
 }
 
-impl<K> crate::Object for Compact<K> {
+impl<K, B: CompactBody> crate::Object for Compact<K, B> {
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
     }
@@ -407,6 +425,20 @@ mod tests {
         .unwrap();
         let error = serde_json::to_string(&broken).unwrap_err();
         assert!(error.to_string().contains("ns/c"), "{error}");
+    }
+
+    #[test]
+    fn an_lz4_body_keeps_less_and_decodes_the_same() {
+        let plain = Compact::<Pod>::from_json(POD).unwrap();
+        let compressed = Compact::<Pod, crate::Lz4>::from_json(POD).unwrap();
+        assert_eq!(compressed.meta(), plain.meta());
+        assert_eq!(compressed.decode().unwrap(), plain.decode().unwrap());
+        let list = format!(r#"{{"metadata":{{"resourceVersion":"9"}},"items":[{POD}]}}"#);
+        let list: ObjectList<Compact<Pod, crate::Lz4>> = serde_json::from_str(&list).unwrap();
+        assert_eq!(
+            list.items[0].decode().unwrap().metadata.name.as_deref(),
+            Some("web-1")
+        );
     }
 
     #[test]

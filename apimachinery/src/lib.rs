@@ -43,6 +43,7 @@
 mod api_resource;
 pub mod clock;
 mod compact;
+mod compact_body;
 pub mod decode;
 mod dynamic_object;
 pub mod field_selector;
@@ -58,6 +59,7 @@ mod watch_event;
 
 pub use api_resource::{ApiResource, KnownScope, PathError, SegmentProblem, check_path_segment};
 pub use compact::{Compact, CompactDecodeError, CompactDecodes, compact_decodes};
+pub use compact_body::{CompactBody, Json, Lz4};
 pub use decode::{DecodeError, DecodeErrorKind, from_json_slice};
 pub use dynamic_object::DynamicObject;
 pub use field_selector::{FieldOperator, FieldSelector, FieldSelectorError};

@@ -259,6 +259,13 @@ fn compact_targets(summaries: &[Summary]) -> Vec<String> {
             verdict(events >= 3.0)
         ));
     }
+    if let Some(summary) = against(ClientKind::ClientgoCompactLz4) {
+        let memory = ratio(summaries, summary, ClientKind::KubeRs, "kib_per_object");
+        lines.push(format!(
+            "memory, compact objects compressed (LZ4): {memory:.2}x kube-rs's RSS per pod (target at most 0.1x: {})",
+            verdict(memory <= 0.1)
+        ));
+    }
     for (ours, name) in [
         (ClientKind::ClientgoCompact, "list"),
         (ClientKind::ClientgoCompactWatchList, "watch-list"),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use clientgo_apimachinery::{Compact, LabelSelector, Object};
+use clientgo_apimachinery::{Compact, CompactBody, Json, LabelSelector, Object};
 use clientgo_store::meta_namespace_key;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -41,7 +41,7 @@ struct DecodedCache<K> {
     misses: u64,
 }
 
-/// A lister of `K` over an informer of `Compact<K>`: `get` and `list`
+/// A lister of `K` over an informer of `Compact<K, B>` (any body): `get` and `list`
 /// return `Arc<K>`, decoded on demand; `keys`, `contains` and
 /// `list_metadata` never decode.
 ///
@@ -51,12 +51,12 @@ struct DecodedCache<K> {
 /// twice decodes it once and never sees a stale decode. Clones share the
 /// cache. **Locking:** one mutex over the decode cache, held for a lookup
 /// and an insert, never while decoding.
-pub struct CompactLister<K> {
-    lister: Lister<Compact<K>>,
+pub struct CompactLister<K, B: CompactBody = Json> {
+    lister: Lister<Compact<K, B>>,
     cache: Arc<Mutex<DecodedCache<K>>>,
 }
 
-impl<K> Clone for CompactLister<K> {
+impl<K, B: CompactBody> Clone for CompactLister<K, B> {
     fn clone(&self) -> Self {
         CompactLister {
             lister: self.lister.clone(),
@@ -65,7 +65,7 @@ impl<K> Clone for CompactLister<K> {
     }
 }
 
-impl<K> fmt::Debug for CompactLister<K> {
+impl<K, B: CompactBody> fmt::Debug for CompactLister<K, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let cache = self.cache.lock();
         f.debug_struct("CompactLister")
@@ -75,13 +75,14 @@ impl<K> fmt::Debug for CompactLister<K> {
     }
 }
 
-impl<K> CompactLister<K>
+impl<K, B> CompactLister<K, B>
 where
     K: DeserializeOwned + Object + Send + Sync + 'static,
+    B: CompactBody,
 {
     /// Reads through `lister`, keeping up to `capacity` decoded objects
     /// (0 keeps none).
-    pub fn new(lister: Lister<Compact<K>>, capacity: usize) -> Self {
+    pub fn new(lister: Lister<Compact<K, B>>, capacity: usize) -> Self {
         CompactLister {
             lister,
             cache: Arc::new(Mutex::new(DecodedCache {
@@ -133,7 +134,7 @@ where
 
     /// The compact objects matching `selector`: keys and metadata, no
     /// decode.
-    pub fn list_metadata(&self, selector: &LabelSelector) -> Vec<Arc<Compact<K>>> {
+    pub fn list_metadata(&self, selector: &LabelSelector) -> Vec<Arc<Compact<K, B>>> {
         self.lister.list(selector)
     }
 
@@ -164,7 +165,7 @@ where
         }
     }
 
-    fn decoded(&self, key: String, compact: &Compact<K>) -> Result<Arc<K>, Error> {
+    fn decoded(&self, key: String, compact: &Compact<K, B>) -> Result<Arc<K>, Error> {
         let resource_version = compact.resource_version().map(str::to_string);
         {
             let mut cache = self.cache.lock();

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use clientgo_apimachinery::{Compact, Object};
+use clientgo_apimachinery::{Compact, CompactBody, Json, Lz4, Object};
 use clientgo_informers::{
     DecodingHandler, InformerFactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
     SharedInformerFactory,
@@ -29,8 +29,9 @@ pub(super) enum Mode {
     /// List then watch, with `strip_managed_fields`.
     Strip,
     /// `Compact<Pod>` with `strip_managed_fields` and a handler reading
-    /// metadata only; list then watch, or watch-list.
-    Compact { watch_list: bool },
+    /// metadata only; list then watch, or watch-list; the JSON kept as is
+    /// or LZ4-compressed (`Compact<Pod, Lz4>`).
+    Compact { watch_list: bool, lz4: bool },
     /// `Compact<Pod>` with `strip_managed_fields` and a handler of whole
     /// pods (`DecodingHandler`), list then watch.
     CompactTyped,
@@ -38,7 +39,14 @@ pub(super) enum Mode {
 
 pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxError> {
     let rest = RestClient::new(Config::new(&plan.url))?;
-    let watch_list = matches!(mode, Mode::WatchList | Mode::Compact { watch_list: true });
+    let watch_list = matches!(
+        mode,
+        Mode::WatchList
+            | Mode::Compact {
+                watch_list: true,
+                ..
+            }
+    );
     let strip = matches!(
         mode,
         Mode::Strip | Mode::Compact { .. } | Mode::CompactTyped
@@ -60,17 +68,8 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
             )?;
             measured(plan, &factory, informer, &clock).await
         }
-        Mode::Compact { .. } => {
-            let informer = factory.informer_for::<Compact<Pod>>();
-            informer.add_event_handler(
-                ResourceEventHandlerFuncs::<Compact<Pod>>::new().on_update(move |_, new| {
-                    // What a key-enqueueing controller reads.
-                    std::hint::black_box((new.namespace(), new.name()));
-                    counter();
-                }),
-            )?;
-            measured(plan, &factory, informer, &clock).await
-        }
+        Mode::Compact { lz4: false, .. } => compact::<Json>(plan, &factory, &clock, counter).await,
+        Mode::Compact { lz4: true, .. } => compact::<Lz4>(plan, &factory, &clock, counter).await,
         Mode::CompactTyped => {
             let informer = factory.informer_for::<Compact<Pod>>();
             informer.add_event_handler(DecodingHandler::new(
@@ -82,6 +81,25 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
             measured(plan, &factory, informer, &clock).await
         }
     }
+}
+
+/// `Compact<Pod, B>` with a handler reading metadata only, as a
+/// key-enqueueing controller.
+async fn compact<B: CompactBody>(
+    plan: &ClientPlan,
+    factory: &SharedInformerFactory,
+    clock: &EventClock,
+    counter: impl Fn() + Send + Sync + 'static,
+) -> Result<Figures, BoxError> {
+    let informer = factory.informer_for::<Compact<Pod, B>>();
+    informer.add_event_handler(
+        ResourceEventHandlerFuncs::<Compact<Pod, B>>::new().on_update(move |_, new| {
+            // What a key-enqueueing controller reads.
+            std::hint::black_box((new.namespace(), new.name()));
+            counter();
+        }),
+    )?;
+    measured(plan, factory, informer, clock).await
 }
 
 /// Starts the factory and measures `informer` through the phases.

@@ -56,6 +56,9 @@ pub enum ClientKind {
     ClientgoCompactWatchList,
     /// `Compact<Pod>` with a handler of whole pods (`DecodingHandler`).
     ClientgoCompactTyped,
+    /// [`ClientgoCompact`](Self::ClientgoCompact) with each object's JSON
+    /// LZ4-compressed (`Compact<Pod, Lz4>`).
+    ClientgoCompactLz4,
     /// kube-rs's `watcher` with its default configuration, through
     /// `default_backoff` and `reflect` into a reflector store.
     KubeRs,
@@ -65,7 +68,7 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 9] = [
+    pub const ALL: [ClientKind; 10] = [
         ClientKind::Limit,
         ClientKind::Clientgo,
         ClientKind::ClientgoWatchList,
@@ -73,6 +76,7 @@ impl ClientKind {
         ClientKind::ClientgoCompact,
         ClientKind::ClientgoCompactWatchList,
         ClientKind::ClientgoCompactTyped,
+        ClientKind::ClientgoCompactLz4,
         ClientKind::KubeRs,
         ClientKind::KubeRsStreaming,
     ];
@@ -87,6 +91,7 @@ impl ClientKind {
             ClientKind::ClientgoCompact => "clientgo-compact",
             ClientKind::ClientgoCompactWatchList => "clientgo-compact-watchlist",
             ClientKind::ClientgoCompactTyped => "clientgo-compact-typed",
+            ClientKind::ClientgoCompactLz4 => "clientgo-compact-lz4",
             ClientKind::KubeRs => "kube-rs",
             ClientKind::KubeRsStreaming => "kube-rs-streaming",
         }
@@ -150,11 +155,24 @@ pub fn run(kind: ClientKind, plan: &ClientPlan) -> Result<Figures, BoxError> {
                 }
                 ClientKind::ClientgoCompact => runtime.block_on(clientgo::run(
                     plan,
-                    clientgo::Mode::Compact { watch_list: false },
+                    clientgo::Mode::Compact {
+                        watch_list: false,
+                        lz4: false,
+                    },
                 ))?,
                 ClientKind::ClientgoCompactWatchList => runtime.block_on(clientgo::run(
                     plan,
-                    clientgo::Mode::Compact { watch_list: true },
+                    clientgo::Mode::Compact {
+                        watch_list: true,
+                        lz4: false,
+                    },
+                ))?,
+                ClientKind::ClientgoCompactLz4 => runtime.block_on(clientgo::run(
+                    plan,
+                    clientgo::Mode::Compact {
+                        watch_list: false,
+                        lz4: true,
+                    },
                 ))?,
                 ClientKind::ClientgoCompactTyped => {
                     runtime.block_on(clientgo::run(plan, clientgo::Mode::CompactTyped))?

@@ -3,7 +3,8 @@
 //! indexes added while running, transforms and the error handler.
 //!
 //! Written once over `Cm`: `tests/cache.rs` runs it with whole
-//! `ConfigMap`s, `tests/cache_compact.rs` with `Compact<ConfigMap>`.
+//! `ConfigMap`s, `tests/cache_compact.rs` with `Compact<ConfigMap>`,
+//! `tests/cache_compact_lz4.rs` with `Compact<ConfigMap, Lz4>`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
