@@ -22,11 +22,12 @@
 //! decode); once all are dropped, the memory is given back and the next
 //! read decodes again.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use parking_lot::Mutex;
@@ -83,6 +84,7 @@ pub struct Compact<K, B: CompactBody = Json> {
     metadata: ObjectMeta,
     body: B,
     decoded: Mutex<Weak<K>>,
+    memo: OnceLock<Box<dyn Any + Send + Sync>>,
     _type: PhantomData<fn() -> K>,
 }
 
@@ -95,24 +97,53 @@ impl<K> Compact<K, Json> {
 }
 
 impl<K, B: CompactBody> Compact<K, B> {
-    /// Keeps `json` (one object) with metadata parsed from it.
+    /// Keeps `json` (one object) with metadata parsed from it; the whole
+    /// of `json` is checked to be JSON.
     pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
-        Compact::from_boxed(json.into())
+        let head: Head = serde_json::from_str(json)?;
+        Ok(Compact::with_metadata(json.into(), head.metadata))
     }
 
-    fn from_boxed(json: Box<str>) -> Result<Self, serde_json::Error> {
-        let head: Head = serde_json::from_str(&json)?;
-        Ok(Compact {
-            metadata: head.metadata.map(ObjectMeta::from).unwrap_or_default(),
+    /// Keeps `json`, already checked to be JSON (a `RawValue`), parsing
+    /// only its `metadata` member, which the scanner finds without
+    /// parsing what comes before or after; when it cannot (a key spelled
+    /// with escapes), the whole object is parsed as [`from_json`] does.
+    ///
+    /// [`from_json`]: Compact::from_json
+    fn from_checked(json: Box<str>) -> Result<Self, serde_json::Error> {
+        let metadata = match crate::json_scan::member_value(json.as_bytes(), b"metadata") {
+            Some(range) => serde_json::from_str::<Option<MetaHead>>(&json[range])?,
+            None => serde_json::from_str::<Head>(&json)?.metadata,
+        };
+        Ok(Compact::with_metadata(json, metadata))
+    }
+
+    fn with_metadata(json: Box<str>, metadata: Option<MetaHead>) -> Self {
+        Compact {
+            metadata: metadata.map(ObjectMeta::from).unwrap_or_default(),
             body: B::from_json(json),
             decoded: Mutex::new(Weak::new()),
+            memo: OnceLock::new(),
             _type: PhantomData,
-        })
+        }
     }
 
     /// The kept body.
     pub fn body(&self) -> &B {
         &self.body
+    }
+
+    /// A value derived from this entry, computed by `make` on the first
+    /// call and kept with the entry (index values computed from a decode
+    /// at ingest, so recomputing them on update or delete decodes
+    /// nothing). An entry keeps one memo: `None` when it already holds a
+    /// value of another type (the caller then computes without keeping).
+    /// Changing the metadata (`meta_mut`) forgets it; a clone starts
+    /// without one. Concurrent first calls wait for a single `make`.
+    pub fn memo<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Option<&T> {
+        self.memo
+            .get_or_init(|| Box::new(make()))
+            .downcast_ref::<T>()
     }
 
     /// The parsed metadata (without `managedFields`).
@@ -214,6 +245,7 @@ impl<K, B: CompactBody> Clone for Compact<K, B> {
             metadata: self.metadata.clone(),
             body: self.body.clone(),
             decoded: Mutex::new(self.decoded.lock().clone()),
+            memo: OnceLock::new(),
             _type: PhantomData,
         }
     }
@@ -236,7 +268,7 @@ impl<'de, K, B: CompactBody> Deserialize<'de> for Compact<K, B> {
     /// the rest of the object is scanned, not built.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: Box<RawValue> = Deserialize::deserialize(deserializer)?;
-        Compact::from_boxed(raw.into()).map_err(D::Error::custom)
+        Compact::from_checked(raw.into()).map_err(D::Error::custom)
     }
 }
 
@@ -275,7 +307,10 @@ impl<K, B: CompactBody> crate::Object for Compact<K, B> {
         &self.metadata
     }
 
+    /// The metadata, to change (a transform); forgets the entry's
+    /// [`memo`](Compact::memo), which may depend on it.
     fn meta_mut(&mut self) -> &mut ObjectMeta {
+        self.memo = OnceLock::new();
         &mut self.metadata
     }
 }
@@ -439,6 +474,49 @@ mod tests {
             list.items[0].decode().unwrap().metadata.name.as_deref(),
             Some("web-1")
         );
+    }
+
+    #[test]
+    fn a_memo_is_computed_once_kept_and_forgotten_when_the_metadata_changes() {
+        let mut compact = Compact::<Pod>::from_json(POD).unwrap();
+        let mut runs = 0;
+        assert_eq!(
+            compact.memo(|| {
+                runs += 1;
+                7_u32
+            }),
+            Some(&7)
+        );
+        assert_eq!(
+            compact.memo(|| {
+                runs += 1;
+                8_u32
+            }),
+            Some(&7)
+        );
+        assert_eq!(runs, 1);
+        assert_eq!(compact.memo(|| "another type"), None);
+        compact.meta_mut().labels = None;
+        assert_eq!(compact.memo(|| 9_u32), Some(&9));
+        assert_eq!(compact.clone().memo(|| 10_u32), Some(&10));
+    }
+
+    #[test]
+    fn metadata_found_by_the_scanner_or_by_a_full_parse_is_the_same() {
+        let scanned: Compact<Pod> = serde_json::from_str(POD).unwrap();
+        assert_eq!(
+            scanned.meta(),
+            Compact::<Pod>::from_json(POD).unwrap().meta()
+        );
+        // A key spelled with an escape: the scanner does not see it, the
+        // full parse does.
+        let escaped = r#"{"kind":"Pod","\u006detadata":{"name":"x","namespace":"n"}}"#;
+        let parsed: Compact<Pod> = serde_json::from_str(escaped).unwrap();
+        assert_eq!(parsed.name(), Some("x"));
+        let without: Compact<Pod> = serde_json::from_str(r#"{"kind":"Pod"}"#).unwrap();
+        assert_eq!(without.meta(), &ObjectMeta::default());
+        let bad: Result<Compact<Pod>, _> = serde_json::from_str(r#"{"metadata":{"name":7}}"#);
+        assert!(bad.is_err());
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub mod decode;
 mod dynamic_object;
 pub mod field_selector;
 mod group_version;
+pub mod json_scan;
 pub mod label_selector;
 mod list_options;
 mod object;

@@ -132,6 +132,19 @@ where
             .collect()
     }
 
+    /// The objects `index_name` files under `value`, decoded (an unknown
+    /// index, or the first object that does not decode, is the error).
+    /// Index functions over metadata find them without decoding; see
+    /// [`decoded_indexers`](crate::decoded_indexers) for functions over
+    /// the whole object.
+    pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
+        self.lister
+            .by_index(index_name, value)?
+            .iter()
+            .map(|compact| self.decoded(meta_namespace_key(&**compact), compact))
+            .collect()
+    }
+
     /// The compact objects matching `selector`: keys and metadata, no
     /// decode.
     pub fn list_metadata(&self, selector: &LabelSelector) -> Vec<Arc<Compact<K, B>>> {

@@ -124,6 +124,7 @@
 /// chosen includes them.
 #[rustfmt::skip]
 pub mod builtin;
+mod compact_index;
 mod compact_lister;
 mod decoding_handler;
 mod erased_reflector;
@@ -150,6 +151,7 @@ mod sync_signal;
 mod transform;
 mod wait;
 
+pub use compact_index::decoded_indexers;
 pub use compact_lister::{CompactLister, DEFAULT_DECODED_CAPACITY, DecodedCacheStats};
 pub use decoding_handler::DecodingHandler;
 pub use error::Error;

@@ -70,6 +70,17 @@ impl<K: Object + Send + Sync + 'static> Lister<K> {
         })
     }
 
+    /// The cached objects `index_name` files under `value` (the indexer's
+    /// `ByIndex`); an unknown index is an error.
+    pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
+        self.indexer
+            .by_index(index_name, value)
+            .map_err(|source| Error::Store {
+                informer: self.resource.to_string(),
+                source,
+            })
+    }
+
     /// The objects of one namespace (client-go's `Pods(namespace)`).
     pub fn namespace(&self, namespace: impl Into<String>) -> NamespaceLister<K> {
         NamespaceLister {

@@ -63,7 +63,6 @@ mod event_stream;
 mod idle_timer;
 mod list_decoder;
 mod lister_watcher;
-mod managed_fields;
 mod pager;
 mod watch_decoder;
 mod watch_stream;

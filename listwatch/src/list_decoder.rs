@@ -6,8 +6,8 @@ use std::marker::PhantomData;
 use clientgo_apimachinery::{DecodeError, ObjectList};
 use serde::de::DeserializeOwned;
 
-use crate::managed_fields::{ObjectAt, managed_fields_member};
 use crate::watch_decoder::FrameError;
+use clientgo_apimachinery::json_scan::{ObjectAt, managed_fields_member};
 
 /// The most bytes a list's envelope (everything but its items: kind,
 /// apiVersion, metadata) may take.

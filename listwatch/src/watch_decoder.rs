@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use clientgo_apimachinery::{DecodeError, WatchEvent};
 use serde::de::DeserializeOwned;
 
-use crate::managed_fields::{ObjectAt, managed_fields_member};
+use clientgo_apimachinery::json_scan::{ObjectAt, managed_fields_member};
 
 /// The largest event accepted by default: 16 MiB. The API server limits
 /// objects to about 1.5 MiB in etcd, so a bigger frame is a broken or

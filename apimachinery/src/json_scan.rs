@@ -1,6 +1,8 @@
-//! Finding `metadata.managedFields` in an object's JSON, so the decoders
-//! can leave it out before decoding when the caller will drop it anyway
-//! (the informer factory's `strip_managed_fields`). Building the field
+//! Finding a member in an object's JSON without parsing it: the
+//! `metadata` of an object, so [`Compact`](crate::Compact) parses only
+//! that; and `metadata.managedFields`, so the list and watch decoders can
+//! leave it out before decoding when the caller will drop it anyway (the
+//! informer factory's `strip_managed_fields`). Building the field
 //! manager's `fieldsV1` trees costs a third of a pod's decode time and,
 //! once dropped, leaves holes in the heap; not building them costs one
 //! scan of the bytes before `managedFields` and one copy of the rest.
@@ -14,7 +16,7 @@ use std::ops::Range;
 
 /// Where the object sits in the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ObjectAt {
+pub enum ObjectAt {
     /// The bytes are the object (a list item).
     Root,
     /// The bytes are a watch event; the object is its `object` member.
@@ -24,7 +26,7 @@ pub(crate) enum ObjectAt {
 /// The bytes to remove to leave out `metadata.managedFields` of the object:
 /// the member with one adjoining comma, so what remains is valid JSON.
 /// `None` when there is none (or the bytes are not what they should be).
-pub(crate) fn managed_fields_member(json: &[u8], at: ObjectAt) -> Option<Range<usize>> {
+pub fn managed_fields_member(json: &[u8], at: ObjectAt) -> Option<Range<usize>> {
     let root = skip_whitespace(json, 0)?;
     let object = match at {
         ObjectAt::Root => root,
@@ -33,6 +35,15 @@ pub(crate) fn managed_fields_member(json: &[u8], at: ObjectAt) -> Option<Range<u
     let metadata = find_member(json, object, b"metadata")?.value.start;
     let member = find_member(json, metadata, b"managedFields")?;
     Some(member.removal)
+}
+
+/// The bytes of the value of the object's top-level member `key` (`None`
+/// when there is none, or the bytes are not what they should be). Scans
+/// only up to the end of that member. The key is compared as written, so
+/// a key spelled with escapes is not found.
+pub fn member_value(json: &[u8], key: &[u8]) -> Option<Range<usize>> {
+    let root = skip_whitespace(json, 0)?;
+    Some(find_member(json, root, key)?.value)
 }
 
 /// One member of an object.
@@ -213,6 +224,18 @@ mod tests {
             without(&event, ObjectAt::EventObject).unwrap(),
             json!({"type": "MODIFIED", "object": {"apiVersion": "v1", "metadata": {"name": "a"}, "data": {"managedFields": "kept"}}})
         );
+    }
+
+    #[test]
+    fn finds_a_top_level_member_value() {
+        let json = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","labels":{"x":"}"}},"spec":{"metadata":1}}"#;
+        let range = member_value(json, b"metadata").unwrap();
+        assert_eq!(&json[range], br#"{"name":"a","labels":{"x":"}"}}"#);
+        assert_eq!(
+            member_value(br#"{"spec":{"metadata":{}}}"#, b"metadata"),
+            None
+        );
+        assert_eq!(member_value(br#"{"metadata":"#, b"metadata"), None);
     }
 
     #[test]

@@ -1,0 +1,69 @@
+//! Index functions over whole compact objects (`decoded_indexers`) decode
+//! each object version once, at ingest: never again when the store
+//! recomputes an old object's values on update and delete.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::sync::Arc;
+
+use clientgo_apimachinery::{Compact, compact_decodes};
+use clientgo_informers::{CompactLister, decoded_indexers};
+use clientgo_store::IndexFunc;
+use k8s_openapi::api::core::v1::ConfigMap;
+use support::*;
+
+fn by_value() -> IndexFunc<ConfigMap> {
+    Arc::new(|map: &ConfigMap| {
+        Ok(map
+            .data
+            .as_ref()
+            .and_then(|data| data.get("v"))
+            .cloned()
+            .into_iter()
+            .collect())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whole_object_indexes_decode_each_version_once() {
+    let server = seeded(20).await;
+    let before = compact_decodes().decodes;
+    let informer = informer::<Compact<ConfigMap>>(
+        &server,
+        fast_options().indexers(decoded_indexers([("by-v".to_string(), by_value())])),
+    );
+    let running = Running::start(informer.clone());
+    running.synced().await;
+    assert_eq!(
+        compact_decodes().decodes - before,
+        20,
+        "one per object at ingest"
+    );
+
+    let mut last = String::new();
+    for index in 0..10 {
+        last = update(&server, &format!("cm-{index:05}"), "changed");
+    }
+    delete(&server, "cm-00019");
+    informer.wait_for_resource_version(&last).await.unwrap();
+    let cache = informer.indexer().clone();
+    wait_until("the delete", move || cache.len() == 19).await;
+    assert_eq!(
+        compact_decodes().decodes - before,
+        30,
+        "one per new version; none for old versions or the delete"
+    );
+
+    let lister = CompactLister::new(informer.lister(), 16);
+    let changed = lister.by_index("by-v", "changed").unwrap();
+    assert_eq!(changed.len(), 10);
+    assert!(
+        changed
+            .iter()
+            .all(|map| map.data.as_ref().unwrap()["v"] == "changed")
+    );
+    assert_eq!(lister.by_index("by-v", "0").unwrap().len(), 9);
+    assert!(lister.by_index("no-such-index", "x").is_err());
+    running.stop().await;
+}
