@@ -85,6 +85,11 @@ pub struct Compact<K, B: CompactBody = Json> {
     body: B,
     decoded: Mutex<Weak<K>>,
     memo: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// The `apiVersion` and `kind` of the list the object came in
+    /// ([`fill_type_from_list`](crate::Object::fill_type_from_list)),
+    /// given to the decoded object, which keeps them only if it has none
+    /// (a `DynamicObject` from a list of a built-in type).
+    list_type: Option<&'static ListType>,
     _type: PhantomData<fn() -> K>,
 }
 
@@ -124,6 +129,7 @@ impl<K, B: CompactBody> Compact<K, B> {
             body: B::from_json(json),
             decoded: Mutex::new(Weak::new()),
             memo: OnceLock::new(),
+            list_type: None,
             _type: PhantomData,
         }
     }
@@ -213,6 +219,9 @@ impl<K: DeserializeOwned + crate::Object, B: CompactBody> Compact<K, B> {
         })?;
         DECODES.fetch_add(1, Ordering::Relaxed);
         *object.meta_mut() = self.metadata.clone();
+        if let Some(list_type) = self.list_type {
+            object.fill_type_from_list(&list_type.api_version, &list_type.kind);
+        }
         let object = Arc::new(object);
         *decoded = Arc::downgrade(&object);
         Ok(object)
@@ -246,6 +255,7 @@ impl<K, B: CompactBody> Clone for Compact<K, B> {
             body: self.body.clone(),
             decoded: Mutex::new(self.decoded.lock().clone()),
             memo: OnceLock::new(),
+            list_type: self.list_type,
             _type: PhantomData,
         }
     }
@@ -312,6 +322,43 @@ impl<K, B: CompactBody> crate::Object for Compact<K, B> {
     fn meta_mut(&mut self) -> &mut ObjectMeta {
         self.memo = OnceLock::new();
         &mut self.metadata
+    }
+
+    /// Kept for the decode, which hands it to `K` (a `DynamicObject` from
+    /// a list of a built-in type has neither, as the server leaves them
+    /// out). Each distinct list type is stored once for the process, so
+    /// an entry pays one pointer.
+    fn fill_type_from_list(&mut self, list_api_version: &str, list_kind: &str) {
+        if !list_api_version.is_empty() {
+            self.list_type = Some(ListType::interned(list_api_version, list_kind));
+        }
+    }
+}
+
+/// A list's `apiVersion` and `kind`, one per distinct pair for the
+/// process (there are as many as resource types listed).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ListType {
+    api_version: String,
+    kind: String,
+}
+
+impl ListType {
+    fn interned(api_version: &str, kind: &str) -> &'static ListType {
+        static SEEN: Mutex<Vec<&'static ListType>> = Mutex::new(Vec::new());
+        let mut seen = SEEN.lock();
+        if let Some(found) = seen
+            .iter()
+            .find(|known| known.api_version == api_version && known.kind == kind)
+        {
+            return found;
+        }
+        let leaked: &'static ListType = Box::leak(Box::new(ListType {
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+        }));
+        seen.push(leaked);
+        leaked
     }
 }
 
@@ -517,6 +564,20 @@ mod tests {
         assert_eq!(without.meta(), &ObjectMeta::default());
         let bad: Result<Compact<Pod>, _> = serde_json::from_str(r#"{"metadata":{"name":7}}"#);
         assert!(bad.is_err());
+    }
+
+    #[test]
+    fn a_dynamic_object_from_a_list_of_a_built_in_type_gets_the_list_type() {
+        let item = r#"{"metadata":{"name":"a","namespace":"n"},"spec":{}}"#;
+        let mut compact = Compact::<crate::DynamicObject>::from_json(item).unwrap();
+        compact.fill_type_from_list("v1", "PodList");
+        let object = compact.decode().unwrap();
+        assert_eq!(object.kind.as_deref(), Some("Pod"));
+        assert_eq!(object.api_version.as_deref(), Some("v1"));
+        // A typed object ignores it.
+        let mut pod = Compact::<Pod>::from_json(item).unwrap();
+        pod.fill_type_from_list("v1", "PodList");
+        assert_eq!(pod.decode().unwrap().metadata.name.as_deref(), Some("a"));
     }
 
     #[test]

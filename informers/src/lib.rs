@@ -77,6 +77,7 @@
 //! | [`Lister`], [`NamespaceLister`] | `GenericLister`, generated listers | reads of the cache |
 //! | [`SharedInformerFactory`] | generated `sharedInformerFactory` | one informer per type |
 //! | [`DynamicSharedInformerFactory`] | `dynamicinformer` | informers of any resource |
+//! | [`CompactDynamicSharedInformerFactory`] | none | the same, objects kept compact |
 //! | [`MetadataSharedInformerFactory`] | `metadatainformer` | metadata-only informers |
 //! | [`wait_for_cache_sync`] | `WaitForCacheSync` | a sync barrier with a typed error |
 //! | [`InformerMetricsProvider`] | the same | FIFO depth, latency, resourceVersion, per handler |
@@ -172,8 +173,8 @@ pub use metrics::{
 pub use pending_queue::HandlerQueue;
 pub use registration::ResourceEventHandlerRegistration;
 pub use resource_informer_factory::{
-    DynamicSharedInformerFactory, FactoryObject, MetadataSharedInformerFactory,
-    ResourceInformerFactory,
+    CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory, FactoryObject,
+    MetadataSharedInformerFactory, ResourceInformerFactory,
 };
 pub use sync_signal::SyncChanges;
 pub use transform::{MetadataTransform, strip_managed_fields, transform_metadata};

@@ -8,7 +8,8 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use clientgo_apimachinery::{
-    ApiResource, DynamicObject, GroupVersionResource, Object, PartialObjectMetadata,
+    ApiResource, Compact, CompactBody, DynamicObject, GroupVersionResource, Json, Object,
+    PartialObjectMetadata,
 };
 use clientgo_rest::{ResourceClient, RestClient};
 use serde::de::DeserializeOwned;
@@ -26,11 +27,16 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for clientgo_apimachinery::DynamicObject {}
     impl Sealed for clientgo_apimachinery::PartialObjectMetadata {}
+    impl<B: clientgo_apimachinery::CompactBody> Sealed
+        for clientgo_apimachinery::Compact<clientgo_apimachinery::DynamicObject, B>
+    {
+    }
 }
 
 /// The object types a [`ResourceInformerFactory`] caches:
-/// [`DynamicObject`] (whole objects of any resource) and
-/// [`PartialObjectMetadata`] (metadata only).
+/// [`DynamicObject`] (whole objects of any resource),
+/// [`PartialObjectMetadata`] (metadata only) and `Compact<DynamicObject, B>`
+/// (whole objects kept compact).
 pub trait FactoryObject:
     Object + DeserializeOwned + Clone + Send + Sync + 'static + sealed::Sealed
 {
@@ -69,9 +75,28 @@ impl FactoryObject for PartialObjectMetadata {
     }
 }
 
+impl<B: CompactBody> FactoryObject for Compact<DynamicObject, B> {
+    const FLAVOUR: &'static str = "compact-dynamic";
+
+    fn client(
+        client: RestClient,
+        resource: ApiResource,
+        namespace: Option<&str>,
+    ) -> ResourceClient<Self> {
+        ResourceClient::with_resource(client, resource, namespace)
+    }
+}
+
 /// Informers of any resource as [`DynamicObject`]s: for resources known
 /// only at run time (custom resources, resources named on a command line).
 pub type DynamicSharedInformerFactory = ResourceInformerFactory<DynamicObject>;
+
+/// [`DynamicSharedInformerFactory`] keeping compact objects
+/// (`Compact<DynamicObject, B>`: JSON plus parsed metadata, decoded into a
+/// `DynamicObject` on demand, with the list's type when the server left it
+/// out of the items).
+pub type CompactDynamicSharedInformerFactory<B = Json> =
+    ResourceInformerFactory<Compact<DynamicObject, B>>;
 
 /// Informers that cache only metadata (the server's
 /// `as=PartialObjectMetadata` form): names, labels, annotations, owners,

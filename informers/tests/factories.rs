@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::{
-    ApiResource, DynamicObject, GroupResource, GroupVersionKind, GroupVersionResource,
+    ApiResource, DynamicObject, GroupResource, GroupVersionKind, GroupVersionResource, Json,
     LabelSelector, PartialObjectMetadata,
 };
 use clientgo_informers::{
-    DynamicSharedInformerFactory, Error, InformerFactoryOptions, MetadataSharedInformerFactory,
-    ResourceEventHandlerFuncs, SharedInformerFactory, SyncFailure, wait_for_cache_sync,
+    CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory, Error,
+    InformerFactoryOptions, MetadataSharedInformerFactory, ResourceEventHandlerFuncs,
+    SharedInformerFactory, SyncFailure, wait_for_cache_sync,
 };
 use clientgo_rest::{PostParams, ResourceClient};
 use clientgo_testing::{TestApiServer, Verb, custom_resource_definition, realistic_pod};
@@ -216,6 +217,47 @@ async fn the_metadata_informer_caches_only_metadata() {
         assert!(object.metadata.name.is_some() && object.metadata.labels.is_some());
     }
     factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_compact_dynamic_informer_decodes_built_in_objects_with_their_type() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    for index in 0..5 {
+        server
+            .storage()
+            .create(
+                &GroupResource::new("", "pods"),
+                "default",
+                realistic_pod(index, "default"),
+            )
+            .unwrap();
+    }
+    // Watch-list items carry their type; list items of a built-in type do
+    // not (the real server's form), so the list's type must reach the
+    // decode.
+    for use_watch_list in [false, true] {
+        let factory = CompactDynamicSharedInformerFactory::<Json>::with_options(
+            client(&server),
+            InformerFactoryOptions::default().use_watch_list(use_watch_list),
+        );
+        let pods = factory.for_resource(&ApiResource::of::<Pod>());
+        let stop = CancellationToken::new();
+        factory.start(&stop);
+        factory.wait_for_cache_sync(PATIENCE).await.unwrap();
+        let cached = pods.lister().list(&LabelSelector::everything());
+        assert_eq!(cached.len(), 5);
+        for compact in &cached {
+            let object = compact.decode().unwrap();
+            assert_eq!(
+                object.kind.as_deref(),
+                Some("Pod"),
+                "watch-list {use_watch_list}"
+            );
+            assert_eq!(object.api_version.as_deref(), Some("v1"));
+            assert!(object.data["spec"]["containers"].is_array());
+        }
+        factory.shutdown().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
