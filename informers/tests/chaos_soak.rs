@@ -299,6 +299,43 @@ where
     }
 }
 
+/// Where the subjects of one factory go.
+struct SubjectSink<'a> {
+    factory_name: &'a str,
+    factory: &'a SharedInformerFactory,
+    strip: bool,
+    queue: &'a RateLimitingQueue<String>,
+    lookups: &'a mut BTreeMap<String, CacheLookup>,
+    delivered: &'a Arc<AtomicU64>,
+    subjects: &'a mut Vec<Subject>,
+}
+
+impl SubjectSink<'_> {
+    fn add<K>(&mut self, resource: &str)
+    where
+        K: k8s_openapi::Resource
+            + Object
+            + DeserializeOwned
+            + serde::Serialize
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: KnownScope,
+    {
+        let subject = subject::<K>(
+            self.factory_name,
+            self.factory,
+            resource,
+            self.strip,
+            self.queue,
+            self.lookups,
+            self.delivered,
+        );
+        self.subjects.push(subject);
+    }
+}
+
 /// How far an informer is from the server: keys missing from the cache,
 /// keys the server no longer has, older resourceVersions, other contents.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -564,65 +601,26 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let mut lookups = BTreeMap::new();
     let mut subjects = Vec::new();
     for (name, strip, factory) in &factories {
+        let mut soak = SubjectSink {
+            factory_name: name,
+            factory,
+            strip: *strip,
+            queue: &queue,
+            lookups: &mut lookups,
+            delivered: &delivered,
+            subjects: &mut subjects,
+        };
         if *name == "compact" {
             // The same informers keeping objects compact: JSON and
             // metadata, decoded when the checks serialize them.
-            subjects.push(subject::<Compact<Pod>>(
-                name,
-                factory,
-                "pods",
-                *strip,
-                &queue,
-                &mut lookups,
-                &delivered,
-            ));
-            subjects.push(subject::<Compact<ConfigMap>>(
-                name,
-                factory,
-                "configmaps",
-                *strip,
-                &queue,
-                &mut lookups,
-                &delivered,
-            ));
-            subjects.push(subject::<Compact<Deployment>>(
-                name,
-                factory,
-                "deployments",
-                *strip,
-                &queue,
-                &mut lookups,
-                &delivered,
-            ));
-            continue;
+            soak.add::<Compact<Pod>>("pods");
+            soak.add::<Compact<ConfigMap>>("configmaps");
+            soak.add::<Compact<Deployment>>("deployments");
+        } else {
+            soak.add::<Pod>("pods");
+            soak.add::<ConfigMap>("configmaps");
+            soak.add::<Deployment>("deployments");
         }
-        subjects.push(subject::<Pod>(
-            name,
-            factory,
-            "pods",
-            *strip,
-            &queue,
-            &mut lookups,
-            &delivered,
-        ));
-        subjects.push(subject::<ConfigMap>(
-            name,
-            factory,
-            "configmaps",
-            *strip,
-            &queue,
-            &mut lookups,
-            &delivered,
-        ));
-        subjects.push(subject::<Deployment>(
-            name,
-            factory,
-            "deployments",
-            *strip,
-            &queue,
-            &mut lookups,
-            &delivered,
-        ));
     }
 
     // The controller: two workers reconcile keys from the caches, never

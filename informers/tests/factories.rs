@@ -188,10 +188,10 @@ async fn wait_for_cache_sync_names_the_forbidden_informer_and_its_403() {
     factory.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_metadata_informer_caches_only_metadata() {
+/// A server holding `count` realistic pods in `default`.
+async fn server_with_pods(count: usize) -> TestApiServer {
     let server = TestApiServer::builder().start().await.unwrap();
-    for index in 0..5 {
+    for index in 0..count {
         server
             .storage()
             .create(
@@ -201,6 +201,12 @@ async fn the_metadata_informer_caches_only_metadata() {
             )
             .unwrap();
     }
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metadata_informer_caches_only_metadata() {
+    let server = server_with_pods(5).await;
     let factory = MetadataSharedInformerFactory::new(client(&server), Duration::ZERO);
     let pods = factory.for_resource(&ApiResource::of::<Pod>());
     let stop = CancellationToken::new();
@@ -221,17 +227,7 @@ async fn the_metadata_informer_caches_only_metadata() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_compact_dynamic_informer_decodes_built_in_objects_with_their_type() {
-    let server = TestApiServer::builder().start().await.unwrap();
-    for index in 0..5 {
-        server
-            .storage()
-            .create(
-                &GroupResource::new("", "pods"),
-                "default",
-                realistic_pod(index, "default"),
-            )
-            .unwrap();
-    }
+    let server = server_with_pods(5).await;
     // Watch-list items carry their type; list items of a built-in type do
     // not (the real server's form), so the list's type must reach the
     // decode.

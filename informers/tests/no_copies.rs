@@ -75,27 +75,9 @@ fn key<K: Object>(pod: &K) -> String {
 }
 
 /// What the test runs with: `CountedPod` or `Compact<CountedPod>`.
-trait TestPod:
-    Object
-    + Clone
-    + serde::de::DeserializeOwned
-    + k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-    + Send
-    + Sync
-    + 'static
-{
-}
+trait TestPod: support::TestObject + Clone {}
 
-impl<K> TestPod for K where
-    K: Object
-        + Clone
-        + serde::de::DeserializeOwned
-        + k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-        + Send
-        + Sync
-        + 'static
-{
-}
+impl<K: support::TestObject + Clone> TestPod for K {}
 
 /// Every object the cache holds is the very `Arc` the handler was given
 /// last for its key.
