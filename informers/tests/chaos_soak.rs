@@ -208,14 +208,7 @@ fn subject<K>(
     delivered: &Arc<AtomicU64>,
 ) -> Subject
 where
-    K: k8s_openapi::Resource
-        + Object
-        + DeserializeOwned
-        + serde::Serialize
-        + Clone
-        + Send
-        + Sync
-        + 'static,
+    K: SoakObject,
     K::Scope: KnownScope,
 {
     let informer: SharedIndexInformer<K> = factory.informer_for::<K>();
@@ -299,6 +292,24 @@ where
     }
 }
 
+/// What an informer of the soak caches: a typed object, whole or compact.
+trait SoakObject:
+    k8s_openapi::Resource + Object + DeserializeOwned + serde::Serialize + Clone + Send + Sync + 'static
+{
+}
+
+impl<K> SoakObject for K where
+    K: k8s_openapi::Resource
+        + Object
+        + DeserializeOwned
+        + serde::Serialize
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Where the subjects of one factory go.
 struct SubjectSink<'a> {
     factory_name: &'a str,
@@ -313,14 +324,7 @@ struct SubjectSink<'a> {
 impl SubjectSink<'_> {
     fn add<K>(&mut self, resource: &str)
     where
-        K: k8s_openapi::Resource
-            + Object
-            + DeserializeOwned
-            + serde::Serialize
-            + Clone
-            + Send
-            + Sync
-            + 'static,
+        K: SoakObject,
         K::Scope: KnownScope,
     {
         let subject = subject::<K>(
