@@ -152,11 +152,6 @@ impl<K, B: CompactBody> Compact<K, B> {
             .downcast_ref::<T>()
     }
 
-    /// The parsed metadata (without `managedFields`).
-    pub fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-
     /// Bytes this entry holds on the heap: the JSON, and the metadata's
     /// strings, maps and lists (an estimate that leaves out allocator
     /// overhead).

@@ -50,13 +50,17 @@ where
         .map(|(position, name)| {
             let functions = Arc::clone(&functions);
             let index: IndexFunc<Compact<K, B>> = Arc::new(move |compact: &Compact<K, B>| {
-                let compute = || GroupValues {
+                let kept = compact.memo(|| GroupValues {
                     group,
                     values: values_of(compact, &functions),
-                };
-                let values = match compact.memo(compute) {
+                });
+                let values = match kept {
                     Some(kept) if kept.group == group => kept.values[position].clone(),
-                    _ => compute().values[position].clone(),
+                    // The entry keeps another group's values: this one
+                    // function, unkept.
+                    _ => values_of(compact, &functions[position..=position])
+                        .into_vec()
+                        .swap_remove(0),
                 };
                 values.map_err(IndexFuncError)
             });

@@ -110,11 +110,7 @@ where
     /// Every cached object matching `selector`, decoded (the first object
     /// that does not decode is the error).
     pub fn list(&self, selector: &LabelSelector) -> Result<Vec<Arc<K>>, Error> {
-        self.lister
-            .list(selector)
-            .iter()
-            .map(|compact| self.decoded(meta_namespace_key(&**compact), compact))
-            .collect()
+        self.decoded_all(&self.lister.list(selector))
     }
 
     /// Every cached object of `namespace` matching `selector`, decoded
@@ -124,12 +120,7 @@ where
         namespace: &str,
         selector: &LabelSelector,
     ) -> Result<Vec<Arc<K>>, Error> {
-        self.lister
-            .namespace(namespace)
-            .list(selector)
-            .iter()
-            .map(|compact| self.decoded(meta_namespace_key(&**compact), compact))
-            .collect()
+        self.decoded_all(&self.lister.namespace(namespace).list(selector))
     }
 
     /// The objects `index_name` files under `value`, decoded (an unknown
@@ -138,11 +129,7 @@ where
     /// [`decoded_indexers`](crate::decoded_indexers) for functions over
     /// the whole object.
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
-        self.lister
-            .by_index(index_name, value)?
-            .iter()
-            .map(|compact| self.decoded(meta_namespace_key(&**compact), compact))
-            .collect()
+        self.decoded_all(&self.lister.by_index(index_name, value)?)
     }
 
     /// The compact objects matching `selector`: keys and metadata, no
@@ -178,14 +165,22 @@ where
         }
     }
 
+    /// Each of `compacts` decoded, in order; the first failure is the
+    /// error.
+    fn decoded_all(&self, compacts: &[Arc<Compact<K, B>>]) -> Result<Vec<Arc<K>>, Error> {
+        compacts
+            .iter()
+            .map(|compact| self.decoded(meta_namespace_key(&**compact), compact))
+            .collect()
+    }
+
     fn decoded(&self, key: String, compact: &Compact<K, B>) -> Result<Arc<K>, Error> {
-        let resource_version = compact.resource_version().map(str::to_string);
         {
             let mut cache = self.cache.lock();
             cache.clock += 1;
             let now = cache.clock;
             if let Some(entry) = cache.entries.get_mut(&key)
-                && entry.resource_version == resource_version
+                && entry.resource_version.as_deref() == compact.resource_version()
             {
                 entry.used = now;
                 let object = Arc::clone(&entry.object);
@@ -215,7 +210,7 @@ where
         cache.entries.insert(
             key,
             DecodedEntry {
-                resource_version,
+                resource_version: compact.resource_version().map(str::to_string),
                 object: Arc::clone(&object),
                 used,
             },

@@ -102,6 +102,30 @@ impl ClientKind {
         ClientKind::ALL.into_iter().find(|kind| kind.name() == name)
     }
 
+    /// How a clientgo-rs client's informer lists and what it keeps (list
+    /// then watch, full pods, for anything else).
+    fn clientgo_mode(self) -> clientgo::Mode {
+        use clientgo::Mode;
+        match self {
+            ClientKind::ClientgoWatchList => Mode::WatchList,
+            ClientKind::ClientgoStrip => Mode::Strip,
+            ClientKind::ClientgoCompact => Mode::Compact {
+                watch_list: false,
+                lz4: false,
+            },
+            ClientKind::ClientgoCompactWatchList => Mode::Compact {
+                watch_list: true,
+                lz4: false,
+            },
+            ClientKind::ClientgoCompactLz4 => Mode::Compact {
+                watch_list: false,
+                lz4: true,
+            },
+            ClientKind::ClientgoCompactTyped => Mode::CompactTyped,
+            _ => Mode::List,
+        }
+    }
+
     /// The kube-rs configuration a clientgo-rs client is compared with: the
     /// streaming one for watch-list, the default one otherwise.
     pub fn kube_rs_counterpart(self) -> ClientKind {
@@ -147,37 +171,7 @@ pub fn run(kind: ClientKind, plan: &ClientPlan) -> Result<Figures, BoxError> {
             match kind {
                 ClientKind::KubeRs => runtime.block_on(kube_rs::run(plan, false))?,
                 ClientKind::KubeRsStreaming => runtime.block_on(kube_rs::run(plan, true))?,
-                ClientKind::ClientgoWatchList => {
-                    runtime.block_on(clientgo::run(plan, clientgo::Mode::WatchList))?
-                }
-                ClientKind::ClientgoStrip => {
-                    runtime.block_on(clientgo::run(plan, clientgo::Mode::Strip))?
-                }
-                ClientKind::ClientgoCompact => runtime.block_on(clientgo::run(
-                    plan,
-                    clientgo::Mode::Compact {
-                        watch_list: false,
-                        lz4: false,
-                    },
-                ))?,
-                ClientKind::ClientgoCompactWatchList => runtime.block_on(clientgo::run(
-                    plan,
-                    clientgo::Mode::Compact {
-                        watch_list: true,
-                        lz4: false,
-                    },
-                ))?,
-                ClientKind::ClientgoCompactLz4 => runtime.block_on(clientgo::run(
-                    plan,
-                    clientgo::Mode::Compact {
-                        watch_list: false,
-                        lz4: true,
-                    },
-                ))?,
-                ClientKind::ClientgoCompactTyped => {
-                    runtime.block_on(clientgo::run(plan, clientgo::Mode::CompactTyped))?
-                }
-                _ => runtime.block_on(clientgo::run(plan, clientgo::Mode::List))?,
+                _ => runtime.block_on(clientgo::run(plan, kind.clientgo_mode()))?,
             }
         }
     };

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::{Compact, compact_decodes};
+use clientgo_apimachinery::{Compact, Object, compact_decodes};
 use clientgo_apimachinery::{GroupResource, LabelSelector};
 use clientgo_examples::{
     Arguments, COMMON_FLAGS_HELP, CommonFlags, Connection, EmbeddedOptions, Failure, Progress,
@@ -454,7 +454,7 @@ async fn compare_with_server(
             .map(|pod| {
                 (
                     meta_namespace_key(pod.as_ref()),
-                    pod.metadata().resource_version.clone().unwrap_or_default(),
+                    pod.resource_version().unwrap_or_default().to_string(),
                 )
             })
             .collect();
