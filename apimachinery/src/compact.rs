@@ -37,6 +37,10 @@ use serde_json::value::RawValue;
 
 use crate::compact_body::{CompactBody, Json};
 
+mod record;
+
+pub use record::CompactRecordError;
+
 static DECODES: AtomicU64 = AtomicU64::new(0);
 static DECODE_ERRORS: AtomicU64 = AtomicU64::new(0);
 static COPIES: AtomicU64 = AtomicU64::new(0);

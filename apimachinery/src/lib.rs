@@ -59,7 +59,9 @@ pub mod validation;
 mod watch_event;
 
 pub use api_resource::{ApiResource, KnownScope, PathError, SegmentProblem, check_path_segment};
-pub use compact::{Compact, CompactDecodeError, CompactDecodes, compact_decodes};
+pub use compact::{
+    Compact, CompactDecodeError, CompactDecodes, CompactRecordError, compact_decodes,
+};
 pub use compact_body::{CompactBody, Json, Lz4};
 pub use decode::{DecodeError, DecodeErrorKind, from_json_slice};
 pub use dynamic_object::DynamicObject;

@@ -36,6 +36,7 @@ use crate::metrics::{InformerMetrics, InformerMetricsProvider};
 use crate::processor::Processor;
 use crate::registration::ResourceEventHandlerRegistration;
 use crate::sync_signal::{SyncChanges, SyncSignal};
+use crate::warm_restart::{SnapshotCounters, SnapshotFile, SnapshotStats, Snapshotting};
 
 /// Listener ids are unique across informers, so a registration from one
 /// informer never removes another's handler.
@@ -49,7 +50,12 @@ type Launcher<K> = Box<
 
 /// What `run` takes from the setup: the reflector's builder, its
 /// options and the transform.
-type Launch<K> = (Launcher<K>, ReflectorOptions<K>, Option<TransformFunc<K>>);
+type Launch<K> = (
+    Launcher<K>,
+    ReflectorOptions<K>,
+    Option<TransformFunc<K>>,
+    Option<Snapshotting<K>>,
+);
 
 /// What may change until the informer starts.
 struct Setup<K> {
@@ -60,6 +66,7 @@ struct Setup<K> {
     watch_error_handler: Option<WatchErrorHandler>,
     reflector_options: Option<ReflectorOptions<K>>,
     launcher: Option<Launcher<K>>,
+    snapshot: Option<Snapshotting<K>>,
 }
 
 struct Inner<K> {
@@ -92,6 +99,10 @@ struct Inner<K> {
     /// informers made from a client: a 404 then tells a resource that does
     /// not exist from one about to.
     discovery: OnceLock<clientgo_rest::RestClient>,
+    /// The ListerWatcher's identity (server, resource, namespace,
+    /// selectors), recorded in and checked against snapshots.
+    source_identity: String,
+    snapshot_counters: Arc<SnapshotCounters>,
 }
 
 impl<K> Drop for Inner<K> {
@@ -247,6 +258,7 @@ where
             .name
             .clone()
             .unwrap_or_else(|| lister_watcher.describe());
+        let source_identity = lister_watcher.identity();
         let launcher: Launcher<K> = Box::new(move |store, reflector_options| {
             Arc::new(Reflector::new(lister_watcher, store, reflector_options))
         });
@@ -275,6 +287,7 @@ where
                     watch_error_handler: options.reflector.watch_error_handler.clone(),
                     reflector_options: Some(options.reflector),
                     launcher: Some(launcher),
+                    snapshot: options.snapshot,
                 }),
                 fifo: OnceLock::new(),
                 reflector: OnceLock::new(),
@@ -287,6 +300,8 @@ where
                 metrics_provider: options.metrics,
                 clock,
                 discovery: OnceLock::new(),
+                source_identity,
+                snapshot_counters: Arc::new(SnapshotCounters::default()),
             }),
         }
     }
@@ -349,9 +364,16 @@ where
 
     async fn run_inner(&self, cancel: CancellationToken) {
         let inner = &self.inner;
-        let Some((launcher, mut reflector_options, transform)) = self.begin() else {
+        let Some((launcher, mut reflector_options, transform, snapshotting)) = self.begin() else {
             return;
         };
+        let snapshot_file = snapshotting.map(|snapshotting| {
+            SnapshotFile::new(snapshotting, &inner.name, &inner.source_identity)
+        });
+        if let Some(file) = &snapshot_file {
+            file.load_into(&mut reflector_options, &inner.snapshot_counters)
+                .await;
+        }
         let mut fifo_options = RealFifoOptions::default().name(inner.name.clone());
         if let Some(transform) = &transform {
             fifo_options = fifo_options.transform(Arc::clone(transform));
@@ -392,6 +414,11 @@ where
             returned: false,
         };
         tracing::debug!("started");
+        if let Some(file) = &snapshot_file
+            && !file.interval().is_zero()
+        {
+            tokio::spawn(self.save_periodically(file.clone(), Arc::clone(&fifo), cancel.clone()));
+        }
 
         loop {
             let started = Instant::now();
@@ -417,9 +444,39 @@ where
         if let Err(error) = reflector_task.await {
             tracing::error!(%error, "the reflector's task failed");
         }
+        if let Some(file) = &snapshot_file
+            && fifo.has_synced()
+        {
+            file.save(&inner.indexer, &inner.snapshot_counters).await;
+        }
         self.finish(inner.processor.listeners()).await;
         guard.returned = true;
         tracing::debug!("stopped");
+    }
+
+    /// Saves the cache every interval while synced, until `cancel` fires.
+    fn save_periodically(
+        &self,
+        file: SnapshotFile<K>,
+        fifo: Arc<RealFifo<K>>,
+        cancel: CancellationToken,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let inner = Arc::downgrade(&self.inner);
+        async move {
+            let mut ticks = tokio::time::interval(file.interval());
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                tokio::select! {
+                    () = cancel.cancelled() => return,
+                    _ = ticks.tick() => {}
+                }
+                let Some(inner) = inner.upgrade() else { return };
+                if fifo.has_synced() {
+                    file.save(&inner.indexer, &inner.snapshot_counters).await;
+                }
+            }
+        }
     }
 
     /// Marks the informer started and hands out what the run needs; `None`
@@ -447,7 +504,12 @@ where
         if options.name.is_none() {
             options.name = Some(self.inner.name.clone());
         }
-        Some((launcher, options, setup.transform.clone()))
+        Some((
+            launcher,
+            options,
+            setup.transform.clone(),
+            setup.snapshot.take(),
+        ))
     }
 
     /// Stops every handler, waits for their threads, marks the informer
@@ -829,6 +891,13 @@ where
             .reflector
             .get()
             .and_then(|reflector| reflector.last_error())
+    }
+
+    /// Counters of the informer's snapshots (warm restart): loaded,
+    /// refused, written. All zero without
+    /// [`snapshot`](SharedIndexInformerOptions::snapshot).
+    pub fn snapshot_stats(&self) -> SnapshotStats {
+        self.inner.snapshot_counters.read()
     }
 
     /// Counters of the informer's work.

@@ -10,6 +10,8 @@ use clientgo_reflector::ReflectorOptions;
 use clientgo_store::{Indexers, TransformFunc, namespace_indexers};
 
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
+use crate::snapshot::{SnapshotObject, SnapshotOptions};
+use crate::warm_restart::Snapshotting;
 
 /// How a [`SharedIndexInformer`](crate::SharedIndexInformer) is built.
 ///
@@ -22,6 +24,7 @@ use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
 /// | `transform` | none | `SetTransform` |
 /// | `reflector` | the reflector's defaults (watch-list on, backoff 800 ms to 30 s) | the same |
 /// | `metrics` | nothing recorded | `InformerMetricsProvider` |
+/// | `snapshot` | none: every start lists | none (warm restart is ours) |
 pub struct SharedIndexInformerOptions<K> {
     /// The name in logs, metrics and sync errors.
     pub name: Option<String>,
@@ -39,6 +42,9 @@ pub struct SharedIndexInformerOptions<K> {
     pub reflector: ReflectorOptions<K>,
     /// Creates the informer's and its handlers' metrics.
     pub metrics: Arc<dyn InformerMetricsProvider>,
+    /// Saves the cache to disk and resumes from it at the next start
+    /// (warm restart); set with [`snapshot`](Self::snapshot).
+    pub(crate) snapshot: Option<Snapshotting<K>>,
 }
 
 impl<K: Object + 'static> Default for SharedIndexInformerOptions<K> {
@@ -51,6 +57,7 @@ impl<K: Object + 'static> Default for SharedIndexInformerOptions<K> {
             transform: None,
             reflector: ReflectorOptions::default(),
             metrics: Arc::new(NoopMetricsProvider),
+            snapshot: None,
         }
     }
 }
@@ -66,6 +73,10 @@ impl<K> fmt::Debug for SharedIndexInformerOptions<K> {
             .field("indexers", &indexes)
             .field("transform", &self.transform.is_some())
             .field("reflector", &self.reflector)
+            .field(
+                "snapshot",
+                &self.snapshot.as_ref().map(|snapshot| &snapshot.options),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -117,6 +128,20 @@ impl<K> SharedIndexInformerOptions<K> {
     #[must_use]
     pub fn metrics(mut self, metrics: Arc<dyn InformerMetricsProvider>) -> Self {
         self.metrics = metrics;
+        self
+    }
+
+    /// Saves the cache in `options.dir` and resumes from it at the next
+    /// start instead of listing (warm restart; see
+    /// [`SnapshotOptions`] and the crate documentation). Needs objects
+    /// that can be saved: [`Compact`](clientgo_apimachinery::Compact)
+    /// entries, typed or dynamic.
+    #[must_use]
+    pub fn snapshot(mut self, options: SnapshotOptions) -> Self
+    where
+        K: SnapshotObject,
+    {
+        self.snapshot = Some(Snapshotting::new(options));
         self
     }
 }

@@ -148,9 +148,11 @@ mod pending_queue;
 mod processor;
 mod registration;
 mod resource_informer_factory;
+mod snapshot;
 mod sync_signal;
 mod transform;
 mod wait;
+mod warm_restart;
 
 pub use compact_index::decoded_indexers;
 pub use compact_lister::{CompactLister, DEFAULT_DECODED_CAPACITY, DecodedCacheStats};
@@ -176,6 +178,7 @@ pub use resource_informer_factory::{
     CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory, FactoryObject,
     MetadataSharedInformerFactory, ResourceInformerFactory,
 };
+pub use snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotError, SnapshotObject, SnapshotOptions};
 pub use sync_signal::SyncChanges;
 pub use transform::{MetadataTransform, strip_managed_fields, transform_metadata};
 pub use wait::{
@@ -183,6 +186,7 @@ pub use wait::{
     UnsyncedInformer, healing, wait_for_cache_sync, wait_for_cache_sync_with, wait_until_synced,
     wait_until_synced_with,
 };
+pub use warm_restart::SnapshotStats;
 
 // Re-exported so handlers and options can be written with this crate alone.
 pub use clientgo_apimachinery as apimachinery;

@@ -52,6 +52,16 @@ pub trait ListerWatcher<K>: Send + Sync {
 
     /// A name for logs: the resource, and the namespace if scoped.
     fn describe(&self) -> String;
+
+    /// What this source is, as precisely as it can say: the server, the
+    /// resource, the namespace and the selectors every request carries.
+    /// Two sources with the same identity serve the same objects, so a
+    /// cache saved from one may be resumed from the other (warm restart);
+    /// anything that changes what is listed must change it. The default is
+    /// [`describe`](Self::describe).
+    fn identity(&self) -> String {
+        self.describe()
+    }
 }
 
 /// A hook that adjusts the options of every list and watch (label and field
@@ -220,5 +230,18 @@ where
             Some(namespace) => format!("{} in {namespace}", self.client.resource()),
             None => self.client.resource().to_string(),
         }
+    }
+
+    /// The server's URL, the resource's path and the selectors the tweak
+    /// sets (label, field), as one line.
+    fn identity(&self) -> String {
+        let selectors = self.options(&ListOptions::default());
+        format!(
+            "{} {} labels={:?} fields={:?}",
+            self.client.client().base_url(),
+            self.describe(),
+            selectors.label_selector.unwrap_or_default(),
+            selectors.field_selector.unwrap_or_default(),
+        )
     }
 }

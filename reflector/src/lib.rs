@@ -125,6 +125,7 @@ mod options;
 mod recovery;
 mod reflector;
 mod resource_version;
+mod resume;
 mod resync_timer;
 mod stats;
 mod watch;
@@ -133,9 +134,10 @@ mod watch_list;
 pub use backoff::BackoffOptions;
 pub use error::Error;
 pub use options::{
-    DEFAULT_EXPECTED_BOOKMARK_INTERVAL, MIN_DEFAULT_IDLE_TIMEOUT, MIN_WATCH_TIMEOUT,
-    ReflectorOptions, ShouldResync, WatchErrorHandler,
+    DEFAULT_EXPECTED_BOOKMARK_INTERVAL, DEFAULT_RESUME_SETTLE, MIN_DEFAULT_IDLE_TIMEOUT,
+    MIN_WATCH_TIMEOUT, ReflectorOptions, ShouldResync, WatchErrorHandler,
 };
 pub use reflector::{Reflector, ReflectorMode};
 pub use resource_version::{WaitError, compare_resource_versions};
+pub use resume::ResumePoint;
 pub use stats::ReflectorStats;

@@ -86,8 +86,7 @@ where
                 self.state.lock().paginated_result = true;
             }
             let count = listed.items.len();
-            self.store
-                .replace(listed.items, &listed.resource_version)
+            self.replace_store(listed.items, &listed.resource_version)
                 .map_err(|source| Error::Store {
                     resource: self.name.clone(),
                     operation: "replace",

@@ -8,6 +8,8 @@ use std::time::Duration;
 use clientgo_apimachinery::clock::{Clock, RealClock};
 use clientgo_store::{KnownObjects, TransformFunc};
 
+use crate::resume::ResumePoint;
+
 use crate::backoff::BackoffOptions;
 use crate::error::Error;
 
@@ -19,6 +21,10 @@ pub const MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(300);
 /// How often an API server is expected to send bookmarks on an idle watch
 /// (the watch cache sends one about every minute).
 pub const DEFAULT_EXPECTED_BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+
+/// How long a resumed watch must be quiet for its replay to count as
+/// consumed (see [`ReflectorOptions::resume_settle`]).
+pub const DEFAULT_RESUME_SETTLE: Duration = Duration::from_millis(100);
 
 /// The least idle timeout the default allows.
 pub const MIN_DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -43,6 +49,8 @@ pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 /// | `page_size` | 500 for lists at "" or "0", else unpaginated | `WatchListPageSize` |
 /// | `watch_idle_timeout` | max(2 × expected bookmark interval, 90 s) = 120 s, once bookmarks were seen | none |
 /// | `max_internal_error_retry_duration` | zero: a 500 ends the watch and relists | the same |
+/// | `resume_from` | none: the first sync lists (or watch-lists) | none (warm restart is not in client-go) |
+/// | `resume_settle` | 100 ms | none |
 pub struct ReflectorOptions<K> {
     /// The name in logs and errors; the ListerWatcher's description when
     /// unset.
@@ -92,6 +100,12 @@ pub struct ReflectorOptions<K> {
     /// The clock for backoff resets, resync bookkeeping and watch
     /// durations.
     pub clock: Arc<dyn Clock>,
+    /// A saved state to resume from instead of the first list (warm
+    /// restart; see [`ResumePoint`]).
+    pub resume_from: Option<ResumePoint<K>>,
+    /// When resuming, the watch's replay counts as consumed once nothing
+    /// has arrived for this long (or at its first bookmark).
+    pub resume_settle: Duration,
 }
 
 impl<K> Default for ReflectorOptions<K> {
@@ -111,6 +125,8 @@ impl<K> Default for ReflectorOptions<K> {
             watch_error_handler: None,
             known_objects: None,
             clock: Arc::new(RealClock),
+            resume_from: None,
+            resume_settle: DEFAULT_RESUME_SETTLE,
         }
     }
 }
@@ -132,6 +148,8 @@ impl<K> Clone for ReflectorOptions<K> {
             watch_error_handler: self.watch_error_handler.clone(),
             known_objects: self.known_objects.clone(),
             clock: Arc::clone(&self.clock),
+            resume_from: self.resume_from.clone(),
+            resume_settle: self.resume_settle,
         }
     }
 }
@@ -159,6 +177,14 @@ impl<K> fmt::Debug for ReflectorOptions<K> {
             .field("watch_error_handler", &self.watch_error_handler.is_some())
             .field("known_objects", &self.known_objects.is_some())
             .field("clock", &self.clock)
+            .field(
+                "resume_from",
+                &self
+                    .resume_from
+                    .as_ref()
+                    .map(|point| &point.resource_version),
+            )
+            .field("resume_settle", &self.resume_settle)
             .finish()
     }
 }
@@ -264,6 +290,22 @@ impl<K> ReflectorOptions<K> {
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Resumes from `point` instead of the first list (see
+    /// [`ResumePoint`]).
+    #[must_use]
+    pub fn resume_from(mut self, point: ResumePoint<K>) -> Self {
+        self.resume_from = Some(point);
+        self
+    }
+
+    /// Sets how long a resumed watch must be quiet for its replay to count
+    /// as consumed.
+    #[must_use]
+    pub fn resume_settle(mut self, settle: Duration) -> Self {
+        self.resume_settle = settle;
         self
     }
 

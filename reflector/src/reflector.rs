@@ -20,6 +20,7 @@ use crate::error::Error;
 use crate::options::ReflectorOptions;
 use crate::recovery::{self, Action, Decision, Ended, Outcome, RetryState};
 use crate::resource_version::{ResourceVersionTracker, WaitError};
+use crate::resume::{ResumeEnd, ResumePoint};
 use crate::stats::{Counters, ReflectorStats};
 use crate::watch_list::WatchListEnd;
 
@@ -45,6 +46,8 @@ pub enum ReflectorMode {
     WatchList,
     /// The last sync was a list (watch-list off, unsupported or failed).
     ListWatch,
+    /// The last sync resumed a saved state with a watch (warm restart).
+    Resumed,
 }
 
 impl fmt::Display for ReflectorMode {
@@ -53,6 +56,7 @@ impl fmt::Display for ReflectorMode {
             ReflectorMode::NotSynced => "not synced",
             ReflectorMode::WatchList => "watch-list",
             ReflectorMode::ListWatch => "list and watch",
+            ReflectorMode::Resumed => "resumed",
         })
     }
 }
@@ -95,6 +99,12 @@ pub struct Reflector<K, L> {
     /// does a silent watch mean a dead connection, and the idle timeout
     /// apply.
     periodic_bookmarks: AtomicBool,
+    /// The saved state the first sync resumes from (taken when used).
+    resume: Mutex<Option<ResumePoint<K>>>,
+    /// A saved state whose resume was refused (410): replaced into the
+    /// store just before the next sync's own replace, so that handlers
+    /// hear of objects deleted meanwhile as tombstones.
+    prelude: Mutex<Option<ResumePoint<K>>>,
 }
 
 impl<K, L> fmt::Debug for Reflector<K, L> {
@@ -118,8 +128,9 @@ where
     pub fn new(
         lister_watcher: L,
         store: Arc<dyn ReflectorStore<K>>,
-        options: ReflectorOptions<K>,
+        mut options: ReflectorOptions<K>,
     ) -> Self {
+        let resume = options.resume_from.take();
         let name = options
             .name
             .clone()
@@ -140,6 +151,8 @@ where
             random: Mutex::new(Random::new()),
             stopped: CancellationToken::new(),
             periodic_bookmarks: AtomicBool::new(false),
+            resume: Mutex::new(resume),
+            prelude: Mutex::new(None),
         }
     }
 
@@ -196,6 +209,28 @@ where
         backoff: &mut Backoff,
     ) -> Result<(), Error> {
         let mut stream = None;
+        let resume = self.resume.lock().take();
+        if let Some(point) = resume {
+            match self.resume(&point, cancel).await {
+                ResumeEnd::Synced(live) => {
+                    self.watch(Some(live), cancel, backoff).await;
+                    return Ok(());
+                }
+                ResumeEnd::Expired => {
+                    Counters::bump(&self.counters.resume_fallbacks);
+                    tracing::info!(
+                        resource_version = %point.resource_version,
+                        "the saved state's resourceVersion is gone; listing"
+                    );
+                    *self.prelude.lock() = Some(point);
+                }
+                ResumeEnd::Retry => {
+                    *self.resume.lock() = Some(point);
+                    return Ok(());
+                }
+                ResumeEnd::Stopped => return Ok(()),
+            }
+        }
         if self.options.use_watch_list && self.lister_watcher.supports_watch_list() {
             match self.watch_list(cancel, backoff).await {
                 WatchListEnd::Synced(live) => stream = Some(live),
@@ -246,6 +281,24 @@ where
             Action::Relist => Step::Relist,
             Action::FallBackToList => Step::FallBack,
         }
+    }
+
+    /// Replaces the store with a sync's result. A saved state whose resume
+    /// was refused goes in first, so the store's handlers are told about
+    /// it and then, by this replace, about what changed since (objects
+    /// deleted meanwhile become tombstones), as if the process had never
+    /// stopped.
+    pub(crate) fn replace_store(
+        &self,
+        objects: Vec<Arc<K>>,
+        resource_version: &str,
+    ) -> Result<(), clientgo_store::StoreError> {
+        let prelude = self.prelude.lock().take();
+        if let Some(prelude) = prelude {
+            self.store
+                .replace(prelude.objects, &prelude.resource_version)?;
+        }
+        self.store.replace(objects, resource_version)
     }
 
     /// Records a sync (a list or a watch-list's bookmark) at

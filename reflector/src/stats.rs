@@ -29,6 +29,11 @@ pub struct ReflectorStats {
     pub errors: u64,
     /// Resyncs of the store.
     pub resyncs: u64,
+    /// Syncs resumed from a saved state by a watch (no list).
+    pub resumes: u64,
+    /// Resumes refused with 410 Gone (or an expired resourceVersion),
+    /// followed by a list.
+    pub resume_fallbacks: u64,
 }
 
 #[derive(Debug, Default)]
@@ -44,6 +49,8 @@ pub(crate) struct Counters {
     pub(crate) backoffs: AtomicU64,
     pub(crate) errors: AtomicU64,
     pub(crate) resyncs: AtomicU64,
+    pub(crate) resumes: AtomicU64,
+    pub(crate) resume_fallbacks: AtomicU64,
 }
 
 impl Counters {
@@ -65,6 +72,8 @@ impl Counters {
             backoffs: read(&self.backoffs),
             errors: read(&self.errors),
             resyncs: read(&self.resyncs),
+            resumes: read(&self.resumes),
+            resume_fallbacks: read(&self.resume_fallbacks),
         }
     }
 }

@@ -150,7 +150,7 @@ where
                     let resource_version = bookmark.resource_version().to_string();
                     let count = objects.len();
                     let items: Vec<Arc<K>> = objects.into_values().collect();
-                    if let Err(source) = self.store.replace(items, &resource_version) {
+                    if let Err(source) = self.replace_store(items, &resource_version) {
                         self.report(Error::Store {
                             resource: self.name.clone(),
                             operation: "replace",

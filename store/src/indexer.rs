@@ -186,6 +186,12 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
         self.store.add_indexers(indexers)
     }
 
+    /// Every object and the resourceVersion the cache reflects, read under
+    /// one lock (a consistent pair: what a snapshot of the cache records).
+    pub fn list_with_resource_version(&self) -> (Vec<Arc<K>>, String) {
+        self.store.list_with_resource_version()
+    }
+
     /// Visits every object under the read lock without copying the list.
     pub fn for_each(&self, read: impl FnMut(&str, &Arc<K>)) {
         self.store.for_each(read);
@@ -391,6 +397,8 @@ mod tests {
         assert_eq!(store.len(), 2);
         assert!(Store::get_by_key(&store, "a/old").is_none());
         assert_eq!(store.last_store_sync_resource_version(), "20");
+        let (objects, resource_version) = store.list_with_resource_version();
+        assert_eq!((objects.len(), resource_version.as_str()), (2, "20"));
         store.bookmark("25").unwrap();
         assert_eq!(store.last_store_sync_resource_version(), "25");
         store.resync().unwrap();

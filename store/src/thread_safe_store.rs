@@ -106,6 +106,17 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         self.inner.read().items.values().cloned().collect()
     }
 
+    /// Every object and the resourceVersion they reflect, read under one
+    /// lock, so the pair is consistent: the objects are exactly the state
+    /// after the write or bookmark that set the resourceVersion.
+    pub fn list_with_resource_version(&self) -> (Vec<Arc<K>>, String) {
+        let inner = self.inner.read();
+        (
+            inner.items.values().cloned().collect(),
+            inner.resource_version.clone(),
+        )
+    }
+
     /// Every key.
     pub fn list_keys(&self) -> Vec<String> {
         self.inner

@@ -1,0 +1,540 @@
+//! Snapshots of an informer's cache on disk, for warm restarts: the file
+//! format, writing it atomically and reading it back with every check.
+//!
+//! **Format** (version 1), all integers little-endian:
+//!
+//! | part | bytes |
+//! |---|---|
+//! | magic | `clientgo-rs snapshot\n` |
+//! | header length | u32 |
+//! | header | JSON: format version, record format, source identity, resourceVersion, object count |
+//! | records, one per object | u32 length, then the record ([`SnapshotObject`]) |
+//! | checksum | u64: FNV-1a of everything before it |
+//!
+//! **Writing** goes to `<file>.tmp`, which is synced and then renamed over
+//! the file (and the directory synced), so a crash at any point leaves
+//! either the previous snapshot or the new one, never a mix.
+//!
+//! **Reading** refuses, with a [`SnapshotError`] naming why, anything that
+//! is not exactly a snapshot of this source in this format: a missing or
+//! different magic, another format version, another record format or
+//! source identity (server, resource, namespace, selectors, object type,
+//! transform), a wrong checksum, a cut-off file or a record that does not
+//! read back. A refused snapshot is never partly used.
+
+use std::fs::{self, File};
+use std::hash::Hasher;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::{Compact, CompactBody};
+use serde::{Deserialize, Serialize};
+
+/// The bytes a snapshot file starts with.
+const MAGIC: &[u8] = b"clientgo-rs snapshot\n";
+
+/// The version of the layout above.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 1;
+
+/// A header larger than this is damage, not a header.
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// An object that can be written into a snapshot and read back.
+pub trait SnapshotObject: Sized {
+    /// Names the record format; a snapshot written with another is refused.
+    const RECORD_FORMAT: &'static str;
+
+    /// Appends this object's record to `out`.
+    fn write_record(&self, out: &mut Vec<u8>) -> Result<(), String>;
+
+    /// Reads an object back from its record.
+    fn read_record(record: &[u8]) -> Result<Self, String>;
+}
+
+/// Compact entries are written as their parsed metadata and their JSON as
+/// received (decompressed): nothing is decoded to write or read them.
+impl<K, B: CompactBody> SnapshotObject for Compact<K, B> {
+    const RECORD_FORMAT: &'static str = "compact-record-1";
+
+    fn write_record(&self, out: &mut Vec<u8>) -> Result<(), String> {
+        Compact::write_record(self, out).map_err(|error| error.to_string())
+    }
+
+    fn read_record(record: &[u8]) -> Result<Self, String> {
+        Compact::from_record(record).map_err(|error| error.to_string())
+    }
+}
+
+/// Where and how often an informer saves its cache.
+///
+/// | setting | default |
+/// |---|---|
+/// | `dir` | (required) |
+/// | `interval` | 60 s, and once more when the informer stops |
+/// | `settle` | 100 ms ([`ReflectorOptions::resume_settle`](clientgo_reflector::ReflectorOptions::resume_settle)) |
+/// | `transform_id` | "" |
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotOptions {
+    /// The directory the informer's snapshot file is kept in (created if
+    /// missing). One file per informer, named after it.
+    pub dir: PathBuf,
+    /// How often the cache is saved while the informer runs (zero: only
+    /// when it stops).
+    pub interval: Duration,
+    /// On resume, how long the watch must be quiet for its replay to count
+    /// as consumed.
+    pub settle: Duration,
+    /// Names the informer's transform. A transform changes what is cached,
+    /// so a snapshot written under another transform is refused: change
+    /// this whenever the transform changes what it keeps.
+    pub transform_id: String,
+}
+
+impl SnapshotOptions {
+    /// Snapshots in `dir`, with the defaults above.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        SnapshotOptions {
+            dir: dir.into(),
+            interval: Duration::from_secs(60),
+            settle: clientgo_reflector::DEFAULT_RESUME_SETTLE,
+            transform_id: String::new(),
+        }
+    }
+
+    /// Saves every `interval` (zero: only when the informer stops).
+    #[must_use]
+    pub fn interval(mut self, interval: Duration) -> Self {
+        self.interval = interval;
+        self
+    }
+
+    /// Sets the resume's settle time.
+    #[must_use]
+    pub fn settle(mut self, settle: Duration) -> Self {
+        self.settle = settle;
+        self
+    }
+
+    /// Names the transform (see the field).
+    #[must_use]
+    pub fn transform_id(mut self, transform_id: impl Into<String>) -> Self {
+        self.transform_id = transform_id.into();
+        self
+    }
+}
+
+/// Why a snapshot was not written or not used.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// Reading or writing the file failed.
+    #[error("snapshot {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The file is not a snapshot, or another version of the format.
+    #[error("snapshot {path}: {problem}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The snapshot is of another source or type, or written in another
+    /// record format or under another transform.
+    #[error("snapshot {path} is of {found:?}, not {expected:?}")]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+        /// What this informer is.
+        expected: String,
+        /// What the snapshot says it is.
+        found: String,
+    },
+    /// The file is shorter than its contents say, or its checksum is wrong.
+    #[error("snapshot {path} is damaged: {problem}")]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A record does not read back.
+    #[error("snapshot {path}: object {index} does not read back: {problem}")]
+    Record {
+        /// The file.
+        path: PathBuf,
+        /// The record's position.
+        index: usize,
+        /// Why.
+        problem: String,
+    },
+}
+
+/// The header of a snapshot file.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Header {
+    format_version: u32,
+    record_format: String,
+    identity: String,
+    resource_version: String,
+    objects: u64,
+}
+
+/// What [`write`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Written {
+    pub(crate) bytes: u64,
+    pub(crate) objects: usize,
+}
+
+/// A snapshot read back: the objects and the resourceVersion they reflect.
+#[derive(Debug)]
+pub(crate) struct Loaded<K> {
+    pub(crate) objects: Vec<Arc<K>>,
+    pub(crate) resource_version: String,
+}
+
+/// The snapshot file of an informer: its name made safe for a file name,
+/// with a hash of its identity so two informers of one name never share a
+/// file.
+pub(crate) fn file_for(dir: &Path, name: &str, identity: &str) -> PathBuf {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    let mut hash = fnv::FnvHasher::default();
+    hash.write(identity.as_bytes());
+    dir.join(format!("{safe}-{:016x}.snapshot", hash.finish()))
+}
+
+/// Writes `objects` at `resource_version` to `path` atomically (see the
+/// module documentation).
+pub(crate) fn write<K: SnapshotObject>(
+    path: &Path,
+    identity: &str,
+    objects: &[Arc<K>],
+    resource_version: &str,
+) -> Result<Written, SnapshotError> {
+    let io = |source| SnapshotError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let header = Header {
+        format_version: SNAPSHOT_FORMAT_VERSION,
+        record_format: K::RECORD_FORMAT.to_string(),
+        identity: identity.to_string(),
+        resource_version: resource_version.to_string(),
+        objects: objects.len() as u64,
+    };
+    let header = serde_json::to_vec(&header).map_err(|error| SnapshotError::Format {
+        path: path.to_path_buf(),
+        problem: error.to_string(),
+    })?;
+    let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len() + objects.len() * 4096);
+    out.extend_from_slice(MAGIC);
+    push_length(&mut out, header.len(), path)?;
+    out.extend_from_slice(&header);
+    let mut record = Vec::new();
+    for (index, object) in objects.iter().enumerate() {
+        record.clear();
+        object
+            .write_record(&mut record)
+            .map_err(|problem| SnapshotError::Record {
+                path: path.to_path_buf(),
+                index,
+                problem,
+            })?;
+        push_length(&mut out, record.len(), path)?;
+        out.extend_from_slice(&record);
+    }
+    let checksum = checksum(&out);
+    out.extend_from_slice(&checksum.to_le_bytes());
+
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(io)?;
+    }
+    let temporary = temporary_file(path);
+    let mut file = File::create(&temporary).map_err(io)?;
+    file.write_all(&out).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    drop(file);
+    fs::rename(&temporary, path).map_err(io)?;
+    if let Some(dir) = path.parent()
+        && let Ok(dir) = File::open(dir)
+    {
+        // Makes the rename itself durable; not every platform can sync a
+        // directory, and the snapshot is valid either way.
+        let _ = dir.sync_all();
+    }
+    Ok(Written {
+        bytes: out.len() as u64,
+        objects: objects.len(),
+    })
+}
+
+/// Where [`write`] puts the file before renaming it.
+pub(crate) fn temporary_file(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".tmp");
+    PathBuf::from(name)
+}
+
+/// Reads the snapshot at `path`, checking everything (see the module
+/// documentation). `Ok(None)` when there is no file.
+pub(crate) fn read<K: SnapshotObject>(
+    path: &Path,
+    identity: &str,
+) -> Result<Option<Loaded<K>>, SnapshotError> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(SnapshotError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let format = |problem: &str| SnapshotError::Format {
+        path: path.to_path_buf(),
+        problem: problem.to_string(),
+    };
+    let damaged = |problem: String| SnapshotError::Damaged {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let Some(body) = bytes.strip_prefix(MAGIC) else {
+        return Err(format("not a snapshot (no magic)"));
+    };
+    let mut reader = Reader { bytes: body, at: 0 };
+    let header_length = reader
+        .length()
+        .ok_or_else(|| damaged("cut off in the header".into()))?;
+    if header_length > MAX_HEADER_BYTES {
+        return Err(format("a header too large"));
+    }
+    let header = reader
+        .take(header_length)
+        .ok_or_else(|| damaged("cut off in the header".into()))?;
+    let header: Header = serde_json::from_slice(header)
+        .map_err(|error| format(&format!("a header that does not parse: {error}")))?;
+    if header.format_version != SNAPSHOT_FORMAT_VERSION {
+        return Err(format(&format!(
+            "format version {} (this build reads {SNAPSHOT_FORMAT_VERSION})",
+            header.format_version
+        )));
+    }
+    let expected = format!("{} {identity}", K::RECORD_FORMAT);
+    let found = format!("{} {}", header.record_format, header.identity);
+    if expected != found {
+        return Err(SnapshotError::Foreign {
+            path: path.to_path_buf(),
+            expected,
+            found,
+        });
+    }
+    // The checksum covers everything before it; check it before trusting
+    // any length inside.
+    let Some(split) = bytes.len().checked_sub(8) else {
+        return Err(damaged("no checksum".into()));
+    };
+    let (covered, stored) = bytes.split_at(split);
+    let stored = u64::from_le_bytes(stored.try_into().unwrap_or([0; 8]));
+    if checksum(covered) != stored {
+        return Err(damaged(
+            "the checksum does not match (cut off or changed)".into(),
+        ));
+    }
+    let records = &covered[MAGIC.len()..];
+    let mut reader = Reader {
+        bytes: records,
+        at: reader.at,
+    };
+    let count =
+        usize::try_from(header.objects).map_err(|_| format("an impossible object count"))?;
+    let mut objects = Vec::with_capacity(count.min(1 << 20));
+    for index in 0..count {
+        let record = reader
+            .length()
+            .and_then(|length| reader.take(length))
+            .ok_or_else(|| damaged(format!("cut off at object {index} of {count}")))?;
+        let object = K::read_record(record).map_err(|problem| SnapshotError::Record {
+            path: path.to_path_buf(),
+            index,
+            problem,
+        })?;
+        objects.push(Arc::new(object));
+    }
+    if reader.at != records.len() {
+        return Err(damaged("bytes after the last object".into()));
+    }
+    Ok(Some(Loaded {
+        objects,
+        resource_version: header.resource_version,
+    }))
+}
+
+fn push_length(out: &mut Vec<u8>, length: usize, path: &Path) -> Result<(), SnapshotError> {
+    let length = u32::try_from(length).map_err(|_| SnapshotError::Format {
+        path: path.to_path_buf(),
+        problem: format!("a record of {length} bytes is too large"),
+    })?;
+    out.extend_from_slice(&length.to_le_bytes());
+    Ok(())
+}
+
+fn checksum(bytes: &[u8]) -> u64 {
+    let mut hash = fnv::FnvHasher::default();
+    hash.write(bytes);
+    hash.finish()
+}
+
+/// Reads lengths and byte runs, never past the end.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, length: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(length)?;
+        let taken = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(taken)
+    }
+
+    fn length(&mut self) -> Option<usize> {
+        let bytes: [u8; 4] = self.take(4)?.try_into().ok()?;
+        usize::try_from(u32::from_le_bytes(bytes)).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clientgo_apimachinery::Object;
+    use k8s_openapi::api::core::v1::Pod;
+
+    type Entry = Compact<Pod>;
+
+    fn entries(count: usize) -> Vec<Arc<Entry>> {
+        (0..count)
+            .map(|i| {
+                let json = format!(
+                    r#"{{"metadata":{{"name":"p{i}","namespace":"n","resourceVersion":"{i}"}},"spec":{{"containers":[]}}}}"#
+                );
+                Arc::new(Entry::from_json(&json).expect("valid"))
+            })
+            .collect()
+    }
+
+    fn written(dir: &Path) -> (PathBuf, Vec<u8>) {
+        let path = file_for(dir, "pods", "server pods");
+        write(&path, "server pods", &entries(3), "42").expect("written");
+        let bytes = fs::read(&path).expect("readable");
+        (path, bytes)
+    }
+
+    #[test]
+    fn a_snapshot_reads_back_as_written() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (path, _) = written(dir.path());
+        let loaded = read::<Entry>(&path, "server pods")
+            .expect("valid")
+            .expect("present");
+        assert_eq!(loaded.resource_version, "42");
+        let names: Vec<_> = loaded
+            .objects
+            .iter()
+            .map(|o| o.meta().name.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(names, ["p0", "p1", "p2"]);
+        assert!(!temporary_file(&path).exists());
+    }
+
+    #[test]
+    fn no_file_is_no_snapshot() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("absent.snapshot");
+        assert!(read::<Entry>(&path, "x").expect("not an error").is_none());
+    }
+
+    #[test]
+    fn every_damage_is_a_typed_refusal() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (path, bytes) = written(dir.path());
+        let refused = |bytes: &[u8]| {
+            fs::write(&path, bytes).expect("writable");
+            read::<Entry>(&path, "server pods").expect_err("refused")
+        };
+        // Cut off anywhere.
+        for cut in [
+            0,
+            5,
+            MAGIC.len() + 2,
+            MAGIC.len() + 30,
+            bytes.len() / 2,
+            bytes.len() - 1,
+        ] {
+            let error = refused(&bytes[..cut]);
+            assert!(
+                matches!(
+                    error,
+                    SnapshotError::Format { .. } | SnapshotError::Damaged { .. }
+                ),
+                "cut at {cut}: {error}"
+            );
+        }
+        // One byte changed anywhere after the header.
+        for at in [bytes.len() / 2, bytes.len() - 12, bytes.len() - 1] {
+            let mut changed = bytes.clone();
+            changed[at] ^= 0x20;
+            assert!(
+                matches!(refused(&changed), SnapshotError::Damaged { .. }),
+                "at {at}"
+            );
+        }
+        // Another version of the format.
+        let text =
+            String::from_utf8_lossy(&bytes).replace("\"formatVersion\":1", "\"formatVersion\":9");
+        assert!(matches!(
+            refused(text.as_bytes()),
+            SnapshotError::Format { .. }
+        ));
+        // Not a snapshot at all.
+        assert!(matches!(
+            refused(b"{\"kind\":\"PodList\"}"),
+            SnapshotError::Format { .. }
+        ));
+    }
+
+    #[test]
+    fn another_source_is_refused() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (path, _) = written(dir.path());
+        let error = read::<Entry>(&path, "another-server pods").expect_err("refused");
+        assert!(matches!(error, SnapshotError::Foreign { .. }), "{error}");
+    }
+
+    #[test]
+    fn file_names_are_safe_and_differ_by_identity() {
+        let dir = Path::new("/snapshots");
+        let a = file_for(dir, "pods in kube-system/../x", "a");
+        let b = file_for(dir, "pods in kube-system/../x", "b");
+        assert_ne!(a, b);
+        assert_eq!(a.parent(), Some(dir));
+    }
+}

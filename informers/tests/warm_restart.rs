@@ -1,0 +1,303 @@
+//! Warm restart: an informer saves its cache and a later one (a process
+//! restart, played by a new informer over the same directory) resumes
+//! from it with a watch instead of a list, against the test server's real
+//! watch semantics (replay within the history, 410 after compaction).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clientgo_apimachinery::{Compact, LabelSelector, Object};
+use clientgo_informers::{SharedIndexInformer, SnapshotOptions};
+use clientgo_reflector::ReflectorMode;
+use clientgo_testing::{TestApiServer, Verb};
+use k8s_openapi::api::core::v1::ConfigMap;
+use support::{Recorder, Running, Seen, create, delete, fast_options, informer, seeded, update};
+
+type Cm = Compact<ConfigMap>;
+
+/// Snapshot options for the tests: written only when an informer stops.
+fn snapshots(dir: &Path) -> SnapshotOptions {
+    SnapshotOptions::new(dir).interval(Duration::ZERO)
+}
+
+fn snapshotting(server: &TestApiServer, options: SnapshotOptions) -> SharedIndexInformer<Cm> {
+    informer::<Cm>(server, fast_options().snapshot(options))
+}
+
+/// Runs an informer until synced and stops it, which writes its snapshot.
+async fn first_process(server: &TestApiServer, dir: &Path) {
+    let running = Running::start(snapshotting(server, snapshots(dir)));
+    running.synced().await;
+    let informer = running.informer.clone();
+    running.stop().await;
+    assert_eq!(informer.snapshot_stats().written, 1);
+}
+
+fn names(informer: &SharedIndexInformer<Cm>) -> BTreeSet<String> {
+    informer
+        .lister()
+        .list(&LabelSelector::everything())
+        .iter()
+        .map(|o| o.name().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn snapshot_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "snapshot"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Requests that listed the resource: lists and watch-lists.
+fn listings(server: &TestApiServer) -> usize {
+    server.requests().count(Verb::List)
+        + server
+            .requests()
+            .of(Verb::Watch)
+            .iter()
+            .filter(|r| r.list_options().send_initial_events == Some(true))
+            .count()
+}
+
+/// Starts a second process's informer with a recorder registered before
+/// start, and waits until it has synced.
+async fn second_process(
+    server: &TestApiServer,
+    options: SnapshotOptions,
+) -> (Running<Cm>, Recorder<Cm>) {
+    let informer = snapshotting(server, options);
+    let recorder = Recorder::default();
+    informer.add_event_handler(recorder.clone()).unwrap();
+    let running = Running::start(informer);
+    running.synced().await;
+    (running, recorder)
+}
+
+#[tokio::test]
+async fn a_restart_with_nothing_changed_makes_no_list_request() {
+    let server = seeded(40).await;
+    let dir = tempfile::tempdir().unwrap();
+    first_process(&server, dir.path()).await;
+    let saved_at = server.storage().current_revision().to_string();
+    server.requests().clear();
+
+    let (running, recorder) = second_process(&server, snapshots(dir.path())).await;
+    let informer = &running.informer;
+    assert_eq!(listings(&server), 0, "no list or watch-list request");
+    let watches = server.requests().of(Verb::Watch);
+    assert_eq!(watches.len(), 1, "one watch: {watches:?}");
+    let options = watches[0].list_options();
+    assert_eq!(options.resource_version.as_deref(), Some(saved_at.as_str()));
+    assert_eq!(
+        options.send_initial_events, None,
+        "a plain watch, not a watch-list"
+    );
+
+    assert_eq!(names(informer).len(), 40);
+    let seen = recorder.seen();
+    assert_eq!(seen.len(), 40, "{seen:?}");
+    assert!(
+        seen.iter()
+            .all(|s| matches!(s, Seen::Add { initial: true, .. })),
+        "one initial add per object: {seen:?}"
+    );
+    let stats = informer.stats();
+    assert_eq!(stats.mode, Some(ReflectorMode::Resumed));
+    assert_eq!(stats.reflector.resumes, 1);
+    assert_eq!(stats.reflector.lists + stats.reflector.watch_lists, 0);
+    assert_eq!(informer.snapshot_stats().loaded, 1);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_restart_after_changes_delivers_what_a_list_would_have() {
+    let server = seeded(20).await;
+    let dir = tempfile::tempdir().unwrap();
+    first_process(&server, dir.path()).await;
+    create(&server, "cm-new", "web");
+    update(&server, "cm-00001", "changed");
+    delete(&server, "cm-00002");
+    server.requests().clear();
+
+    let (running, recorder) = second_process(&server, snapshots(dir.path())).await;
+    let informer = &running.informer;
+    // Synced means the replay is in: no waiting.
+    let cached = names(informer);
+    assert!(cached.contains("cm-new") && !cached.contains("cm-00002"));
+    assert_eq!(cached.len(), 20);
+    let changed = informer
+        .lister()
+        .namespace("default")
+        .get("cm-00001")
+        .unwrap();
+    let changed = changed.decode().unwrap();
+    assert_eq!(changed.data.as_ref().unwrap()["v"], "changed");
+    assert_eq!(
+        informer.last_sync_resource_version(),
+        server.storage().current_revision().to_string()
+    );
+
+    let seen = recorder.seen();
+    let added: BTreeSet<String> = seen
+        .iter()
+        .filter(|s| matches!(s, Seen::Add { initial: true, .. }))
+        .map(|s| s.name().to_string())
+        .collect();
+    assert_eq!(added, cached, "initial adds of what exists now");
+    assert_eq!(seen.len(), 20, "nothing else: {seen:?}");
+    assert_eq!(listings(&server), 0);
+    assert_eq!(informer.stats().reflector.resumes, 1);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_restart_after_compaction_relists_once_and_reports_deletions_as_tombstones() {
+    let server = seeded(10).await;
+    let dir = tempfile::tempdir().unwrap();
+    first_process(&server, dir.path()).await;
+    delete(&server, "cm-00003");
+    create(&server, "cm-late", "db");
+    server.compact_history();
+
+    let (running, recorder) = second_process(&server, snapshots(dir.path())).await;
+    let informer = running.informer.clone();
+    support::wait_until("the cache converges", || {
+        let cached = names(&informer);
+        cached.len() == 10 && cached.contains("cm-late") && !cached.contains("cm-00003")
+    })
+    .await;
+    let stats = informer.stats();
+    assert_eq!(stats.reflector.resume_fallbacks, 1);
+    assert_eq!(stats.reflector.resumes, 0);
+    assert_eq!(
+        stats.reflector.lists + stats.reflector.watch_lists,
+        1,
+        "one relist"
+    );
+    let recorder_done = recorder.clone();
+    support::wait_until("the deletion is delivered", move || {
+        recorder_done
+            .seen()
+            .iter()
+            .any(|s| matches!(s, Seen::Delete { name, tombstone: true, .. } if name == "cm-00003"))
+    })
+    .await;
+    let seen = recorder.seen();
+    let initial: BTreeSet<String> = seen
+        .iter()
+        .filter(|s| matches!(s, Seen::Add { initial: true, .. }))
+        .map(|s| s.name().to_string())
+        .collect();
+    assert!(
+        initial.contains("cm-00003"),
+        "the saved objects come first: {seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|s| matches!(s, Seen::Add { name, .. } if name == "cm-late"))
+    );
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_damaged_old_or_foreign_snapshot_is_refused_and_the_informer_lists() {
+    let server = seeded(10).await;
+    let dir = tempfile::tempdir().unwrap();
+    first_process(&server, dir.path()).await;
+    let [path] = snapshot_files(dir.path()).try_into().unwrap();
+    let valid = std::fs::read(&path).unwrap();
+
+    // A snapshot of another informer (another transform, so another
+    // source identity), renamed to this one's file.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = Running::start(snapshotting(
+        &server,
+        snapshots(other_dir.path()).transform_id("another transform"),
+    ));
+    other.synced().await;
+    other.stop().await;
+    let [other_path] = snapshot_files(other_dir.path()).try_into().unwrap();
+    let foreign = std::fs::read(other_path).unwrap();
+
+    let old_format = String::from_utf8_lossy(&valid)
+        .replacen("\"formatVersion\":1", "\"formatVersion\":0", 1)
+        .into_bytes();
+    let mut flipped = valid.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x01;
+    let cases: [(&str, Vec<u8>); 5] = [
+        ("truncated", valid[..valid.len() / 3].to_vec()),
+        ("a changed byte", flipped),
+        ("an old format", old_format),
+        ("another informer's", foreign),
+        ("not a snapshot", b"garbage".to_vec()),
+    ];
+    for (what, bytes) in cases {
+        std::fs::write(&path, &bytes).unwrap();
+        server.requests().clear();
+        let (running, _) = second_process(&server, snapshots(dir.path())).await;
+        let informer = running.informer.clone();
+        let stats = informer.snapshot_stats();
+        assert_eq!((stats.loaded, stats.rejected), (0, 1), "{what}");
+        assert_eq!(informer.stats().reflector.resumes, 0, "{what}");
+        assert_eq!(names(&informer).len(), 10, "{what}");
+        assert_eq!(listings(&server), 1, "{what}: listed instead");
+        running.stop().await;
+        // Stopping wrote a good snapshot over the bad one.
+        assert_eq!(informer.snapshot_stats().written, 1, "{what}");
+    }
+}
+
+#[tokio::test]
+async fn a_crash_while_writing_leaves_the_previous_snapshot() {
+    let server = seeded(10).await;
+    let dir = tempfile::tempdir().unwrap();
+    first_process(&server, dir.path()).await;
+    let [path] = snapshot_files(dir.path()).try_into().unwrap();
+    // What a writer killed halfway leaves: part of the next snapshot in
+    // the temporary file, the previous one untouched.
+    let mut temporary = path.clone().into_os_string();
+    temporary.push(".tmp");
+    let valid = std::fs::read(&path).unwrap();
+    std::fs::write(&temporary, &valid[..valid.len() / 2]).unwrap();
+    server.requests().clear();
+
+    let (running, _) = second_process(&server, snapshots(dir.path())).await;
+    let informer = running.informer.clone();
+    assert_eq!(informer.snapshot_stats().loaded, 1);
+    assert_eq!(informer.stats().reflector.resumes, 1);
+    assert_eq!(listings(&server), 0);
+    running.stop().await;
+    assert!(
+        !Path::new(&temporary).exists(),
+        "the next write replaced it"
+    );
+}
+
+#[tokio::test]
+async fn a_running_informer_saves_periodically() {
+    let server = seeded(5).await;
+    let dir = tempfile::tempdir().unwrap();
+    let running = Running::start(snapshotting(
+        &server,
+        SnapshotOptions::new(dir.path()).interval(Duration::from_millis(50)),
+    ));
+    running.synced().await;
+    let informer = running.informer.clone();
+    support::wait_until("two snapshots are written", || {
+        informer.snapshot_stats().written >= 2
+    })
+    .await;
+    let stats = informer.snapshot_stats();
+    assert!(stats.last_bytes > 0);
+    assert_eq!(stats.write_errors, 0);
+    running.stop().await;
+}
