@@ -332,6 +332,18 @@ impl<K, B: CompactBody> crate::Object for Compact<K, B> {
             self.list_type = Some(ListType::interned(list_api_version, list_kind));
         }
     }
+
+    /// Records of the metadata and JSON as kept
+    /// ([`write_record`](Compact::write_record)); the same format for
+    /// every body, so a snapshot written with one body reads back into
+    /// another.
+    fn record_codec() -> Option<crate::RecordCodec<Self>> {
+        Some(crate::RecordCodec {
+            format: "compact-record-1",
+            write: |entry, out| entry.write_record(out).map_err(|error| error.to_string()),
+            read: |record| Compact::from_record(record).map_err(|error| error.to_string()),
+        })
+    }
 }
 
 /// A list's `apiVersion` and `kind`, one per distinct pair for the

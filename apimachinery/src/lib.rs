@@ -54,6 +54,7 @@ mod list_options;
 mod object;
 mod object_list;
 mod partial_object_metadata;
+mod record_codec;
 pub mod status;
 pub mod validation;
 mod watch_event;
@@ -79,6 +80,7 @@ pub use partial_object_metadata::{
     META_API_VERSION, PARTIAL_OBJECT_METADATA_ACCEPT, PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
     PartialObjectMetadata, PartialObjectMetadataList,
 };
+pub use record_codec::RecordCodec;
 pub use status::{Status, StatusCause, StatusDetails, StatusReason};
 pub use watch_event::{Bookmark, BookmarkMeta, INITIAL_EVENTS_END_ANNOTATION, WatchEvent};
 

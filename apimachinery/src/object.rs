@@ -107,6 +107,17 @@ pub trait Object {
         let _ = (list_api_version, list_kind);
     }
 
+    /// How objects of this type are saved in a cache snapshot and read
+    /// back (warm restart), when they can be: `Some` for
+    /// [`Compact`](crate::Compact) entries, `None` (the default) for the
+    /// rest.
+    fn record_codec() -> Option<crate::RecordCodec<Self>>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
     /// The owner reference marked `controller: true`, if any.
     fn controller_reference(&self) -> Option<&OwnerReference> {
         self.owner_references()

@@ -12,6 +12,7 @@ use clientgo_store::{TransformFunc, namespace_indexers};
 
 use crate::informer_options::SharedIndexInformerOptions;
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
+use crate::snapshot::SnapshotOptions;
 use crate::transform::{MetadataTransform, strip_managed_fields, transform_metadata};
 use crate::wait::LastingErrors;
 
@@ -42,6 +43,10 @@ pub struct InformerFactoryOptions {
     /// error will not heal by itself: give up at once (the default) or keep
     /// waiting.
     pub lasting_errors: LastingErrors,
+    /// Save every informer's cache and resume from it at the next start
+    /// (warm restart): each informer keeps its own file in the directory.
+    /// Only informers of objects that can be saved (compact entries) do.
+    pub snapshot: Option<SnapshotOptions>,
 }
 
 impl Default for InformerFactoryOptions {
@@ -57,6 +62,7 @@ impl Default for InformerFactoryOptions {
             backoff: BackoffOptions::default(),
             metrics: Arc::new(NoopMetricsProvider),
             lasting_errors: LastingErrors::GiveUp,
+            snapshot: None,
         }
     }
 }
@@ -73,6 +79,7 @@ impl fmt::Debug for InformerFactoryOptions {
             .field("use_watch_list", &self.use_watch_list)
             .field("backoff", &self.backoff)
             .field("lasting_errors", &self.lasting_errors)
+            .field("snapshot", &self.snapshot)
             .finish_non_exhaustive()
     }
 }
@@ -118,6 +125,14 @@ impl InformerFactoryOptions {
     pub fn custom_resync_for(mut self, resource: &ApiResource, period: Duration) -> Self {
         self.custom_resync
             .insert(resource.group_version_resource(), period);
+        self
+    }
+
+    /// Saves every informer's cache and resumes from it at the next start
+    /// (see the field).
+    #[must_use]
+    pub fn snapshot(mut self, snapshot: SnapshotOptions) -> Self {
+        self.snapshot = Some(snapshot);
         self
     }
 
@@ -225,6 +240,9 @@ impl InformerFactoryOptions {
             );
         if let Some(transform) = self.transform_for::<K>() {
             options = options.transform(transform);
+        }
+        if let Some(snapshot) = &self.snapshot {
+            options = options.snapshot(snapshot.clone());
         }
         options
     }

@@ -35,8 +35,9 @@ use crate::lister::Lister;
 use crate::metrics::{InformerMetrics, InformerMetricsProvider};
 use crate::processor::Processor;
 use crate::registration::ResourceEventHandlerRegistration;
+use crate::snapshot::SnapshotOptions;
 use crate::sync_signal::{SyncChanges, SyncSignal};
-use crate::warm_restart::{SnapshotCounters, SnapshotFile, SnapshotStats, Snapshotting};
+use crate::warm_restart::{SnapshotCounters, SnapshotFile, SnapshotStats};
 
 /// Listener ids are unique across informers, so a registration from one
 /// informer never removes another's handler.
@@ -54,7 +55,7 @@ type Launch<K> = (
     Launcher<K>,
     ReflectorOptions<K>,
     Option<TransformFunc<K>>,
-    Option<Snapshotting<K>>,
+    Option<SnapshotOptions>,
 );
 
 /// What may change until the informer starts.
@@ -66,7 +67,7 @@ struct Setup<K> {
     watch_error_handler: Option<WatchErrorHandler>,
     reflector_options: Option<ReflectorOptions<K>>,
     launcher: Option<Launcher<K>>,
-    snapshot: Option<Snapshotting<K>>,
+    snapshot: Option<SnapshotOptions>,
 }
 
 struct Inner<K> {
@@ -367,8 +368,8 @@ where
         let Some((launcher, mut reflector_options, transform, snapshotting)) = self.begin() else {
             return;
         };
-        let snapshot_file = snapshotting.map(|snapshotting| {
-            SnapshotFile::new(snapshotting, &inner.name, &inner.source_identity)
+        let snapshot_file = snapshotting.and_then(|options| {
+            SnapshotFile::<K>::new(options, &inner.name, &inner.source_identity)
         });
         if let Some(file) = &snapshot_file {
             file.load_into(&mut reflector_options, &inner.snapshot_counters)

@@ -10,8 +10,7 @@ use clientgo_reflector::ReflectorOptions;
 use clientgo_store::{Indexers, TransformFunc, namespace_indexers};
 
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
-use crate::snapshot::{SnapshotObject, SnapshotOptions};
-use crate::warm_restart::Snapshotting;
+use crate::snapshot::SnapshotOptions;
 
 /// How a [`SharedIndexInformer`](crate::SharedIndexInformer) is built.
 ///
@@ -43,8 +42,10 @@ pub struct SharedIndexInformerOptions<K> {
     /// Creates the informer's and its handlers' metrics.
     pub metrics: Arc<dyn InformerMetricsProvider>,
     /// Saves the cache to disk and resumes from it at the next start
-    /// (warm restart); set with [`snapshot`](Self::snapshot).
-    pub(crate) snapshot: Option<Snapshotting<K>>,
+    /// (warm restart); only objects that can be saved are
+    /// ([`Object::record_codec`](clientgo_apimachinery::Object::record_codec):
+    /// compact entries).
+    pub snapshot: Option<SnapshotOptions>,
 }
 
 impl<K: Object + 'static> Default for SharedIndexInformerOptions<K> {
@@ -73,10 +74,7 @@ impl<K> fmt::Debug for SharedIndexInformerOptions<K> {
             .field("indexers", &indexes)
             .field("transform", &self.transform.is_some())
             .field("reflector", &self.reflector)
-            .field(
-                "snapshot",
-                &self.snapshot.as_ref().map(|snapshot| &snapshot.options),
-            )
+            .field("snapshot", &self.snapshot)
             .finish_non_exhaustive()
     }
 }
@@ -132,16 +130,14 @@ impl<K> SharedIndexInformerOptions<K> {
     }
 
     /// Saves the cache in `options.dir` and resumes from it at the next
-    /// start instead of listing (warm restart; see
-    /// [`SnapshotOptions`] and the crate documentation). Needs objects
-    /// that can be saved: [`Compact`](clientgo_apimachinery::Compact)
-    /// entries, typed or dynamic.
+    /// start instead of listing (warm restart; see [`SnapshotOptions`]).
+    /// Only objects that can be saved are:
+    /// [`Compact`](clientgo_apimachinery::Compact) entries, typed or
+    /// dynamic; for other types the informer logs a warning and lists as
+    /// usual.
     #[must_use]
-    pub fn snapshot(mut self, options: SnapshotOptions) -> Self
-    where
-        K: SnapshotObject,
-    {
-        self.snapshot = Some(Snapshotting::new(options));
+    pub fn snapshot(mut self, options: SnapshotOptions) -> Self {
+        self.snapshot = Some(options);
         self
     }
 }

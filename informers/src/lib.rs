@@ -178,7 +178,7 @@ pub use resource_informer_factory::{
     CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory, FactoryObject,
     MetadataSharedInformerFactory, ResourceInformerFactory,
 };
-pub use snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotError, SnapshotObject, SnapshotOptions};
+pub use snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotOptions};
 pub use sync_signal::SyncChanges;
 pub use transform::{MetadataTransform, strip_managed_fields, transform_metadata};
 pub use wait::{

@@ -8,7 +8,7 @@
 //! | magic | `clientgo-rs snapshot\n` |
 //! | header length | u32 |
 //! | header | JSON: format version, record format, source identity, resourceVersion, object count |
-//! | records, one per object | u32 length, then the record ([`SnapshotObject`]) |
+//! | records, one per object | u32 length, then the record ([`RecordCodec`]) |
 //! | checksum | u64: FNV-1a of everything before it |
 //!
 //! **Writing** goes to `<file>.tmp`, which is synced and then renamed over
@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{Compact, CompactBody};
+use clientgo_apimachinery::RecordCodec;
 use serde::{Deserialize, Serialize};
 
 /// The bytes a snapshot file starts with.
@@ -40,32 +40,6 @@ pub const SNAPSHOT_FORMAT_VERSION: u32 = 1;
 
 /// A header larger than this is damage, not a header.
 const MAX_HEADER_BYTES: usize = 64 * 1024;
-
-/// An object that can be written into a snapshot and read back.
-pub trait SnapshotObject: Sized {
-    /// Names the record format; a snapshot written with another is refused.
-    const RECORD_FORMAT: &'static str;
-
-    /// Appends this object's record to `out`.
-    fn write_record(&self, out: &mut Vec<u8>) -> Result<(), String>;
-
-    /// Reads an object back from its record.
-    fn read_record(record: &[u8]) -> Result<Self, String>;
-}
-
-/// Compact entries are written as their parsed metadata and their JSON as
-/// received (decompressed): nothing is decoded to write or read them.
-impl<K, B: CompactBody> SnapshotObject for Compact<K, B> {
-    const RECORD_FORMAT: &'static str = "compact-record-1";
-
-    fn write_record(&self, out: &mut Vec<u8>) -> Result<(), String> {
-        Compact::write_record(self, out).map_err(|error| error.to_string())
-    }
-
-    fn read_record(record: &[u8]) -> Result<Self, String> {
-        Compact::from_record(record).map_err(|error| error.to_string())
-    }
-}
 
 /// Where and how often an informer saves its cache.
 ///
@@ -127,7 +101,7 @@ impl SnapshotOptions {
 
 /// Why a snapshot was not written or not used.
 #[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
+pub(crate) enum SnapshotError {
     /// Reading or writing the file failed.
     #[error("snapshot {path}: {source}")]
     Io {
@@ -222,7 +196,8 @@ pub(crate) fn file_for(dir: &Path, name: &str, identity: &str) -> PathBuf {
 
 /// Writes `objects` at `resource_version` to `path` atomically (see the
 /// module documentation).
-pub(crate) fn write<K: SnapshotObject>(
+pub(crate) fn write<K>(
+    codec: RecordCodec<K>,
     path: &Path,
     identity: &str,
     objects: &[Arc<K>],
@@ -234,7 +209,7 @@ pub(crate) fn write<K: SnapshotObject>(
     };
     let header = Header {
         format_version: SNAPSHOT_FORMAT_VERSION,
-        record_format: K::RECORD_FORMAT.to_string(),
+        record_format: codec.format.to_string(),
         identity: identity.to_string(),
         resource_version: resource_version.to_string(),
         objects: objects.len() as u64,
@@ -250,13 +225,11 @@ pub(crate) fn write<K: SnapshotObject>(
     let mut record = Vec::new();
     for (index, object) in objects.iter().enumerate() {
         record.clear();
-        object
-            .write_record(&mut record)
-            .map_err(|problem| SnapshotError::Record {
-                path: path.to_path_buf(),
-                index,
-                problem,
-            })?;
+        (codec.write)(object, &mut record).map_err(|problem| SnapshotError::Record {
+            path: path.to_path_buf(),
+            index,
+            problem,
+        })?;
         push_length(&mut out, record.len(), path)?;
         out.extend_from_slice(&record);
     }
@@ -294,7 +267,8 @@ pub(crate) fn temporary_file(path: &Path) -> PathBuf {
 
 /// Reads the snapshot at `path`, checking everything (see the module
 /// documentation). `Ok(None)` when there is no file.
-pub(crate) fn read<K: SnapshotObject>(
+pub(crate) fn read<K>(
+    codec: RecordCodec<K>,
     path: &Path,
     identity: &str,
 ) -> Result<Option<Loaded<K>>, SnapshotError> {
@@ -337,7 +311,7 @@ pub(crate) fn read<K: SnapshotObject>(
             header.format_version
         )));
     }
-    let expected = format!("{} {identity}", K::RECORD_FORMAT);
+    let expected = format!("{} {identity}", codec.format);
     let found = format!("{} {}", header.record_format, header.identity);
     if expected != found {
         return Err(SnapshotError::Foreign {
@@ -371,7 +345,7 @@ pub(crate) fn read<K: SnapshotObject>(
             .length()
             .and_then(|length| reader.take(length))
             .ok_or_else(|| damaged(format!("cut off at object {index} of {count}")))?;
-        let object = K::read_record(record).map_err(|problem| SnapshotError::Record {
+        let object = (codec.read)(record).map_err(|problem| SnapshotError::Record {
             path: path.to_path_buf(),
             index,
             problem,
@@ -425,10 +399,14 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clientgo_apimachinery::Object;
+    use clientgo_apimachinery::{Compact, Object};
     use k8s_openapi::api::core::v1::Pod;
 
     type Entry = Compact<Pod>;
+
+    fn codec() -> RecordCodec<Entry> {
+        Entry::record_codec().expect("compact entries can be saved")
+    }
 
     fn entries(count: usize) -> Vec<Arc<Entry>> {
         (0..count)
@@ -443,7 +421,7 @@ mod tests {
 
     fn written(dir: &Path) -> (PathBuf, Vec<u8>) {
         let path = file_for(dir, "pods", "server pods");
-        write(&path, "server pods", &entries(3), "42").expect("written");
+        write(codec(), &path, "server pods", &entries(3), "42").expect("written");
         let bytes = fs::read(&path).expect("readable");
         (path, bytes)
     }
@@ -452,7 +430,7 @@ mod tests {
     fn a_snapshot_reads_back_as_written() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (path, _) = written(dir.path());
-        let loaded = read::<Entry>(&path, "server pods")
+        let loaded = read(codec(), &path, "server pods")
             .expect("valid")
             .expect("present");
         assert_eq!(loaded.resource_version, "42");
@@ -469,7 +447,7 @@ mod tests {
     fn no_file_is_no_snapshot() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("absent.snapshot");
-        assert!(read::<Entry>(&path, "x").expect("not an error").is_none());
+        assert!(read(codec(), &path, "x").expect("not an error").is_none());
     }
 
     #[test]
@@ -478,7 +456,7 @@ mod tests {
         let (path, bytes) = written(dir.path());
         let refused = |bytes: &[u8]| {
             fs::write(&path, bytes).expect("writable");
-            read::<Entry>(&path, "server pods").expect_err("refused")
+            read(codec(), &path, "server pods").expect_err("refused")
         };
         // Cut off anywhere.
         for cut in [
@@ -525,7 +503,7 @@ mod tests {
     fn another_source_is_refused() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (path, _) = written(dir.path());
-        let error = read::<Entry>(&path, "another-server pods").expect_err("refused");
+        let error = read(codec(), &path, "another-server pods").expect_err("refused");
         assert!(matches!(error, SnapshotError::Foreign { .. }), "{error}");
     }
 

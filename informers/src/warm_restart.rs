@@ -30,39 +30,9 @@ use std::time::{Duration, Instant};
 use clientgo_reflector::{ReflectorOptions, ResumePoint};
 use clientgo_store::Indexer;
 
-use crate::snapshot::{self, Loaded, SnapshotError, SnapshotObject, SnapshotOptions, Written};
+use clientgo_apimachinery::{Object, RecordCodec};
 
-type WriteFn<K> = fn(&std::path::Path, &str, &[Arc<K>], &str) -> Result<Written, SnapshotError>;
-type ReadFn<K> = fn(&std::path::Path, &str) -> Result<Option<Loaded<K>>, SnapshotError>;
-
-/// An informer's snapshot settings with the functions that write and read
-/// its object type (chosen where the type is known to be a
-/// [`SnapshotObject`]).
-pub(crate) struct Snapshotting<K> {
-    pub(crate) options: SnapshotOptions,
-    write: WriteFn<K>,
-    read: ReadFn<K>,
-}
-
-impl<K> Clone for Snapshotting<K> {
-    fn clone(&self) -> Self {
-        Snapshotting {
-            options: self.options.clone(),
-            write: self.write,
-            read: self.read,
-        }
-    }
-}
-
-impl<K: SnapshotObject> Snapshotting<K> {
-    pub(crate) fn new(options: SnapshotOptions) -> Self {
-        Snapshotting {
-            options,
-            write: snapshot::write::<K>,
-            read: snapshot::read::<K>,
-        }
-    }
-}
+use crate::snapshot::{self, SnapshotOptions};
 
 /// Counters of an informer's snapshots.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -109,7 +79,8 @@ impl SnapshotCounters {
 
 /// One informer's snapshot file and what it needs to write and read it.
 pub(crate) struct SnapshotFile<K> {
-    snapshotting: Snapshotting<K>,
+    options: SnapshotOptions,
+    codec: RecordCodec<K>,
     path: PathBuf,
     identity: String,
 }
@@ -117,34 +88,44 @@ pub(crate) struct SnapshotFile<K> {
 impl<K> Clone for SnapshotFile<K> {
     fn clone(&self) -> Self {
         SnapshotFile {
-            snapshotting: self.snapshotting.clone(),
+            options: self.options.clone(),
+            codec: self.codec,
             path: self.path.clone(),
             identity: self.identity.clone(),
         }
     }
 }
 
-impl<K: Send + Sync + 'static> SnapshotFile<K> {
-    /// The file of the informer `name` over a source of `source_identity`.
-    /// The identity written into the file adds the object type and the
-    /// transform's name to the source's.
-    pub(crate) fn new(snapshotting: Snapshotting<K>, name: &str, source_identity: &str) -> Self {
+impl<K: Object + Send + Sync + 'static> SnapshotFile<K> {
+    /// The file of the informer `name` over a source of `source_identity`;
+    /// `None` (with a warning) when objects of type `K` cannot be saved
+    /// ([`Object::record_codec`]). The identity written into the file adds
+    /// the object type and the transform's name to the source's.
+    pub(crate) fn new(options: SnapshotOptions, name: &str, source_identity: &str) -> Option<Self> {
+        let Some(codec) = K::record_codec() else {
+            tracing::warn!(
+                kind = std::any::type_name::<K>(),
+                "objects of this type cannot be saved (only compact entries can); no snapshots"
+            );
+            return None;
+        };
         let identity = format!(
             "{source_identity} type={} transform={:?}",
             std::any::type_name::<K>(),
-            snapshotting.options.transform_id
+            options.transform_id
         );
-        let path = snapshot::file_for(&snapshotting.options.dir, name, &identity);
-        SnapshotFile {
-            snapshotting,
+        let path = snapshot::file_for(&options.dir, name, &identity);
+        Some(SnapshotFile {
+            options,
+            codec,
             path,
             identity,
-        }
+        })
     }
 
     /// How often to save.
     pub(crate) fn interval(&self) -> Duration {
-        self.snapshotting.options.interval
+        self.options.interval
     }
 
     /// Reads the snapshot, if any, into the reflector's options as the
@@ -156,7 +137,7 @@ impl<K: Send + Sync + 'static> SnapshotFile<K> {
     ) {
         let file = self.clone();
         let read = tokio::task::spawn_blocking(move || {
-            (file.snapshotting.read)(&file.path, &file.identity)
+            snapshot::read(file.codec, &file.path, &file.identity)
         })
         .await;
         match read {
@@ -172,7 +153,7 @@ impl<K: Send + Sync + 'static> SnapshotFile<K> {
                     objects: loaded.objects,
                     resource_version: loaded.resource_version,
                 });
-                reflector_options.resume_settle = self.snapshotting.options.settle;
+                reflector_options.resume_settle = self.options.settle;
             }
             Ok(Ok(None)) => {
                 tracing::debug!(path = %self.path.display(), "no snapshot; listing");
@@ -191,10 +172,7 @@ impl<K: Send + Sync + 'static> SnapshotFile<K> {
     /// Writes the cache's current state (when it has one: a synced cache
     /// with a resourceVersion). Never fails the informer: a failure is
     /// logged and counted, and the previous snapshot stays in place.
-    pub(crate) async fn save(&self, indexer: &Arc<Indexer<K>>, counters: &Arc<SnapshotCounters>)
-    where
-        K: clientgo_apimachinery::Object,
-    {
+    pub(crate) async fn save(&self, indexer: &Arc<Indexer<K>>, counters: &Arc<SnapshotCounters>) {
         let file = self.clone();
         let indexer = Arc::clone(indexer);
         let counters_for_write = Arc::clone(counters);
@@ -205,8 +183,13 @@ impl<K: Send + Sync + 'static> SnapshotFile<K> {
                 return;
             }
             let counters = counters_for_write;
-            match (file.snapshotting.write)(&file.path, &file.identity, &objects, &resource_version)
-            {
+            match snapshot::write(
+                file.codec,
+                &file.path,
+                &file.identity,
+                &objects,
+                &resource_version,
+            ) {
                 Ok(written) => {
                     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
                     counters.written.fetch_add(1, Ordering::Relaxed);

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clientgo_apimachinery::{Compact, LabelSelector, Object};
-use clientgo_informers::{SharedIndexInformer, SnapshotOptions};
+use clientgo_informers::{
+    InformerFactoryOptions, SharedIndexInformer, SharedInformerFactory, SnapshotOptions,
+};
 use clientgo_reflector::ReflectorMode;
 use clientgo_testing::{TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -300,4 +302,45 @@ async fn a_running_informer_saves_periodically() {
     assert!(stats.last_bytes > 0);
     assert_eq!(stats.write_errors, 0);
     running.stop().await;
+}
+
+#[tokio::test]
+async fn a_factory_resumes_its_compact_informers_and_lists_the_others() {
+    let server = seeded(8).await;
+    let dir = tempfile::tempdir().unwrap();
+    let factory = || {
+        SharedInformerFactory::with_options(
+            support::client(&server),
+            InformerFactoryOptions::default()
+                .namespace("default")
+                .snapshot(snapshots(dir.path())),
+        )
+    };
+    let first = factory();
+    first.informer_for::<Cm>();
+    first.informer_for::<ConfigMap>();
+    let stop = support::start_and_sync(&first).await;
+    stop.cancel();
+    first.shutdown().await;
+    assert_eq!(
+        snapshot_files(dir.path()).len(),
+        1,
+        "only the compact informer saves"
+    );
+    server.requests().clear();
+
+    let second = factory();
+    let compact = second.informer_for::<Cm>();
+    let whole = second.informer_for::<ConfigMap>();
+    let stop = support::start_and_sync(&second).await;
+    assert_eq!(compact.stats().reflector.resumes, 1);
+    assert_eq!(whole.stats().reflector.resumes, 0);
+    assert_eq!(
+        listings(&server),
+        1,
+        "only the whole-object informer listed"
+    );
+    assert_eq!(names(&compact).len(), 8);
+    stop.cancel();
+    second.shutdown().await;
 }
