@@ -26,6 +26,21 @@ pub struct Figures {
     pub relist_peak_mib: f64,
     /// From the relist order to a cache replaced and handlers idle.
     pub relist_seconds: f64,
+    /// Warm restart (clients that save their cache): from the start of a
+    /// new informer over the saved snapshot to a synced cache.
+    #[serde(default)]
+    pub restart_seconds: Option<f64>,
+    /// Lists and watch-lists the restarted informer made (0 when it
+    /// resumed).
+    #[serde(default)]
+    pub restart_listings: Option<u64>,
+    /// The snapshot's size on disk, in MiB.
+    #[serde(default)]
+    pub snapshot_mib: Option<f64>,
+    /// How long writing the snapshot took (reading the cache included), in
+    /// seconds.
+    #[serde(default)]
+    pub snapshot_write_seconds: Option<f64>,
 }
 
 impl Figures {
@@ -41,6 +56,13 @@ impl Figures {
         } else {
             f64::NAN
         }
+    }
+
+    /// The warm restart's time to synced over the cold sync's; NaN when
+    /// not measured.
+    pub fn restart_ratio(&self) -> f64 {
+        self.restart_seconds
+            .map_or(f64::NAN, |warm| warm / self.sync_seconds)
     }
 
     /// The relist's peak RSS over the steady state.

@@ -32,7 +32,7 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             .map(|line| serde_json::from_str(line).unwrap())
             .filter(|line: &serde_json::Value| line["client"] == client)
             .collect();
-        assert_eq!(lines.len(), 6, "{client}: one JSON line per figure");
+        assert_eq!(lines.len(), 11, "{client}: one JSON line per figure");
         for line in &lines {
             assert_eq!(line["pods"], 60);
             assert_eq!(line["events"], 300);
@@ -46,6 +46,22 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             "{client}: {events}"
         );
     }
+    // The compact clients save their cache and restart warm from it.
+    for client in ["clientgo-compact", "clientgo-compact-watchlist", "clientgo-compact-typed"] {
+        assert!(
+            stdout.contains(&format!("| {client} | ")),
+            "no row for {client}:\n{stdout}"
+        );
+        let listings = stdout
+            .lines()
+            .filter(|line| line.starts_with('{'))
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .find(|line| line["client"] == client && line["figure"] == "restart_listings")
+            .unwrap();
+        assert_eq!(listings["median"], 0.0, "{client} resumed without listing");
+    }
+    assert!(stdout.contains("| client (warm restart) |"));
+    assert!(stdout.contains("target: warm restart (clientgo-compact): "));
     assert!(stdout.contains("target: initial sync (list): "));
     assert!(stdout.contains("target: relist (clientgo): peak RSS "));
 }

@@ -3,12 +3,12 @@
 //! (`Compact<Pod>`) with a metadata handler or a whole-object one.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{Compact, CompactBody, Json, Lz4, Object};
 use clientgo_informers::{
     DecodingHandler, InformerFactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
-    SharedInformerFactory,
+    SharedInformerFactory, SnapshotOptions,
 };
 use clientgo_rest::{Config, RestClient};
 use clientgo_testing::process_memory::rss_mib;
@@ -51,10 +51,17 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         mode,
         Mode::Strip | Mode::Compact { .. } | Mode::CompactTyped
     );
-    let options = InformerFactoryOptions::default()
+    let mut options = InformerFactoryOptions::default()
         .use_watch_list(watch_list)
         .strip_managed_fields(strip);
-    let factory = SharedInformerFactory::with_options(rest, options);
+    // Compact clients save their cache when they stop and go through a
+    // warm restart after the other phases.
+    let snapshot_dir = std::env::temp_dir().join(format!("clientgo-bench-{}", std::process::id()));
+    if matches!(mode, Mode::Compact { .. } | Mode::CompactTyped) {
+        options = options.snapshot(SnapshotOptions::new(&snapshot_dir).interval(Duration::ZERO));
+    }
+    let factory = SharedInformerFactory::with_options(rest.clone(), options.clone());
+    let restart = Restart { rest, options };
     let clock = Arc::new(EventClock::new(plan.events));
     let counter = {
         let clock = clock.clone();
@@ -68,8 +75,14 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
             )?;
             measured(plan, &factory, informer, &clock).await
         }
-        Mode::Compact { lz4: false, .. } => compact::<Json>(plan, &factory, &clock, counter).await,
-        Mode::Compact { lz4: true, .. } => compact::<Lz4>(plan, &factory, &clock, counter).await,
+        Mode::Compact { lz4: false, .. } => {
+            let figures = compact::<Json>(plan, &factory, &clock, counter).await;
+            restart.after::<Compact<Pod, Json>>(figures, plan).await
+        }
+        Mode::Compact { lz4: true, .. } => {
+            let figures = compact::<Lz4>(plan, &factory, &clock, counter).await;
+            restart.after::<Compact<Pod, Lz4>>(figures, plan).await
+        }
         Mode::CompactTyped => {
             let informer = factory.informer_for::<Compact<Pod>>();
             informer.add_event_handler(DecodingHandler::new(
@@ -78,8 +91,63 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
                     counter();
                 }),
             ))?;
-            measured(plan, &factory, informer, &clock).await
+            let figures = measured(plan, &factory, informer, &clock).await;
+            restart.after::<Compact<Pod>>(figures, plan).await
         }
+    }
+    .inspect(|_| {
+        let _ = std::fs::remove_dir_all(&snapshot_dir);
+    })
+}
+
+/// The warm-restart phase: a new factory with the same options (and so
+/// the same snapshot directory) after the measured one stopped and saved
+/// its cache.
+struct Restart {
+    rest: RestClient,
+    options: InformerFactoryOptions,
+}
+
+impl Restart {
+    /// Adds the warm restart's figures to `figures`: the snapshot written
+    /// when the first informer stopped, and the time a new informer takes
+    /// to sync from it.
+    async fn after<K>(
+        &self,
+        figures: Result<Figures, BoxError>,
+        plan: &ClientPlan,
+    ) -> Result<Figures, BoxError>
+    where
+        K: k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+            + Object
+            + DeserializeOwned
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+    {
+        let mut figures = figures?;
+        let factory = SharedInformerFactory::with_options(self.rest.clone(), self.options.clone());
+        let informer = factory.informer_for::<K>();
+        let started = Instant::now();
+        let stop = CancellationToken::new();
+        factory.start(&stop);
+        super::wait_until("the restarted cache to sync", || informer.has_synced()).await?;
+        figures.restart_seconds = Some(started.elapsed().as_secs_f64());
+        let cached = informer.stats().cached;
+        if cached != plan.pods {
+            return Err(format!("restarted with {cached} pods, expected {}", plan.pods).into());
+        }
+        let stats = informer.stats().reflector;
+        figures.restart_listings = Some(stats.lists + stats.watch_lists);
+        stop.cancel();
+        factory.shutdown().await;
+        // The restarted informer saved again when it stopped: the same
+        // cache, so the same cost as the first save.
+        let saved = informer.snapshot_stats();
+        figures.snapshot_mib = Some(saved.last_bytes as f64 / (1024.0 * 1024.0));
+        figures.snapshot_write_seconds = Some(saved.last_write_micros as f64 / 1e6);
+        Ok(figures)
     }
 }
 
