@@ -339,7 +339,7 @@ impl<K, B: CompactBody> crate::Object for Compact<K, B> {
     /// another.
     fn record_codec() -> Option<crate::RecordCodec<Self>> {
         Some(crate::RecordCodec {
-            format: "compact-record-1",
+            format: "compact-record-2",
             write: |entry, out| entry.write_record(out).map_err(|error| error.to_string()),
             read: |record| Compact::from_record(record).map_err(|error| error.to_string()),
         })

@@ -47,7 +47,11 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
         );
     }
     // The compact clients save their cache and restart warm from it.
-    for client in ["clientgo-compact", "clientgo-compact-watchlist", "clientgo-compact-typed"] {
+    for client in [
+        "clientgo-compact",
+        "clientgo-compact-watchlist",
+        "clientgo-compact-typed",
+    ] {
         assert!(
             stdout.contains(&format!("| {client} | ")),
             "no row for {client}:\n{stdout}"

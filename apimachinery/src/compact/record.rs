@@ -1,34 +1,20 @@
 //! A [`Compact`] entry as a self-contained record, for snapshots of a
 //! cache written to disk and read back by a later process.
 //!
-//! A record is one JSON object: `{"metadata": …, "listType": [apiVersion,
-//! kind] or null, "object": …}`. The metadata is written as the entry
-//! keeps it (it is the source of truth: a transform may have changed it),
-//! and the object as the entry's JSON, decompressed if its body is.
-
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+//! A record is, in order: the metadata as the entry keeps it (it is the
+//! source of truth: a transform may have changed it) as JSON, preceded by
+//! its length (u32, little-endian); the list type's `apiVersion` and `kind`
+//! (each a u16 length and the text; empty when none); and the object's JSON
+//! as kept (decompressed if the body is), to the end of the record.
+//!
+//! Reading parses the metadata and checks that the JSON is UTF-8, but does
+//! not parse the JSON again: it was checked when it arrived, and a snapshot
+//! is checksummed as a whole. JSON that was damaged all the same fails
+//! when decoded, as a typed error naming the object.
 
 use super::{Compact, ListType};
 use crate::compact_body::CompactBody;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RecordOut<'a> {
-    metadata: &'a ObjectMeta,
-    list_type: Option<(&'a str, &'a str)>,
-    object: &'a RawValue,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RecordIn {
-    metadata: ObjectMeta,
-    #[serde(default)]
-    list_type: Option<(String, String)>,
-    object: Box<RawValue>,
-}
 
 /// Why a record could not be written or read back.
 #[derive(Debug, thiserror::Error)]
@@ -36,9 +22,12 @@ pub enum CompactRecordError {
     /// The entry's body could not be read (a damaged compressed body).
     #[error("the entry's body cannot be read: {0}")]
     Body(String),
-    /// The record is not a well-formed record.
+    /// The metadata could not be written or read back.
+    #[error("the record's metadata: {0}")]
+    Metadata(#[from] serde_json::Error),
+    /// The record is shorter than its lengths say, or not UTF-8.
     #[error("not a record of a compact entry: {0}")]
-    Malformed(#[from] serde_json::Error),
+    Malformed(&'static str),
 }
 
 impl<K, B: CompactBody> Compact<K, B> {
@@ -46,37 +35,67 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// documentation); [`from_record`](Self::from_record) reads it back
     /// into an equal entry.
     pub fn write_record(&self, out: &mut Vec<u8>) -> Result<(), CompactRecordError> {
-        let written = self.body.read(|json| {
-            let object: &RawValue = serde_json::from_str(json)?;
-            serde_json::to_writer(
-                &mut *out,
-                &RecordOut {
-                    metadata: &self.metadata,
-                    list_type: self
-                        .list_type
-                        .map(|t| (t.api_version.as_str(), t.kind.as_str())),
-                    object,
-                },
-            )
-        });
-        match written {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(error)) => Err(CompactRecordError::Malformed(error)),
-            Err(unreadable) => Err(CompactRecordError::Body(unreadable)),
+        let length_at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        serde_json::to_writer(&mut *out, &self.metadata)?;
+        let length = u32::try_from(out.len() - length_at - 4)
+            .map_err(|_| CompactRecordError::Malformed("metadata over 4 GiB"))?;
+        out[length_at..length_at + 4].copy_from_slice(&length.to_le_bytes());
+        let (api_version, kind) = self
+            .list_type
+            .map_or(("", ""), |t| (t.api_version.as_str(), t.kind.as_str()));
+        for text in [api_version, kind] {
+            let length = u16::try_from(text.len())
+                .map_err(|_| CompactRecordError::Malformed("a list type over 64 KiB"))?;
+            out.extend_from_slice(&length.to_le_bytes());
+            out.extend_from_slice(text.as_bytes());
         }
+        self.body
+            .read(|json| out.extend_from_slice(json.as_bytes()))
+            .map_err(CompactRecordError::Body)
     }
 
     /// An entry from a record written by [`write_record`](Self::write_record),
-    /// with its metadata as written and its JSON checked to be JSON. The
-    /// entry holds its own copy; nothing points into `record`.
+    /// with its metadata as written. The entry holds its own copy; nothing
+    /// points into `record`.
     pub fn from_record(record: &[u8]) -> Result<Self, CompactRecordError> {
-        let record: RecordIn = serde_json::from_slice(record)?;
-        let json: Box<str> = record.object.get().into();
-        let mut entry = Compact::with_metadata(json, None);
-        entry.metadata = record.metadata;
-        entry.list_type = record
-            .list_type
-            .map(|(api_version, kind)| ListType::interned(&api_version, &kind));
+        let mut rest = record;
+        let mut take = |length: usize| -> Result<&[u8], CompactRecordError> {
+            if rest.len() < length {
+                return Err(CompactRecordError::Malformed("cut off"));
+            }
+            let (taken, after) = rest.split_at(length);
+            rest = after;
+            Ok(taken)
+        };
+        let meta_length = u32::from_le_bytes(
+            take(4)?
+                .try_into()
+                .map_err(|_| CompactRecordError::Malformed("cut off"))?,
+        );
+        let meta_length = usize::try_from(meta_length)
+            .map_err(|_| CompactRecordError::Malformed("metadata too long"))?;
+        let metadata: ObjectMeta = serde_json::from_slice(take(meta_length)?)?;
+        let mut text = || -> Result<&str, CompactRecordError> {
+            let length = u16::from_le_bytes(
+                take(2)?
+                    .try_into()
+                    .map_err(|_| CompactRecordError::Malformed("cut off"))?,
+            );
+            std::str::from_utf8(take(usize::from(length))?)
+                .map_err(|_| CompactRecordError::Malformed("a list type that is not UTF-8"))
+        };
+        let api_version = text()?.to_string();
+        let kind = text()?.to_string();
+        let json = std::str::from_utf8(rest)
+            .map_err(|_| CompactRecordError::Malformed("an object that is not UTF-8"))?;
+        if json.is_empty() {
+            return Err(CompactRecordError::Malformed("no object"));
+        }
+        let mut entry = Compact::with_metadata(json.into(), None);
+        entry.metadata = metadata;
+        entry.list_type =
+            (!api_version.is_empty()).then(|| ListType::interned(&api_version, &kind));
         Ok(entry)
     }
 }
