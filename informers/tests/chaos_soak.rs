@@ -5,7 +5,11 @@
 //! server that three writers keep busy while a seeded schedule injects
 //! every fault the test server knows. When the writers stop and the
 //! informers settle, every cache, every handler's view and every
-//! controller's last reconcile must equal the server's state.
+//! controller's last reconcile must equal the server's state. A fourth
+//! factory of compact informers with snapshots is restarted like a process
+//! every 8 seconds of the storm, each generation resuming from the last
+//! one's snapshots (warm restart); its caches and fresh handlers must
+//! converge too, and its snapshots must never be refused.
 //!
 //! It runs for 60 seconds; `CLIENTGO_SOAK_SECONDS` sets another duration
 //! and `CLIENTGO_SOAK_SEED` another fault schedule (the seed is printed, so
@@ -20,7 +24,7 @@ use std::time::{Duration, Instant};
 use clientgo_apimachinery::{Compact, GroupResource, KnownScope, LabelSelector, Object, Status};
 use clientgo_informers::{
     InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandler, SharedIndexInformer,
-    SharedInformerFactory, meta_namespace_key,
+    SharedInformerFactory, SnapshotOptions, meta_namespace_key,
 };
 use clientgo_reflector::BackoffOptions;
 use clientgo_rest::{Config, RestClient};
@@ -191,11 +195,14 @@ struct Subject {
     name: String,
     views: [(&'static str, Arc<Mutex<View>>); 2],
     stats: Box<dyn Fn() -> clientgo_informers::InformerStats + Send + Sync>,
+    snapshots: Box<dyn Fn() -> clientgo_informers::SnapshotStats + Send + Sync>,
     last_sync: Box<dyn Fn() -> String + Send + Sync>,
     /// The cache's objects as JSON values comparable with the server's.
     cached: Box<dyn Fn() -> ObjectStates + Send + Sync>,
     /// The server's objects decoded as the cache's type would hold them.
     expected: Box<dyn Fn(&TestApiServer) -> ObjectStates + Send + Sync>,
+    /// Whether the controller reconciles this informer's keys.
+    controlled: bool,
 }
 
 fn subject<K>(
@@ -203,7 +210,7 @@ fn subject<K>(
     factory: &SharedInformerFactory,
     resource: &str,
     strip: bool,
-    queue: &RateLimitingQueue<String>,
+    queue: Option<&RateLimitingQueue<String>>,
     lookups: &mut BTreeMap<String, CacheLookup>,
     delivered: &Arc<AtomicU64>,
 ) -> Subject
@@ -229,12 +236,14 @@ where
             delivered: Arc::clone(delivered),
         })
         .unwrap();
-    informer
-        .add_event_handler(Enqueuer {
-            informer: name.clone(),
-            queue: queue.clone(),
-        })
-        .unwrap();
+    if let Some(queue) = queue {
+        informer
+            .add_event_handler(Enqueuer {
+                informer: name.clone(),
+                queue: queue.clone(),
+            })
+            .unwrap();
+    }
     let indexer = Arc::clone(informer.indexer());
     lookups.insert(
         name.clone(),
@@ -246,11 +255,13 @@ where
     );
     let lister = informer.lister();
     let stats_informer = informer.clone();
+    let snapshot_informer = informer.clone();
     let resource_name = resource.to_string();
     Subject {
         name,
         views: [("fast", fast), ("slow", slow)],
         stats: Box::new(move || stats_informer.stats()),
+        snapshots: Box::new(move || snapshot_informer.snapshot_stats()),
         last_sync: Box::new(move || informer.last_sync_resource_version()),
         cached: Box::new(move || {
             lister
@@ -289,6 +300,7 @@ where
                 })
                 .collect()
         }),
+        controlled: queue.is_some(),
     }
 }
 
@@ -315,7 +327,8 @@ struct SubjectSink<'a> {
     factory_name: &'a str,
     factory: &'a SharedInformerFactory,
     strip: bool,
-    queue: &'a RateLimitingQueue<String>,
+    /// The controller's queue; `None` for informers it does not watch.
+    queue: Option<&'a RateLimitingQueue<String>>,
     lookups: &'a mut BTreeMap<String, CacheLookup>,
     delivered: &'a Arc<AtomicU64>,
     subjects: &'a mut Vec<Subject>,
@@ -407,8 +420,117 @@ fn checks(
                 .map(|version| (key.to_string(), (version, None)))
         })
         .collect();
-    results.push(("controller".to_string(), difference(&expected, &controller)));
+    if subject.controlled {
+        results.push(("controller".to_string(), difference(&expected, &controller)));
+    }
     results
+}
+
+/// How often the soak restarts its warm-restart factory.
+const WARM_RESTART_EVERY: Duration = Duration::from_secs(8);
+
+/// The soak's restarted factory: compact informers of every resource with
+/// snapshots, replaced by a new generation (a new factory over the same
+/// snapshot directory) at each restart. Its handlers start afresh with
+/// each generation, as a new process's would; the controller does not
+/// watch it.
+#[derive(Default)]
+struct WarmRestarts {
+    current: Option<(SharedInformerFactory, CancellationToken)>,
+    restarts: u64,
+    /// Counts of generations already stopped: (resumed, fell back,
+    /// refused).
+    earlier: (u64, u64, u64),
+}
+
+const WARM: &str = "warm-restart";
+
+impl WarmRestarts {
+    /// Stops the running generation (which saves its snapshots) and starts
+    /// the next one.
+    async fn restart(
+        &mut self,
+        client: &RestClient,
+        backoff: BackoffOptions,
+        dir: &std::path::Path,
+        stop: &CancellationToken,
+        delivered: &Arc<AtomicU64>,
+        subjects: &mut Vec<Subject>,
+    ) {
+        if let Some((factory, generation)) = self.current.take() {
+            let counts = (
+                self.resumed(subjects),
+                self.fell_back(subjects),
+                self.refused(subjects),
+            );
+            self.earlier = counts;
+            generation.cancel();
+            factory.shutdown().await;
+            subjects.retain(|subject| !subject.name.starts_with(WARM));
+            self.restarts += 1;
+        }
+        let factory = SharedInformerFactory::with_options(
+            client.clone(),
+            InformerFactoryOptions::default()
+                .backoff(backoff)
+                .snapshot(SnapshotOptions::new(dir).interval(Duration::from_secs(2))),
+        );
+        let mut lookups = BTreeMap::new();
+        let mut sink = SubjectSink {
+            factory_name: WARM,
+            factory: &factory,
+            strip: false,
+            queue: None,
+            lookups: &mut lookups,
+            delivered,
+            subjects,
+        };
+        sink.add::<Compact<Pod>>("pods");
+        sink.add::<Compact<ConfigMap>>("configmaps");
+        sink.add::<Compact<Deployment>>("deployments");
+        let generation = stop.child_token();
+        factory.start(&generation);
+        self.current = Some((factory, generation));
+    }
+
+    fn current_stats(
+        subjects: &[Subject],
+    ) -> impl Iterator<Item = clientgo_informers::InformerStats> + '_ {
+        subjects
+            .iter()
+            .filter(|subject| subject.name.starts_with(WARM))
+            .map(|subject| (subject.stats)())
+    }
+
+    fn resumed(&self, subjects: &[Subject]) -> u64 {
+        self.earlier.0
+            + Self::current_stats(subjects)
+                .map(|stats| stats.reflector.resumes)
+                .sum::<u64>()
+    }
+
+    fn fell_back(&self, subjects: &[Subject]) -> u64 {
+        self.earlier.1
+            + Self::current_stats(subjects)
+                .map(|stats| stats.reflector.resume_fallbacks)
+                .sum::<u64>()
+    }
+
+    fn refused(&self, subjects: &[Subject]) -> u64 {
+        self.earlier.2
+            + subjects
+                .iter()
+                .filter(|subject| subject.name.starts_with(WARM))
+                .map(|subject| (subject.snapshots)().rejected)
+                .sum::<u64>()
+    }
+
+    async fn stop(&mut self) {
+        if let Some((factory, generation)) = self.current.take() {
+            generation.cancel();
+            factory.shutdown().await;
+        }
+    }
 }
 
 fn soak_seconds() -> u64 {
@@ -609,7 +731,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             factory_name: name,
             factory,
             strip: *strip,
-            queue: &queue,
+            queue: Some(&queue),
             lookups: &mut lookups,
             delivered: &delivered,
             subjects: &mut subjects,
@@ -658,6 +780,19 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
         let synced = factory.wait_for_cache_sync(Duration::from_secs(30)).await;
         assert!(synced.is_ok(), "initial sync: {synced:?}");
     }
+    // Compact informers restarted like a process every few seconds of the
+    // storm, each generation resuming from the last one's snapshot.
+    let snapshot_dir = tempfile::tempdir().unwrap();
+    let mut warm = WarmRestarts::default();
+    warm.restart(
+        &client,
+        backoff,
+        snapshot_dir.path(),
+        &stop,
+        &delivered,
+        &mut subjects,
+    )
+    .await;
     let rss_synced = process_memory::rss_mib();
 
     let writers: Vec<(&str, ChurnWriter)> = SEEDED
@@ -689,12 +824,25 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let kinds = fault_kinds();
     let mut faults: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut rss_peak = rss_synced;
+    let mut last_restart = Instant::now();
     while started.elapsed() < Duration::from_secs(seconds) {
         tokio::time::sleep(Duration::from_millis(300 + random.below(900))).await;
         *faults
             .entry(inject(&server, &mut random, &kinds).await)
             .or_default() += 1;
         rss_peak = rss_peak.max(process_memory::rss_mib());
+        if last_restart.elapsed() >= WARM_RESTART_EVERY {
+            warm.restart(
+                &client,
+                backoff,
+                snapshot_dir.path(),
+                &stop,
+                &delivered,
+                &mut subjects,
+            )
+            .await;
+            last_restart = Instant::now();
+        }
     }
     server.faults().set_latency(Duration::ZERO);
     server.faults().release_watches();
@@ -843,6 +991,13 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     println!(
         "  memory bound: {memory_bound:.0} MiB ({cached_objects} cached objects, {history_mib:.0} MiB of server history)"
     );
+    println!(
+        "  warm restarts: {} ({} resumed from a snapshot, {} fell back to a list on 410, {} snapshots refused)",
+        warm.restarts,
+        warm.resumed(&subjects),
+        warm.fell_back(&subjects),
+        warm.refused(&subjects)
+    );
     println!("  objects lost: {lost}");
     println!("  panics: {}", PANICS.load(Ordering::SeqCst));
 
@@ -887,6 +1042,17 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
         failures.join("\n")
     );
     assert!(deletes_unseen.is_empty(), "{deletes_unseen:?}");
+    assert_eq!(
+        warm.refused(&subjects),
+        0,
+        "our own snapshots must read back"
+    );
+    if warm.restarts > 1 {
+        assert!(
+            warm.resumed(&subjects) + warm.fell_back(&subjects) > 0,
+            "restarted informers never used their snapshots"
+        );
+    }
     assert_eq!(PANICS.load(Ordering::SeqCst), 0, "a thread panicked");
     assert!(
         rss_end < memory_bound,
@@ -897,6 +1063,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     for (_, _, factory) in &factories {
         factory.shutdown().await;
     }
+    warm.stop().await;
     queue.shut_down();
     for worker in workers {
         worker.await.unwrap();
