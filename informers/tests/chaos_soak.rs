@@ -434,8 +434,11 @@ const WARM_RESTART_EVERY: Duration = Duration::from_secs(8);
 /// snapshot directory) at each restart. Its handlers start afresh with
 /// each generation, as a new process's would; the controller does not
 /// watch it.
-#[derive(Default)]
 struct WarmRestarts {
+    client: RestClient,
+    options: InformerFactoryOptions,
+    stop: CancellationToken,
+    delivered: Arc<AtomicU64>,
     current: Option<(SharedInformerFactory, CancellationToken)>,
     restarts: u64,
     /// Counts of generations already stopped: (resumed, fell back,
@@ -446,17 +449,31 @@ struct WarmRestarts {
 const WARM: &str = "warm-restart";
 
 impl WarmRestarts {
-    /// Stops the running generation (which saves its snapshots) and starts
-    /// the next one.
-    async fn restart(
-        &mut self,
+    /// Generations over `client`, saving in `dir`, stopped by `stop` at the
+    /// latest.
+    fn new(
         client: &RestClient,
         backoff: BackoffOptions,
         dir: &std::path::Path,
         stop: &CancellationToken,
         delivered: &Arc<AtomicU64>,
-        subjects: &mut Vec<Subject>,
-    ) {
+    ) -> Self {
+        WarmRestarts {
+            client: client.clone(),
+            options: InformerFactoryOptions::default()
+                .backoff(backoff)
+                .snapshot(SnapshotOptions::new(dir).interval(Duration::from_secs(2))),
+            stop: stop.clone(),
+            delivered: Arc::clone(delivered),
+            current: None,
+            restarts: 0,
+            earlier: (0, 0, 0),
+        }
+    }
+
+    /// Stops the running generation (which saves its snapshots) and starts
+    /// the next one.
+    async fn restart(&mut self, subjects: &mut Vec<Subject>) {
         if let Some((factory, generation)) = self.current.take() {
             let counts = (
                 self.resumed(subjects),
@@ -469,12 +486,8 @@ impl WarmRestarts {
             subjects.retain(|subject| !subject.name.starts_with(WARM));
             self.restarts += 1;
         }
-        let factory = SharedInformerFactory::with_options(
-            client.clone(),
-            InformerFactoryOptions::default()
-                .backoff(backoff)
-                .snapshot(SnapshotOptions::new(dir).interval(Duration::from_secs(2))),
-        );
+        let factory =
+            SharedInformerFactory::with_options(self.client.clone(), self.options.clone());
         let mut lookups = BTreeMap::new();
         let mut sink = SubjectSink {
             factory_name: WARM,
@@ -482,13 +495,13 @@ impl WarmRestarts {
             strip: false,
             queue: None,
             lookups: &mut lookups,
-            delivered,
+            delivered: &self.delivered,
             subjects,
         };
         sink.add::<Compact<Pod>>("pods");
         sink.add::<Compact<ConfigMap>>("configmaps");
         sink.add::<Compact<Deployment>>("deployments");
-        let generation = stop.child_token();
+        let generation = self.stop.child_token();
         factory.start(&generation);
         self.current = Some((factory, generation));
     }
@@ -783,16 +796,8 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     // Compact informers restarted like a process every few seconds of the
     // storm, each generation resuming from the last one's snapshot.
     let snapshot_dir = tempfile::tempdir().unwrap();
-    let mut warm = WarmRestarts::default();
-    warm.restart(
-        &client,
-        backoff,
-        snapshot_dir.path(),
-        &stop,
-        &delivered,
-        &mut subjects,
-    )
-    .await;
+    let mut warm = WarmRestarts::new(&client, backoff, snapshot_dir.path(), &stop, &delivered);
+    warm.restart(&mut subjects).await;
     let rss_synced = process_memory::rss_mib();
 
     let writers: Vec<(&str, ChurnWriter)> = SEEDED
@@ -832,15 +837,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             .or_default() += 1;
         rss_peak = rss_peak.max(process_memory::rss_mib());
         if last_restart.elapsed() >= WARM_RESTART_EVERY {
-            warm.restart(
-                &client,
-                backoff,
-                snapshot_dir.path(),
-                &stop,
-                &delivered,
-                &mut subjects,
-            )
-            .await;
+            warm.restart(&mut subjects).await;
             last_restart = Instant::now();
         }
     }
