@@ -1,0 +1,64 @@
+//! client-go's `tools/leaderelection` in Rust: of several replicas of a
+//! controller, one leads at a time, through a coordination.k8s.io/v1
+//! Lease.
+//!
+//! ```no_run
+//! # async fn example(client: clientgo_rest::RestClient) -> Result<(), Box<dyn std::error::Error>> {
+//! use clientgo_leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! let lock = LeaseLock::new(client, "kube-system", "my-controller", "replica-a");
+//! let callbacks = Callbacks::new()
+//!     .on_started_leading(|leading: CancellationToken| {
+//!         tokio::spawn(async move {
+//!             // Do the work until `leading` is cancelled.
+//!             leading.cancelled().await;
+//!         });
+//!     })
+//!     .on_stopped_leading(|| println!("no longer leading"))
+//!     .on_new_leader(|identity: &str| println!("{identity} leads"));
+//! let elector = LeaderElector::new(lock, LeaderElectionConfig::default(), callbacks)?;
+//! elector.run(CancellationToken::new()).await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! **The rules are client-go's.**
+//! - A candidate tries to acquire the lease every `retry_period`
+//!   (jittered by up to 1.2 ×): it creates the Lease when there is none,
+//!   and takes it over when its holder is empty or the lease has not been
+//!   renewed for `lease_duration`.
+//! - The leader renews every `retry_period`. A renewal that has not
+//!   succeeded `renew_deadline` after it started loses leadership: the
+//!   leading token is cancelled and `run` returns. Every request is cut off
+//!   at that deadline, so leadership is never kept longer.
+//! - Updates carry the Lease's resourceVersion: of two candidates racing,
+//!   the server answers one with 409 Conflict.
+//! - `release_on_cancel` writes an empty holder when `run`'s token is
+//!   cancelled, so a successor takes over at once instead of after
+//!   `lease_duration`.
+//!
+//! **Clock skew.** As in client-go, a lease's validity is judged by the
+//! *local* time at which this process last saw its record change, plus
+//! `lease_duration`; the times written in the record are informational.
+//! Clocks may therefore disagree between machines. What is assumed is that
+//! they advance at about the same *rate*: `lease_duration` must be long
+//! enough to cover rate differences and the delay of a renewal.
+//!
+//! Not yet here: client-go's coordinated leader election (LeaseCandidate)
+//! and the multi-lock.
+#![warn(missing_docs)]
+
+mod callbacks;
+mod config;
+mod elector;
+mod error;
+mod lease_lock;
+mod record;
+
+pub use callbacks::Callbacks;
+pub use config::{JITTER_FACTOR, LeaderElectionConfig};
+pub use elector::{ElectorStats, LeaderElector};
+pub use error::{ConfigError, HealthError, LockError};
+pub use lease_lock::{LeaseLock, ResourceLock};
+pub use record::LeaderElectionRecord;
