@@ -1,0 +1,40 @@
+//! client-go's `tools/record` in Rust: controllers tell people what they
+//! did through core/v1 Events, which `kubectl describe` shows.
+//!
+//! ```no_run
+//! # async fn example(client: clientgo_rest::RestClient, pod: k8s_openapi::api::core::v1::Pod) {
+//! use clientgo_record::{EventBroadcaster, EventType, object_reference};
+//!
+//! let broadcaster = EventBroadcaster::new(Default::default());
+//! broadcaster.start_recording_to_sink(client);
+//! broadcaster.start_logging();
+//! let recorder = broadcaster.recorder("my-controller");
+//! recorder.event(&object_reference(&pod), EventType::Normal, "Synced", "pod synced");
+//! # }
+//! ```
+//!
+//! - **Never blocks the caller.** `event` puts the event on a bounded
+//!   queue (1,000, client-go's) and returns; when the queue is full the
+//!   event is dropped and counted ([`EventBroadcaster::stats`]).
+//! - **client-go's correlator** ([`EventCorrelator`]), before anything is
+//!   written: more than 10 events within 10 minutes that differ only in
+//!   their message become one "(combined from similar events)" event; an
+//!   identical event increments the count of the one already written (a
+//!   PATCH); a token bucket per source and object (burst 25, one more
+//!   every 5 minutes) drops the rest.
+//! - **Retries:** a failed write is tried again up to 12 times, 10 s apart
+//!   (the first wait randomised), then dropped and counted.
+//!
+//! Not yet here: the events.k8s.io/v1 recorder (`tools/events`) with its
+//! EventSeries.
+#![warn(missing_docs)]
+
+mod broadcaster;
+mod correlator;
+mod event;
+mod sink;
+
+pub use broadcaster::{BroadcasterOptions, EventBroadcaster, EventRecorder, RecorderStats};
+pub use correlator::{Correlated, CorrelatorOptions, EventCorrelator};
+pub use event::{EventType, object_reference};
+pub use sink::{ApiSink, EventSink, SinkError};
