@@ -339,8 +339,25 @@ impl<L: ResourceLock> LeaderElector<L> {
     /// Gives the lock up: an empty holder and a 1 s lease, so a successor
     /// takes over at once (client-go's `release`).
     async fn release(&self) {
-        let Some(observed) = self.observed.lock().record.clone() else {
-            return;
+        let deadline = self.config.renew_deadline;
+        // Read the lease first, as client-go does: a renewal cut off by
+        // the cancellation may have been written without our seeing its
+        // answer, and an update over the older resourceVersion would be
+        // refused (409), leaving successors to wait out the lease.
+        let observed = match tokio::time::timeout(deadline, self.lock.get()).await {
+            Ok(Ok(Some(current))) => {
+                self.observe(current.clone());
+                current
+            }
+            Ok(Ok(None)) => return,
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "could not read the lease to release it");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!("reading the lease to release it timed out");
+                return;
+            }
         };
         if observed.holder_identity != self.lock.identity() {
             return;
@@ -353,7 +370,6 @@ impl<L: ResourceLock> LeaderElector<L> {
             renew_time: Some(now),
             leader_transitions: observed.leader_transitions,
         };
-        let deadline = self.config.renew_deadline;
         match tokio::time::timeout(deadline, self.lock.update(&record)).await {
             Ok(Ok(())) => {
                 self.observe(record);

@@ -29,6 +29,8 @@ struct Seen {
     stopped: AtomicU64,
     /// Set when the leading token is cancelled.
     token_cancelled: AtomicU64,
+    /// Every holder `on_new_leader` reported, in order.
+    leaders: std::sync::Mutex<Vec<String>>,
 }
 
 fn candidate(
@@ -55,6 +57,10 @@ fn candidate(
             move || {
                 seen.stopped.fetch_add(1, Ordering::SeqCst);
             }
+        })
+        .on_new_leader({
+            let seen = Arc::clone(&seen);
+            move |holder: &str| seen.leaders.lock().unwrap().push(holder.to_string())
         });
     let lock = LeaseLock::new(client, "default", "the-lock", identity);
     (
@@ -127,6 +133,11 @@ async fn one_leads_and_the_other_takes_over_after_the_lease_expires() {
     );
     assert_eq!(b_seen.started.load(Ordering::SeqCst), 1);
     assert_eq!(b.stats().acquired, 1);
+    assert_eq!(
+        *b_seen.leaders.lock().unwrap(),
+        ["a", "b"],
+        "b saw a lead, then itself"
+    );
     b_cancel.cancel();
     b_task.await.unwrap();
 }
