@@ -110,6 +110,9 @@ fn the_controller_retries_injected_failures_and_drops_after_the_maximum() {
         text.contains("OK: all"),
         "the cache is right regardless: {text}"
     );
+    // Every dropped key is reported as a Warning event on its pod.
+    let recorded = summary_number(&text, "events (recorded / written / dropped)");
+    assert_eq!(recorded, dropped, "{text}");
 }
 
 #[test]
@@ -260,6 +263,134 @@ fn the_controller_without_rbac_exits_with_the_403_at_once() {
     assert_eq!(output.status.code(), Some(1), "{message}");
     assert!(message.contains("forbidden"), "{message}");
     assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// A controller process whose stdout lines arrive on a channel.
+struct Replica {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Replica {
+    fn start(kubeconfig: &std::path::Path) -> Replica {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_controller"))
+            .args([
+                "--kubeconfig",
+                kubeconfig.to_str().unwrap(),
+                "--leader-elect",
+                "--lease-duration",
+                "3",
+                "--duration",
+                "60",
+            ])
+            .env_remove("KUBECONFIG")
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Replica {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits up to `patience` for a line starting with `prefix`.
+    fn wait_for(&mut self, prefix: &str, patience: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + patience;
+        if self.seen.iter().any(|line| line.starts_with(prefix)) {
+            return true;
+        }
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line.starts_with(prefix);
+                    self.seen.push(line);
+                    if found {
+                        return true;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Two replicas with `--leader-elect` against one server: one leads, the
+/// other waits; when the leader's process is killed (no release), the
+/// other takes over once the 3 s lease has run out.
+#[test]
+fn two_controllers_hand_over_leadership_when_the_leader_dies() {
+    use clientgo_testing::TestApiServer;
+    use std::time::{Duration, Instant};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(TestApiServer::builder().start()).unwrap();
+    let directory =
+        std::env::temp_dir().join(format!("clientgo-examples-leader-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let kubeconfig = directory.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+
+    let mut first = Replica::start(&kubeconfig);
+    assert!(
+        first.wait_for("leading as ", Duration::from_secs(20)),
+        "the first replica never led: {:?}",
+        first.seen
+    );
+    let mut second = Replica::start(&kubeconfig);
+    assert!(
+        second.wait_for("waiting to lead as ", Duration::from_secs(20)),
+        "{:?}",
+        second.seen
+    );
+    // While the first renews, the second does not lead.
+    assert!(
+        !second.wait_for("leading as ", Duration::from_secs(4)),
+        "two leaders: {:?}",
+        second.seen
+    );
+
+    let killed = Instant::now();
+    drop(first);
+    assert!(
+        second.wait_for("leading as ", Duration::from_secs(15)),
+        "the second replica never took over: {:?}",
+        second.seen
+    );
+    let took = killed.elapsed();
+    // The lease (3 s) must run out first; then a retry period (0.4 s,
+    // jittered up to 2.2x) and the requests.
+    assert!(
+        took >= Duration::from_millis(1_500),
+        "took over after {took:?}"
+    );
+    assert!(took <= Duration::from_secs(8), "took over after {took:?}");
+    drop(second);
     drop(server);
     let _ = std::fs::remove_dir_all(&directory);
 }

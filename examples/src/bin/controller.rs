@@ -27,9 +27,12 @@ use clientgo_informers::{
     ResourceEventHandlerFuncs, SharedInformerFactory, SnapshotOptions, meta_namespace_key,
     meta_namespace_key_func, split_meta_namespace_key,
 };
+use clientgo_leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+use clientgo_record::{BroadcasterOptions, EventBroadcaster, EventRecorder, EventType};
 use clientgo_testing::ReadAt;
 use clientgo_workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use tokio_util::sync::CancellationToken;
 
 const HELP: &str = "\
 controller: a client-go style workqueue controller over pods.
@@ -47,6 +50,11 @@ Flags:
                       (default: 0)
   --pods N            with the embedded server: pods to seed (default: 1000)
   --churn RATE        with the embedded server: writes per second (default: 100)
+  --leader-elect      run only while holding the Lease clientgo-controller in the
+                      namespace (--namespace, else default); identity: the host
+                      name and a random suffix. Losing the lease ends the run
+  --lease-duration S  the lease's duration in seconds (default: 15; renew deadline
+                      and retry period scale with it as client-go's 15/10/2)
   --snapshot-dir DIR  save the cache there every minute and on exit, and at the
                       next start resume from it with a watch instead of a list
                       (warm restart; only against the same cluster)
@@ -108,6 +116,16 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
         .map_err(Failure::Usage)?
         .unwrap_or(100.0);
     let snapshot_dir = arguments.value("--snapshot-dir").map_err(Failure::Usage)?;
+    let leader_elect = arguments.flag("--leader-elect");
+    let lease_seconds = arguments
+        .parsed::<f64>("--lease-duration")
+        .map_err(Failure::Usage)?
+        .unwrap_or(15.0);
+    if !(lease_seconds.is_finite() && lease_seconds > 0.0) {
+        return Err(Failure::Usage(
+            "--lease-duration must be a positive number of seconds".into(),
+        ));
+    }
     arguments.finish().map_err(Failure::Usage)?;
     if workers == 0 || settings.fail_percent > 100 {
         return Err(Failure::Usage(
@@ -125,6 +143,17 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
         .drop_watches_every(Duration::from_secs(7)),
     )
     .await?;
+
+    // With --leader-elect, nothing starts before this replica leads.
+    let leadership = if leader_elect {
+        Some(Leadership::campaign(&connection, flags.namespace.as_deref(), lease_seconds).await?)
+    } else {
+        None
+    };
+    // Reconciles that exhaust their retries are reported as Warning events.
+    let events = EventBroadcaster::new(BroadcasterOptions::default());
+    events.start_recording_to_sink(connection.client.clone());
+    let recorder = events.recorder("clientgo-controller");
 
     let mut options = InformerFactoryOptions::default().strip_managed_fields(true);
     if let Some(namespace) = &flags.namespace {
@@ -164,6 +193,7 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
                 lister.clone(),
                 settings.clone(),
                 Arc::clone(&counters),
+                recorder.clone(),
             ))
         })
         .collect();
@@ -173,13 +203,19 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
     let mut progress = Progress::new();
     let mut ticker = tokio::time::interval(Duration::from_millis(250));
     let mut rate = EventRate::default();
-    let interrupted = loop {
+    let leading = leadership
+        .as_ref()
+        .map_or_else(CancellationToken::new, |leadership| {
+            leadership.leading.clone()
+        });
+    let ended = loop {
         tokio::select! {
             _ = ticker.tick() => {}
-            _ = tokio::signal::ctrl_c() => break true,
+            _ = tokio::signal::ctrl_c() => break "interrupted",
+            () = leading.cancelled() => break "leadership lost",
         }
         if deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
-            break false;
+            break "time is up";
         }
         let stats = informer.stats();
         progress.show(&format!(
@@ -194,14 +230,7 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
         ));
     };
     progress.finish();
-    say!(
-        "{}; draining the queue",
-        if interrupted {
-            "interrupted"
-        } else {
-            "time is up"
-        }
-    );
+    say!("{ended}; draining the queue");
 
     // Stop the writes first, so the cache can be compared with a server
     // that holds still; then drain: workers finish the keys they hold and
@@ -226,6 +255,11 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
     let decodes = compact_decodes();
     let lister_stats = lister.stats();
     factory.shutdown().await;
+    let leader_row = match leadership {
+        Some(leadership) => Some(leadership.step_down().await),
+        None => None,
+    };
+    let event_stats = events.stats();
     // After the shutdown: the informer saved its cache as it stopped.
     let stats = informer.stats();
     let snapshots = informer.snapshot_stats();
@@ -282,6 +316,18 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
             ),
         ),
     ];
+    if let Some(leader_row) = leader_row {
+        rows.push(("leader election", leader_row));
+    }
+    rows.push((
+        "events (recorded / written / dropped)",
+        format!(
+            "{} / {} / {}",
+            event_stats.recorded,
+            event_stats.created + event_stats.patched,
+            event_stats.dropped + event_stats.failed + event_stats.skipped
+        ),
+    ));
     if snapshot_dir.is_some() {
         rows.push((
             "snapshot loaded / refused / written (last size)",
@@ -331,7 +377,109 @@ async fn run(mut arguments: Arguments) -> Result<(), Failure> {
         Some(Err(problem)) => Err(Failure::Run(format!(
             "the cache differs from the server: {problem}"
         ))),
+        _ if ended == "leadership lost" => Err(Failure::Run(
+            "leadership lost: another replica leads now".into(),
+        )),
         _ => Ok(()),
+    }
+}
+
+/// This replica's part in the leader election (`--leader-elect`).
+struct Leadership {
+    identity: String,
+    elector: Arc<LeaderElector<LeaseLock>>,
+    /// Cancelled when this replica stops leading.
+    leading: CancellationToken,
+    /// Ends the election (releasing the lease).
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Leadership {
+    /// Campaigns for the lease and returns once this replica leads (or
+    /// fails on Ctrl-C first).
+    async fn campaign(
+        connection: &Connection,
+        namespace: Option<&str>,
+        lease_seconds: f64,
+    ) -> Result<Leadership, Failure> {
+        let host = std::env::var("HOSTNAME")
+            .ok()
+            .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+            .map(|name| name.trim().to_string())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "controller".to_string());
+        let suffix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.subsec_nanos())
+            ^ std::process::id();
+        let identity = format!("{host}-{suffix:08x}");
+        let namespace = namespace.unwrap_or("default");
+        let lease = Duration::from_secs_f64(lease_seconds);
+        // client-go's 15 s / 10 s / 2 s, scaled.
+        let config = LeaderElectionConfig::default()
+            .lease_duration(lease)
+            .renew_deadline(lease.mul_f64(2.0 / 3.0))
+            .retry_period(lease.mul_f64(2.0 / 15.0))
+            .release_on_cancel(true);
+        let (started, mut on_started) = tokio::sync::mpsc::unbounded_channel::<CancellationToken>();
+        let callbacks = Callbacks::new()
+            .on_started_leading(move |leading| {
+                let _ = started.send(leading);
+            })
+            .on_new_leader(|holder| say!("the leader is {holder}"));
+        let lock = LeaseLock::new(
+            connection.client.clone(),
+            namespace,
+            "clientgo-controller",
+            identity.clone(),
+        );
+        let elector = Arc::new(
+            LeaderElector::new(lock, config, callbacks)
+                .map_err(|error| Failure::Usage(error.to_string()))?,
+        );
+        let stop = CancellationToken::new();
+        let task = tokio::spawn({
+            let (elector, stop) = (Arc::clone(&elector), stop.clone());
+            async move { elector.run(stop).await }
+        });
+        say!("waiting to lead as {identity} (lease {namespace}/clientgo-controller)");
+        let leading = tokio::select! {
+            leading = on_started.recv() => leading,
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        let Some(leading) = leading else {
+            stop.cancel();
+            let _ = task.await;
+            return Err(Failure::Run("interrupted before leading".into()));
+        };
+        say!("leading as {identity}");
+        Ok(Leadership {
+            identity,
+            elector,
+            leading,
+            stop,
+            task,
+        })
+    }
+
+    /// Ends the election, releasing the lease if still held; the summary's
+    /// line.
+    async fn step_down(self) -> String {
+        let lost = self.leading.is_cancelled();
+        self.stop.cancel();
+        let _ = self.task.await;
+        let stats = self.elector.stats();
+        format!(
+            "{} ({}; {} leader changes seen)",
+            self.identity,
+            if lost {
+                "lost the lease"
+            } else {
+                "released the lease"
+            },
+            stats.transitions_observed
+        )
     }
 }
 
@@ -372,6 +520,7 @@ async fn worker(
     lister: CompactLister<Pod>,
     settings: Settings,
     counters: Arc<Counters>,
+    recorder: EventRecorder,
 ) {
     while let Some(key) = queue.get().await {
         let attempt = queue.num_requeues(&key);
@@ -387,6 +536,21 @@ async fn worker(
             Err(problem) => {
                 counters.dropped.fetch_add(1, Ordering::Relaxed);
                 say!("dropping {key} after {attempt} retries: {problem}");
+                if let Ok((namespace, name)) = split_meta_namespace_key(&key) {
+                    let pod = ObjectReference {
+                        api_version: Some("v1".into()),
+                        kind: Some("Pod".into()),
+                        namespace: Some(namespace.to_string()),
+                        name: Some(name.to_string()),
+                        ..ObjectReference::default()
+                    };
+                    recorder.event(
+                        &pod,
+                        EventType::Warning,
+                        "ReconcileFailed",
+                        &format!("dropped after {attempt} retries: {problem}"),
+                    );
+                }
                 queue.forget(&key);
             }
         }
