@@ -23,6 +23,16 @@
 //! # }
 //! ```
 //!
+//! | type | client-go | what it is |
+//! |---|---|---|
+//! | [`LeaderElector`] | `leaderelection.LeaderElector` (`RunOrDie`, `IsLeader`, `GetLeader`) | the election loop: acquire, renew, release |
+//! | [`LeaderElectionConfig`] | `LeaderElectionConfig` | timings (15/10/2 s), `ReleaseOnCancel`, name, validation |
+//! | [`Callbacks`] | `LeaderCallbacks` | started leading (with a token), stopped leading, new leader |
+//! | [`LeaseLock`], [`ResourceLock`] | `resourcelock.LeaseLock`, `resourcelock.Interface` | the Lease with resourceVersion preconditions |
+//! | [`LeaderElectionRecord`] | `resourcelock.LeaderElectionRecord` | holder, duration, acquire and renew times, transitions |
+//! | [`LeaderElector::check`] | `HealthzAdaptor` | fails when renewing is overdue |
+//! | [`ElectorStats`] | `leader_election_master_status` metric | is leader, acquisitions, losses, transitions seen |
+//!
 //! **The rules are client-go's.**
 //! - A candidate tries to acquire the lease every `retry_period`
 //!   (jittered by up to 1.2 ×): it creates the Lease when there is none,

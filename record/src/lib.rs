@@ -13,6 +13,14 @@
 //! # }
 //! ```
 //!
+//! | type | client-go | what it is |
+//! |---|---|---|
+//! | [`EventBroadcaster`] | `record.EventBroadcaster` (`StartRecordingToSink`, `StartLogging`, `Shutdown`) | fans events out to the API and to logs |
+//! | [`EventRecorder`] | `record.EventRecorder` (`Event`, `Eventf`, `AnnotatedEventf`) | builds core/v1 Events |
+//! | [`EventCorrelator`] | `record.EventCorrelator` | aggregation, deduplication, spam filter |
+//! | [`EventSink`], [`ApiSink`] | `record.EventSink`, `typedcorev1.EventSinkImpl` | where events are written |
+//! | [`object_reference`] | `reference.GetReference` | an object's `ObjectReference` |
+//!
 //! - **Never blocks the caller.** `event` puts the event on a bounded
 //!   queue (1,000, client-go's) and returns; when the queue is full the
 //!   event is dropped and counted ([`EventBroadcaster::stats`]).
