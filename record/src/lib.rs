@@ -19,7 +19,8 @@
 //! | [`EventRecorder`] | `record.EventRecorder` (`Event`, `Eventf`, `AnnotatedEventf`) | builds core/v1 Events |
 //! | [`EventCorrelator`] | `record.EventCorrelator` | aggregation, deduplication, spam filter |
 //! | [`EventSink`], [`ApiSink`] | `record.EventSink`, `typedcorev1.EventSinkImpl` | where events are written |
-//! | [`object_reference`] | `reference.GetReference` | an object's `ObjectReference` |
+//! | [`SeriesBroadcaster`], [`SeriesRecorder`] | `events.EventBroadcaster`, `events.EventRecorder` | events.k8s.io/v1 with EventSeries |
+//! | [`object_reference`], [`object_reference_as`] | `reference.GetReference` | an object's `ObjectReference` (typed, compact, dynamic) |
 //!
 //! - **Never blocks the caller.** `event` puts the event on a bounded
 //!   queue (1,000, client-go's) and returns; when the queue is full the
@@ -33,16 +34,21 @@
 //! - **Retries:** a failed write is tried again up to 12 times, 10 s apart
 //!   (the first wait randomised), then dropped and counted.
 //!
-//! Not yet here: the events.k8s.io/v1 recorder (`tools/events`) with its
-//! EventSeries.
+//! **events.k8s.io/v1** (client-go's `tools/events`): [`SeriesBroadcaster`]
+//! and [`SeriesRecorder`] write Events with a reporting controller and an
+//! action; an isomorphic event turns the first into an EventSeries (a
+//! PATCH), later ones are counted in memory and written every 30 minutes,
+//! and a series unobserved for 6 minutes is finished.
 #![warn(missing_docs)]
 
 mod broadcaster;
 mod correlator;
 mod event;
+mod events_v1;
 mod sink;
 
 pub use broadcaster::{BroadcasterOptions, EventBroadcaster, EventRecorder, RecorderStats};
 pub use correlator::{Correlated, CorrelatorOptions, EventCorrelator};
-pub use event::{EventType, object_reference};
+pub use event::{EventType, object_reference, object_reference_as};
+pub use events_v1::{SeriesBroadcaster, SeriesOptions, SeriesRecorder, SeriesStats};
 pub use sink::{ApiSink, EventSink, SinkError};
