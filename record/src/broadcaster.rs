@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::correlator::{Correlated, CorrelatorOptions, EventCorrelator};
 use crate::event::EventType;
@@ -85,12 +85,8 @@ struct Inner {
     destinations: Mutex<Vec<mpsc::Sender<Event>>>,
     counters: Counters,
     cancel: CancellationToken,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.cancel.cancel();
-    }
+    /// Cancels `cancel` when the last handle goes.
+    _stop_on_drop: DropGuard,
 }
 
 /// Fans recorded events out to its destinations: the API (through the
@@ -115,11 +111,15 @@ impl EventBroadcaster {
     /// A broadcaster with no destination yet.
     pub fn new(options: BroadcasterOptions) -> Self {
         EventBroadcaster {
-            inner: Arc::new(Inner {
-                options,
-                destinations: Mutex::new(Vec::new()),
-                counters: Counters::default(),
-                cancel: CancellationToken::new(),
+            inner: Arc::new({
+                let cancel = CancellationToken::new();
+                Inner {
+                    options,
+                    destinations: Mutex::new(Vec::new()),
+                    counters: Counters::default(),
+                    _stop_on_drop: cancel.clone().drop_guard(),
+                    cancel,
+                }
             }),
         }
     }

@@ -23,7 +23,7 @@ use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use serde_json::json;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::event::EventType;
 
@@ -83,12 +83,8 @@ struct Inner {
     sender: mpsc::Sender<Event>,
     counters: Arc<Counters>,
     cancel: CancellationToken,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.cancel.cancel();
-    }
+    /// Cancels `cancel` when the last handle goes.
+    _stop_on_drop: DropGuard,
 }
 
 /// Writes events.k8s.io/v1 Events (client-go's `events.EventBroadcaster`
@@ -180,6 +176,7 @@ impl SeriesBroadcaster {
             inner: Arc::new(Inner {
                 sender,
                 counters,
+                _stop_on_drop: cancel.clone().drop_guard(),
                 cancel,
             }),
         }

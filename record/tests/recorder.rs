@@ -3,14 +3,15 @@
 //! is down never blocks the caller.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::GroupResource;
 use clientgo_record::{
     BroadcasterOptions, EventBroadcaster, EventType, RecorderStats, object_reference,
 };
 use clientgo_rest::{Config, RestClient};
-use clientgo_testing::{ReadAt, TestApiServer};
+use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::{Event, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -39,33 +40,12 @@ async fn until(
     broadcaster: &EventBroadcaster,
     done: impl Fn(&RecorderStats) -> bool,
 ) -> RecorderStats {
-    let started = Instant::now();
-    loop {
-        let stats = broadcaster.stats();
-        if done(&stats) {
-            return stats;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "timed out: {stats:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    support::until("the recorder's counters", || done(&broadcaster.stats())).await;
+    broadcaster.stats()
 }
 
 fn stored_events(server: &TestApiServer) -> Vec<Event> {
-    let (objects, _) = server
-        .storage()
-        .list(
-            &GroupResource::new("", "events"),
-            Some("default"),
-            ReadAt::Latest,
-        )
-        .unwrap();
-    objects
-        .iter()
-        .map(|stored| serde_json::from_slice(&stored.json).unwrap())
-        .collect()
+    support::stored(server, "")
 }
 
 #[tokio::test]

@@ -3,14 +3,16 @@
 //! that is down never blocks the caller.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::GroupResource;
 use clientgo_record::{EventType, SeriesBroadcaster, SeriesOptions, SeriesStats};
 use clientgo_rest::{Config, RestClient};
-use clientgo_testing::{ReadAt, TestApiServer};
+use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::Event;
+use support::until;
 
 fn pod(name: &str) -> ObjectReference {
     ObjectReference {
@@ -23,42 +25,24 @@ fn pod(name: &str) -> ObjectReference {
 }
 
 fn stored(server: &TestApiServer) -> Vec<Event> {
-    let (objects, _) = server
-        .storage()
-        .list(
-            &GroupResource::new("events.k8s.io", "events"),
-            Some("default"),
-            ReadAt::Latest,
-        )
-        .unwrap();
-    objects
-        .iter()
-        .map(|stored| serde_json::from_slice(&stored.json).unwrap())
-        .collect()
+    support::stored(server, "events.k8s.io")
 }
 
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "timed out: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+/// A server and a broadcaster writing to it with `options`.
+async fn started(options: SeriesOptions) -> (TestApiServer, SeriesBroadcaster) {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let client = RestClient::new(Config::new(server.url())).unwrap();
+    let broadcaster = SeriesBroadcaster::start(client, options);
+    (server, broadcaster)
 }
 
 #[tokio::test]
 async fn isomorphic_events_become_one_event_with_a_series() {
-    let server = TestApiServer::builder().start().await.unwrap();
-    let client = RestClient::new(Config::new(server.url())).unwrap();
-    let broadcaster = SeriesBroadcaster::start(
-        client,
-        SeriesOptions {
-            refresh_interval: Duration::from_millis(300),
-            ..SeriesOptions::default()
-        },
-    );
+    let (server, broadcaster) = started(SeriesOptions {
+        refresh_interval: Duration::from_millis(300),
+        ..SeriesOptions::default()
+    })
+    .await;
     let recorder = broadcaster.recorder("test-controller", "test-controller-0");
     for attempt in 0..4 {
         recorder.event(
@@ -108,15 +92,11 @@ async fn isomorphic_events_become_one_event_with_a_series() {
 
 #[tokio::test]
 async fn a_series_unobserved_for_long_enough_is_finished() {
-    let server = TestApiServer::builder().start().await.unwrap();
-    let client = RestClient::new(Config::new(server.url())).unwrap();
-    let broadcaster = SeriesBroadcaster::start(
-        client,
-        SeriesOptions {
-            finish_after: Duration::from_millis(200),
-            ..SeriesOptions::default()
-        },
-    );
+    let (server, broadcaster) = started(SeriesOptions {
+        finish_after: Duration::from_millis(200),
+        ..SeriesOptions::default()
+    })
+    .await;
     let recorder = broadcaster.recorder("test-controller", "i");
     recorder.event(
         &pod("a"),
