@@ -54,6 +54,8 @@ mod list_options;
 mod object;
 mod object_list;
 mod partial_object_metadata;
+mod protobuf_envelope;
+pub mod protobuf_wire;
 mod record_codec;
 pub mod status;
 pub mod validation;
@@ -80,6 +82,7 @@ pub use partial_object_metadata::{
     META_API_VERSION, PARTIAL_OBJECT_METADATA_ACCEPT, PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
     PartialObjectMetadata, PartialObjectMetadataList,
 };
+pub use protobuf_envelope::{EnvelopeError, PROTOBUF_MAGIC, PROTOBUF_MEDIA_TYPE, Unknown};
 pub use record_codec::RecordCodec;
 pub use status::{Status, StatusCause, StatusDetails, StatusReason};
 pub use watch_event::{Bookmark, BookmarkMeta, INITIAL_EVENTS_END_ANNOTATION, WatchEvent};

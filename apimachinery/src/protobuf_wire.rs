@@ -1,0 +1,261 @@
+//! [`WireReader`]: protobuf's wire format, read field by field from a byte
+//! slice without copying, every length checked against what is left.
+//!
+//! The groundwork of protobuf support (Kubernetes' `application/
+//! vnd.kubernetes.protobuf`): generated decoders read their messages
+//! through it. Groups (wire types 3 and 4, deprecated and never used by
+//! Kubernetes) are refused.
+
+/// One field's value as it is on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireValue<'a> {
+    /// Wire type 0: an integer, a bool or an enum.
+    Varint(u64),
+    /// Wire type 1: 8 bytes (fixed64, sfixed64, double).
+    Fixed64(u64),
+    /// Wire type 2: a string, bytes, an embedded message or a packed list.
+    Bytes(&'a [u8]),
+    /// Wire type 5: 4 bytes (fixed32, sfixed32, float).
+    Fixed32(u32),
+}
+
+/// Why bytes are not well-formed protobuf.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// The bytes end inside a field.
+    #[error("protobuf cut off at byte {at}")]
+    Truncated {
+        /// Where the cut-off field starts.
+        at: usize,
+    },
+    /// A varint longer than 10 bytes, or over 64 bits.
+    #[error("a malformed varint at byte {at}")]
+    BadVarint {
+        /// Where it starts.
+        at: usize,
+    },
+    /// Wire type 3, 4, 6 or 7.
+    #[error("wire type {wire_type} at byte {at} is not supported")]
+    BadWireType {
+        /// The wire type.
+        wire_type: u8,
+        /// Where the field's key starts.
+        at: usize,
+    },
+    /// Field number 0, which protobuf reserves.
+    #[error("field number 0 at byte {at}")]
+    FieldZero {
+        /// Where the field's key starts.
+        at: usize,
+    },
+}
+
+/// Reads a message's fields in order; see the module documentation.
+#[derive(Debug, Clone)]
+pub struct WireReader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    /// Where `bytes` starts in the outermost buffer, for error positions.
+    offset: usize,
+}
+
+impl<'a> WireReader<'a> {
+    /// A reader over one message's bytes.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        WireReader {
+            bytes,
+            at: 0,
+            offset: 0,
+        }
+    }
+
+    /// A reader over an embedded message found by this one (error
+    /// positions stay relative to the outermost buffer).
+    pub fn nested(&self, bytes: &'a [u8]) -> Self {
+        let start = (bytes.as_ptr() as usize).saturating_sub(self.bytes.as_ptr() as usize);
+        WireReader {
+            bytes,
+            at: 0,
+            offset: self.offset + start,
+        }
+    }
+
+    /// The next field's number and value; `None` at the end.
+    pub fn next_field(&mut self) -> Result<Option<(u32, WireValue<'a>)>, WireError> {
+        if self.at >= self.bytes.len() {
+            return Ok(None);
+        }
+        let key_at = self.offset + self.at;
+        let key = self.varint()?;
+        let wire_type = (key & 0x7) as u8;
+        let number = u32::try_from(key >> 3).map_err(|_| WireError::BadVarint { at: key_at })?;
+        if number == 0 {
+            return Err(WireError::FieldZero { at: key_at });
+        }
+        let value = match wire_type {
+            0 => WireValue::Varint(self.varint()?),
+            1 => {
+                let bytes: [u8; 8] = self
+                    .take(8, key_at)?
+                    .try_into()
+                    .map_err(|_| WireError::Truncated { at: key_at })?;
+                WireValue::Fixed64(u64::from_le_bytes(bytes))
+            }
+            2 => {
+                let length = self.varint()?;
+                let length =
+                    usize::try_from(length).map_err(|_| WireError::Truncated { at: key_at })?;
+                WireValue::Bytes(self.take(length, key_at)?)
+            }
+            5 => {
+                let bytes: [u8; 4] = self
+                    .take(4, key_at)?
+                    .try_into()
+                    .map_err(|_| WireError::Truncated { at: key_at })?;
+                WireValue::Fixed32(u32::from_le_bytes(bytes))
+            }
+            other => {
+                return Err(WireError::BadWireType {
+                    wire_type: other,
+                    at: key_at,
+                });
+            }
+        };
+        Ok(Some((number, value)))
+    }
+
+    fn take(&mut self, length: usize, field_at: usize) -> Result<&'a [u8], WireError> {
+        let end = self
+            .at
+            .checked_add(length)
+            .filter(|end| *end <= self.bytes.len())
+            .ok_or(WireError::Truncated { at: field_at })?;
+        let taken = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(taken)
+    }
+
+    fn varint(&mut self) -> Result<u64, WireError> {
+        let start = self.offset + self.at;
+        let mut value: u64 = 0;
+        for index in 0..10 {
+            let Some(&byte) = self.bytes.get(self.at) else {
+                return Err(WireError::Truncated { at: start });
+            };
+            self.at += 1;
+            let bits = u64::from(byte & 0x7f);
+            // The tenth byte may carry only the top bit of a u64.
+            if index == 9 && bits > 1 {
+                return Err(WireError::BadVarint { at: start });
+            }
+            value |= bits << (7 * index);
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(WireError::BadVarint { at: start })
+    }
+}
+
+/// Appends a varint.
+pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Appends a length-delimited field (wire type 2).
+pub fn put_bytes(out: &mut Vec<u8>, number: u32, bytes: &[u8]) {
+    put_varint(out, (u64::from(number) << 3) | 2);
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn varints_round_trip_at_every_width() {
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            300,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            put_varint(&mut out, value << 3);
+            let mut reader = WireReader::new(&out);
+            assert_eq!(reader.varint(), Ok(value << 3), "{value}");
+        }
+    }
+
+    #[test]
+    fn fields_of_every_wire_type_are_read_in_order() {
+        let mut out = Vec::new();
+        put_varint(&mut out, 1 << 3);
+        put_varint(&mut out, 150);
+        put_bytes(&mut out, 2, b"hello");
+        out.push((3 << 3) | 1);
+        out.extend_from_slice(&7_u64.to_le_bytes());
+        out.push((4 << 3) | 5);
+        out.extend_from_slice(&9_u32.to_le_bytes());
+        let mut reader = WireReader::new(&out);
+        assert_eq!(reader.next_field(), Ok(Some((1, WireValue::Varint(150)))));
+        assert_eq!(
+            reader.next_field(),
+            Ok(Some((2, WireValue::Bytes(b"hello"))))
+        );
+        assert_eq!(reader.next_field(), Ok(Some((3, WireValue::Fixed64(7)))));
+        assert_eq!(reader.next_field(), Ok(Some((4, WireValue::Fixed32(9)))));
+        assert_eq!(reader.next_field(), Ok(None));
+    }
+
+    #[test]
+    fn damage_is_a_typed_error() {
+        let cases: [(&[u8], WireError); 6] = [
+            (&[0x12, 0x05, b'a'], WireError::Truncated { at: 0 }),
+            (&[0x08], WireError::Truncated { at: 1 }),
+            (
+                &[
+                    0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+                ],
+                WireError::BadVarint { at: 1 },
+            ),
+            (
+                &[0x0b],
+                WireError::BadWireType {
+                    wire_type: 3,
+                    at: 0,
+                },
+            ),
+            (&[0x02, 0x00], WireError::FieldZero { at: 0 }),
+            (&[0x09, 1, 2, 3], WireError::Truncated { at: 0 }),
+        ];
+        for (bytes, expected) in cases {
+            let mut reader = WireReader::new(bytes);
+            assert_eq!(reader.next_field(), Err(expected), "{bytes:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_end_in_fields_or_an_error_never_a_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            let mut reader = WireReader::new(&bytes);
+            for _ in 0..300 {
+                match reader.next_field() {
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        }
+    }
+}
