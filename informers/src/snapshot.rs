@@ -23,7 +23,7 @@
 //! read back. A refused snapshot is never partly used.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -218,10 +218,19 @@ pub(crate) fn write<K>(
         path: path.to_path_buf(),
         problem: error.to_string(),
     })?;
-    let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len() + objects.len() * 4096);
-    out.extend_from_slice(MAGIC);
-    push_length(&mut out, header.len(), path)?;
-    out.extend_from_slice(&header);
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(io)?;
+    }
+    // Streamed to the file, checksummed on the way: nothing the size of
+    // the snapshot is held in memory.
+    let temporary = temporary_file(path);
+    let mut out = SummingWriter {
+        file: BufWriter::with_capacity(1 << 20, File::create(&temporary).map_err(io)?),
+        sum: Checksum::new(),
+    };
+    out.write_all(MAGIC).map_err(io)?;
+    out.write_length(header.len(), path)?;
+    out.write_all(&header).map_err(io)?;
     let mut record = Vec::new();
     for (index, object) in objects.iter().enumerate() {
         record.clear();
@@ -230,18 +239,14 @@ pub(crate) fn write<K>(
             index,
             problem,
         })?;
-        push_length(&mut out, record.len(), path)?;
-        out.extend_from_slice(&record);
+        out.write_length(record.len(), path)?;
+        out.write_all(&record).map_err(io)?;
     }
-    let checksum = checksum(&out);
-    out.extend_from_slice(&checksum.to_le_bytes());
-
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(io)?;
-    }
-    let temporary = temporary_file(path);
-    let mut file = File::create(&temporary).map_err(io)?;
-    file.write_all(&out).map_err(io)?;
+    let bytes = out.sum.length + 8;
+    let checksum = out.sum.finish();
+    let mut file = out.file;
+    file.write_all(&checksum.to_le_bytes()).map_err(io)?;
+    let file = file.into_inner().map_err(|error| io(error.into_error()))?;
     file.sync_all().map_err(io)?;
     drop(file);
     fs::rename(&temporary, path).map_err(io)?;
@@ -253,9 +258,34 @@ pub(crate) fn write<K>(
         let _ = dir.sync_all();
     }
     Ok(Written {
-        bytes: out.len() as u64,
+        bytes,
         objects: objects.len(),
     })
+}
+
+/// The file being written, and the checksum of what went into it.
+struct SummingWriter {
+    file: BufWriter<File>,
+    sum: Checksum,
+}
+
+impl SummingWriter {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.sum.update(bytes);
+        self.file.write_all(bytes)
+    }
+
+    fn write_length(&mut self, length: usize, path: &Path) -> Result<(), SnapshotError> {
+        let length = u32::try_from(length).map_err(|_| SnapshotError::Format {
+            path: path.to_path_buf(),
+            problem: format!("a record of {length} bytes is too large"),
+        })?;
+        self.write_all(&length.to_le_bytes())
+            .map_err(|source| SnapshotError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+    }
 }
 
 /// Where [`write`] puts the file before renaming it.
@@ -361,34 +391,76 @@ pub(crate) fn read<K>(
     }))
 }
 
-fn push_length(out: &mut Vec<u8>, length: usize, path: &Path) -> Result<(), SnapshotError> {
-    let length = u32::try_from(length).map_err(|_| SnapshotError::Format {
-        path: path.to_path_buf(),
-        problem: format!("a record of {length} bytes is too large"),
-    })?;
-    out.extend_from_slice(&length.to_le_bytes());
-    Ok(())
-}
-
 /// The file's checksum: FNV-1a's step taken over 64-bit words instead of
 /// bytes (eight times fewer steps: 7 ms instead of 54 ms for the 50 MB of
 /// 10,000 pods, measured), then the length. Each step is a bijection of
 /// the running value, so any change confined to one word always changes
-/// the result; it guards against damage, not against tampering.
+/// the result; it guards against damage, not against tampering. Fed in
+/// pieces ([`update`](Self::update)), it gives what it gives for their
+/// concatenation.
+struct Checksum {
+    hash: u64,
+    /// Bytes of an unfinished word.
+    pending: [u8; 8],
+    pending_length: usize,
+    length: u64,
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+impl Checksum {
+    fn new() -> Self {
+        Checksum {
+            hash: FNV_OFFSET,
+            pending: [0; 8],
+            pending_length: 0,
+            length: 0,
+        }
+    }
+
+    fn update(&mut self, mut bytes: &[u8]) {
+        self.length += bytes.len() as u64;
+        if self.pending_length > 0 {
+            let taken = (8 - self.pending_length).min(bytes.len());
+            self.pending[self.pending_length..self.pending_length + taken]
+                .copy_from_slice(&bytes[..taken]);
+            self.pending_length += taken;
+            bytes = &bytes[taken..];
+            if self.pending_length < 8 {
+                return;
+            }
+            self.step(u64::from_le_bytes(self.pending));
+            self.pending_length = 0;
+        }
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut word_bytes = [0_u8; 8];
+            word_bytes.copy_from_slice(word);
+            self.step(u64::from_le_bytes(word_bytes));
+        }
+        let rest = words.remainder();
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.pending_length = rest.len();
+    }
+
+    fn step(&mut self, value: u64) {
+        self.hash = (self.hash ^ value).wrapping_mul(FNV_PRIME);
+    }
+
+    fn finish(mut self) -> u64 {
+        for index in 0..self.pending_length {
+            self.step(u64::from(self.pending[index]));
+        }
+        (self.hash ^ self.length).wrapping_mul(FNV_PRIME)
+    }
+}
+
+/// The checksum of `bytes` in one piece.
 fn checksum(bytes: &[u8]) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = OFFSET;
-    let mut words = bytes.chunks_exact(8);
-    for word in &mut words {
-        let mut word_bytes = [0_u8; 8];
-        word_bytes.copy_from_slice(word);
-        hash = (hash ^ u64::from_le_bytes(word_bytes)).wrapping_mul(PRIME);
-    }
-    for byte in words.remainder() {
-        hash = (hash ^ u64::from(*byte)).wrapping_mul(PRIME);
-    }
-    (hash ^ bytes.len() as u64).wrapping_mul(PRIME)
+    let mut sum = Checksum::new();
+    sum.update(bytes);
+    sum.finish()
 }
 
 /// Reads lengths and byte runs, never past the end.
@@ -535,6 +607,22 @@ mod tests {
         }
         assert_ne!(checksum(&[0; 8]), checksum(&[0; 16]));
         assert_ne!(checksum(&[]), checksum(&[0]));
+    }
+
+    #[test]
+    fn the_checksum_fed_in_pieces_equals_the_checksum_of_the_whole() {
+        let bytes: Vec<u8> = (0..=255_u8).cycle().take(203).collect();
+        for split in [vec![], vec![1], vec![3, 7], vec![8, 16], vec![5, 5, 5, 100]] {
+            let mut sum = Checksum::new();
+            let mut rest = &bytes[..];
+            for length in split {
+                let (piece, after) = rest.split_at(length.min(rest.len()));
+                sum.update(piece);
+                rest = after;
+            }
+            sum.update(rest);
+            assert_eq!(sum.finish(), checksum(&bytes));
+        }
     }
 
     #[test]
