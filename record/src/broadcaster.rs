@@ -132,23 +132,15 @@ impl EventBroadcaster {
     /// Writes events to `sink`, after the correlator, on a task of its own
     /// (needs a Tokio runtime).
     pub fn start_recording_to(&self, sink: impl EventSink) {
-        let (sender, mut events) = mpsc::channel::<Event>(self.inner.options.queue.max(1));
-        self.inner.destinations.lock().push(sender);
+        let mut destination = self.destination();
         let weak = Arc::downgrade(&self.inner);
-        let cancel = self.inner.cancel.clone();
         let options = self.inner.options.clone();
         tokio::spawn(async move {
             let mut correlator = EventCorrelator::new(options.correlator.clone());
-            loop {
-                let event = tokio::select! {
-                    () = cancel.cancelled() => return,
-                    event = events.recv() => match event {
-                        Some(event) => event,
-                        None => return,
-                    },
-                };
+            while let Some(event) = destination.next().await {
+                let cancel = &destination.cancel;
                 let correlated = correlator.correlate(event, Instant::now(), Timestamp::now());
-                let outcome = write(&sink, &mut correlator, correlated, &options, &cancel).await;
+                let outcome = write(&sink, &mut correlator, correlated, &options, cancel).await;
                 let Some(inner) = weak.upgrade() else { return };
                 match outcome {
                     Outcome::Created => bump(&inner.counters.created),
@@ -163,18 +155,9 @@ impl EventBroadcaster {
 
     /// Logs every event through `tracing` (Warning events at warn level).
     pub fn start_logging(&self) {
-        let (sender, mut events) = mpsc::channel::<Event>(self.inner.options.queue.max(1));
-        self.inner.destinations.lock().push(sender);
-        let cancel = self.inner.cancel.clone();
+        let mut destination = self.destination();
         tokio::spawn(async move {
-            loop {
-                let event = tokio::select! {
-                    () = cancel.cancelled() => return,
-                    event = events.recv() => match event {
-                        Some(event) => event,
-                        None => return,
-                    },
-                };
+            while let Some(event) = destination.next().await {
                 let object = &event.involved_object;
                 let (kind, namespace, name) = (
                     object.kind.as_deref().unwrap_or_default(),
@@ -190,6 +173,17 @@ impl EventBroadcaster {
                 }
             }
         });
+    }
+
+    /// A new destination's end of the fan-out: its bounded queue, closed
+    /// when the broadcaster stops.
+    fn destination(&self) -> Destination {
+        let (sender, events) = mpsc::channel::<Event>(self.inner.options.queue.max(1));
+        self.inner.destinations.lock().push(sender);
+        Destination {
+            events,
+            cancel: self.inner.cancel.clone(),
+        }
     }
 
     /// A recorder of events from `component` (the event's source).
@@ -307,6 +301,22 @@ impl EventRecorder {
     }
 }
 
+/// What a destination's task reads from.
+struct Destination {
+    events: mpsc::Receiver<Event>,
+    cancel: CancellationToken,
+}
+
+impl Destination {
+    /// The next event; `None` once the broadcaster stopped.
+    async fn next(&mut self) -> Option<Event> {
+        tokio::select! {
+            () = self.cancel.cancelled() => None,
+            event = self.events.recv() => event,
+        }
+    }
+}
+
 enum Outcome {
     Created,
     Patched,
@@ -352,8 +362,11 @@ async fn write<S: EventSink>(
         let written = match &patch {
             Some(patch) => match sink.patch(&event, patch).await {
                 Err(error) if error.is_not_found() => {
+                    // The counted event expired on the server: write it
+                    // anew, as a new object.
                     let mut fresh = event.clone();
                     fresh.count = Some(1);
+                    fresh.metadata.resource_version = None;
                     sink.create(&fresh).await.map(|stored| (stored, false))
                 }
                 other => other.map(|stored| (stored, true)),

@@ -114,10 +114,29 @@ impl<V> Bounded<V> {
         })
     }
 
-    fn insert(&mut self, key: String, value: V) {
+    /// The entry under `key`, made by `make` when there is none.
+    fn get_or_insert(&mut self, key: String, make: impl FnOnce() -> V) -> &mut V {
+        if !self.entries.contains_key(&key) {
+            self.make_room();
+        }
         self.tick += 1;
+        let tick = self.tick;
+        let (value, used) = self.entries.entry(key).or_insert_with(|| (make(), tick));
+        *used = tick;
+        value
+    }
+
+    fn insert(&mut self, key: String, value: V) {
+        if !self.entries.contains_key(&key) {
+            self.make_room();
+        }
+        self.tick += 1;
+        self.entries.insert(key, (value, self.tick));
+    }
+
+    /// Forgets the least recently used entry when full.
+    fn make_room(&mut self) {
         if self.entries.len() >= self.size
-            && !self.entries.contains_key(&key)
             && let Some(oldest) = self
                 .entries
                 .iter()
@@ -126,7 +145,6 @@ impl<V> Bounded<V> {
         {
             self.entries.remove(&oldest);
         }
-        self.entries.insert(key, (value, self.tick));
     }
 }
 
@@ -315,22 +333,10 @@ impl EventCorrelator {
             .spam_refill_every
             .as_secs_f64()
             .max(f64::MIN_POSITIVE);
-        let bucket = match self.buckets.get_mut(&key) {
-            Some(bucket) => bucket,
-            None => {
-                self.buckets.insert(
-                    key.clone(),
-                    Bucket {
-                        tokens: burst,
-                        last: now,
-                    },
-                );
-                match self.buckets.get_mut(&key) {
-                    Some(bucket) => bucket,
-                    None => return true,
-                }
-            }
-        };
+        let bucket = self.buckets.get_or_insert(key, || Bucket {
+            tokens: burst,
+            last: now,
+        });
         let elapsed = now.saturating_duration_since(bucket.last).as_secs_f64();
         bucket.tokens = (bucket.tokens + elapsed / refill).min(burst);
         bucket.last = now;

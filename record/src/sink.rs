@@ -69,10 +69,8 @@ impl ApiSink {
 impl EventSink for ApiSink {
     async fn create(&self, event: &Event) -> Result<Event, SinkError> {
         let (events, namespace, name) = self.events(event);
-        let mut event = event.clone();
-        event.metadata.resource_version = None;
         events
-            .create(&PostParams::default(), &event)
+            .create(&PostParams::default(), event)
             .await
             .map_err(|source| SinkError {
                 namespace,
