@@ -56,6 +56,7 @@ mod object_list;
 mod partial_object_metadata;
 mod protobuf_envelope;
 pub mod protobuf_wire;
+pub mod random;
 mod record_codec;
 pub mod status;
 pub mod validation;

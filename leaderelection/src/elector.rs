@@ -1,9 +1,10 @@
 //! [`LeaderElector`]: acquire, renew and release a lock as client-go's
 //! `LeaderElector` does.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use clientgo_apimachinery::random::Random;
 use jiff::Timestamp;
 use parking_lot::Mutex;
 use tokio::time::Instant;
@@ -56,7 +57,7 @@ pub struct LeaderElector<L> {
     lost: AtomicU64,
     transitions: AtomicU64,
     failed: AtomicU64,
-    leading: Mutex<bool>,
+    leading: AtomicBool,
 }
 
 impl<L> std::fmt::Debug for LeaderElector<L> {
@@ -71,13 +72,7 @@ impl<L> std::fmt::Debug for LeaderElector<L> {
 /// A jittered wait: `period` stretched by a random factor in [1, 1 +
 /// `JITTER_FACTOR`).
 fn jittered(period: Duration) -> Duration {
-    // A cheap spread from the clock's nanoseconds; the jitter only keeps
-    // candidates from retrying in step.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.subsec_nanos());
-    let fraction = f64::from(nanos % 1_000_000) / 1_000_000.0;
-    period.mul_f64(1.0 + JITTER_FACTOR * fraction)
+    period.mul_f64(1.0 + JITTER_FACTOR * Random::new().fraction())
 }
 
 impl<L: ResourceLock> LeaderElector<L> {
@@ -101,7 +96,7 @@ impl<L: ResourceLock> LeaderElector<L> {
             lost: AtomicU64::new(0),
             transitions: AtomicU64::new(0),
             failed: AtomicU64::new(0),
-            leading: Mutex::new(false),
+            leading: AtomicBool::new(false),
         })
     }
 
@@ -115,7 +110,7 @@ impl<L: ResourceLock> LeaderElector<L> {
         async {
             if self.acquire(&cancel).await {
                 let leading = cancel.child_token();
-                *self.leading.lock() = true;
+                self.leading.store(true, Ordering::Release);
                 self.acquired.fetch_add(1, Ordering::Relaxed);
                 tracing::info!("started leading");
                 if let Some(started) = &self.callbacks.started_leading {
@@ -123,7 +118,7 @@ impl<L: ResourceLock> LeaderElector<L> {
                 }
                 self.renew(&leading).await;
                 leading.cancel();
-                *self.leading.lock() = false;
+                self.leading.store(false, Ordering::Release);
                 self.lost.fetch_add(1, Ordering::Relaxed);
                 tracing::info!("stopped leading");
                 if self.config.release_on_cancel {
@@ -140,7 +135,7 @@ impl<L: ResourceLock> LeaderElector<L> {
 
     /// Whether this candidate leads now.
     pub fn is_leader(&self) -> bool {
-        *self.leading.lock()
+        self.leading.load(Ordering::Acquire)
     }
 
     /// The holder last observed (empty when released), if any.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use clientgo_apimachinery::random::Random;
 use clientgo_rest::RestClient;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
@@ -345,12 +346,7 @@ async fn write<S: EventSink>(
             let wait = if attempt == 1 {
                 // The first wait is randomised, so many recorders failing
                 // together do not retry together.
-                let nanos = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |since| since.subsec_nanos());
-                options
-                    .retry_interval
-                    .mul_f64(f64::from(nanos % 1000) / 1000.0)
+                options.retry_interval.mul_f64(Random::new().fraction())
             } else {
                 options.retry_interval
             };

@@ -2,12 +2,11 @@
 //! `wait.Backoff{Duration: 800ms, Factor: 2, Jitter: 1, Cap: 30s}` with a
 //! reset after two quiet minutes.
 
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::clock::Clock;
+pub(crate) use clientgo_apimachinery::random::Random;
 
 /// How the reflector backs off between failed attempts.
 ///
@@ -127,37 +126,6 @@ fn jittered(step: Duration, jitter: f64, fraction: f64) -> Duration {
     }
     let extra = step.as_secs_f64() * jitter * fraction;
     step.saturating_add(Duration::try_from_secs_f64(extra).unwrap_or(Duration::ZERO))
-}
-
-/// A small pseudo-random source for jitter and watch timeouts (xorshift64*,
-/// seeded from the standard library's per-process random hasher keys): no
-/// cryptographic quality needed, no dependency.
-#[derive(Debug)]
-pub(crate) struct Random {
-    state: u64,
-}
-
-impl Random {
-    pub(crate) fn new() -> Self {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        Random {
-            state: hasher.finish() | 1,
-        }
-    }
-
-    /// A number in [0, 1).
-    pub(crate) fn fraction(&mut self) -> f64 {
-        let mut x = self.state;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.state = x;
-        let value = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        // The top 53 bits, as a fraction.
-        (value >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 #[cfg(test)]

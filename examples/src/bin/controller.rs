@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use clientgo_apimachinery::random::Random;
 use clientgo_apimachinery::{Compact, Object, compact_decodes};
 use clientgo_apimachinery::{GroupResource, LabelSelector};
 use clientgo_examples::{
@@ -409,10 +410,7 @@ impl Leadership {
             .map(|name| name.trim().to_string())
             .filter(|name| !name.is_empty())
             .unwrap_or_else(|| "controller".to_string());
-        let suffix = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.subsec_nanos())
-            ^ std::process::id();
+        let suffix = Random::new().next_u64() as u32;
         let identity = format!("{host}-{suffix:08x}");
         let namespace = namespace.unwrap_or("default");
         let lease = Duration::from_secs_f64(lease_seconds);
