@@ -67,22 +67,10 @@ mod tests {
         assert_eq!(cfg_name(34), "k8s_openapi_ge_1_34");
     }
 
-    /// k8s-openapi's source directory, found through `cargo metadata`.
+    /// k8s-openapi's `src` directory, found through `cargo metadata`.
     fn k8s_openapi_source() -> Option<std::path::PathBuf> {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
-        let output = std::process::Command::new(cargo)
-            .current_dir(workspace)
-            .args(["metadata", "--format-version", "1"])
-            .output()
-            .ok()?;
-        let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).ok()?;
-        let package = metadata["packages"]
-            .as_array()?
-            .iter()
-            .find(|package| package["name"] == "k8s-openapi")?;
-        let manifest = std::path::PathBuf::from(package["manifest_path"].as_str()?);
-        Some(manifest.parent()?.join("src"))
+        Some(crate::k8s_openapi_source_dir(workspace)?.join("src"))
     }
 
     /// Whether k8s-openapi's tree for 1.`minor` defines `type_path`.

@@ -63,6 +63,7 @@ mod model;
 mod naming;
 mod openapi;
 mod output;
+mod protobuf;
 
 pub use cluster::{ClusterOptions, fetch_openapi};
 pub use crd::{TypeMapping, resources_from_crds};
@@ -71,3 +72,7 @@ pub use generate::{GenerateOptions, GeneratedFile, Target, generate};
 pub use model::{Resource, Stability};
 pub use openapi::{k8s_openapi_type_path, resources_from_openapi};
 pub use output::{compare_output, write_output};
+pub use protobuf::{
+    ProtobufGenError, ProtobufGenOptions, ProtobufSummary, generate_protobuf,
+    k8s_openapi_source_dir, learn_value_fields,
+};

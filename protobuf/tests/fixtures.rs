@@ -1,0 +1,119 @@
+//! Every upstream round-trip fixture (`../shared/fixtures/
+//! api-testdata-v1.36`: the same object as `.json` and `.pb`) whose type
+//! k8s-openapi has decodes from protobuf to the object its JSON gives, and
+//! encodes back to bytes that decode to it again. Skips when `../shared`
+//! is absent.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::path::PathBuf;
+
+use clientgo_apimachinery::Unknown;
+
+fn fixtures() -> Option<PathBuf> {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/api-testdata-v1.36");
+    dir.is_dir().then_some(dir)
+}
+
+#[test]
+fn every_fixture_decodes_to_its_json_twin_and_round_trips() {
+    let Some(dir) = fixtures() else {
+        println!("skipped: ../shared/fixtures/api-testdata-v1.36 is absent");
+        return;
+    };
+    let mut pbs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pb"))
+        .collect();
+    pbs.sort();
+    let (mut checked, mut without_type, mut unreadable) = (0, Vec::new(), Vec::new());
+    let mut failures = Vec::new();
+    for pb in &pbs {
+        let bytes = std::fs::read(pb).unwrap();
+        let json = std::fs::read(pb.with_extension("json")).unwrap();
+        let envelope = Unknown::decode(&bytes).unwrap();
+        let Some(codec) = clientgo_protobuf::by_kind(envelope.api_version, envelope.kind) else {
+            without_type.push(format!("{}/{}", envelope.api_version, envelope.kind));
+            continue;
+        };
+        let name = pb.file_name().unwrap().to_string_lossy().into_owned();
+        // A few fixtures hold what k8s-openapi cannot read from JSON either
+        // (`null` for a required time); there is nothing to compare with.
+        let Ok(expected) = codec.normalize_json(&json) else {
+            unreadable.push(name);
+            continue;
+        };
+        match codec.protobuf_to_json(envelope.raw) {
+            Ok(decoded) if decoded == expected => {}
+            Ok(decoded) => {
+                failures.push(format!(
+                    "{name}: decodes to a different object:\n{}",
+                    diff(&expected, &decoded)
+                ));
+                continue;
+            }
+            Err(error) => {
+                failures.push(format!("{name}: {error}"));
+                continue;
+            }
+        }
+        let encoded = codec.json_to_protobuf(&json).unwrap();
+        match codec.protobuf_to_json(&encoded) {
+            Ok(again) if again == expected => checked += 1,
+            Ok(again) => failures.push(format!(
+                "{name}: re-encoded differs:\n{}",
+                diff(&expected, &again)
+            )),
+            Err(error) => failures.push(format!("{name}: re-encoded does not decode: {error}")),
+        }
+    }
+    println!(
+        "{checked} fixtures round-trip; {} have no k8s-openapi type: {without_type:?}; \
+         k8s-openapi cannot read the JSON of {unreadable:?}",
+        without_type.len()
+    );
+    assert!(
+        unreadable.len() <= 5,
+        "too many unreadable JSON fixtures: {unreadable:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} fail:\n{}",
+        failures.len(),
+        pbs.len(),
+        failures.join("\n")
+    );
+    assert!(checked >= 95, "only {checked} fixtures were checked");
+}
+
+/// The first few paths where two JSON values differ.
+fn diff(expected: &serde_json::Value, actual: &serde_json::Value) -> String {
+    let mut out = Vec::new();
+    walk("", expected, actual, &mut out);
+    out.truncate(8);
+    out.join("\n")
+}
+
+fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for key in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
+                walk(
+                    &format!("{path}.{key}"),
+                    x.get(key).unwrap_or(&Value::Null),
+                    y.get(key).unwrap_or(&Value::Null),
+                    out,
+                );
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                walk(&format!("{path}[{i}]"), p, q, out);
+            }
+        }
+        _ if a != b => out.push(format!("  {path}: expected {a}, got {b}")),
+        _ => {}
+    }
+}
