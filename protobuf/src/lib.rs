@@ -38,6 +38,8 @@
 
 mod error;
 pub mod field;
+// Formatted by prettyplease when generated; rustfmt would make it stale.
+#[rustfmt::skip]
 mod generated;
 mod message;
 pub mod put;

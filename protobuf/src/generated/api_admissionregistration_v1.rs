@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.admissionregistration.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 #[cfg(k8s_openapi_ge_1_36)]
 impl Message for k8s_openapi::api::admissionregistration::v1::ApplyConfiguration {
     const NAME: &'static str = "ApplyConfiguration";
@@ -125,49 +125,51 @@ impl Message for k8s_openapi::api::admissionregistration::v1::MatchResources {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.namespace_selector,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.object_selector,
-                value,
-                reader,
-            ),
-            3 => f::message::<
-                k8s_openapi::api::admissionregistration::v1::NamedRuleWithOperations,
-                _,
-            >(&mut self.resource_rules, value, reader),
-            4 => f::message::<
-                k8s_openapi::api::admissionregistration::v1::NamedRuleWithOperations,
-                _,
-            >(&mut self.exclude_resource_rules, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.namespace_selector, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.object_selector, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::NamedRuleWithOperations,
+                    _,
+                >(&mut self.resource_rules, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::NamedRuleWithOperations,
+                    _,
+                >(&mut self.exclude_resource_rules, value, reader)
+            }
             7 => f::string(&mut self.match_policy, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            1,
-            &self.namespace_selector,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.object_selector,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::NamedRuleWithOperations, _>(
-            out,
-            3,
-            &self.resource_rules,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::NamedRuleWithOperations, _>(
-            out,
-            4,
-            &self.exclude_resource_rules,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 1, &self.namespace_selector);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.object_selector);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::NamedRuleWithOperations,
+            _,
+        >(out, 3, &self.resource_rules);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::NamedRuleWithOperations,
+            _,
+        >(out, 4, &self.exclude_resource_rules);
         p::put_string(out, 7, &self.match_policy);
     }
 }
@@ -184,31 +186,35 @@ impl Message for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionP
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<
-                k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicySpec,
-                _,
-            >(&mut self.spec, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicySpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicySpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicySpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
-impl Message for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding {
+impl Message
+for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding {
     const NAME: &'static str = "MutatingAdmissionPolicyBinding";
     fn empty() -> Self {
         Default::default()
@@ -220,24 +226,26 @@ impl Message for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionP
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<
-                k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec,
-                _,
-            >(&mut self.spec, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec,
             _,
@@ -245,7 +253,8 @@ impl Message for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionP
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
-impl Message for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec {
+impl Message
+for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec {
     const NAME: &'static str = "MutatingAdmissionPolicyBindingSpec";
     fn empty() -> Self {
         Default::default()
@@ -258,35 +267,36 @@ impl Message for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionP
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.policy_name, value),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1::ParamRef, _>(
-                &mut self.param_ref,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1::MatchResources, _>(
-                &mut self.match_resources,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ParamRef,
+                    _,
+                >(&mut self.param_ref, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MatchResources,
+                    _,
+                >(&mut self.match_resources, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.policy_name);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::ParamRef, _>(
-            out,
-            2,
-            &self.param_ref,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MatchResources, _>(
-            out,
-            3,
-            &self.match_resources,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::ParamRef,
+            _,
+        >(out, 2, &self.param_ref);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MatchResources,
+            _,
+        >(out, 3, &self.match_resources);
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
-impl Message for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicySpec {
+impl Message
+for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicySpec {
     const NAME: &'static str = "MutatingAdmissionPolicySpec";
     fn empty() -> Self {
         Default::default()
@@ -298,63 +308,63 @@ impl Message for k8s_openapi::api::admissionregistration::v1::MutatingAdmissionP
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::admissionregistration::v1::ParamKind, _>(
-                &mut self.param_kind,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1::MatchResources, _>(
-                &mut self.match_constraints,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1::Variable, _>(
-                &mut self.variables,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::admissionregistration::v1::Mutation, _>(
-                &mut self.mutations,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ParamKind,
+                    _,
+                >(&mut self.param_kind, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MatchResources,
+                    _,
+                >(&mut self.match_constraints, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::Variable,
+                    _,
+                >(&mut self.variables, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::Mutation,
+                    _,
+                >(&mut self.mutations, value, reader)
+            }
             5 => f::string(&mut self.failure_policy, value),
-            6 => f::message::<k8s_openapi::api::admissionregistration::v1::MatchCondition, _>(
-                &mut self.match_conditions,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MatchCondition,
+                    _,
+                >(&mut self.match_conditions, value, reader)
+            }
             7 => f::string_or_absent(&mut self.reinvocation_policy, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::ParamKind, _>(
-            out,
-            1,
-            &self.param_kind,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MatchResources, _>(
-            out,
-            2,
-            &self.match_constraints,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::Variable, _>(
-            out,
-            3,
-            &self.variables,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::Mutation, _>(
-            out,
-            4,
-            &self.mutations,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::ParamKind,
+            _,
+        >(out, 1, &self.param_kind);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MatchResources,
+            _,
+        >(out, 2, &self.match_constraints);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::Variable,
+            _,
+        >(out, 3, &self.variables);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::Mutation,
+            _,
+        >(out, 4, &self.mutations);
         p::put_string(out, 5, &self.failure_policy);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MatchCondition, _>(
-            out,
-            6,
-            &self.match_conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MatchCondition,
+            _,
+        >(out, 6, &self.match_conditions);
         p::put_string_value(out, 7, &self.reinvocation_policy);
     }
 }
@@ -371,76 +381,77 @@ impl Message for k8s_openapi::api::admissionregistration::v1::MutatingWebhook {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1::WebhookClientConfig, _>(
-                &mut self.client_config,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1::RuleWithOperations, _>(
-                &mut self.rules,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::WebhookClientConfig,
+                    _,
+                >(&mut self.client_config, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::RuleWithOperations,
+                    _,
+                >(&mut self.rules, value, reader)
+            }
             4 => f::string(&mut self.failure_policy, value),
             9 => f::string(&mut self.match_policy, value),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.namespace_selector,
-                value,
-                reader,
-            ),
-            11 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.object_selector,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.namespace_selector, value, reader)
+            }
+            11 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.object_selector, value, reader)
+            }
             6 => f::string(&mut self.side_effects, value),
             7 => f::int32(&mut self.timeout_seconds, value),
             8 => f::string(&mut self.admission_review_versions, value),
             10 => f::string(&mut self.reinvocation_policy, value),
-            12 => f::message::<k8s_openapi::api::admissionregistration::v1::MatchCondition, _>(
-                &mut self.match_conditions,
-                value,
-                reader,
-            ),
+            12 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MatchCondition,
+                    _,
+                >(&mut self.match_conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::WebhookClientConfig, _>(
-            out,
-            2,
-            &self.client_config,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::RuleWithOperations, _>(
-            out,
-            3,
-            &self.rules,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::WebhookClientConfig,
+            _,
+        >(out, 2, &self.client_config);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::RuleWithOperations,
+            _,
+        >(out, 3, &self.rules);
         p::put_string(out, 4, &self.failure_policy);
         p::put_string(out, 9, &self.match_policy);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            5,
-            &self.namespace_selector,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            11,
-            &self.object_selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 5, &self.namespace_selector);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 11, &self.object_selector);
         p::put_string(out, 6, &self.side_effects);
         p::put_int32(out, 7, &self.timeout_seconds);
         p::put_string(out, 8, &self.admission_review_versions);
         p::put_string(out, 10, &self.reinvocation_policy);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MatchCondition, _>(
-            out,
-            12,
-            &self.match_conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MatchCondition,
+            _,
+        >(out, 12, &self.match_conditions);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration {
+impl Message
+for k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration {
     const NAME: &'static str = "MutatingWebhookConfiguration";
     fn empty() -> Self {
         Default::default()
@@ -452,30 +463,30 @@ impl Message for k8s_openapi::api::admissionregistration::v1::MutatingWebhookCon
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1::MutatingWebhook, _>(
-                &mut self.webhooks,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MutatingWebhook,
+                    _,
+                >(&mut self.webhooks, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MutatingWebhook, _>(
-            out,
-            2,
-            &self.webhooks,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MutatingWebhook,
+            _,
+        >(out, 2, &self.webhooks);
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
@@ -492,31 +503,31 @@ impl Message for k8s_openapi::api::admissionregistration::v1::Mutation {
     ) -> Result<(), DecodeError> {
         match number {
             2 => f::string(&mut self.patch_type, value),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1::ApplyConfiguration, _>(
-                &mut self.apply_configuration,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::admissionregistration::v1::JSONPatch, _>(
-                &mut self.json_patch,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ApplyConfiguration,
+                    _,
+                >(&mut self.apply_configuration, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::JSONPatch,
+                    _,
+                >(&mut self.json_patch, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 2, &self.patch_type);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::ApplyConfiguration, _>(
-            out,
-            3,
-            &self.apply_configuration,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::JSONPatch, _>(
-            out,
-            4,
-            &self.json_patch,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::ApplyConfiguration,
+            _,
+        >(out, 3, &self.apply_configuration);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::JSONPatch,
+            _,
+        >(out, 4, &self.json_patch);
     }
 }
 impl Message for k8s_openapi::api::admissionregistration::v1::NamedRuleWithOperations {
@@ -532,31 +543,51 @@ impl Message for k8s_openapi::api::admissionregistration::v1::NamedRuleWithOpera
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.resource_names, value),
-            2 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::string(&mut self.operations, value),
-                2 => f::inline(value, reader, |number, value, _reader| match number {
-                    1 => f::string(&mut self.api_groups, value),
-                    2 => f::string(&mut self.api_versions, value),
-                    3 => f::string(&mut self.resources, value),
-                    4 => f::string(&mut self.scope, value),
-                    _ => Ok(()),
-                }),
-                _ => Ok(()),
-            }),
+            2 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, reader| match number {
+                        1 => f::string(&mut self.operations, value),
+                        2 => {
+                            f::inline(
+                                value,
+                                reader,
+                                |number, value, _reader| match number {
+                                    1 => f::string(&mut self.api_groups, value),
+                                    2 => f::string(&mut self.api_versions, value),
+                                    3 => f::string(&mut self.resources, value),
+                                    4 => f::string(&mut self.scope, value),
+                                    _ => Ok(()),
+                                },
+                            )
+                        }
+                        _ => Ok(()),
+                    },
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.resource_names);
-        p::length_prefixed(out, 2, |out| {
-            p::put_string(out, 1, &self.operations);
-            p::length_prefixed(out, 2, |out| {
-                p::put_string(out, 1, &self.api_groups);
-                p::put_string(out, 2, &self.api_versions);
-                p::put_string(out, 3, &self.resources);
-                p::put_string(out, 4, &self.scope);
-            });
-        });
+        p::length_prefixed(
+            out,
+            2,
+            |out| {
+                p::put_string(out, 1, &self.operations);
+                p::length_prefixed(
+                    out,
+                    2,
+                    |out| {
+                        p::put_string(out, 1, &self.api_groups);
+                        p::put_string(out, 2, &self.api_versions);
+                        p::put_string(out, 3, &self.resources);
+                        p::put_string(out, 4, &self.scope);
+                    },
+                );
+            },
+        );
     }
 }
 impl Message for k8s_openapi::api::admissionregistration::v1::ParamKind {
@@ -595,11 +626,12 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ParamRef {
         match number {
             1 => f::string_or_absent(&mut self.name, value),
             2 => f::string_or_absent(&mut self.namespace, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
             4 => f::string(&mut self.parameter_not_found_action, value),
             _ => Ok(()),
         }
@@ -607,11 +639,10 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ParamRef {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.name);
         p::put_string_value(out, 2, &self.namespace);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            3,
-            &self.selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 3, &self.selector);
         p::put_string(out, 4, &self.parameter_not_found_action);
     }
 }
@@ -628,24 +659,34 @@ impl Message for k8s_openapi::api::admissionregistration::v1::RuleWithOperations
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.operations, value),
-            2 => f::inline(value, reader, |number, value, _reader| match number {
-                1 => f::string(&mut self.api_groups, value),
-                2 => f::string(&mut self.api_versions, value),
-                3 => f::string(&mut self.resources, value),
-                4 => f::string(&mut self.scope, value),
-                _ => Ok(()),
-            }),
+            2 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, _reader| match number {
+                        1 => f::string(&mut self.api_groups, value),
+                        2 => f::string(&mut self.api_versions, value),
+                        3 => f::string(&mut self.resources, value),
+                        4 => f::string(&mut self.scope, value),
+                        _ => Ok(()),
+                    },
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.operations);
-        p::length_prefixed(out, 2, |out| {
-            p::put_string(out, 1, &self.api_groups);
-            p::put_string(out, 2, &self.api_versions);
-            p::put_string(out, 3, &self.resources);
-            p::put_string(out, 4, &self.scope);
-        });
+        p::length_prefixed(
+            out,
+            2,
+            |out| {
+                p::put_string(out, 1, &self.api_groups);
+                p::put_string(out, 2, &self.api_versions);
+                p::put_string(out, 3, &self.resources);
+                p::put_string(out, 4, &self.scope);
+            },
+        );
     }
 }
 impl Message for k8s_openapi::api::admissionregistration::v1::ServiceReference {
@@ -686,20 +727,20 @@ impl Message for k8s_openapi::api::admissionregistration::v1::TypeChecking {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::admissionregistration::v1::ExpressionWarning, _>(
-                &mut self.expression_warnings,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ExpressionWarning,
+                    _,
+                >(&mut self.expression_warnings, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::ExpressionWarning, _>(
-            out,
-            1,
-            &self.expression_warnings,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::ExpressionWarning,
+            _,
+        >(out, 1, &self.expression_warnings);
     }
 }
 impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy {
@@ -714,28 +755,32 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissio
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<
-                k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicySpec,
-                _,
-            >(&mut self.spec, value, reader),
-            3 => f::message::<
-                k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus,
-                _,
-            >(&mut self.status, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicySpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicySpec,
             _,
@@ -746,7 +791,8 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissio
         >(out, 3, &self.status);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
+impl Message
+for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
     const NAME: &'static str = "ValidatingAdmissionPolicyBinding";
     fn empty() -> Self {
         Default::default()
@@ -758,31 +804,34 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissio
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<
-                k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
-                _,
-            >(&mut self.spec, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
             _,
         >(out, 2, &self.spec);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec {
+impl Message
+for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec {
     const NAME: &'static str = "ValidatingAdmissionPolicyBindingSpec";
     fn empty() -> Self {
         Default::default()
@@ -795,36 +844,37 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissio
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.policy_name, value),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1::ParamRef, _>(
-                &mut self.param_ref,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1::MatchResources, _>(
-                &mut self.match_resources,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ParamRef,
+                    _,
+                >(&mut self.param_ref, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MatchResources,
+                    _,
+                >(&mut self.match_resources, value, reader)
+            }
             4 => f::string(&mut self.validation_actions, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.policy_name);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::ParamRef, _>(
-            out,
-            2,
-            &self.param_ref,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MatchResources, _>(
-            out,
-            3,
-            &self.match_resources,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::ParamRef,
+            _,
+        >(out, 2, &self.param_ref);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MatchResources,
+            _,
+        >(out, 3, &self.match_resources);
         p::put_string(out, 4, &self.validation_actions);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
+impl Message
+for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
     const NAME: &'static str = "ValidatingAdmissionPolicySpec";
     fn empty() -> Self {
         Default::default()
@@ -836,75 +886,76 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissio
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::admissionregistration::v1::ParamKind, _>(
-                &mut self.param_kind,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1::MatchResources, _>(
-                &mut self.match_constraints,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1::Validation, _>(
-                &mut self.validations,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ParamKind,
+                    _,
+                >(&mut self.param_kind, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MatchResources,
+                    _,
+                >(&mut self.match_constraints, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::Validation,
+                    _,
+                >(&mut self.validations, value, reader)
+            }
             4 => f::string(&mut self.failure_policy, value),
-            5 => f::message::<k8s_openapi::api::admissionregistration::v1::AuditAnnotation, _>(
-                &mut self.audit_annotations,
-                value,
-                reader,
-            ),
-            6 => f::message::<k8s_openapi::api::admissionregistration::v1::MatchCondition, _>(
-                &mut self.match_conditions,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::api::admissionregistration::v1::Variable, _>(
-                &mut self.variables,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::AuditAnnotation,
+                    _,
+                >(&mut self.audit_annotations, value, reader)
+            }
+            6 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MatchCondition,
+                    _,
+                >(&mut self.match_conditions, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::Variable,
+                    _,
+                >(&mut self.variables, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::ParamKind, _>(
-            out,
-            1,
-            &self.param_kind,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MatchResources, _>(
-            out,
-            2,
-            &self.match_constraints,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::Validation, _>(
-            out,
-            3,
-            &self.validations,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::ParamKind,
+            _,
+        >(out, 1, &self.param_kind);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MatchResources,
+            _,
+        >(out, 2, &self.match_constraints);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::Validation,
+            _,
+        >(out, 3, &self.validations);
         p::put_string(out, 4, &self.failure_policy);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::AuditAnnotation, _>(
-            out,
-            5,
-            &self.audit_annotations,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MatchCondition, _>(
-            out,
-            6,
-            &self.match_conditions,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::Variable, _>(
-            out,
-            7,
-            &self.variables,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::AuditAnnotation,
+            _,
+        >(out, 5, &self.audit_annotations);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MatchCondition,
+            _,
+        >(out, 6, &self.match_conditions);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::Variable,
+            _,
+        >(out, 7, &self.variables);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
+impl Message
+for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
     const NAME: &'static str = "ValidatingAdmissionPolicyStatus";
     fn empty() -> Self {
         Default::default()
@@ -917,31 +968,31 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingAdmissio
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int64_or_absent(&mut self.observed_generation, value),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1::TypeChecking, _>(
-                &mut self.type_checking,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::TypeChecking,
+                    _,
+                >(&mut self.type_checking, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int64_value(out, 1, &self.observed_generation);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::TypeChecking, _>(
-            out,
-            2,
-            &self.type_checking,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            3,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::TypeChecking,
+            _,
+        >(out, 2, &self.type_checking);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 3, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingWebhook {
@@ -957,74 +1008,75 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingWebhook 
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1::WebhookClientConfig, _>(
-                &mut self.client_config,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1::RuleWithOperations, _>(
-                &mut self.rules,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::WebhookClientConfig,
+                    _,
+                >(&mut self.client_config, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::RuleWithOperations,
+                    _,
+                >(&mut self.rules, value, reader)
+            }
             4 => f::string(&mut self.failure_policy, value),
             9 => f::string(&mut self.match_policy, value),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.namespace_selector,
-                value,
-                reader,
-            ),
-            10 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.object_selector,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.namespace_selector, value, reader)
+            }
+            10 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.object_selector, value, reader)
+            }
             6 => f::string(&mut self.side_effects, value),
             7 => f::int32(&mut self.timeout_seconds, value),
             8 => f::string(&mut self.admission_review_versions, value),
-            11 => f::message::<k8s_openapi::api::admissionregistration::v1::MatchCondition, _>(
-                &mut self.match_conditions,
-                value,
-                reader,
-            ),
+            11 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::MatchCondition,
+                    _,
+                >(&mut self.match_conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::WebhookClientConfig, _>(
-            out,
-            2,
-            &self.client_config,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::RuleWithOperations, _>(
-            out,
-            3,
-            &self.rules,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::WebhookClientConfig,
+            _,
+        >(out, 2, &self.client_config);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::RuleWithOperations,
+            _,
+        >(out, 3, &self.rules);
         p::put_string(out, 4, &self.failure_policy);
         p::put_string(out, 9, &self.match_policy);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            5,
-            &self.namespace_selector,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            10,
-            &self.object_selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 5, &self.namespace_selector);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 10, &self.object_selector);
         p::put_string(out, 6, &self.side_effects);
         p::put_int32(out, 7, &self.timeout_seconds);
         p::put_string(out, 8, &self.admission_review_versions);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::MatchCondition, _>(
-            out,
-            11,
-            &self.match_conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::MatchCondition,
+            _,
+        >(out, 11, &self.match_conditions);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration {
+impl Message
+for k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration {
     const NAME: &'static str = "ValidatingWebhookConfiguration";
     fn empty() -> Self {
         Default::default()
@@ -1036,30 +1088,30 @@ impl Message for k8s_openapi::api::admissionregistration::v1::ValidatingWebhookC
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhook, _>(
-                &mut self.webhooks,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ValidatingWebhook,
+                    _,
+                >(&mut self.webhooks, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhook, _>(
-            out,
-            2,
-            &self.webhooks,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::ValidatingWebhook,
+            _,
+        >(out, 2, &self.webhooks);
     }
 }
 impl Message for k8s_openapi::api::admissionregistration::v1::Validation {
@@ -1123,22 +1175,22 @@ impl Message for k8s_openapi::api::admissionregistration::v1::WebhookClientConfi
     ) -> Result<(), DecodeError> {
         match number {
             3 => f::string(&mut self.url, value),
-            1 => f::message::<k8s_openapi::api::admissionregistration::v1::ServiceReference, _>(
-                &mut self.service,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1::ServiceReference,
+                    _,
+                >(&mut self.service, value, reader)
+            }
             2 => f::bytes(&mut self.ca_bundle, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 3, &self.url);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1::ServiceReference, _>(
-            out,
-            1,
-            &self.service,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1::ServiceReference,
+            _,
+        >(out, 1, &self.service);
         p::put_bytes(out, 2, &self.ca_bundle);
     }
 }

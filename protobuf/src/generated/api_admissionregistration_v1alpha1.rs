@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.admissionregistration.v1alpha1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::admissionregistration::v1alpha1::ApplyConfiguration {
     const NAME: &'static str = "ApplyConfiguration";
     fn empty() -> Self {
@@ -79,39 +79,43 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::MatchResourc
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.namespace_selector,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.object_selector,
-                value,
-                reader,
-            ),
-            3 => f::message::<
-                k8s_openapi::api::admissionregistration::v1alpha1::NamedRuleWithOperations,
-                _,
-            >(&mut self.resource_rules, value, reader),
-            4 => f::message::<
-                k8s_openapi::api::admissionregistration::v1alpha1::NamedRuleWithOperations,
-                _,
-            >(&mut self.exclude_resource_rules, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.namespace_selector, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.object_selector, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::NamedRuleWithOperations,
+                    _,
+                >(&mut self.resource_rules, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::NamedRuleWithOperations,
+                    _,
+                >(&mut self.exclude_resource_rules, value, reader)
+            }
             7 => f::string(&mut self.match_policy, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            1,
-            &self.namespace_selector,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.object_selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 1, &self.namespace_selector);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.object_selector);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1alpha1::NamedRuleWithOperations,
             _,
@@ -123,7 +127,8 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::MatchResourc
         p::put_string(out, 7, &self.match_policy);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy {
+impl Message
+for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy {
     const NAME: &'static str = "MutatingAdmissionPolicy";
     fn empty() -> Self {
         Default::default()
@@ -135,31 +140,34 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmi
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<
-                k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec,
-                _,
-            >(&mut self.spec, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec,
             _,
         >(out, 2, &self.spec);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding {
+impl Message
+for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding {
     const NAME: &'static str = "MutatingAdmissionPolicyBinding";
     fn empty() -> Self {
         Default::default()
@@ -187,11 +195,10 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmi
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingSpec,
             _,
@@ -199,8 +206,7 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmi
     }
 }
 impl Message
-    for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingSpec
-{
+for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingSpec {
     const NAME: &'static str = "MutatingAdmissionPolicyBindingSpec";
     fn empty() -> Self {
         Default::default()
@@ -213,36 +219,35 @@ impl Message
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.policy_name, value),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1alpha1::ParamRef, _>(
-                &mut self.param_ref,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::ParamRef,
+                    _,
+                >(&mut self.param_ref, value, reader)
+            }
             3 => {
-                f::message::<k8s_openapi::api::admissionregistration::v1alpha1::MatchResources, _>(
-                    &mut self.match_resources,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::MatchResources,
+                    _,
+                >(&mut self.match_resources, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.policy_name);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1alpha1::ParamRef, _>(
-            out,
-            2,
-            &self.param_ref,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1alpha1::MatchResources, _>(
-            out,
-            3,
-            &self.match_resources,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1alpha1::ParamRef,
+            _,
+        >(out, 2, &self.param_ref);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1alpha1::MatchResources,
+            _,
+        >(out, 3, &self.match_resources);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec {
+impl Message
+for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec {
     const NAME: &'static str = "MutatingAdmissionPolicySpec";
     fn empty() -> Self {
         Default::default()
@@ -254,67 +259,63 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmi
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::admissionregistration::v1alpha1::ParamKind, _>(
-                &mut self.param_kind,
-                value,
-                reader,
-            ),
-            2 => {
-                f::message::<k8s_openapi::api::admissionregistration::v1alpha1::MatchResources, _>(
-                    &mut self.match_constraints,
-                    value,
-                    reader,
-                )
+            1 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::ParamKind,
+                    _,
+                >(&mut self.param_kind, value, reader)
             }
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1alpha1::Variable, _>(
-                &mut self.variables,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::admissionregistration::v1alpha1::Mutation, _>(
-                &mut self.mutations,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::MatchResources,
+                    _,
+                >(&mut self.match_constraints, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::Variable,
+                    _,
+                >(&mut self.variables, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::Mutation,
+                    _,
+                >(&mut self.mutations, value, reader)
+            }
             5 => f::string(&mut self.failure_policy, value),
             6 => {
-                f::message::<k8s_openapi::api::admissionregistration::v1alpha1::MatchCondition, _>(
-                    &mut self.match_conditions,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::MatchCondition,
+                    _,
+                >(&mut self.match_conditions, value, reader)
             }
             7 => f::string_or_absent(&mut self.reinvocation_policy, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::admissionregistration::v1alpha1::ParamKind, _>(
-            out,
-            1,
-            &self.param_kind,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1alpha1::MatchResources, _>(
-            out,
-            2,
-            &self.match_constraints,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1alpha1::Variable, _>(
-            out,
-            3,
-            &self.variables,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1alpha1::Mutation, _>(
-            out,
-            4,
-            &self.mutations,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1alpha1::ParamKind,
+            _,
+        >(out, 1, &self.param_kind);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1alpha1::MatchResources,
+            _,
+        >(out, 2, &self.match_constraints);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1alpha1::Variable,
+            _,
+        >(out, 3, &self.variables);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1alpha1::Mutation,
+            _,
+        >(out, 4, &self.mutations);
         p::put_string(out, 5, &self.failure_policy);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1alpha1::MatchCondition, _>(
-            out,
-            6,
-            &self.match_conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1alpha1::MatchCondition,
+            _,
+        >(out, 6, &self.match_conditions);
         p::put_string_value(out, 7, &self.reinvocation_policy);
     }
 }
@@ -331,33 +332,35 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::Mutation {
     ) -> Result<(), DecodeError> {
         match number {
             2 => f::string(&mut self.patch_type, value),
-            3 => f::message::<
-                k8s_openapi::api::admissionregistration::v1alpha1::ApplyConfiguration,
-                _,
-            >(&mut self.apply_configuration, value, reader),
-            4 => f::message::<k8s_openapi::api::admissionregistration::v1alpha1::JSONPatch, _>(
-                &mut self.json_patch,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::ApplyConfiguration,
+                    _,
+                >(&mut self.apply_configuration, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1alpha1::JSONPatch,
+                    _,
+                >(&mut self.json_patch, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 2, &self.patch_type);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1alpha1::ApplyConfiguration, _>(
-            out,
-            3,
-            &self.apply_configuration,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1alpha1::JSONPatch, _>(
-            out,
-            4,
-            &self.json_patch,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1alpha1::ApplyConfiguration,
+            _,
+        >(out, 3, &self.apply_configuration);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1alpha1::JSONPatch,
+            _,
+        >(out, 4, &self.json_patch);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1alpha1::NamedRuleWithOperations {
+impl Message
+for k8s_openapi::api::admissionregistration::v1alpha1::NamedRuleWithOperations {
     const NAME: &'static str = "NamedRuleWithOperations";
     fn empty() -> Self {
         Default::default()
@@ -370,31 +373,51 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::NamedRuleWit
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.resource_names, value),
-            2 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::string(&mut self.operations, value),
-                2 => f::inline(value, reader, |number, value, _reader| match number {
-                    1 => f::string(&mut self.api_groups, value),
-                    2 => f::string(&mut self.api_versions, value),
-                    3 => f::string(&mut self.resources, value),
-                    4 => f::string(&mut self.scope, value),
-                    _ => Ok(()),
-                }),
-                _ => Ok(()),
-            }),
+            2 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, reader| match number {
+                        1 => f::string(&mut self.operations, value),
+                        2 => {
+                            f::inline(
+                                value,
+                                reader,
+                                |number, value, _reader| match number {
+                                    1 => f::string(&mut self.api_groups, value),
+                                    2 => f::string(&mut self.api_versions, value),
+                                    3 => f::string(&mut self.resources, value),
+                                    4 => f::string(&mut self.scope, value),
+                                    _ => Ok(()),
+                                },
+                            )
+                        }
+                        _ => Ok(()),
+                    },
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.resource_names);
-        p::length_prefixed(out, 2, |out| {
-            p::put_string(out, 1, &self.operations);
-            p::length_prefixed(out, 2, |out| {
-                p::put_string(out, 1, &self.api_groups);
-                p::put_string(out, 2, &self.api_versions);
-                p::put_string(out, 3, &self.resources);
-                p::put_string(out, 4, &self.scope);
-            });
-        });
+        p::length_prefixed(
+            out,
+            2,
+            |out| {
+                p::put_string(out, 1, &self.operations);
+                p::length_prefixed(
+                    out,
+                    2,
+                    |out| {
+                        p::put_string(out, 1, &self.api_groups);
+                        p::put_string(out, 2, &self.api_versions);
+                        p::put_string(out, 3, &self.resources);
+                        p::put_string(out, 4, &self.scope);
+                    },
+                );
+            },
+        );
     }
 }
 impl Message for k8s_openapi::api::admissionregistration::v1alpha1::ParamKind {
@@ -433,11 +456,12 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::ParamRef {
         match number {
             1 => f::string_or_absent(&mut self.name, value),
             2 => f::string_or_absent(&mut self.namespace, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
             4 => f::string(&mut self.parameter_not_found_action, value),
             _ => Ok(()),
         }
@@ -445,11 +469,10 @@ impl Message for k8s_openapi::api::admissionregistration::v1alpha1::ParamRef {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.name);
         p::put_string_value(out, 2, &self.namespace);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            3,
-            &self.selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 3, &self.selector);
         p::put_string(out, 4, &self.parameter_not_found_action);
     }
 }

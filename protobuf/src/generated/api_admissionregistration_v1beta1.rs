@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.admissionregistration.v1beta1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 #[cfg(k8s_openapi_ge_1_34)]
 impl Message for k8s_openapi::api::admissionregistration::v1beta1::ApplyConfiguration {
     const NAME: &'static str = "ApplyConfiguration";
@@ -127,39 +127,43 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::MatchResource
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.namespace_selector,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.object_selector,
-                value,
-                reader,
-            ),
-            3 => f::message::<
-                k8s_openapi::api::admissionregistration::v1beta1::NamedRuleWithOperations,
-                _,
-            >(&mut self.resource_rules, value, reader),
-            4 => f::message::<
-                k8s_openapi::api::admissionregistration::v1beta1::NamedRuleWithOperations,
-                _,
-            >(&mut self.exclude_resource_rules, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.namespace_selector, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.object_selector, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::NamedRuleWithOperations,
+                    _,
+                >(&mut self.resource_rules, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::NamedRuleWithOperations,
+                    _,
+                >(&mut self.exclude_resource_rules, value, reader)
+            }
             7 => f::string(&mut self.match_policy, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            1,
-            &self.namespace_selector,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.object_selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 1, &self.namespace_selector);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.object_selector);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1beta1::NamedRuleWithOperations,
             _,
@@ -172,7 +176,8 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::MatchResource
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
-impl Message for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy {
+impl Message
+for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy {
     const NAME: &'static str = "MutatingAdmissionPolicy";
     fn empty() -> Self {
         Default::default()
@@ -184,24 +189,26 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmis
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<
-                k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
-                _,
-            >(&mut self.spec, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
             _,
@@ -209,7 +216,8 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmis
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
-impl Message for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding {
+impl Message
+for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding {
     const NAME: &'static str = "MutatingAdmissionPolicyBinding";
     fn empty() -> Self {
         Default::default()
@@ -237,11 +245,10 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmis
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec,
             _,
@@ -250,8 +257,7 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmis
 }
 #[cfg(k8s_openapi_ge_1_34)]
 impl Message
-    for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec
-{
+for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec {
     const NAME: &'static str = "MutatingAdmissionPolicyBindingSpec";
     fn empty() -> Self {
         Default::default()
@@ -264,35 +270,36 @@ impl Message
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.policy_name, value),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::ParamRef, _>(
-                &mut self.param_ref,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::MatchResources, _>(
-                &mut self.match_resources,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::ParamRef,
+                    _,
+                >(&mut self.param_ref, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::MatchResources,
+                    _,
+                >(&mut self.match_resources, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.policy_name);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::ParamRef, _>(
-            out,
-            2,
-            &self.param_ref,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::MatchResources, _>(
-            out,
-            3,
-            &self.match_resources,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::ParamRef,
+            _,
+        >(out, 2, &self.param_ref);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::MatchResources,
+            _,
+        >(out, 3, &self.match_resources);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
-impl Message for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
+impl Message
+for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
     const NAME: &'static str = "MutatingAdmissionPolicySpec";
     fn empty() -> Self {
         Default::default()
@@ -304,63 +311,63 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmis
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::ParamKind, _>(
-                &mut self.param_kind,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::MatchResources, _>(
-                &mut self.match_constraints,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::Variable, _>(
-                &mut self.variables,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::Mutation, _>(
-                &mut self.mutations,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::ParamKind,
+                    _,
+                >(&mut self.param_kind, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::MatchResources,
+                    _,
+                >(&mut self.match_constraints, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::Variable,
+                    _,
+                >(&mut self.variables, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::Mutation,
+                    _,
+                >(&mut self.mutations, value, reader)
+            }
             5 => f::string(&mut self.failure_policy, value),
-            6 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::MatchCondition, _>(
-                &mut self.match_conditions,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::MatchCondition,
+                    _,
+                >(&mut self.match_conditions, value, reader)
+            }
             7 => f::string_or_absent(&mut self.reinvocation_policy, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::ParamKind, _>(
-            out,
-            1,
-            &self.param_kind,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::MatchResources, _>(
-            out,
-            2,
-            &self.match_constraints,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::Variable, _>(
-            out,
-            3,
-            &self.variables,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::Mutation, _>(
-            out,
-            4,
-            &self.mutations,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::ParamKind,
+            _,
+        >(out, 1, &self.param_kind);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::MatchResources,
+            _,
+        >(out, 2, &self.match_constraints);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::Variable,
+            _,
+        >(out, 3, &self.variables);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::Mutation,
+            _,
+        >(out, 4, &self.mutations);
         p::put_string(out, 5, &self.failure_policy);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::MatchCondition, _>(
-            out,
-            6,
-            &self.match_conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::MatchCondition,
+            _,
+        >(out, 6, &self.match_conditions);
         p::put_string_value(out, 7, &self.reinvocation_policy);
     }
 }
@@ -378,33 +385,35 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::Mutation {
     ) -> Result<(), DecodeError> {
         match number {
             2 => f::string(&mut self.patch_type, value),
-            3 => f::message::<
-                k8s_openapi::api::admissionregistration::v1beta1::ApplyConfiguration,
-                _,
-            >(&mut self.apply_configuration, value, reader),
-            4 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::JSONPatch, _>(
-                &mut self.json_patch,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::ApplyConfiguration,
+                    _,
+                >(&mut self.apply_configuration, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::JSONPatch,
+                    _,
+                >(&mut self.json_patch, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 2, &self.patch_type);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::ApplyConfiguration, _>(
-            out,
-            3,
-            &self.apply_configuration,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::JSONPatch, _>(
-            out,
-            4,
-            &self.json_patch,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::ApplyConfiguration,
+            _,
+        >(out, 3, &self.apply_configuration);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::JSONPatch,
+            _,
+        >(out, 4, &self.json_patch);
     }
 }
-impl Message for k8s_openapi::api::admissionregistration::v1beta1::NamedRuleWithOperations {
+impl Message
+for k8s_openapi::api::admissionregistration::v1beta1::NamedRuleWithOperations {
     const NAME: &'static str = "NamedRuleWithOperations";
     fn empty() -> Self {
         Default::default()
@@ -417,31 +426,51 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::NamedRuleWith
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.resource_names, value),
-            2 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::string(&mut self.operations, value),
-                2 => f::inline(value, reader, |number, value, _reader| match number {
-                    1 => f::string(&mut self.api_groups, value),
-                    2 => f::string(&mut self.api_versions, value),
-                    3 => f::string(&mut self.resources, value),
-                    4 => f::string(&mut self.scope, value),
-                    _ => Ok(()),
-                }),
-                _ => Ok(()),
-            }),
+            2 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, reader| match number {
+                        1 => f::string(&mut self.operations, value),
+                        2 => {
+                            f::inline(
+                                value,
+                                reader,
+                                |number, value, _reader| match number {
+                                    1 => f::string(&mut self.api_groups, value),
+                                    2 => f::string(&mut self.api_versions, value),
+                                    3 => f::string(&mut self.resources, value),
+                                    4 => f::string(&mut self.scope, value),
+                                    _ => Ok(()),
+                                },
+                            )
+                        }
+                        _ => Ok(()),
+                    },
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.resource_names);
-        p::length_prefixed(out, 2, |out| {
-            p::put_string(out, 1, &self.operations);
-            p::length_prefixed(out, 2, |out| {
-                p::put_string(out, 1, &self.api_groups);
-                p::put_string(out, 2, &self.api_versions);
-                p::put_string(out, 3, &self.resources);
-                p::put_string(out, 4, &self.scope);
-            });
-        });
+        p::length_prefixed(
+            out,
+            2,
+            |out| {
+                p::put_string(out, 1, &self.operations);
+                p::length_prefixed(
+                    out,
+                    2,
+                    |out| {
+                        p::put_string(out, 1, &self.api_groups);
+                        p::put_string(out, 2, &self.api_versions);
+                        p::put_string(out, 3, &self.resources);
+                        p::put_string(out, 4, &self.scope);
+                    },
+                );
+            },
+        );
     }
 }
 impl Message for k8s_openapi::api::admissionregistration::v1beta1::ParamKind {
@@ -480,11 +509,12 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::ParamRef {
         match number {
             1 => f::string_or_absent(&mut self.name, value),
             2 => f::string_or_absent(&mut self.namespace, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
             4 => f::string(&mut self.parameter_not_found_action, value),
             _ => Ok(()),
         }
@@ -492,11 +522,10 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::ParamRef {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.name);
         p::put_string_value(out, 2, &self.namespace);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            3,
-            &self.selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 3, &self.selector);
         p::put_string(out, 4, &self.parameter_not_found_action);
     }
 }
@@ -514,25 +543,24 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::TypeChecking 
     ) -> Result<(), DecodeError> {
         match number {
             1 => {
-                f::message::<k8s_openapi::api::admissionregistration::v1beta1::ExpressionWarning, _>(
-                    &mut self.expression_warnings,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::ExpressionWarning,
+                    _,
+                >(&mut self.expression_warnings, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::ExpressionWarning, _>(
-            out,
-            1,
-            &self.expression_warnings,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::ExpressionWarning,
+            _,
+        >(out, 1, &self.expression_warnings);
     }
 }
 #[cfg(not(k8s_openapi_ge_1_34))]
-impl Message for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy {
+impl Message
+for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy {
     const NAME: &'static str = "ValidatingAdmissionPolicy";
     fn empty() -> Self {
         Default::default()
@@ -544,28 +572,32 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdm
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<
-                k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec,
-                _,
-            >(&mut self.spec, value, reader),
-            3 => f::message::<
-                k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus,
-                _,
-            >(&mut self.status, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec,
             _,
@@ -578,8 +610,7 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdm
 }
 #[cfg(not(k8s_openapi_ge_1_34))]
 impl Message
-    for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding
-{
+for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding {
     const NAME: &'static str = "ValidatingAdmissionPolicyBinding";
     fn empty() -> Self {
         Default::default()
@@ -607,11 +638,10 @@ impl Message
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec,
             _,
@@ -620,8 +650,7 @@ impl Message
 }
 #[cfg(not(k8s_openapi_ge_1_34))]
 impl Message
-    for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec
-{
+for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec {
     const NAME: &'static str = "ValidatingAdmissionPolicyBindingSpec";
     fn empty() -> Self {
         Default::default()
@@ -634,37 +663,38 @@ impl Message
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.policy_name, value),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::ParamRef, _>(
-                &mut self.param_ref,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::MatchResources, _>(
-                &mut self.match_resources,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::ParamRef,
+                    _,
+                >(&mut self.param_ref, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::MatchResources,
+                    _,
+                >(&mut self.match_resources, value, reader)
+            }
             4 => f::string(&mut self.validation_actions, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.policy_name);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::ParamRef, _>(
-            out,
-            2,
-            &self.param_ref,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::MatchResources, _>(
-            out,
-            3,
-            &self.match_resources,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::ParamRef,
+            _,
+        >(out, 2, &self.param_ref);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::MatchResources,
+            _,
+        >(out, 3, &self.match_resources);
         p::put_string(out, 4, &self.validation_actions);
     }
 }
 #[cfg(not(k8s_openapi_ge_1_34))]
-impl Message for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec {
+impl Message
+for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec {
     const NAME: &'static str = "ValidatingAdmissionPolicySpec";
     fn empty() -> Self {
         Default::default()
@@ -676,78 +706,77 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdm
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::ParamKind, _>(
-                &mut self.param_kind,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::MatchResources, _>(
-                &mut self.match_constraints,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::Validation, _>(
-                &mut self.validations,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::ParamKind,
+                    _,
+                >(&mut self.param_kind, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::MatchResources,
+                    _,
+                >(&mut self.match_constraints, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::Validation,
+                    _,
+                >(&mut self.validations, value, reader)
+            }
             4 => f::string(&mut self.failure_policy, value),
             5 => {
-                f::message::<k8s_openapi::api::admissionregistration::v1beta1::AuditAnnotation, _>(
-                    &mut self.audit_annotations,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::AuditAnnotation,
+                    _,
+                >(&mut self.audit_annotations, value, reader)
             }
-            6 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::MatchCondition, _>(
-                &mut self.match_conditions,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::Variable, _>(
-                &mut self.variables,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::MatchCondition,
+                    _,
+                >(&mut self.match_conditions, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::Variable,
+                    _,
+                >(&mut self.variables, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::ParamKind, _>(
-            out,
-            1,
-            &self.param_kind,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::MatchResources, _>(
-            out,
-            2,
-            &self.match_constraints,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::Validation, _>(
-            out,
-            3,
-            &self.validations,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::ParamKind,
+            _,
+        >(out, 1, &self.param_kind);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::MatchResources,
+            _,
+        >(out, 2, &self.match_constraints);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::Validation,
+            _,
+        >(out, 3, &self.validations);
         p::put_string(out, 4, &self.failure_policy);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::AuditAnnotation, _>(
-            out,
-            5,
-            &self.audit_annotations,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::MatchCondition, _>(
-            out,
-            6,
-            &self.match_conditions,
-        );
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::Variable, _>(
-            out,
-            7,
-            &self.variables,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::AuditAnnotation,
+            _,
+        >(out, 5, &self.audit_annotations);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::MatchCondition,
+            _,
+        >(out, 6, &self.match_conditions);
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::Variable,
+            _,
+        >(out, 7, &self.variables);
     }
 }
 #[cfg(not(k8s_openapi_ge_1_34))]
-impl Message for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus {
+impl Message
+for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus {
     const NAME: &'static str = "ValidatingAdmissionPolicyStatus";
     fn empty() -> Self {
         Default::default()
@@ -760,31 +789,31 @@ impl Message for k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdm
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int64_or_absent(&mut self.observed_generation, value),
-            2 => f::message::<k8s_openapi::api::admissionregistration::v1beta1::TypeChecking, _>(
-                &mut self.type_checking,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::admissionregistration::v1beta1::TypeChecking,
+                    _,
+                >(&mut self.type_checking, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int64_value(out, 1, &self.observed_generation);
-        p::put_message::<k8s_openapi::api::admissionregistration::v1beta1::TypeChecking, _>(
-            out,
-            2,
-            &self.type_checking,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            3,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::admissionregistration::v1beta1::TypeChecking,
+            _,
+        >(out, 2, &self.type_checking);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 3, &self.conditions);
     }
 }
 #[cfg(not(k8s_openapi_ge_1_34))]

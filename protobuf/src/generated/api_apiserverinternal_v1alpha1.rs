@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.apiserverinternal.v1alpha1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::apiserverinternal::v1alpha1::ServerStorageVersion {
     const NAME: &'static str = "ServerStorageVersion";
     fn empty() -> Self {
@@ -43,42 +43,40 @@ impl Message for k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => {
-                f::message::<k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionSpec, _>(
-                    &mut self.spec,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionSpec,
+                    _,
+                >(&mut self.spec, value, reader)
             }
             3 => {
-                f::message::<k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionStatus, _>(
-                    &mut self.status,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionStatus,
+                    _,
+                >(&mut self.status, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionCondition {
@@ -96,11 +94,12 @@ impl Message for k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionCo
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
             3 => f::int64_or_absent(&mut self.observed_generation, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             5 => f::string(&mut self.reason, value),
             6 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -110,11 +109,10 @@ impl Message for k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionCo
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
         p::put_int64_value(out, 3, &self.observed_generation);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_transition_time);
         p::put_string(out, 5, &self.reason);
         p::put_string_value(out, 6, &self.message);
     }
@@ -147,31 +145,30 @@ impl Message for k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionSt
     ) -> Result<(), DecodeError> {
         match number {
             1 => {
-                f::message::<k8s_openapi::api::apiserverinternal::v1alpha1::ServerStorageVersion, _>(
-                    &mut self.storage_versions,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::apiserverinternal::v1alpha1::ServerStorageVersion,
+                    _,
+                >(&mut self.storage_versions, value, reader)
             }
             2 => f::string(&mut self.common_encoding_version, value),
-            3 => f::message::<
-                k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionCondition,
-                _,
-            >(&mut self.conditions, value, reader),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::apiserverinternal::v1alpha1::ServerStorageVersion, _>(
-            out,
-            1,
-            &self.storage_versions,
-        );
+        p::put_message::<
+            k8s_openapi::api::apiserverinternal::v1alpha1::ServerStorageVersion,
+            _,
+        >(out, 1, &self.storage_versions);
         p::put_string(out, 2, &self.common_encoding_version);
-        p::put_message::<k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionCondition, _>(
-            out,
-            3,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionCondition,
+            _,
+        >(out, 3, &self.conditions);
     }
 }

@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.apps.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::apps::v1::ControllerRevision {
     const NAME: &'static str = "ControllerRevision";
     fn empty() -> Self {
@@ -17,29 +17,31 @@ impl Message for k8s_openapi::api::apps::v1::ControllerRevision {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-                &mut self.data,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+                    _,
+                >(&mut self.data, value, reader)
+            }
             3 => f::int64(&mut self.revision, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-            out, 2, &self.data,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+            _,
+        >(out, 2, &self.data);
         p::put_int64(out, 3, &self.revision);
     }
 }
@@ -55,32 +57,40 @@ impl Message for k8s_openapi::api::apps::v1::DaemonSet {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::apps::v1::DaemonSetSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::apps::v1::DaemonSetStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::DaemonSetSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::DaemonSetStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::apps::v1::DaemonSetSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::apps::v1::DaemonSetStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::DaemonSetSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::DaemonSetStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::DaemonSetCondition {
@@ -97,11 +107,12 @@ impl Message for k8s_openapi::api::apps::v1::DaemonSetCondition {
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reason, value),
             5 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -110,11 +121,10 @@ impl Message for k8s_openapi::api::apps::v1::DaemonSetCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_transition_time);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 5, &self.message);
     }
@@ -131,38 +141,42 @@ impl Message for k8s_openapi::api::apps::v1::DaemonSetSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(
-                &mut self.template,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::apps::v1::DaemonSetUpdateStrategy, _>(
-                &mut self.update_strategy,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodTemplateSpec,
+                    _,
+                >(&mut self.template, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::DaemonSetUpdateStrategy,
+                    _,
+                >(&mut self.update_strategy, value, reader)
+            }
             4 => f::int32_or_absent(&mut self.min_ready_seconds, value),
             6 => f::int32(&mut self.revision_history_limit, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            1,
-            &self.selector,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(out, 2, &self.template);
-        p::put_message::<k8s_openapi::api::apps::v1::DaemonSetUpdateStrategy, _>(
-            out,
-            3,
-            &self.update_strategy,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 1, &self.selector);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodTemplateSpec,
+            _,
+        >(out, 2, &self.template);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::DaemonSetUpdateStrategy,
+            _,
+        >(out, 3, &self.update_strategy);
         p::put_int32_value(out, 4, &self.min_ready_seconds);
         p::put_int32(out, 6, &self.revision_history_limit);
     }
@@ -188,11 +202,12 @@ impl Message for k8s_openapi::api::apps::v1::DaemonSetStatus {
             7 => f::int32_or_absent(&mut self.number_available, value),
             8 => f::int32_or_absent(&mut self.number_unavailable, value),
             9 => f::int32(&mut self.collision_count, value),
-            10 => f::message::<k8s_openapi::api::apps::v1::DaemonSetCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            10 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::DaemonSetCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -206,11 +221,10 @@ impl Message for k8s_openapi::api::apps::v1::DaemonSetStatus {
         p::put_int32_value(out, 7, &self.number_available);
         p::put_int32_value(out, 8, &self.number_unavailable);
         p::put_int32(out, 9, &self.collision_count);
-        p::put_message::<k8s_openapi::api::apps::v1::DaemonSetCondition, _>(
-            out,
-            10,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::apps::v1::DaemonSetCondition,
+            _,
+        >(out, 10, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::DaemonSetUpdateStrategy {
@@ -226,21 +240,21 @@ impl Message for k8s_openapi::api::apps::v1::DaemonSetUpdateStrategy {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.type_, value),
-            2 => f::message::<k8s_openapi::api::apps::v1::RollingUpdateDaemonSet, _>(
-                &mut self.rolling_update,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::RollingUpdateDaemonSet,
+                    _,
+                >(&mut self.rolling_update, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.type_);
-        p::put_message::<k8s_openapi::api::apps::v1::RollingUpdateDaemonSet, _>(
-            out,
-            2,
-            &self.rolling_update,
-        );
+        p::put_message::<
+            k8s_openapi::api::apps::v1::RollingUpdateDaemonSet,
+            _,
+        >(out, 2, &self.rolling_update);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::Deployment {
@@ -255,32 +269,40 @@ impl Message for k8s_openapi::api::apps::v1::Deployment {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::apps::v1::DeploymentSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::apps::v1::DeploymentStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::DeploymentSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::DeploymentStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::apps::v1::DeploymentSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::apps::v1::DeploymentStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::DeploymentSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::DeploymentStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::DeploymentCondition {
@@ -297,16 +319,18 @@ impl Message for k8s_openapi::api::apps::v1::DeploymentCondition {
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            6 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_update_time,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_update_time, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reason, value),
             5 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -315,16 +339,14 @@ impl Message for k8s_openapi::api::apps::v1::DeploymentCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            6,
-            &self.last_update_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            7,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 6, &self.last_update_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 7, &self.last_transition_time);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 5, &self.message);
     }
@@ -342,21 +364,24 @@ impl Message for k8s_openapi::api::apps::v1::DeploymentSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int32(&mut self.replicas, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(
-                &mut self.template,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::apps::v1::DeploymentStrategy, _>(
-                &mut self.strategy,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodTemplateSpec,
+                    _,
+                >(&mut self.template, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::DeploymentStrategy,
+                    _,
+                >(&mut self.strategy, value, reader)
+            }
             5 => f::int32_or_absent(&mut self.min_ready_seconds, value),
             6 => f::int32(&mut self.revision_history_limit, value),
             7 => f::boolean_or_absent(&mut self.paused, value),
@@ -366,13 +391,18 @@ impl Message for k8s_openapi::api::apps::v1::DeploymentSpec {
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 1, &self.replicas);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.selector,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(out, 3, &self.template);
-        p::put_message::<k8s_openapi::api::apps::v1::DeploymentStrategy, _>(out, 4, &self.strategy);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.selector);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodTemplateSpec,
+            _,
+        >(out, 3, &self.template);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::DeploymentStrategy,
+            _,
+        >(out, 4, &self.strategy);
         p::put_int32_value(out, 5, &self.min_ready_seconds);
         p::put_int32(out, 6, &self.revision_history_limit);
         p::put_boolean_value(out, 7, &self.paused);
@@ -398,11 +428,12 @@ impl Message for k8s_openapi::api::apps::v1::DeploymentStatus {
             4 => f::int32_or_absent(&mut self.available_replicas, value),
             5 => f::int32_or_absent(&mut self.unavailable_replicas, value),
             9 => f::int32(&mut self.terminating_replicas, value),
-            6 => f::message::<k8s_openapi::api::apps::v1::DeploymentCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::DeploymentCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             8 => f::int32(&mut self.collision_count, value),
             _ => Ok(()),
         }
@@ -415,11 +446,10 @@ impl Message for k8s_openapi::api::apps::v1::DeploymentStatus {
         p::put_int32_value(out, 4, &self.available_replicas);
         p::put_int32_value(out, 5, &self.unavailable_replicas);
         p::put_int32(out, 9, &self.terminating_replicas);
-        p::put_message::<k8s_openapi::api::apps::v1::DeploymentCondition, _>(
-            out,
-            6,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::apps::v1::DeploymentCondition,
+            _,
+        >(out, 6, &self.conditions);
         p::put_int32(out, 8, &self.collision_count);
     }
 }
@@ -436,21 +466,21 @@ impl Message for k8s_openapi::api::apps::v1::DeploymentStrategy {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.type_, value),
-            2 => f::message::<k8s_openapi::api::apps::v1::RollingUpdateDeployment, _>(
-                &mut self.rolling_update,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::RollingUpdateDeployment,
+                    _,
+                >(&mut self.rolling_update, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.type_);
-        p::put_message::<k8s_openapi::api::apps::v1::RollingUpdateDeployment, _>(
-            out,
-            2,
-            &self.rolling_update,
-        );
+        p::put_message::<
+            k8s_openapi::api::apps::v1::RollingUpdateDeployment,
+            _,
+        >(out, 2, &self.rolling_update);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::ReplicaSet {
@@ -465,32 +495,40 @@ impl Message for k8s_openapi::api::apps::v1::ReplicaSet {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::apps::v1::ReplicaSetSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::apps::v1::ReplicaSetStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::ReplicaSetSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::ReplicaSetStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::apps::v1::ReplicaSetSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::apps::v1::ReplicaSetStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::ReplicaSetSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::ReplicaSetStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::ReplicaSetCondition {
@@ -507,11 +545,12 @@ impl Message for k8s_openapi::api::apps::v1::ReplicaSetCondition {
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reason, value),
             5 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -520,11 +559,10 @@ impl Message for k8s_openapi::api::apps::v1::ReplicaSetCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_transition_time);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 5, &self.message);
     }
@@ -543,28 +581,32 @@ impl Message for k8s_openapi::api::apps::v1::ReplicaSetSpec {
         match number {
             1 => f::int32(&mut self.replicas, value),
             4 => f::int32_or_absent(&mut self.min_ready_seconds, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(
-                &mut self.template,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodTemplateSpec,
+                    _,
+                >(&mut self.template, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 1, &self.replicas);
         p::put_int32_value(out, 4, &self.min_ready_seconds);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.selector,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(out, 3, &self.template);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.selector);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodTemplateSpec,
+            _,
+        >(out, 3, &self.template);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::ReplicaSetStatus {
@@ -585,11 +627,12 @@ impl Message for k8s_openapi::api::apps::v1::ReplicaSetStatus {
             5 => f::int32_or_absent(&mut self.available_replicas, value),
             7 => f::int32(&mut self.terminating_replicas, value),
             3 => f::int64_or_absent(&mut self.observed_generation, value),
-            6 => f::message::<k8s_openapi::api::apps::v1::ReplicaSetCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::ReplicaSetCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -600,11 +643,10 @@ impl Message for k8s_openapi::api::apps::v1::ReplicaSetStatus {
         p::put_int32_value(out, 5, &self.available_replicas);
         p::put_int32(out, 7, &self.terminating_replicas);
         p::put_int64_value(out, 3, &self.observed_generation);
-        p::put_message::<k8s_openapi::api::apps::v1::ReplicaSetCondition, _>(
-            out,
-            6,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::apps::v1::ReplicaSetCondition,
+            _,
+        >(out, 6, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::RollingUpdateDaemonSet {
@@ -619,30 +661,30 @@ impl Message for k8s_openapi::api::apps::v1::RollingUpdateDaemonSet {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.max_unavailable,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.max_surge,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.max_unavailable, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.max_surge, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out,
-            1,
-            &self.max_unavailable,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out,
-            2,
-            &self.max_surge,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 1, &self.max_unavailable);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 2, &self.max_surge);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::RollingUpdateDeployment {
@@ -657,30 +699,30 @@ impl Message for k8s_openapi::api::apps::v1::RollingUpdateDeployment {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.max_unavailable,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.max_surge,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.max_unavailable, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.max_surge, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out,
-            1,
-            &self.max_unavailable,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out,
-            2,
-            &self.max_surge,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 1, &self.max_unavailable);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 2, &self.max_surge);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::RollingUpdateStatefulSetStrategy {
@@ -696,21 +738,21 @@ impl Message for k8s_openapi::api::apps::v1::RollingUpdateStatefulSetStrategy {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int32(&mut self.partition, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.max_unavailable,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.max_unavailable, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 1, &self.partition);
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out,
-            2,
-            &self.max_unavailable,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 2, &self.max_unavailable);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::StatefulSet {
@@ -725,32 +767,40 @@ impl Message for k8s_openapi::api::apps::v1::StatefulSet {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::apps::v1::StatefulSetSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::apps::v1::StatefulSetStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::StatefulSetSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::StatefulSetStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::apps::v1::StatefulSetSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::apps::v1::StatefulSetStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::StatefulSetSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::apps::v1::StatefulSetStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::StatefulSetCondition {
@@ -767,11 +817,12 @@ impl Message for k8s_openapi::api::apps::v1::StatefulSetCondition {
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reason, value),
             5 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -780,11 +831,10 @@ impl Message for k8s_openapi::api::apps::v1::StatefulSetCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_transition_time);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 5, &self.message);
     }
@@ -809,7 +859,8 @@ impl Message for k8s_openapi::api::apps::v1::StatefulSetOrdinals {
         p::put_int32(out, 1, &self.start);
     }
 }
-impl Message for k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy {
+impl Message
+for k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy {
     const NAME: &'static str = "StatefulSetPersistentVolumeClaimRetentionPolicy";
     fn empty() -> Self {
         Default::default()
@@ -844,77 +895,79 @@ impl Message for k8s_openapi::api::apps::v1::StatefulSetSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int32(&mut self.replicas, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(
-                &mut self.template,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::core::v1::PersistentVolumeClaim, _>(
-                &mut self.volume_claim_templates,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodTemplateSpec,
+                    _,
+                >(&mut self.template, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeClaim,
+                    _,
+                >(&mut self.volume_claim_templates, value, reader)
+            }
             5 => f::string(&mut self.service_name, value),
             6 => f::string_or_absent(&mut self.pod_management_policy, value),
-            7 => f::message::<k8s_openapi::api::apps::v1::StatefulSetUpdateStrategy, _>(
-                &mut self.update_strategy,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::StatefulSetUpdateStrategy,
+                    _,
+                >(&mut self.update_strategy, value, reader)
+            }
             8 => f::int32(&mut self.revision_history_limit, value),
             9 => f::int32_or_absent(&mut self.min_ready_seconds, value),
-            10 => f::message::<
-                k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy,
-                _,
-            >(
-                &mut self.persistent_volume_claim_retention_policy,
-                value,
-                reader,
-            ),
-            11 => f::message::<k8s_openapi::api::apps::v1::StatefulSetOrdinals, _>(
-                &mut self.ordinals,
-                value,
-                reader,
-            ),
+            10 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy,
+                    _,
+                >(&mut self.persistent_volume_claim_retention_policy, value, reader)
+            }
+            11 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::StatefulSetOrdinals,
+                    _,
+                >(&mut self.ordinals, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 1, &self.replicas);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.selector,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(out, 3, &self.template);
-        p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeClaim, _>(
-            out,
-            4,
-            &self.volume_claim_templates,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.selector);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodTemplateSpec,
+            _,
+        >(out, 3, &self.template);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PersistentVolumeClaim,
+            _,
+        >(out, 4, &self.volume_claim_templates);
         p::put_string(out, 5, &self.service_name);
         p::put_string_value(out, 6, &self.pod_management_policy);
-        p::put_message::<k8s_openapi::api::apps::v1::StatefulSetUpdateStrategy, _>(
-            out,
-            7,
-            &self.update_strategy,
-        );
+        p::put_message::<
+            k8s_openapi::api::apps::v1::StatefulSetUpdateStrategy,
+            _,
+        >(out, 7, &self.update_strategy);
         p::put_int32(out, 8, &self.revision_history_limit);
         p::put_int32_value(out, 9, &self.min_ready_seconds);
         p::put_message::<
             k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy,
             _,
         >(out, 10, &self.persistent_volume_claim_retention_policy);
-        p::put_message::<k8s_openapi::api::apps::v1::StatefulSetOrdinals, _>(
-            out,
-            11,
-            &self.ordinals,
-        );
+        p::put_message::<
+            k8s_openapi::api::apps::v1::StatefulSetOrdinals,
+            _,
+        >(out, 11, &self.ordinals);
     }
 }
 impl Message for k8s_openapi::api::apps::v1::StatefulSetStatus {
@@ -937,11 +990,12 @@ impl Message for k8s_openapi::api::apps::v1::StatefulSetStatus {
             6 => f::string_or_absent(&mut self.current_revision, value),
             7 => f::string_or_absent(&mut self.update_revision, value),
             9 => f::int32(&mut self.collision_count, value),
-            10 => f::message::<k8s_openapi::api::apps::v1::StatefulSetCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            10 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::StatefulSetCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             11 => f::int32(&mut self.available_replicas, value),
             _ => Ok(()),
         }
@@ -955,11 +1009,10 @@ impl Message for k8s_openapi::api::apps::v1::StatefulSetStatus {
         p::put_string_value(out, 6, &self.current_revision);
         p::put_string_value(out, 7, &self.update_revision);
         p::put_int32(out, 9, &self.collision_count);
-        p::put_message::<k8s_openapi::api::apps::v1::StatefulSetCondition, _>(
-            out,
-            10,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::apps::v1::StatefulSetCondition,
+            _,
+        >(out, 10, &self.conditions);
         p::put_int32(out, 11, &self.available_replicas);
     }
 }
@@ -976,20 +1029,20 @@ impl Message for k8s_openapi::api::apps::v1::StatefulSetUpdateStrategy {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.type_, value),
-            2 => f::message::<k8s_openapi::api::apps::v1::RollingUpdateStatefulSetStrategy, _>(
-                &mut self.rolling_update,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::apps::v1::RollingUpdateStatefulSetStrategy,
+                    _,
+                >(&mut self.rolling_update, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.type_);
-        p::put_message::<k8s_openapi::api::apps::v1::RollingUpdateStatefulSetStrategy, _>(
-            out,
-            2,
-            &self.rolling_update,
-        );
+        p::put_message::<
+            k8s_openapi::api::apps::v1::RollingUpdateStatefulSetStrategy,
+            _,
+        >(out, 2, &self.rolling_update);
     }
 }

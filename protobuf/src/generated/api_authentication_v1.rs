@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.authentication.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::authentication::v1::BoundObjectReference {
     const NAME: &'static str = "BoundObjectReference";
     fn empty() -> Self {
@@ -43,30 +43,30 @@ impl Message for k8s_openapi::api::authentication::v1::SelfSubjectReview {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authentication::v1::SelfSubjectReviewStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authentication::v1::SelfSubjectReviewStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::authentication::v1::SelfSubjectReviewStatus, _>(
-            out,
-            2,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::authentication::v1::SelfSubjectReviewStatus,
+            _,
+        >(out, 2, &self.status);
     }
 }
 impl Message for k8s_openapi::api::authentication::v1::SelfSubjectReviewStatus {
@@ -81,20 +81,20 @@ impl Message for k8s_openapi::api::authentication::v1::SelfSubjectReviewStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::authentication::v1::UserInfo, _>(
-                &mut self.user_info,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::authentication::v1::UserInfo,
+                    _,
+                >(&mut self.user_info, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::authentication::v1::UserInfo, _>(
-            out,
-            1,
-            &self.user_info,
-        );
+        p::put_message::<
+            k8s_openapi::api::authentication::v1::UserInfo,
+            _,
+        >(out, 1, &self.user_info);
     }
 }
 impl Message for k8s_openapi::api::authentication::v1::TokenRequest {
@@ -109,38 +109,40 @@ impl Message for k8s_openapi::api::authentication::v1::TokenRequest {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authentication::v1::TokenRequestSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::authentication::v1::TokenRequestStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authentication::v1::TokenRequestSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::authentication::v1::TokenRequestStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::authentication::v1::TokenRequestSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::authentication::v1::TokenRequestStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::authentication::v1::TokenRequestSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::authentication::v1::TokenRequestStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::authentication::v1::TokenRequestSpec {
@@ -157,22 +159,22 @@ impl Message for k8s_openapi::api::authentication::v1::TokenRequestSpec {
         match number {
             1 => f::string(&mut self.audiences, value),
             4 => f::int64(&mut self.expiration_seconds, value),
-            3 => f::message::<k8s_openapi::api::authentication::v1::BoundObjectReference, _>(
-                &mut self.bound_object_ref,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::authentication::v1::BoundObjectReference,
+                    _,
+                >(&mut self.bound_object_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.audiences);
         p::put_int64(out, 4, &self.expiration_seconds);
-        p::put_message::<k8s_openapi::api::authentication::v1::BoundObjectReference, _>(
-            out,
-            3,
-            &self.bound_object_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::authentication::v1::BoundObjectReference,
+            _,
+        >(out, 3, &self.bound_object_ref);
     }
 }
 impl Message for k8s_openapi::api::authentication::v1::TokenRequestStatus {
@@ -199,21 +201,21 @@ impl Message for k8s_openapi::api::authentication::v1::TokenRequestStatus {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.token, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.expiration_timestamp,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.expiration_timestamp, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.token);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            2,
-            &self.expiration_timestamp,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 2, &self.expiration_timestamp);
     }
 }
 impl Message for k8s_openapi::api::authentication::v1::TokenReview {
@@ -228,38 +230,40 @@ impl Message for k8s_openapi::api::authentication::v1::TokenReview {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authentication::v1::TokenReviewSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::authentication::v1::TokenReviewStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authentication::v1::TokenReviewSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::authentication::v1::TokenReviewStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::authentication::v1::TokenReviewSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::authentication::v1::TokenReviewStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::authentication::v1::TokenReviewSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::authentication::v1::TokenReviewStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::authentication::v1::TokenReviewSpec {
@@ -297,11 +301,12 @@ impl Message for k8s_openapi::api::authentication::v1::TokenReviewStatus {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::boolean_or_absent(&mut self.authenticated, value),
-            2 => f::message::<k8s_openapi::api::authentication::v1::UserInfo, _>(
-                &mut self.user,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authentication::v1::UserInfo,
+                    _,
+                >(&mut self.user, value, reader)
+            }
             4 => f::string(&mut self.audiences, value),
             3 => f::string_or_absent(&mut self.error, value),
             _ => Ok(()),
@@ -309,7 +314,10 @@ impl Message for k8s_openapi::api::authentication::v1::TokenReviewStatus {
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_boolean_value(out, 1, &self.authenticated);
-        p::put_message::<k8s_openapi::api::authentication::v1::UserInfo, _>(out, 2, &self.user);
+        p::put_message::<
+            k8s_openapi::api::authentication::v1::UserInfo,
+            _,
+        >(out, 2, &self.user);
         p::put_string(out, 4, &self.audiences);
         p::put_string_value(out, 3, &self.error);
     }

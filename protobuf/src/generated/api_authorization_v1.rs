@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.authorization.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::authorization::v1::FieldSelectorAttributes {
     const NAME: &'static str = "FieldSelectorAttributes";
     fn empty() -> Self {
@@ -18,20 +18,21 @@ impl Message for k8s_openapi::api::authorization::v1::FieldSelectorAttributes {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.raw_selector, value),
-            2 => f::message::<
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement,
-                _,
-            >(&mut self.requirements, value, reader),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement,
+                    _,
+                >(&mut self.requirements, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.raw_selector);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement, _>(
-            out,
-            2,
-            &self.requirements,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement,
+            _,
+        >(out, 2, &self.requirements);
     }
 }
 impl Message for k8s_openapi::api::authorization::v1::LabelSelectorAttributes {
@@ -47,20 +48,21 @@ impl Message for k8s_openapi::api::authorization::v1::LabelSelectorAttributes {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.raw_selector, value),
-            2 => f::message::<
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
-                _,
-            >(&mut self.requirements, value, reader),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
+                    _,
+                >(&mut self.requirements, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.raw_selector);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement, _>(
-            out,
-            2,
-            &self.requirements,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
+            _,
+        >(out, 2, &self.requirements);
     }
 }
 impl Message for k8s_openapi::api::authorization::v1::LocalSubjectAccessReview {
@@ -75,38 +77,40 @@ impl Message for k8s_openapi::api::authorization::v1::LocalSubjectAccessReview {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::authorization::v1::NonResourceAttributes {
@@ -172,16 +176,18 @@ impl Message for k8s_openapi::api::authorization::v1::ResourceAttributes {
             5 => f::string_or_absent(&mut self.resource, value),
             6 => f::string_or_absent(&mut self.subresource, value),
             7 => f::string_or_absent(&mut self.name, value),
-            8 => f::message::<k8s_openapi::api::authorization::v1::FieldSelectorAttributes, _>(
-                &mut self.field_selector,
-                value,
-                reader,
-            ),
-            9 => f::message::<k8s_openapi::api::authorization::v1::LabelSelectorAttributes, _>(
-                &mut self.label_selector,
-                value,
-                reader,
-            ),
+            8 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::FieldSelectorAttributes,
+                    _,
+                >(&mut self.field_selector, value, reader)
+            }
+            9 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::LabelSelectorAttributes,
+                    _,
+                >(&mut self.label_selector, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -193,16 +199,14 @@ impl Message for k8s_openapi::api::authorization::v1::ResourceAttributes {
         p::put_string_value(out, 5, &self.resource);
         p::put_string_value(out, 6, &self.subresource);
         p::put_string_value(out, 7, &self.name);
-        p::put_message::<k8s_openapi::api::authorization::v1::FieldSelectorAttributes, _>(
-            out,
-            8,
-            &self.field_selector,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::LabelSelectorAttributes, _>(
-            out,
-            9,
-            &self.label_selector,
-        );
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::FieldSelectorAttributes,
+            _,
+        >(out, 8, &self.field_selector);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::LabelSelectorAttributes,
+            _,
+        >(out, 9, &self.label_selector);
     }
 }
 impl Message for k8s_openapi::api::authorization::v1::ResourceRule {
@@ -243,38 +247,40 @@ impl Message for k8s_openapi::api::authorization::v1::SelfSubjectAccessReview {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authorization::v1::SelfSubjectAccessReviewSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::SelfSubjectAccessReviewSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::SelfSubjectAccessReviewSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::SelfSubjectAccessReviewSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::authorization::v1::SelfSubjectAccessReviewSpec {
@@ -289,30 +295,30 @@ impl Message for k8s_openapi::api::authorization::v1::SelfSubjectAccessReviewSpe
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::authorization::v1::ResourceAttributes, _>(
-                &mut self.resource_attributes,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authorization::v1::NonResourceAttributes, _>(
-                &mut self.non_resource_attributes,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::ResourceAttributes,
+                    _,
+                >(&mut self.resource_attributes, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::NonResourceAttributes,
+                    _,
+                >(&mut self.non_resource_attributes, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::authorization::v1::ResourceAttributes, _>(
-            out,
-            1,
-            &self.resource_attributes,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::NonResourceAttributes, _>(
-            out,
-            2,
-            &self.non_resource_attributes,
-        );
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::ResourceAttributes,
+            _,
+        >(out, 1, &self.resource_attributes);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::NonResourceAttributes,
+            _,
+        >(out, 2, &self.non_resource_attributes);
     }
 }
 impl Message for k8s_openapi::api::authorization::v1::SelfSubjectRulesReview {
@@ -327,38 +333,40 @@ impl Message for k8s_openapi::api::authorization::v1::SelfSubjectRulesReview {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authorization::v1::SelfSubjectRulesReviewSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::authorization::v1::SubjectRulesReviewStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::SelfSubjectRulesReviewSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::SubjectRulesReviewStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::SelfSubjectRulesReviewSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::SubjectRulesReviewStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::SelfSubjectRulesReviewSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::SubjectRulesReviewStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::authorization::v1::SelfSubjectRulesReviewSpec {
@@ -393,38 +401,40 @@ impl Message for k8s_openapi::api::authorization::v1::SubjectAccessReview {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec {
@@ -439,16 +449,18 @@ impl Message for k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::authorization::v1::ResourceAttributes, _>(
-                &mut self.resource_attributes,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authorization::v1::NonResourceAttributes, _>(
-                &mut self.non_resource_attributes,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::ResourceAttributes,
+                    _,
+                >(&mut self.resource_attributes, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::NonResourceAttributes,
+                    _,
+                >(&mut self.non_resource_attributes, value, reader)
+            }
             3 => f::string_or_absent(&mut self.user, value),
             4 => f::string(&mut self.groups, value),
             5 => f::map(&mut self.extra, value, reader, Vec::new, f::strings_value),
@@ -457,16 +469,14 @@ impl Message for k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec {
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::authorization::v1::ResourceAttributes, _>(
-            out,
-            1,
-            &self.resource_attributes,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::NonResourceAttributes, _>(
-            out,
-            2,
-            &self.non_resource_attributes,
-        );
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::ResourceAttributes,
+            _,
+        >(out, 1, &self.resource_attributes);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::NonResourceAttributes,
+            _,
+        >(out, 2, &self.non_resource_attributes);
         p::put_string_value(out, 3, &self.user);
         p::put_string(out, 4, &self.groups);
         p::put_map(out, 5, &self.extra, p::strings_value);
@@ -511,32 +521,32 @@ impl Message for k8s_openapi::api::authorization::v1::SubjectRulesReviewStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::authorization::v1::ResourceRule, _>(
-                &mut self.resource_rules,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::authorization::v1::NonResourceRule, _>(
-                &mut self.non_resource_rules,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::ResourceRule,
+                    _,
+                >(&mut self.resource_rules, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::authorization::v1::NonResourceRule,
+                    _,
+                >(&mut self.non_resource_rules, value, reader)
+            }
             3 => f::boolean(&mut self.incomplete, value),
             4 => f::string_or_absent(&mut self.evaluation_error, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::authorization::v1::ResourceRule, _>(
-            out,
-            1,
-            &self.resource_rules,
-        );
-        p::put_message::<k8s_openapi::api::authorization::v1::NonResourceRule, _>(
-            out,
-            2,
-            &self.non_resource_rules,
-        );
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::ResourceRule,
+            _,
+        >(out, 1, &self.resource_rules);
+        p::put_message::<
+            k8s_openapi::api::authorization::v1::NonResourceRule,
+            _,
+        >(out, 2, &self.non_resource_rules);
         p::put_boolean(out, 3, &self.incomplete);
         p::put_string_value(out, 4, &self.evaluation_error);
     }

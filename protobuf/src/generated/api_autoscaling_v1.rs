@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.autoscaling.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::autoscaling::v1::CrossVersionObjectReference {
     const NAME: &'static str = "CrossVersionObjectReference";
     fn empty() -> Self {
@@ -41,38 +41,40 @@ impl Message for k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerSpec {
@@ -87,11 +89,12 @@ impl Message for k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerSpec 
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::autoscaling::v1::CrossVersionObjectReference, _>(
-                &mut self.scale_target_ref,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v1::CrossVersionObjectReference,
+                    _,
+                >(&mut self.scale_target_ref, value, reader)
+            }
             2 => f::int32(&mut self.min_replicas, value),
             3 => f::int32(&mut self.max_replicas, value),
             4 => f::int32(&mut self.target_cpu_utilization_percentage, value),
@@ -99,11 +102,10 @@ impl Message for k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerSpec 
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::autoscaling::v1::CrossVersionObjectReference, _>(
-            out,
-            1,
-            &self.scale_target_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v1::CrossVersionObjectReference,
+            _,
+        >(out, 1, &self.scale_target_ref);
         p::put_int32(out, 2, &self.min_replicas);
         p::put_int32(out, 3, &self.max_replicas);
         p::put_int32(out, 4, &self.target_cpu_utilization_percentage);
@@ -122,11 +124,12 @@ impl Message for k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerStatu
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int64(&mut self.observed_generation, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_scale_time,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_scale_time, value, reader)
+            }
             3 => f::int32(&mut self.current_replicas, value),
             4 => f::int32(&mut self.desired_replicas, value),
             5 => f::int32(&mut self.current_cpu_utilization_percentage, value),
@@ -135,11 +138,10 @@ impl Message for k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscalerStatu
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int64(out, 1, &self.observed_generation);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            2,
-            &self.last_scale_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 2, &self.last_scale_time);
         p::put_int32(out, 3, &self.current_replicas);
         p::put_int32(out, 4, &self.desired_replicas);
         p::put_int32(out, 5, &self.current_cpu_utilization_percentage);
@@ -157,32 +159,40 @@ impl Message for k8s_openapi::api::autoscaling::v1::Scale {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v1::ScaleSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::autoscaling::v1::ScaleStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v1::ScaleSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v1::ScaleStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v1::ScaleSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::autoscaling::v1::ScaleStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v1::ScaleSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v1::ScaleStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v1::ScaleSpec {

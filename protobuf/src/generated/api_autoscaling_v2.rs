@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.autoscaling.v2`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::autoscaling::v2::ContainerResourceMetricSource {
     const NAME: &'static str = "ContainerResourceMetricSource";
     fn empty() -> Self {
@@ -18,18 +18,22 @@ impl Message for k8s_openapi::api::autoscaling::v2::ContainerResourceMetricSourc
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(
-                &mut self.target,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricTarget,
+                    _,
+                >(&mut self.target, value, reader)
+            }
             3 => f::string(&mut self.container, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(out, 2, &self.target);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricTarget,
+            _,
+        >(out, 2, &self.target);
         p::put_string(out, 3, &self.container);
     }
 }
@@ -46,22 +50,22 @@ impl Message for k8s_openapi::api::autoscaling::v2::ContainerResourceMetricStatu
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-                &mut self.current,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+                    _,
+                >(&mut self.current, value, reader)
+            }
             3 => f::string(&mut self.container, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-            out,
-            2,
-            &self.current,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+            _,
+        >(out, 2, &self.current);
         p::put_string(out, 3, &self.container);
     }
 }
@@ -101,26 +105,30 @@ impl Message for k8s_openapi::api::autoscaling::v2::ExternalMetricSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-                &mut self.metric,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(
-                &mut self.target,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+                    _,
+                >(&mut self.metric, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricTarget,
+                    _,
+                >(&mut self.target, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-            out,
-            1,
-            &self.metric,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(out, 2, &self.target);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+            _,
+        >(out, 1, &self.metric);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricTarget,
+            _,
+        >(out, 2, &self.target);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::ExternalMetricStatus {
@@ -135,30 +143,30 @@ impl Message for k8s_openapi::api::autoscaling::v2::ExternalMetricStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-                &mut self.metric,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-                &mut self.current,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+                    _,
+                >(&mut self.metric, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+                    _,
+                >(&mut self.current, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-            out,
-            1,
-            &self.metric,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-            out,
-            2,
-            &self.current,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+            _,
+        >(out, 1, &self.metric);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+            _,
+        >(out, 2, &self.current);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::HPAScalingPolicy {
@@ -199,32 +207,32 @@ impl Message for k8s_openapi::api::autoscaling::v2::HPAScalingRules {
         match number {
             3 => f::int32(&mut self.stabilization_window_seconds, value),
             1 => f::string(&mut self.select_policy, value),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::HPAScalingPolicy, _>(
-                &mut self.policies,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.tolerance,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::HPAScalingPolicy,
+                    _,
+                >(&mut self.policies, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.tolerance, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 3, &self.stabilization_window_seconds);
         p::put_string(out, 1, &self.select_policy);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::HPAScalingPolicy, _>(
-            out,
-            2,
-            &self.policies,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            4,
-            &self.tolerance,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::HPAScalingPolicy,
+            _,
+        >(out, 2, &self.policies);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 4, &self.tolerance);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler {
@@ -239,38 +247,40 @@ impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerBehavior {
@@ -285,30 +295,30 @@ impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerBehav
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::autoscaling::v2::HPAScalingRules, _>(
-                &mut self.scale_up,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::HPAScalingRules, _>(
-                &mut self.scale_down,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::HPAScalingRules,
+                    _,
+                >(&mut self.scale_up, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::HPAScalingRules,
+                    _,
+                >(&mut self.scale_down, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::autoscaling::v2::HPAScalingRules, _>(
-            out,
-            1,
-            &self.scale_up,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::HPAScalingRules, _>(
-            out,
-            2,
-            &self.scale_down,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::HPAScalingRules,
+            _,
+        >(out, 1, &self.scale_up);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::HPAScalingRules,
+            _,
+        >(out, 2, &self.scale_down);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition {
@@ -325,11 +335,12 @@ impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondi
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reason, value),
             5 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -338,11 +349,10 @@ impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondi
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_transition_time);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 5, &self.message);
     }
@@ -359,42 +369,44 @@ impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerSpec 
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference, _>(
-                &mut self.scale_target_ref,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference,
+                    _,
+                >(&mut self.scale_target_ref, value, reader)
+            }
             2 => f::int32(&mut self.min_replicas, value),
             3 => f::int32(&mut self.max_replicas, value),
-            4 => f::message::<k8s_openapi::api::autoscaling::v2::MetricSpec, _>(
-                &mut self.metrics,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricSpec,
+                    _,
+                >(&mut self.metrics, value, reader)
+            }
             5 => {
-                f::message::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerBehavior, _>(
-                    &mut self.behavior,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerBehavior,
+                    _,
+                >(&mut self.behavior, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference, _>(
-            out,
-            1,
-            &self.scale_target_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference,
+            _,
+        >(out, 1, &self.scale_target_ref);
         p::put_int32(out, 2, &self.min_replicas);
         p::put_int32(out, 3, &self.max_replicas);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricSpec, _>(out, 4, &self.metrics);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerBehavior, _>(
-            out,
-            5,
-            &self.behavior,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricSpec,
+            _,
+        >(out, 4, &self.metrics);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerBehavior,
+            _,
+        >(out, 5, &self.behavior);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
@@ -410,47 +422,45 @@ impl Message for k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatu
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int64(&mut self.observed_generation, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_scale_time,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_scale_time, value, reader)
+            }
             3 => f::int32_or_absent(&mut self.current_replicas, value),
             4 => f::int32(&mut self.desired_replicas, value),
-            5 => f::message::<k8s_openapi::api::autoscaling::v2::MetricStatus, _>(
-                &mut self.current_metrics,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricStatus,
+                    _,
+                >(&mut self.current_metrics, value, reader)
+            }
             6 => {
-                f::message::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition, _>(
-                    &mut self.conditions,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int64(out, 1, &self.observed_generation);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            2,
-            &self.last_scale_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 2, &self.last_scale_time);
         p::put_int32_value(out, 3, &self.current_replicas);
         p::put_int32(out, 4, &self.desired_replicas);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricStatus, _>(
-            out,
-            5,
-            &self.current_metrics,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition, _>(
-            out,
-            6,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricStatus,
+            _,
+        >(out, 5, &self.current_metrics);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition,
+            _,
+        >(out, 6, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::MetricIdentifier {
@@ -466,21 +476,21 @@ impl Message for k8s_openapi::api::autoscaling::v2::MetricIdentifier {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.selector);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::MetricSpec {
@@ -496,59 +506,61 @@ impl Message for k8s_openapi::api::autoscaling::v2::MetricSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.type_, value),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::ObjectMetricSource, _>(
-                &mut self.object,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::autoscaling::v2::PodsMetricSource, _>(
-                &mut self.pods,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::autoscaling::v2::ResourceMetricSource, _>(
-                &mut self.resource,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::api::autoscaling::v2::ContainerResourceMetricSource, _>(
-                &mut self.container_resource,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::api::autoscaling::v2::ExternalMetricSource, _>(
-                &mut self.external,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::ObjectMetricSource,
+                    _,
+                >(&mut self.object, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::PodsMetricSource,
+                    _,
+                >(&mut self.pods, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::ResourceMetricSource,
+                    _,
+                >(&mut self.resource, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::ContainerResourceMetricSource,
+                    _,
+                >(&mut self.container_resource, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::ExternalMetricSource,
+                    _,
+                >(&mut self.external, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::ObjectMetricSource, _>(
-            out,
-            2,
-            &self.object,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::PodsMetricSource, _>(
-            out, 3, &self.pods,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::ResourceMetricSource, _>(
-            out,
-            4,
-            &self.resource,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::ContainerResourceMetricSource, _>(
-            out,
-            7,
-            &self.container_resource,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::ExternalMetricSource, _>(
-            out,
-            5,
-            &self.external,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::ObjectMetricSource,
+            _,
+        >(out, 2, &self.object);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::PodsMetricSource,
+            _,
+        >(out, 3, &self.pods);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::ResourceMetricSource,
+            _,
+        >(out, 4, &self.resource);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::ContainerResourceMetricSource,
+            _,
+        >(out, 7, &self.container_resource);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::ExternalMetricSource,
+            _,
+        >(out, 5, &self.external);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::MetricStatus {
@@ -564,59 +576,61 @@ impl Message for k8s_openapi::api::autoscaling::v2::MetricStatus {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.type_, value),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::ObjectMetricStatus, _>(
-                &mut self.object,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::autoscaling::v2::PodsMetricStatus, _>(
-                &mut self.pods,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::autoscaling::v2::ResourceMetricStatus, _>(
-                &mut self.resource,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::api::autoscaling::v2::ContainerResourceMetricStatus, _>(
-                &mut self.container_resource,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::api::autoscaling::v2::ExternalMetricStatus, _>(
-                &mut self.external,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::ObjectMetricStatus,
+                    _,
+                >(&mut self.object, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::PodsMetricStatus,
+                    _,
+                >(&mut self.pods, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::ResourceMetricStatus,
+                    _,
+                >(&mut self.resource, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::ContainerResourceMetricStatus,
+                    _,
+                >(&mut self.container_resource, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::ExternalMetricStatus,
+                    _,
+                >(&mut self.external, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::ObjectMetricStatus, _>(
-            out,
-            2,
-            &self.object,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::PodsMetricStatus, _>(
-            out, 3, &self.pods,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::ResourceMetricStatus, _>(
-            out,
-            4,
-            &self.resource,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::ContainerResourceMetricStatus, _>(
-            out,
-            7,
-            &self.container_resource,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::ExternalMetricStatus, _>(
-            out,
-            5,
-            &self.external,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::ObjectMetricStatus,
+            _,
+        >(out, 2, &self.object);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::PodsMetricStatus,
+            _,
+        >(out, 3, &self.pods);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::ResourceMetricStatus,
+            _,
+        >(out, 4, &self.resource);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::ContainerResourceMetricStatus,
+            _,
+        >(out, 7, &self.container_resource);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::ExternalMetricStatus,
+            _,
+        >(out, 5, &self.external);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::MetricTarget {
@@ -632,32 +646,32 @@ impl Message for k8s_openapi::api::autoscaling::v2::MetricTarget {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.type_, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.value,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.average_value,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.value, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.average_value, value, reader)
+            }
             4 => f::int32(&mut self.average_utilization, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            2,
-            &self.value,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            3,
-            &self.average_value,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 2, &self.value);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 3, &self.average_value);
         p::put_int32(out, 4, &self.average_utilization);
     }
 }
@@ -673,31 +687,31 @@ impl Message for k8s_openapi::api::autoscaling::v2::MetricValueStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.value,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.average_value,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.value, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.average_value, value, reader)
+            }
             3 => f::int32(&mut self.average_utilization, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            1,
-            &self.value,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            2,
-            &self.average_value,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 1, &self.value);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 2, &self.average_value);
         p::put_int32(out, 3, &self.average_utilization);
     }
 }
@@ -713,36 +727,40 @@ impl Message for k8s_openapi::api::autoscaling::v2::ObjectMetricSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference, _>(
-                &mut self.described_object,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(
-                &mut self.target,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-                &mut self.metric,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference,
+                    _,
+                >(&mut self.described_object, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricTarget,
+                    _,
+                >(&mut self.target, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+                    _,
+                >(&mut self.metric, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference, _>(
-            out,
-            1,
-            &self.described_object,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(out, 2, &self.target);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-            out,
-            3,
-            &self.metric,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference,
+            _,
+        >(out, 1, &self.described_object);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricTarget,
+            _,
+        >(out, 2, &self.target);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+            _,
+        >(out, 3, &self.metric);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::ObjectMetricStatus {
@@ -757,40 +775,40 @@ impl Message for k8s_openapi::api::autoscaling::v2::ObjectMetricStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-                &mut self.metric,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-                &mut self.current,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference, _>(
-                &mut self.described_object,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+                    _,
+                >(&mut self.metric, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+                    _,
+                >(&mut self.current, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference,
+                    _,
+                >(&mut self.described_object, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-            out,
-            1,
-            &self.metric,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-            out,
-            2,
-            &self.current,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference, _>(
-            out,
-            3,
-            &self.described_object,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+            _,
+        >(out, 1, &self.metric);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+            _,
+        >(out, 2, &self.current);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference,
+            _,
+        >(out, 3, &self.described_object);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::PodsMetricSource {
@@ -805,26 +823,30 @@ impl Message for k8s_openapi::api::autoscaling::v2::PodsMetricSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-                &mut self.metric,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(
-                &mut self.target,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+                    _,
+                >(&mut self.metric, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricTarget,
+                    _,
+                >(&mut self.target, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-            out,
-            1,
-            &self.metric,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(out, 2, &self.target);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+            _,
+        >(out, 1, &self.metric);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricTarget,
+            _,
+        >(out, 2, &self.target);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::PodsMetricStatus {
@@ -839,30 +861,30 @@ impl Message for k8s_openapi::api::autoscaling::v2::PodsMetricStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-                &mut self.metric,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-                &mut self.current,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+                    _,
+                >(&mut self.metric, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+                    _,
+                >(&mut self.current, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricIdentifier, _>(
-            out,
-            1,
-            &self.metric,
-        );
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-            out,
-            2,
-            &self.current,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricIdentifier,
+            _,
+        >(out, 1, &self.metric);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+            _,
+        >(out, 2, &self.current);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::ResourceMetricSource {
@@ -878,17 +900,21 @@ impl Message for k8s_openapi::api::autoscaling::v2::ResourceMetricSource {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(
-                &mut self.target,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricTarget,
+                    _,
+                >(&mut self.target, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricTarget, _>(out, 2, &self.target);
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricTarget,
+            _,
+        >(out, 2, &self.target);
     }
 }
 impl Message for k8s_openapi::api::autoscaling::v2::ResourceMetricStatus {
@@ -904,20 +930,20 @@ impl Message for k8s_openapi::api::autoscaling::v2::ResourceMetricStatus {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-                &mut self.current,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+                    _,
+                >(&mut self.current, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::autoscaling::v2::MetricValueStatus, _>(
-            out,
-            2,
-            &self.current,
-        );
+        p::put_message::<
+            k8s_openapi::api::autoscaling::v2::MetricValueStatus,
+            _,
+        >(out, 2, &self.current);
     }
 }

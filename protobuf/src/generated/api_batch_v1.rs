@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.batch.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::batch::v1::CronJob {
     const NAME: &'static str = "CronJob";
     fn empty() -> Self {
@@ -17,32 +17,40 @@ impl Message for k8s_openapi::api::batch::v1::CronJob {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::batch::v1::CronJobSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::batch::v1::CronJobStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::CronJobSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::CronJobStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::batch::v1::CronJobSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::batch::v1::CronJobStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::batch::v1::CronJobSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::batch::v1::CronJobStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::batch::v1::CronJobSpec {
@@ -62,11 +70,12 @@ impl Message for k8s_openapi::api::batch::v1::CronJobSpec {
             2 => f::int64(&mut self.starting_deadline_seconds, value),
             3 => f::string_or_absent(&mut self.concurrency_policy, value),
             4 => f::boolean(&mut self.suspend, value),
-            5 => f::message::<k8s_openapi::api::batch::v1::JobTemplateSpec, _>(
-                &mut self.job_template,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::JobTemplateSpec,
+                    _,
+                >(&mut self.job_template, value, reader)
+            }
             6 => f::int32(&mut self.successful_jobs_history_limit, value),
             7 => f::int32(&mut self.failed_jobs_history_limit, value),
             _ => Ok(()),
@@ -78,11 +87,10 @@ impl Message for k8s_openapi::api::batch::v1::CronJobSpec {
         p::put_int64(out, 2, &self.starting_deadline_seconds);
         p::put_string_value(out, 3, &self.concurrency_policy);
         p::put_boolean(out, 4, &self.suspend);
-        p::put_message::<k8s_openapi::api::batch::v1::JobTemplateSpec, _>(
-            out,
-            5,
-            &self.job_template,
-        );
+        p::put_message::<
+            k8s_openapi::api::batch::v1::JobTemplateSpec,
+            _,
+        >(out, 5, &self.job_template);
         p::put_int32(out, 6, &self.successful_jobs_history_limit);
         p::put_int32(out, 7, &self.failed_jobs_history_limit);
     }
@@ -99,36 +107,40 @@ impl Message for k8s_openapi::api::batch::v1::CronJobStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.active,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_schedule_time,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_successful_time,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.active, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_schedule_time, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_successful_time, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 1, &self.active);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_schedule_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            5,
-            &self.last_successful_time,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 1, &self.active);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_schedule_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 5, &self.last_successful_time);
     }
 }
 impl Message for k8s_openapi::api::batch::v1::Job {
@@ -143,30 +155,37 @@ impl Message for k8s_openapi::api::batch::v1::Job {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => {
-                f::message::<k8s_openapi::api::batch::v1::JobSpec, _>(&mut self.spec, value, reader)
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
             }
-            3 => f::message::<k8s_openapi::api::batch::v1::JobStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::JobSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::JobStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::batch::v1::JobSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::batch::v1::JobStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::api::batch::v1::JobStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::batch::v1::JobCondition {
@@ -183,16 +202,18 @@ impl Message for k8s_openapi::api::batch::v1::JobCondition {
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_probe_time,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_probe_time, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             5 => f::string_or_absent(&mut self.reason, value),
             6 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -201,16 +222,14 @@ impl Message for k8s_openapi::api::batch::v1::JobCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_probe_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_probe_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_transition_time);
         p::put_string_value(out, 5, &self.reason);
         p::put_string_value(out, 6, &self.message);
     }
@@ -230,30 +249,34 @@ impl Message for k8s_openapi::api::batch::v1::JobSpec {
             1 => f::int32(&mut self.parallelism, value),
             2 => f::int32(&mut self.completions, value),
             3 => f::int64(&mut self.active_deadline_seconds, value),
-            11 => f::message::<k8s_openapi::api::batch::v1::PodFailurePolicy, _>(
-                &mut self.pod_failure_policy,
-                value,
-                reader,
-            ),
-            16 => f::message::<k8s_openapi::api::batch::v1::SuccessPolicy, _>(
-                &mut self.success_policy,
-                value,
-                reader,
-            ),
+            11 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::PodFailurePolicy,
+                    _,
+                >(&mut self.pod_failure_policy, value, reader)
+            }
+            16 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::SuccessPolicy,
+                    _,
+                >(&mut self.success_policy, value, reader)
+            }
             7 => f::int32(&mut self.backoff_limit, value),
             12 => f::int32(&mut self.backoff_limit_per_index, value),
             13 => f::int32(&mut self.max_failed_indexes, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
             5 => f::boolean(&mut self.manual_selector, value),
-            6 => f::message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(
-                &mut self.template,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodTemplateSpec,
+                    _,
+                >(&mut self.template, value, reader)
+            }
             8 => f::int32(&mut self.ttl_seconds_after_finished, value),
             9 => f::string(&mut self.completion_mode, value),
             10 => f::boolean(&mut self.suspend, value),
@@ -266,26 +289,26 @@ impl Message for k8s_openapi::api::batch::v1::JobSpec {
         p::put_int32(out, 1, &self.parallelism);
         p::put_int32(out, 2, &self.completions);
         p::put_int64(out, 3, &self.active_deadline_seconds);
-        p::put_message::<k8s_openapi::api::batch::v1::PodFailurePolicy, _>(
-            out,
-            11,
-            &self.pod_failure_policy,
-        );
-        p::put_message::<k8s_openapi::api::batch::v1::SuccessPolicy, _>(
-            out,
-            16,
-            &self.success_policy,
-        );
+        p::put_message::<
+            k8s_openapi::api::batch::v1::PodFailurePolicy,
+            _,
+        >(out, 11, &self.pod_failure_policy);
+        p::put_message::<
+            k8s_openapi::api::batch::v1::SuccessPolicy,
+            _,
+        >(out, 16, &self.success_policy);
         p::put_int32(out, 7, &self.backoff_limit);
         p::put_int32(out, 12, &self.backoff_limit_per_index);
         p::put_int32(out, 13, &self.max_failed_indexes);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            4,
-            &self.selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 4, &self.selector);
         p::put_boolean(out, 5, &self.manual_selector);
-        p::put_message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(out, 6, &self.template);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodTemplateSpec,
+            _,
+        >(out, 6, &self.template);
         p::put_int32(out, 8, &self.ttl_seconds_after_finished);
         p::put_string(out, 9, &self.completion_mode);
         p::put_boolean(out, 10, &self.suspend);
@@ -305,59 +328,63 @@ impl Message for k8s_openapi::api::batch::v1::JobStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::batch::v1::JobCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.start_time,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.completion_time,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::JobCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.start_time, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.completion_time, value, reader)
+            }
             4 => f::int32_or_absent(&mut self.active, value),
             5 => f::int32_or_absent(&mut self.succeeded, value),
             6 => f::int32_or_absent(&mut self.failed, value),
             11 => f::int32(&mut self.terminating, value),
             7 => f::string_or_absent(&mut self.completed_indexes, value),
             10 => f::string(&mut self.failed_indexes, value),
-            8 => f::message::<k8s_openapi::api::batch::v1::UncountedTerminatedPods, _>(
-                &mut self.uncounted_terminated_pods,
-                value,
-                reader,
-            ),
+            8 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::UncountedTerminatedPods,
+                    _,
+                >(&mut self.uncounted_terminated_pods, value, reader)
+            }
             9 => f::int32(&mut self.ready, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::batch::v1::JobCondition, _>(out, 1, &self.conditions);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            2,
-            &self.start_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.completion_time,
-        );
+        p::put_message::<
+            k8s_openapi::api::batch::v1::JobCondition,
+            _,
+        >(out, 1, &self.conditions);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 2, &self.start_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.completion_time);
         p::put_int32_value(out, 4, &self.active);
         p::put_int32_value(out, 5, &self.succeeded);
         p::put_int32_value(out, 6, &self.failed);
         p::put_int32(out, 11, &self.terminating);
         p::put_string_value(out, 7, &self.completed_indexes);
         p::put_string(out, 10, &self.failed_indexes);
-        p::put_message::<k8s_openapi::api::batch::v1::UncountedTerminatedPods, _>(
-            out,
-            8,
-            &self.uncounted_terminated_pods,
-        );
+        p::put_message::<
+            k8s_openapi::api::batch::v1::UncountedTerminatedPods,
+            _,
+        >(out, 8, &self.uncounted_terminated_pods);
         p::put_int32(out, 9, &self.ready);
     }
 }
@@ -373,23 +400,26 @@ impl Message for k8s_openapi::api::batch::v1::JobTemplateSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => {
-                f::message::<k8s_openapi::api::batch::v1::JobSpec, _>(&mut self.spec, value, reader)
+                f::message::<
+                    k8s_openapi::api::batch::v1::JobSpec,
+                    _,
+                >(&mut self.spec, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::batch::v1::JobSpec, _>(out, 2, &self.spec);
     }
 }
@@ -405,16 +435,20 @@ impl Message for k8s_openapi::api::batch::v1::PodFailurePolicy {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::batch::v1::PodFailurePolicyRule, _>(
-                &mut self.rules,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::PodFailurePolicyRule,
+                    _,
+                >(&mut self.rules, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::batch::v1::PodFailurePolicyRule, _>(out, 1, &self.rules);
+        p::put_message::<
+            k8s_openapi::api::batch::v1::PodFailurePolicyRule,
+            _,
+        >(out, 1, &self.rules);
     }
 }
 impl Message for k8s_openapi::api::batch::v1::PodFailurePolicyOnExitCodesRequirement {
@@ -477,34 +511,30 @@ impl Message for k8s_openapi::api::batch::v1::PodFailurePolicyRule {
         match number {
             1 => f::string(&mut self.action, value),
             2 => {
-                f::message::<k8s_openapi::api::batch::v1::PodFailurePolicyOnExitCodesRequirement, _>(
-                    &mut self.on_exit_codes,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::batch::v1::PodFailurePolicyOnExitCodesRequirement,
+                    _,
+                >(&mut self.on_exit_codes, value, reader)
             }
             3 => {
-                f::message::<k8s_openapi::api::batch::v1::PodFailurePolicyOnPodConditionsPattern, _>(
-                    &mut self.on_pod_conditions,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::batch::v1::PodFailurePolicyOnPodConditionsPattern,
+                    _,
+                >(&mut self.on_pod_conditions, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.action);
-        p::put_message::<k8s_openapi::api::batch::v1::PodFailurePolicyOnExitCodesRequirement, _>(
-            out,
-            2,
-            &self.on_exit_codes,
-        );
-        p::put_message::<k8s_openapi::api::batch::v1::PodFailurePolicyOnPodConditionsPattern, _>(
-            out,
-            3,
-            &self.on_pod_conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::batch::v1::PodFailurePolicyOnExitCodesRequirement,
+            _,
+        >(out, 2, &self.on_exit_codes);
+        p::put_message::<
+            k8s_openapi::api::batch::v1::PodFailurePolicyOnPodConditionsPattern,
+            _,
+        >(out, 3, &self.on_pod_conditions);
     }
 }
 impl Message for k8s_openapi::api::batch::v1::SuccessPolicy {
@@ -519,16 +549,20 @@ impl Message for k8s_openapi::api::batch::v1::SuccessPolicy {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::batch::v1::SuccessPolicyRule, _>(
-                &mut self.rules,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::batch::v1::SuccessPolicyRule,
+                    _,
+                >(&mut self.rules, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::batch::v1::SuccessPolicyRule, _>(out, 1, &self.rules);
+        p::put_message::<
+            k8s_openapi::api::batch::v1::SuccessPolicyRule,
+            _,
+        >(out, 1, &self.rules);
     }
 }
 impl Message for k8s_openapi::api::batch::v1::SuccessPolicyRule {

@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.certificates.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::certificates::v1::CertificateSigningRequest {
     const NAME: &'static str = "CertificateSigningRequest";
     fn empty() -> Self {
@@ -17,42 +17,40 @@ impl Message for k8s_openapi::api::certificates::v1::CertificateSigningRequest {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => {
-                f::message::<k8s_openapi::api::certificates::v1::CertificateSigningRequestSpec, _>(
-                    &mut self.spec,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::certificates::v1::CertificateSigningRequestSpec,
+                    _,
+                >(&mut self.spec, value, reader)
             }
             3 => {
-                f::message::<k8s_openapi::api::certificates::v1::CertificateSigningRequestStatus, _>(
-                    &mut self.status,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::certificates::v1::CertificateSigningRequestStatus,
+                    _,
+                >(&mut self.status, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::certificates::v1::CertificateSigningRequestSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::certificates::v1::CertificateSigningRequestStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::certificates::v1::CertificateSigningRequestSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::certificates::v1::CertificateSigningRequestStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::certificates::v1::CertificateSigningRequestCondition {
@@ -71,16 +69,18 @@ impl Message for k8s_openapi::api::certificates::v1::CertificateSigningRequestCo
             6 => f::string(&mut self.status, value),
             2 => f::string_or_absent(&mut self.reason, value),
             3 => f::string_or_absent(&mut self.message, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_update_time,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_update_time, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -89,16 +89,14 @@ impl Message for k8s_openapi::api::certificates::v1::CertificateSigningRequestCo
         p::put_string(out, 6, &self.status);
         p::put_string_value(out, 2, &self.reason);
         p::put_string_value(out, 3, &self.message);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_update_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            5,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_update_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 5, &self.last_transition_time);
     }
 }
 impl Message for k8s_openapi::api::certificates::v1::CertificateSigningRequestSpec {
@@ -147,20 +145,21 @@ impl Message for k8s_openapi::api::certificates::v1::CertificateSigningRequestSt
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<
-                k8s_openapi::api::certificates::v1::CertificateSigningRequestCondition,
-                _,
-            >(&mut self.conditions, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::certificates::v1::CertificateSigningRequestCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             2 => f::bytes(&mut self.certificate, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::certificates::v1::CertificateSigningRequestCondition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::certificates::v1::CertificateSigningRequestCondition,
+            _,
+        >(out, 1, &self.conditions);
         p::put_bytes(out, 2, &self.certificate);
     }
 }

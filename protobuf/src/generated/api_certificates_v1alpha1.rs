@@ -4,9 +4,9 @@
 
 //! `Message` for the types of `k8s.io.api.certificates.v1alpha1`.
 #[allow(unused_imports)]
-use crate::{DecodeError, Message, field as f, put as p};
-#[allow(unused_imports)]
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+#[allow(unused_imports)]
+use crate::{DecodeError, Message, field as f, put as p};
 #[cfg(not(k8s_openapi_ge_1_37))]
 impl Message for k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle {
     const NAME: &'static str = "ClusterTrustBundle";
@@ -20,28 +20,30 @@ impl Message for k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundleSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundleSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundleSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundleSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 #[cfg(not(k8s_openapi_ge_1_37))]

@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.certificates.v1beta1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle {
     const NAME: &'static str = "ClusterTrustBundle";
     fn empty() -> Self {
@@ -17,28 +17,30 @@ impl Message for k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::certificates::v1beta1::ClusterTrustBundleSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::certificates::v1beta1::ClusterTrustBundleSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::certificates::v1beta1::ClusterTrustBundleSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::certificates::v1beta1::ClusterTrustBundleSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::certificates::v1beta1::ClusterTrustBundleSpec {
@@ -76,39 +78,40 @@ impl Message for k8s_openapi::api::certificates::v1beta1::PodCertificateRequest 
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => {
-                f::message::<k8s_openapi::api::certificates::v1beta1::PodCertificateRequestSpec, _>(
-                    &mut self.spec,
-                    value,
-                    reader,
-                )
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
             }
-            3 => f::message::<
-                k8s_openapi::api::certificates::v1beta1::PodCertificateRequestStatus,
-                _,
-            >(&mut self.status, value, reader),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::certificates::v1beta1::PodCertificateRequestSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::certificates::v1beta1::PodCertificateRequestStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::certificates::v1beta1::PodCertificateRequestSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::certificates::v1beta1::PodCertificateRequestStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::certificates::v1beta1::PodCertificateRequestSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::certificates::v1beta1::PodCertificateRequestStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 #[cfg(k8s_openapi_ge_1_35)]
@@ -136,13 +139,15 @@ impl Message for k8s_openapi::api::certificates::v1beta1::PodCertificateRequestS
             10 => f::bytes(&mut self.proof_of_possession, value),
             #[cfg(k8s_openapi_ge_1_36)]
             12 => f::bytes(&mut self.stub_pkc_s10_request, value),
-            11 => f::map(
-                &mut self.unverified_user_annotations,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            11 => {
+                f::map(
+                    &mut self.unverified_user_annotations,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -157,8 +162,7 @@ impl Message for k8s_openapi::api::certificates::v1beta1::PodCertificateRequestS
         p::put_int32(out, 8, &self.max_expiration_seconds);
         p::put_bytes(out, 9, &self.pkix_public_key);
         p::put_bytes(out, 10, &self.proof_of_possession);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_bytes(out, 12, &self.stub_pkc_s10_request);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_bytes(out, 12, &self.stub_pkc_s10_request);
         p::put_map(out, 11, &self.unverified_user_annotations, p::string_value);
     }
 }
@@ -175,51 +179,51 @@ impl Message for k8s_openapi::api::certificates::v1beta1::PodCertificateRequestS
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             2 => f::string_or_absent(&mut self.certificate_chain, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.not_before,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.begin_refresh_at,
-                value,
-                reader,
-            ),
-            6 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.not_after,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.not_before, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.begin_refresh_at, value, reader)
+            }
+            6 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.not_after, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 1, &self.conditions);
         p::put_string_value(out, 2, &self.certificate_chain);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.not_before,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            5,
-            &self.begin_refresh_at,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            6,
-            &self.not_after,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.not_before);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 5, &self.begin_refresh_at);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 6, &self.not_after);
     }
 }

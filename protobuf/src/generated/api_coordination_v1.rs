@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.coordination.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::coordination::v1::Lease {
     const NAME: &'static str = "Lease";
     fn empty() -> Self {
@@ -17,26 +17,30 @@ impl Message for k8s_openapi::api::coordination::v1::Lease {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::coordination::v1::LeaseSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::coordination::v1::LeaseSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::coordination::v1::LeaseSpec, _>(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::coordination::v1::LeaseSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::coordination::v1::LeaseSpec {
@@ -53,16 +57,18 @@ impl Message for k8s_openapi::api::coordination::v1::LeaseSpec {
         match number {
             1 => f::string(&mut self.holder_identity, value),
             2 => f::int32(&mut self.lease_duration_seconds, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-                &mut self.acquire_time,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-                &mut self.renew_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+                    _,
+                >(&mut self.acquire_time, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+                    _,
+                >(&mut self.renew_time, value, reader)
+            }
             5 => f::int32(&mut self.lease_transitions, value),
             6 => f::string(&mut self.strategy, value),
             7 => f::string(&mut self.preferred_holder, value),
@@ -72,16 +78,14 @@ impl Message for k8s_openapi::api::coordination::v1::LeaseSpec {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.holder_identity);
         p::put_int32(out, 2, &self.lease_duration_seconds);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-            out,
-            3,
-            &self.acquire_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-            out,
-            4,
-            &self.renew_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+            _,
+        >(out, 3, &self.acquire_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+            _,
+        >(out, 4, &self.renew_time);
         p::put_int32(out, 5, &self.lease_transitions);
         p::put_string(out, 6, &self.strategy);
         p::put_string(out, 7, &self.preferred_holder);

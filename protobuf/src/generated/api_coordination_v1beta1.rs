@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.coordination.v1beta1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::coordination::v1beta1::LeaseCandidate {
     const NAME: &'static str = "LeaseCandidate";
     fn empty() -> Self {
@@ -17,28 +17,30 @@ impl Message for k8s_openapi::api::coordination::v1beta1::LeaseCandidate {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::coordination::v1beta1::LeaseCandidateSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::coordination::v1beta1::LeaseCandidateSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::coordination::v1beta1::LeaseCandidateSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::coordination::v1beta1::LeaseCandidateSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::coordination::v1beta1::LeaseCandidateSpec {
@@ -54,16 +56,18 @@ impl Message for k8s_openapi::api::coordination::v1beta1::LeaseCandidateSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.lease_name, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-                &mut self.ping_time,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-                &mut self.renew_time,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+                    _,
+                >(&mut self.ping_time, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+                    _,
+                >(&mut self.renew_time, value, reader)
+            }
             4 => f::string(&mut self.binary_version, value),
             5 => f::string_or_absent(&mut self.emulation_version, value),
             6 => f::string_or_absent(&mut self.strategy, value),
@@ -72,16 +76,14 @@ impl Message for k8s_openapi::api::coordination::v1beta1::LeaseCandidateSpec {
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.lease_name);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-            out,
-            2,
-            &self.ping_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-            out,
-            3,
-            &self.renew_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+            _,
+        >(out, 2, &self.ping_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+            _,
+        >(out, 3, &self.renew_time);
         p::put_string(out, 4, &self.binary_version);
         p::put_string_value(out, 5, &self.emulation_version);
         p::put_string_value(out, 6, &self.strategy);

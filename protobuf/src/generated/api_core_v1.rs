@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.core.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource {
     const NAME: &'static str = "AWSElasticBlockStoreVolumeSource";
     fn empty() -> Self {
@@ -43,32 +43,40 @@ impl Message for k8s_openapi::api::core::v1::Affinity {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::NodeAffinity, _>(
-                &mut self.node_affinity,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::PodAffinity, _>(
-                &mut self.pod_affinity,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::PodAntiAffinity, _>(
-                &mut self.pod_anti_affinity,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeAffinity,
+                    _,
+                >(&mut self.node_affinity, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodAffinity,
+                    _,
+                >(&mut self.pod_affinity, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodAntiAffinity,
+                    _,
+                >(&mut self.pod_anti_affinity, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::NodeAffinity, _>(out, 1, &self.node_affinity);
-        p::put_message::<k8s_openapi::api::core::v1::PodAffinity, _>(out, 2, &self.pod_affinity);
-        p::put_message::<k8s_openapi::api::core::v1::PodAntiAffinity, _>(
-            out,
-            3,
-            &self.pod_anti_affinity,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeAffinity,
+            _,
+        >(out, 1, &self.node_affinity);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodAffinity,
+            _,
+        >(out, 2, &self.pod_affinity);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodAntiAffinity,
+            _,
+        >(out, 3, &self.pod_anti_affinity);
     }
 }
 impl Message for k8s_openapi::api::core::v1::AppArmorProfile {
@@ -207,26 +215,30 @@ impl Message for k8s_openapi::api::core::v1::Binding {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.target,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.target, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 2, &self.target);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 2, &self.target);
     }
 }
 impl Message for k8s_openapi::api::core::v1::CSIPersistentVolumeSource {
@@ -245,38 +257,45 @@ impl Message for k8s_openapi::api::core::v1::CSIPersistentVolumeSource {
             2 => f::string(&mut self.volume_handle, value),
             3 => f::boolean_or_absent(&mut self.read_only, value),
             4 => f::string_or_absent(&mut self.fs_type, value),
-            5 => f::map(
-                &mut self.volume_attributes,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
-            6 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.controller_publish_secret_ref,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.node_stage_secret_ref,
-                value,
-                reader,
-            ),
-            8 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.node_publish_secret_ref,
-                value,
-                reader,
-            ),
-            9 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.controller_expand_secret_ref,
-                value,
-                reader,
-            ),
-            10 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.node_expand_secret_ref,
-                value,
-                reader,
-            ),
+            5 => {
+                f::map(
+                    &mut self.volume_attributes,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
+            6 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.controller_publish_secret_ref, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.node_stage_secret_ref, value, reader)
+            }
+            8 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.node_publish_secret_ref, value, reader)
+            }
+            9 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.controller_expand_secret_ref, value, reader)
+            }
+            10 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.node_expand_secret_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -286,31 +305,26 @@ impl Message for k8s_openapi::api::core::v1::CSIPersistentVolumeSource {
         p::put_boolean_value(out, 3, &self.read_only);
         p::put_string_value(out, 4, &self.fs_type);
         p::put_map(out, 5, &self.volume_attributes, p::string_value);
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(
-            out,
-            6,
-            &self.controller_publish_secret_ref,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(
-            out,
-            7,
-            &self.node_stage_secret_ref,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(
-            out,
-            8,
-            &self.node_publish_secret_ref,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(
-            out,
-            9,
-            &self.controller_expand_secret_ref,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(
-            out,
-            10,
-            &self.node_expand_secret_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 6, &self.controller_publish_secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 7, &self.node_stage_secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 8, &self.node_publish_secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 9, &self.controller_expand_secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 10, &self.node_expand_secret_ref);
     }
 }
 impl Message for k8s_openapi::api::core::v1::CSIVolumeSource {
@@ -328,18 +342,21 @@ impl Message for k8s_openapi::api::core::v1::CSIVolumeSource {
             1 => f::string(&mut self.driver, value),
             2 => f::boolean(&mut self.read_only, value),
             3 => f::string(&mut self.fs_type, value),
-            4 => f::map(
-                &mut self.volume_attributes,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
-            5 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.node_publish_secret_ref,
-                value,
-                reader,
-            ),
+            4 => {
+                f::map(
+                    &mut self.volume_attributes,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.node_publish_secret_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -348,11 +365,10 @@ impl Message for k8s_openapi::api::core::v1::CSIVolumeSource {
         p::put_boolean(out, 2, &self.read_only);
         p::put_string(out, 3, &self.fs_type);
         p::put_map(out, 4, &self.volume_attributes, p::string_value);
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            5,
-            &self.node_publish_secret_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 5, &self.node_publish_secret_ref);
     }
 }
 impl Message for k8s_openapi::api::core::v1::Capabilities {
@@ -393,11 +409,12 @@ impl Message for k8s_openapi::api::core::v1::CephFSPersistentVolumeSource {
             2 => f::string_or_absent(&mut self.path, value),
             3 => f::string_or_absent(&mut self.user, value),
             4 => f::string_or_absent(&mut self.secret_file, value),
-            5 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             6 => f::boolean_or_absent(&mut self.read_only, value),
             _ => Ok(()),
         }
@@ -407,7 +424,10 @@ impl Message for k8s_openapi::api::core::v1::CephFSPersistentVolumeSource {
         p::put_string_value(out, 2, &self.path);
         p::put_string_value(out, 3, &self.user);
         p::put_string_value(out, 4, &self.secret_file);
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(out, 5, &self.secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 5, &self.secret_ref);
         p::put_boolean_value(out, 6, &self.read_only);
     }
 }
@@ -427,11 +447,12 @@ impl Message for k8s_openapi::api::core::v1::CephFSVolumeSource {
             2 => f::string_or_absent(&mut self.path, value),
             3 => f::string_or_absent(&mut self.user, value),
             4 => f::string_or_absent(&mut self.secret_file, value),
-            5 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             6 => f::boolean_or_absent(&mut self.read_only, value),
             _ => Ok(()),
         }
@@ -441,11 +462,10 @@ impl Message for k8s_openapi::api::core::v1::CephFSVolumeSource {
         p::put_string_value(out, 2, &self.path);
         p::put_string_value(out, 3, &self.user);
         p::put_string_value(out, 4, &self.secret_file);
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            5,
-            &self.secret_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 5, &self.secret_ref);
         p::put_boolean_value(out, 6, &self.read_only);
     }
 }
@@ -464,11 +484,12 @@ impl Message for k8s_openapi::api::core::v1::CinderPersistentVolumeSource {
             1 => f::string(&mut self.volume_id, value),
             2 => f::string_or_absent(&mut self.fs_type, value),
             3 => f::boolean_or_absent(&mut self.read_only, value),
-            4 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -476,7 +497,10 @@ impl Message for k8s_openapi::api::core::v1::CinderPersistentVolumeSource {
         p::put_string(out, 1, &self.volume_id);
         p::put_string_value(out, 2, &self.fs_type);
         p::put_boolean_value(out, 3, &self.read_only);
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(out, 4, &self.secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 4, &self.secret_ref);
     }
 }
 impl Message for k8s_openapi::api::core::v1::CinderVolumeSource {
@@ -494,11 +518,12 @@ impl Message for k8s_openapi::api::core::v1::CinderVolumeSource {
             1 => f::string(&mut self.volume_id, value),
             2 => f::string_or_absent(&mut self.fs_type, value),
             3 => f::boolean_or_absent(&mut self.read_only, value),
-            4 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -506,11 +531,10 @@ impl Message for k8s_openapi::api::core::v1::CinderVolumeSource {
         p::put_string(out, 1, &self.volume_id);
         p::put_string_value(out, 2, &self.fs_type);
         p::put_boolean_value(out, 3, &self.read_only);
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            4,
-            &self.secret_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 4, &self.secret_ref);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ClientIPConfig {
@@ -547,11 +571,12 @@ impl Message for k8s_openapi::api::core::v1::ClusterTrustBundleProjection {
         match number {
             1 => f::string(&mut self.name, value),
             2 => f::string(&mut self.signer_name, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.label_selector,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.label_selector, value, reader)
+            }
             5 => f::boolean(&mut self.optional, value),
             4 => f::string(&mut self.path, value),
             _ => Ok(()),
@@ -560,11 +585,10 @@ impl Message for k8s_openapi::api::core::v1::ClusterTrustBundleProjection {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
         p::put_string(out, 2, &self.signer_name);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            3,
-            &self.label_selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 3, &self.label_selector);
         p::put_boolean(out, 5, &self.optional);
         p::put_string(out, 4, &self.path);
     }
@@ -607,30 +631,30 @@ impl Message for k8s_openapi::api::core::v1::ComponentStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::ComponentCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ComponentCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ComponentCondition, _>(
-            out,
-            2,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ComponentCondition,
+            _,
+        >(out, 2, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ConfigMap {
@@ -645,29 +669,31 @@ impl Message for k8s_openapi::api::core::v1::ConfigMap {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             4 => f::boolean(&mut self.immutable, value),
             2 => f::map(&mut self.data, value, reader, String::new, f::string_value),
-            3 => f::map(
-                &mut self.binary_data,
-                value,
-                reader,
-                k8s_openapi::ByteString::default,
-                f::bytes_value,
-            ),
+            3 => {
+                f::map(
+                    &mut self.binary_data,
+                    value,
+                    reader,
+                    k8s_openapi::ByteString::default,
+                    f::bytes_value,
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_boolean(out, 4, &self.immutable);
         p::put_map(out, 2, &self.data, p::string_value);
         p::put_map(out, 3, &self.binary_data, p::bytes_value);
@@ -685,18 +711,28 @@ impl Message for k8s_openapi::api::core::v1::ConfigMapEnvSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, _reader| match number {
-                1 => f::string_or_absent(&mut self.name, value),
-                _ => Ok(()),
-            }),
+            1 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, _reader| match number {
+                        1 => f::string_or_absent(&mut self.name, value),
+                        _ => Ok(()),
+                    },
+                )
+            }
             2 => f::boolean(&mut self.optional, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_string_value(out, 1, &self.name);
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_string_value(out, 1, &self.name);
+            },
+        );
         p::put_boolean(out, 2, &self.optional);
     }
 }
@@ -712,19 +748,29 @@ impl Message for k8s_openapi::api::core::v1::ConfigMapKeySelector {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, _reader| match number {
-                1 => f::string_or_absent(&mut self.name, value),
-                _ => Ok(()),
-            }),
+            1 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, _reader| match number {
+                        1 => f::string_or_absent(&mut self.name, value),
+                        _ => Ok(()),
+                    },
+                )
+            }
             2 => f::string(&mut self.key, value),
             3 => f::boolean(&mut self.optional, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_string_value(out, 1, &self.name);
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_string_value(out, 1, &self.name);
+            },
+        );
         p::put_string(out, 2, &self.key);
         p::put_boolean(out, 3, &self.optional);
     }
@@ -769,23 +815,34 @@ impl Message for k8s_openapi::api::core::v1::ConfigMapProjection {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, _reader| match number {
-                1 => f::string_or_absent(&mut self.name, value),
-                _ => Ok(()),
-            }),
-            2 => f::message::<k8s_openapi::api::core::v1::KeyToPath, _>(
-                &mut self.items,
-                value,
-                reader,
-            ),
+            1 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, _reader| match number {
+                        1 => f::string_or_absent(&mut self.name, value),
+                        _ => Ok(()),
+                    },
+                )
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::KeyToPath,
+                    _,
+                >(&mut self.items, value, reader)
+            }
             4 => f::boolean(&mut self.optional, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_string_value(out, 1, &self.name);
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_string_value(out, 1, &self.name);
+            },
+        );
         p::put_message::<k8s_openapi::api::core::v1::KeyToPath, _>(out, 2, &self.items);
         p::put_boolean(out, 4, &self.optional);
     }
@@ -802,24 +859,35 @@ impl Message for k8s_openapi::api::core::v1::ConfigMapVolumeSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, _reader| match number {
-                1 => f::string_or_absent(&mut self.name, value),
-                _ => Ok(()),
-            }),
-            2 => f::message::<k8s_openapi::api::core::v1::KeyToPath, _>(
-                &mut self.items,
-                value,
-                reader,
-            ),
+            1 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, _reader| match number {
+                        1 => f::string_or_absent(&mut self.name, value),
+                        _ => Ok(()),
+                    },
+                )
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::KeyToPath,
+                    _,
+                >(&mut self.items, value, reader)
+            }
             3 => f::int32(&mut self.default_mode, value),
             4 => f::boolean(&mut self.optional, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_string_value(out, 1, &self.name);
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_string_value(out, 1, &self.name);
+            },
+        );
         p::put_message::<k8s_openapi::api::core::v1::KeyToPath, _>(out, 2, &self.items);
         p::put_int32(out, 3, &self.default_mode);
         p::put_boolean(out, 4, &self.optional);
@@ -842,72 +910,89 @@ impl Message for k8s_openapi::api::core::v1::Container {
             3 => f::string(&mut self.command, value),
             4 => f::string(&mut self.args, value),
             5 => f::string_or_absent(&mut self.working_dir, value),
-            6 => f::message::<k8s_openapi::api::core::v1::ContainerPort, _>(
-                &mut self.ports,
-                value,
-                reader,
-            ),
-            19 => f::message::<k8s_openapi::api::core::v1::EnvFromSource, _>(
-                &mut self.env_from,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::api::core::v1::EnvVar, _>(&mut self.env, value, reader),
-            8 => f::message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-                &mut self.resources,
-                value,
-                reader,
-            ),
-            23 => f::message::<k8s_openapi::api::core::v1::ContainerResizePolicy, _>(
-                &mut self.resize_policy,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerPort,
+                    _,
+                >(&mut self.ports, value, reader)
+            }
+            19 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EnvFromSource,
+                    _,
+                >(&mut self.env_from, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EnvVar,
+                    _,
+                >(&mut self.env, value, reader)
+            }
+            8 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceRequirements,
+                    _,
+                >(&mut self.resources, value, reader)
+            }
+            23 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerResizePolicy,
+                    _,
+                >(&mut self.resize_policy, value, reader)
+            }
             24 => f::string(&mut self.restart_policy, value),
             #[cfg(k8s_openapi_ge_1_34)]
-            25 => f::message::<k8s_openapi::api::core::v1::ContainerRestartRule, _>(
-                &mut self.restart_policy_rules,
-                value,
-                reader,
-            ),
-            9 => f::message::<k8s_openapi::api::core::v1::VolumeMount, _>(
-                &mut self.volume_mounts,
-                value,
-                reader,
-            ),
-            21 => f::message::<k8s_openapi::api::core::v1::VolumeDevice, _>(
-                &mut self.volume_devices,
-                value,
-                reader,
-            ),
-            10 => f::message::<k8s_openapi::api::core::v1::Probe, _>(
-                &mut self.liveness_probe,
-                value,
-                reader,
-            ),
-            11 => f::message::<k8s_openapi::api::core::v1::Probe, _>(
-                &mut self.readiness_probe,
-                value,
-                reader,
-            ),
-            22 => f::message::<k8s_openapi::api::core::v1::Probe, _>(
-                &mut self.startup_probe,
-                value,
-                reader,
-            ),
-            12 => f::message::<k8s_openapi::api::core::v1::Lifecycle, _>(
-                &mut self.lifecycle,
-                value,
-                reader,
-            ),
+            25 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerRestartRule,
+                    _,
+                >(&mut self.restart_policy_rules, value, reader)
+            }
+            9 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::VolumeMount,
+                    _,
+                >(&mut self.volume_mounts, value, reader)
+            }
+            21 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::VolumeDevice,
+                    _,
+                >(&mut self.volume_devices, value, reader)
+            }
+            10 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Probe,
+                    _,
+                >(&mut self.liveness_probe, value, reader)
+            }
+            11 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Probe,
+                    _,
+                >(&mut self.readiness_probe, value, reader)
+            }
+            22 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Probe,
+                    _,
+                >(&mut self.startup_probe, value, reader)
+            }
+            12 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Lifecycle,
+                    _,
+                >(&mut self.lifecycle, value, reader)
+            }
             13 => f::string_or_absent(&mut self.termination_message_path, value),
             20 => f::string_or_absent(&mut self.termination_message_policy, value),
             14 => f::string_or_absent(&mut self.image_pull_policy, value),
-            15 => f::message::<k8s_openapi::api::core::v1::SecurityContext, _>(
-                &mut self.security_context,
-                value,
-                reader,
-            ),
+            15 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecurityContext,
+                    _,
+                >(&mut self.security_context, value, reader)
+            }
             16 => f::boolean_or_absent(&mut self.stdin, value),
             17 => f::boolean_or_absent(&mut self.stdin_once, value),
             18 => f::boolean_or_absent(&mut self.tty, value),
@@ -920,44 +1005,60 @@ impl Message for k8s_openapi::api::core::v1::Container {
         p::put_string(out, 3, &self.command);
         p::put_string(out, 4, &self.args);
         p::put_string_value(out, 5, &self.working_dir);
-        p::put_message::<k8s_openapi::api::core::v1::ContainerPort, _>(out, 6, &self.ports);
-        p::put_message::<k8s_openapi::api::core::v1::EnvFromSource, _>(out, 19, &self.env_from);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerPort,
+            _,
+        >(out, 6, &self.ports);
+        p::put_message::<
+            k8s_openapi::api::core::v1::EnvFromSource,
+            _,
+        >(out, 19, &self.env_from);
         p::put_message::<k8s_openapi::api::core::v1::EnvVar, _>(out, 7, &self.env);
-        p::put_message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-            out,
-            8,
-            &self.resources,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ContainerResizePolicy, _>(
-            out,
-            23,
-            &self.resize_policy,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceRequirements,
+            _,
+        >(out, 8, &self.resources);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerResizePolicy,
+            _,
+        >(out, 23, &self.resize_policy);
         p::put_string(out, 24, &self.restart_policy);
         #[cfg(k8s_openapi_ge_1_34)]
-        p::put_message::<k8s_openapi::api::core::v1::ContainerRestartRule, _>(
-            out,
-            25,
-            &self.restart_policy_rules,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::VolumeMount, _>(out, 9, &self.volume_mounts);
-        p::put_message::<k8s_openapi::api::core::v1::VolumeDevice, _>(
-            out,
-            21,
-            &self.volume_devices,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::Probe, _>(out, 10, &self.liveness_probe);
-        p::put_message::<k8s_openapi::api::core::v1::Probe, _>(out, 11, &self.readiness_probe);
-        p::put_message::<k8s_openapi::api::core::v1::Probe, _>(out, 22, &self.startup_probe);
-        p::put_message::<k8s_openapi::api::core::v1::Lifecycle, _>(out, 12, &self.lifecycle);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerRestartRule,
+            _,
+        >(out, 25, &self.restart_policy_rules);
+        p::put_message::<
+            k8s_openapi::api::core::v1::VolumeMount,
+            _,
+        >(out, 9, &self.volume_mounts);
+        p::put_message::<
+            k8s_openapi::api::core::v1::VolumeDevice,
+            _,
+        >(out, 21, &self.volume_devices);
+        p::put_message::<
+            k8s_openapi::api::core::v1::Probe,
+            _,
+        >(out, 10, &self.liveness_probe);
+        p::put_message::<
+            k8s_openapi::api::core::v1::Probe,
+            _,
+        >(out, 11, &self.readiness_probe);
+        p::put_message::<
+            k8s_openapi::api::core::v1::Probe,
+            _,
+        >(out, 22, &self.startup_probe);
+        p::put_message::<
+            k8s_openapi::api::core::v1::Lifecycle,
+            _,
+        >(out, 12, &self.lifecycle);
         p::put_string_value(out, 13, &self.termination_message_path);
         p::put_string_value(out, 20, &self.termination_message_policy);
         p::put_string_value(out, 14, &self.image_pull_policy);
-        p::put_message::<k8s_openapi::api::core::v1::SecurityContext, _>(
-            out,
-            15,
-            &self.security_context,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecurityContext,
+            _,
+        >(out, 15, &self.security_context);
         p::put_boolean_value(out, 16, &self.stdin);
         p::put_boolean_value(out, 17, &self.stdin_once);
         p::put_boolean_value(out, 18, &self.tty);
@@ -1074,21 +1175,21 @@ impl Message for k8s_openapi::api::core::v1::ContainerRestartRule {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.action, value),
-            2 => f::message::<k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes, _>(
-                &mut self.exit_codes,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes,
+                    _,
+                >(&mut self.exit_codes, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.action);
-        p::put_message::<k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes, _>(
-            out,
-            2,
-            &self.exit_codes,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes,
+            _,
+        >(out, 2, &self.exit_codes);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1126,40 +1227,40 @@ impl Message for k8s_openapi::api::core::v1::ContainerState {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::ContainerStateWaiting, _>(
-                &mut self.waiting,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::ContainerStateRunning, _>(
-                &mut self.running,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::ContainerStateTerminated, _>(
-                &mut self.terminated,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerStateWaiting,
+                    _,
+                >(&mut self.waiting, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerStateRunning,
+                    _,
+                >(&mut self.running, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerStateTerminated,
+                    _,
+                >(&mut self.terminated, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::ContainerStateWaiting, _>(
-            out,
-            1,
-            &self.waiting,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ContainerStateRunning, _>(
-            out,
-            2,
-            &self.running,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ContainerStateTerminated, _>(
-            out,
-            3,
-            &self.terminated,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerStateWaiting,
+            _,
+        >(out, 1, &self.waiting);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerStateRunning,
+            _,
+        >(out, 2, &self.running);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerStateTerminated,
+            _,
+        >(out, 3, &self.terminated);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ContainerStateRunning {
@@ -1174,20 +1275,20 @@ impl Message for k8s_openapi::api::core::v1::ContainerStateRunning {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.started_at,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.started_at, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            1,
-            &self.started_at,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 1, &self.started_at);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ContainerStateTerminated {
@@ -1206,16 +1307,18 @@ impl Message for k8s_openapi::api::core::v1::ContainerStateTerminated {
             2 => f::int32_or_absent(&mut self.signal, value),
             3 => f::string_or_absent(&mut self.reason, value),
             4 => f::string_or_absent(&mut self.message, value),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.started_at,
-                value,
-                reader,
-            ),
-            6 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.finished_at,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.started_at, value, reader)
+            }
+            6 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.finished_at, value, reader)
+            }
             7 => f::string_or_absent(&mut self.container_id, value),
             _ => Ok(()),
         }
@@ -1225,16 +1328,14 @@ impl Message for k8s_openapi::api::core::v1::ContainerStateTerminated {
         p::put_int32_value(out, 2, &self.signal);
         p::put_string_value(out, 3, &self.reason);
         p::put_string_value(out, 4, &self.message);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            5,
-            &self.started_at,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            6,
-            &self.finished_at,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 5, &self.started_at);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 6, &self.finished_at);
         p::put_string_value(out, 7, &self.container_id);
     }
 }
@@ -1273,57 +1374,73 @@ impl Message for k8s_openapi::api::core::v1::ContainerStatus {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::core::v1::ContainerState, _>(
-                &mut self.state,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::ContainerState, _>(
-                &mut self.last_state,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerState,
+                    _,
+                >(&mut self.state, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerState,
+                    _,
+                >(&mut self.last_state, value, reader)
+            }
             4 => f::boolean(&mut self.ready, value),
             5 => f::int32(&mut self.restart_count, value),
             6 => f::string(&mut self.image, value),
             7 => f::string(&mut self.image_id, value),
             8 => f::string_or_absent(&mut self.container_id, value),
             9 => f::boolean(&mut self.started, value),
-            10 => f::map(
-                &mut self.allocated_resources,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            11 => f::message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-                &mut self.resources,
-                value,
-                reader,
-            ),
-            12 => f::message::<k8s_openapi::api::core::v1::VolumeMountStatus, _>(
-                &mut self.volume_mounts,
-                value,
-                reader,
-            ),
-            13 => f::message::<k8s_openapi::api::core::v1::ContainerUser, _>(
-                &mut self.user,
-                value,
-                reader,
-            ),
-            14 => f::message::<k8s_openapi::api::core::v1::ResourceStatus, _>(
-                &mut self.allocated_resources_status,
-                value,
-                reader,
-            ),
+            10 => {
+                f::map(
+                    &mut self.allocated_resources,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            11 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceRequirements,
+                    _,
+                >(&mut self.resources, value, reader)
+            }
+            12 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::VolumeMountStatus,
+                    _,
+                >(&mut self.volume_mounts, value, reader)
+            }
+            13 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerUser,
+                    _,
+                >(&mut self.user, value, reader)
+            }
+            14 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceStatus,
+                    _,
+                >(&mut self.allocated_resources_status, value, reader)
+            }
             15 => f::string(&mut self.stop_signal, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::core::v1::ContainerState, _>(out, 2, &self.state);
-        p::put_message::<k8s_openapi::api::core::v1::ContainerState, _>(out, 3, &self.last_state);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerState,
+            _,
+        >(out, 2, &self.state);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerState,
+            _,
+        >(out, 3, &self.last_state);
         p::put_boolean(out, 4, &self.ready);
         p::put_int32(out, 5, &self.restart_count);
         p::put_string(out, 6, &self.image);
@@ -1336,22 +1453,22 @@ impl Message for k8s_openapi::api::core::v1::ContainerStatus {
             &self.allocated_resources,
             p::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
         );
-        p::put_message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-            out,
-            11,
-            &self.resources,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::VolumeMountStatus, _>(
-            out,
-            12,
-            &self.volume_mounts,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ContainerUser, _>(out, 13, &self.user);
-        p::put_message::<k8s_openapi::api::core::v1::ResourceStatus, _>(
-            out,
-            14,
-            &self.allocated_resources_status,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceRequirements,
+            _,
+        >(out, 11, &self.resources);
+        p::put_message::<
+            k8s_openapi::api::core::v1::VolumeMountStatus,
+            _,
+        >(out, 12, &self.volume_mounts);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerUser,
+            _,
+        >(out, 13, &self.user);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceStatus,
+            _,
+        >(out, 14, &self.allocated_resources_status);
         p::put_string(out, 15, &self.stop_signal);
     }
 }
@@ -1367,16 +1484,20 @@ impl Message for k8s_openapi::api::core::v1::ContainerUser {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::LinuxContainerUser, _>(
-                &mut self.linux,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LinuxContainerUser,
+                    _,
+                >(&mut self.linux, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::LinuxContainerUser, _>(out, 1, &self.linux);
+        p::put_message::<
+            k8s_openapi::api::core::v1::LinuxContainerUser,
+            _,
+        >(out, 1, &self.linux);
     }
 }
 impl Message for k8s_openapi::api::core::v1::DaemonEndpoint {
@@ -1411,16 +1532,20 @@ impl Message for k8s_openapi::api::core::v1::DownwardAPIProjection {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::DownwardAPIVolumeFile, _>(
-                &mut self.items,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::DownwardAPIVolumeFile,
+                    _,
+                >(&mut self.items, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::DownwardAPIVolumeFile, _>(out, 1, &self.items);
+        p::put_message::<
+            k8s_openapi::api::core::v1::DownwardAPIVolumeFile,
+            _,
+        >(out, 1, &self.items);
     }
 }
 impl Message for k8s_openapi::api::core::v1::DownwardAPIVolumeFile {
@@ -1436,32 +1561,32 @@ impl Message for k8s_openapi::api::core::v1::DownwardAPIVolumeFile {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.path, value),
-            2 => f::message::<k8s_openapi::api::core::v1::ObjectFieldSelector, _>(
-                &mut self.field_ref,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::ResourceFieldSelector, _>(
-                &mut self.resource_field_ref,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectFieldSelector,
+                    _,
+                >(&mut self.field_ref, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceFieldSelector,
+                    _,
+                >(&mut self.resource_field_ref, value, reader)
+            }
             4 => f::int32(&mut self.mode, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.path);
-        p::put_message::<k8s_openapi::api::core::v1::ObjectFieldSelector, _>(
-            out,
-            2,
-            &self.field_ref,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ResourceFieldSelector, _>(
-            out,
-            3,
-            &self.resource_field_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectFieldSelector,
+            _,
+        >(out, 2, &self.field_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceFieldSelector,
+            _,
+        >(out, 3, &self.resource_field_ref);
         p::put_int32(out, 4, &self.mode);
     }
 }
@@ -1477,17 +1602,21 @@ impl Message for k8s_openapi::api::core::v1::DownwardAPIVolumeSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::DownwardAPIVolumeFile, _>(
-                &mut self.items,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::DownwardAPIVolumeFile,
+                    _,
+                >(&mut self.items, value, reader)
+            }
             2 => f::int32(&mut self.default_mode, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::DownwardAPIVolumeFile, _>(out, 1, &self.items);
+        p::put_message::<
+            k8s_openapi::api::core::v1::DownwardAPIVolumeFile,
+            _,
+        >(out, 1, &self.items);
         p::put_int32(out, 2, &self.default_mode);
     }
 }
@@ -1504,21 +1633,21 @@ impl Message for k8s_openapi::api::core::v1::EmptyDirVolumeSource {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.medium, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.size_limit,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.size_limit, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.medium);
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            2,
-            &self.size_limit,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 2, &self.size_limit);
     }
 }
 impl Message for k8s_openapi::api::core::v1::EndpointAddress {
@@ -1536,11 +1665,12 @@ impl Message for k8s_openapi::api::core::v1::EndpointAddress {
             1 => f::string(&mut self.ip, value),
             3 => f::string_or_absent(&mut self.hostname, value),
             4 => f::string(&mut self.node_name, value),
-            2 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.target_ref,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.target_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -1548,7 +1678,10 @@ impl Message for k8s_openapi::api::core::v1::EndpointAddress {
         p::put_string(out, 1, &self.ip);
         p::put_string_value(out, 3, &self.hostname);
         p::put_string(out, 4, &self.node_name);
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 2, &self.target_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 2, &self.target_ref);
     }
 }
 impl Message for k8s_openapi::api::core::v1::EndpointPort {
@@ -1589,32 +1722,40 @@ impl Message for k8s_openapi::api::core::v1::EndpointSubset {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::EndpointAddress, _>(
-                &mut self.addresses,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::EndpointAddress, _>(
-                &mut self.not_ready_addresses,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::EndpointPort, _>(
-                &mut self.ports,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EndpointAddress,
+                    _,
+                >(&mut self.addresses, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EndpointAddress,
+                    _,
+                >(&mut self.not_ready_addresses, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EndpointPort,
+                    _,
+                >(&mut self.ports, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::EndpointAddress, _>(out, 1, &self.addresses);
-        p::put_message::<k8s_openapi::api::core::v1::EndpointAddress, _>(
-            out,
-            2,
-            &self.not_ready_addresses,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::EndpointPort, _>(out, 3, &self.ports);
+        p::put_message::<
+            k8s_openapi::api::core::v1::EndpointAddress,
+            _,
+        >(out, 1, &self.addresses);
+        p::put_message::<
+            k8s_openapi::api::core::v1::EndpointAddress,
+            _,
+        >(out, 2, &self.not_ready_addresses);
+        p::put_message::<
+            k8s_openapi::api::core::v1::EndpointPort,
+            _,
+        >(out, 3, &self.ports);
     }
 }
 impl Message for k8s_openapi::api::core::v1::Endpoints {
@@ -1629,26 +1770,30 @@ impl Message for k8s_openapi::api::core::v1::Endpoints {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::EndpointSubset, _>(
-                &mut self.subsets,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EndpointSubset,
+                    _,
+                >(&mut self.subsets, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::EndpointSubset, _>(out, 2, &self.subsets);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::EndpointSubset,
+            _,
+        >(out, 2, &self.subsets);
     }
 }
 impl Message for k8s_openapi::api::core::v1::EnvFromSource {
@@ -1664,27 +1809,31 @@ impl Message for k8s_openapi::api::core::v1::EnvFromSource {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.prefix, value),
-            2 => f::message::<k8s_openapi::api::core::v1::ConfigMapEnvSource, _>(
-                &mut self.config_map_ref,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::SecretEnvSource, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ConfigMapEnvSource,
+                    _,
+                >(&mut self.config_map_ref, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretEnvSource,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.prefix);
-        p::put_message::<k8s_openapi::api::core::v1::ConfigMapEnvSource, _>(
-            out,
-            2,
-            &self.config_map_ref,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::SecretEnvSource, _>(out, 3, &self.secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ConfigMapEnvSource,
+            _,
+        >(out, 2, &self.config_map_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretEnvSource,
+            _,
+        >(out, 3, &self.secret_ref);
     }
 }
 impl Message for k8s_openapi::api::core::v1::EnvVar {
@@ -1701,18 +1850,22 @@ impl Message for k8s_openapi::api::core::v1::EnvVar {
         match number {
             1 => f::string(&mut self.name, value),
             2 => f::string_or_absent(&mut self.value, value),
-            3 => f::message::<k8s_openapi::api::core::v1::EnvVarSource, _>(
-                &mut self.value_from,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EnvVarSource,
+                    _,
+                >(&mut self.value_from, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
         p::put_string_value(out, 2, &self.value);
-        p::put_message::<k8s_openapi::api::core::v1::EnvVarSource, _>(out, 3, &self.value_from);
+        p::put_message::<
+            k8s_openapi::api::core::v1::EnvVarSource,
+            _,
+        >(out, 3, &self.value_from);
     }
 }
 impl Message for k8s_openapi::api::core::v1::EnvVarSource {
@@ -1727,62 +1880,62 @@ impl Message for k8s_openapi::api::core::v1::EnvVarSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::ObjectFieldSelector, _>(
-                &mut self.field_ref,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::ResourceFieldSelector, _>(
-                &mut self.resource_field_ref,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::ConfigMapKeySelector, _>(
-                &mut self.config_map_key_ref,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::core::v1::SecretKeySelector, _>(
-                &mut self.secret_key_ref,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectFieldSelector,
+                    _,
+                >(&mut self.field_ref, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceFieldSelector,
+                    _,
+                >(&mut self.resource_field_ref, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ConfigMapKeySelector,
+                    _,
+                >(&mut self.config_map_key_ref, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretKeySelector,
+                    _,
+                >(&mut self.secret_key_ref, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
-            5 => f::message::<k8s_openapi::api::core::v1::FileKeySelector, _>(
-                &mut self.file_key_ref,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::FileKeySelector,
+                    _,
+                >(&mut self.file_key_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::ObjectFieldSelector, _>(
-            out,
-            1,
-            &self.field_ref,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ResourceFieldSelector, _>(
-            out,
-            2,
-            &self.resource_field_ref,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ConfigMapKeySelector, _>(
-            out,
-            3,
-            &self.config_map_key_ref,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::SecretKeySelector, _>(
-            out,
-            4,
-            &self.secret_key_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectFieldSelector,
+            _,
+        >(out, 1, &self.field_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceFieldSelector,
+            _,
+        >(out, 2, &self.resource_field_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ConfigMapKeySelector,
+            _,
+        >(out, 3, &self.config_map_key_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretKeySelector,
+            _,
+        >(out, 4, &self.secret_key_ref);
         #[cfg(k8s_openapi_ge_1_34)]
-        p::put_message::<k8s_openapi::api::core::v1::FileKeySelector, _>(
-            out,
-            5,
-            &self.file_key_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::FileKeySelector,
+            _,
+        >(out, 5, &self.file_key_ref);
     }
 }
 impl Message for k8s_openapi::api::core::v1::EphemeralContainer {
@@ -1797,144 +1950,192 @@ impl Message for k8s_openapi::api::core::v1::EphemeralContainer {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::string(&mut self.name, value),
-                2 => f::string_or_absent(&mut self.image, value),
-                3 => f::string(&mut self.command, value),
-                4 => f::string(&mut self.args, value),
-                5 => f::string_or_absent(&mut self.working_dir, value),
-                6 => f::message::<k8s_openapi::api::core::v1::ContainerPort, _>(
-                    &mut self.ports,
+            1 => {
+                f::inline(
                     value,
                     reader,
-                ),
-                19 => f::message::<k8s_openapi::api::core::v1::EnvFromSource, _>(
-                    &mut self.env_from,
-                    value,
-                    reader,
-                ),
-                7 => f::message::<k8s_openapi::api::core::v1::EnvVar, _>(
-                    &mut self.env,
-                    value,
-                    reader,
-                ),
-                8 => f::message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-                    &mut self.resources,
-                    value,
-                    reader,
-                ),
-                23 => f::message::<k8s_openapi::api::core::v1::ContainerResizePolicy, _>(
-                    &mut self.resize_policy,
-                    value,
-                    reader,
-                ),
-                24 => f::string(&mut self.restart_policy, value),
-                #[cfg(k8s_openapi_ge_1_34)]
-                25 => f::message::<k8s_openapi::api::core::v1::ContainerRestartRule, _>(
-                    &mut self.restart_policy_rules,
-                    value,
-                    reader,
-                ),
-                9 => f::message::<k8s_openapi::api::core::v1::VolumeMount, _>(
-                    &mut self.volume_mounts,
-                    value,
-                    reader,
-                ),
-                21 => f::message::<k8s_openapi::api::core::v1::VolumeDevice, _>(
-                    &mut self.volume_devices,
-                    value,
-                    reader,
-                ),
-                10 => f::message::<k8s_openapi::api::core::v1::Probe, _>(
-                    &mut self.liveness_probe,
-                    value,
-                    reader,
-                ),
-                11 => f::message::<k8s_openapi::api::core::v1::Probe, _>(
-                    &mut self.readiness_probe,
-                    value,
-                    reader,
-                ),
-                22 => f::message::<k8s_openapi::api::core::v1::Probe, _>(
-                    &mut self.startup_probe,
-                    value,
-                    reader,
-                ),
-                12 => f::message::<k8s_openapi::api::core::v1::Lifecycle, _>(
-                    &mut self.lifecycle,
-                    value,
-                    reader,
-                ),
-                13 => f::string_or_absent(&mut self.termination_message_path, value),
-                20 => f::string_or_absent(&mut self.termination_message_policy, value),
-                14 => f::string_or_absent(&mut self.image_pull_policy, value),
-                15 => f::message::<k8s_openapi::api::core::v1::SecurityContext, _>(
-                    &mut self.security_context,
-                    value,
-                    reader,
-                ),
-                16 => f::boolean_or_absent(&mut self.stdin, value),
-                17 => f::boolean_or_absent(&mut self.stdin_once, value),
-                18 => f::boolean_or_absent(&mut self.tty, value),
-                _ => Ok(()),
-            }),
+                    |number, value, reader| match number {
+                        1 => f::string(&mut self.name, value),
+                        2 => f::string_or_absent(&mut self.image, value),
+                        3 => f::string(&mut self.command, value),
+                        4 => f::string(&mut self.args, value),
+                        5 => f::string_or_absent(&mut self.working_dir, value),
+                        6 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ContainerPort,
+                                _,
+                            >(&mut self.ports, value, reader)
+                        }
+                        19 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::EnvFromSource,
+                                _,
+                            >(&mut self.env_from, value, reader)
+                        }
+                        7 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::EnvVar,
+                                _,
+                            >(&mut self.env, value, reader)
+                        }
+                        8 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ResourceRequirements,
+                                _,
+                            >(&mut self.resources, value, reader)
+                        }
+                        23 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ContainerResizePolicy,
+                                _,
+                            >(&mut self.resize_policy, value, reader)
+                        }
+                        24 => f::string(&mut self.restart_policy, value),
+                        #[cfg(k8s_openapi_ge_1_34)]
+                        25 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ContainerRestartRule,
+                                _,
+                            >(&mut self.restart_policy_rules, value, reader)
+                        }
+                        9 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::VolumeMount,
+                                _,
+                            >(&mut self.volume_mounts, value, reader)
+                        }
+                        21 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::VolumeDevice,
+                                _,
+                            >(&mut self.volume_devices, value, reader)
+                        }
+                        10 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::Probe,
+                                _,
+                            >(&mut self.liveness_probe, value, reader)
+                        }
+                        11 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::Probe,
+                                _,
+                            >(&mut self.readiness_probe, value, reader)
+                        }
+                        22 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::Probe,
+                                _,
+                            >(&mut self.startup_probe, value, reader)
+                        }
+                        12 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::Lifecycle,
+                                _,
+                            >(&mut self.lifecycle, value, reader)
+                        }
+                        13 => {
+                            f::string_or_absent(
+                                &mut self.termination_message_path,
+                                value,
+                            )
+                        }
+                        20 => {
+                            f::string_or_absent(
+                                &mut self.termination_message_policy,
+                                value,
+                            )
+                        }
+                        14 => f::string_or_absent(&mut self.image_pull_policy, value),
+                        15 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::SecurityContext,
+                                _,
+                            >(&mut self.security_context, value, reader)
+                        }
+                        16 => f::boolean_or_absent(&mut self.stdin, value),
+                        17 => f::boolean_or_absent(&mut self.stdin_once, value),
+                        18 => f::boolean_or_absent(&mut self.tty, value),
+                        _ => Ok(()),
+                    },
+                )
+            }
             2 => f::string_or_absent(&mut self.target_container_name, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_string(out, 1, &self.name);
-            p::put_string_value(out, 2, &self.image);
-            p::put_string(out, 3, &self.command);
-            p::put_string(out, 4, &self.args);
-            p::put_string_value(out, 5, &self.working_dir);
-            p::put_message::<k8s_openapi::api::core::v1::ContainerPort, _>(out, 6, &self.ports);
-            p::put_message::<k8s_openapi::api::core::v1::EnvFromSource, _>(out, 19, &self.env_from);
-            p::put_message::<k8s_openapi::api::core::v1::EnvVar, _>(out, 7, &self.env);
-            p::put_message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-                out,
-                8,
-                &self.resources,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::ContainerResizePolicy, _>(
-                out,
-                23,
-                &self.resize_policy,
-            );
-            p::put_string(out, 24, &self.restart_policy);
-            #[cfg(k8s_openapi_ge_1_34)]
-            p::put_message::<k8s_openapi::api::core::v1::ContainerRestartRule, _>(
-                out,
-                25,
-                &self.restart_policy_rules,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::VolumeMount, _>(
-                out,
-                9,
-                &self.volume_mounts,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::VolumeDevice, _>(
-                out,
-                21,
-                &self.volume_devices,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::Probe, _>(out, 10, &self.liveness_probe);
-            p::put_message::<k8s_openapi::api::core::v1::Probe, _>(out, 11, &self.readiness_probe);
-            p::put_message::<k8s_openapi::api::core::v1::Probe, _>(out, 22, &self.startup_probe);
-            p::put_message::<k8s_openapi::api::core::v1::Lifecycle, _>(out, 12, &self.lifecycle);
-            p::put_string_value(out, 13, &self.termination_message_path);
-            p::put_string_value(out, 20, &self.termination_message_policy);
-            p::put_string_value(out, 14, &self.image_pull_policy);
-            p::put_message::<k8s_openapi::api::core::v1::SecurityContext, _>(
-                out,
-                15,
-                &self.security_context,
-            );
-            p::put_boolean_value(out, 16, &self.stdin);
-            p::put_boolean_value(out, 17, &self.stdin_once);
-            p::put_boolean_value(out, 18, &self.tty);
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_string(out, 1, &self.name);
+                p::put_string_value(out, 2, &self.image);
+                p::put_string(out, 3, &self.command);
+                p::put_string(out, 4, &self.args);
+                p::put_string_value(out, 5, &self.working_dir);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ContainerPort,
+                    _,
+                >(out, 6, &self.ports);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::EnvFromSource,
+                    _,
+                >(out, 19, &self.env_from);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::EnvVar,
+                    _,
+                >(out, 7, &self.env);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ResourceRequirements,
+                    _,
+                >(out, 8, &self.resources);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ContainerResizePolicy,
+                    _,
+                >(out, 23, &self.resize_policy);
+                p::put_string(out, 24, &self.restart_policy);
+                #[cfg(k8s_openapi_ge_1_34)]
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ContainerRestartRule,
+                    _,
+                >(out, 25, &self.restart_policy_rules);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::VolumeMount,
+                    _,
+                >(out, 9, &self.volume_mounts);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::VolumeDevice,
+                    _,
+                >(out, 21, &self.volume_devices);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::Probe,
+                    _,
+                >(out, 10, &self.liveness_probe);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::Probe,
+                    _,
+                >(out, 11, &self.readiness_probe);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::Probe,
+                    _,
+                >(out, 22, &self.startup_probe);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::Lifecycle,
+                    _,
+                >(out, 12, &self.lifecycle);
+                p::put_string_value(out, 13, &self.termination_message_path);
+                p::put_string_value(out, 20, &self.termination_message_policy);
+                p::put_string_value(out, 14, &self.image_pull_policy);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::SecurityContext,
+                    _,
+                >(out, 15, &self.security_context);
+                p::put_boolean_value(out, 16, &self.stdin);
+                p::put_boolean_value(out, 17, &self.stdin_once);
+                p::put_boolean_value(out, 18, &self.tty);
+            },
+        );
         p::put_string_value(out, 2, &self.target_container_name);
     }
 }
@@ -1950,20 +2151,20 @@ impl Message for k8s_openapi::api::core::v1::EphemeralVolumeSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate, _>(
-                &mut self.volume_claim_template,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate,
+                    _,
+                >(&mut self.volume_claim_template, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate, _>(
-            out,
-            1,
-            &self.volume_claim_template,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate,
+            _,
+        >(out, 1, &self.volume_claim_template);
     }
 }
 impl Message for k8s_openapi::api::core::v1::Event {
@@ -1978,90 +2179,102 @@ impl Message for k8s_openapi::api::core::v1::Event {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.involved_object,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.involved_object, value, reader)
+            }
             3 => f::string_or_absent(&mut self.reason, value),
             4 => f::string_or_absent(&mut self.message, value),
-            5 => f::message::<k8s_openapi::api::core::v1::EventSource, _>(
-                &mut self.source,
-                value,
-                reader,
-            ),
-            6 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.first_timestamp,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_timestamp,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EventSource,
+                    _,
+                >(&mut self.source, value, reader)
+            }
+            6 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.first_timestamp, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_timestamp, value, reader)
+            }
             8 => f::int32_or_absent(&mut self.count, value),
             9 => f::string_or_absent(&mut self.type_, value),
-            10 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-                &mut self.event_time,
-                value,
-                reader,
-            ),
-            11 => f::message::<k8s_openapi::api::core::v1::EventSeries, _>(
-                &mut self.series,
-                value,
-                reader,
-            ),
+            10 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+                    _,
+                >(&mut self.event_time, value, reader)
+            }
+            11 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EventSeries,
+                    _,
+                >(&mut self.series, value, reader)
+            }
             12 => f::string_or_absent(&mut self.action, value),
-            13 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.related,
-                value,
-                reader,
-            ),
+            13 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.related, value, reader)
+            }
             14 => f::string(&mut self.reporting_component, value),
             15 => f::string(&mut self.reporting_instance, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-            out,
-            2,
-            &self.involved_object,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 2, &self.involved_object);
         p::put_string_value(out, 3, &self.reason);
         p::put_string_value(out, 4, &self.message);
-        p::put_message::<k8s_openapi::api::core::v1::EventSource, _>(out, 5, &self.source);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            6,
-            &self.first_timestamp,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            7,
-            &self.last_timestamp,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::EventSource,
+            _,
+        >(out, 5, &self.source);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 6, &self.first_timestamp);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 7, &self.last_timestamp);
         p::put_int32_value(out, 8, &self.count);
         p::put_string_value(out, 9, &self.type_);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-            out,
-            10,
-            &self.event_time,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::EventSeries, _>(out, 11, &self.series);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+            _,
+        >(out, 10, &self.event_time);
+        p::put_message::<
+            k8s_openapi::api::core::v1::EventSeries,
+            _,
+        >(out, 11, &self.series);
         p::put_string_value(out, 12, &self.action);
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 13, &self.related);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 13, &self.related);
         p::put_string(out, 14, &self.reporting_component);
         p::put_string(out, 15, &self.reporting_instance);
     }
@@ -2079,21 +2292,21 @@ impl Message for k8s_openapi::api::core::v1::EventSeries {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int32_or_absent(&mut self.count, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-                &mut self.last_observed_time,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+                    _,
+                >(&mut self.last_observed_time, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32_value(out, 1, &self.count);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-            out,
-            2,
-            &self.last_observed_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+            _,
+        >(out, 2, &self.last_observed_time);
     }
 }
 impl Message for k8s_openapi::api::core::v1::EventSource {
@@ -2207,26 +2420,24 @@ impl Message for k8s_openapi::api::core::v1::FlexPersistentVolumeSource {
         match number {
             1 => f::string(&mut self.driver, value),
             2 => f::string_or_absent(&mut self.fs_type, value),
-            3 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             4 => f::boolean_or_absent(&mut self.read_only, value),
-            5 => f::map(
-                &mut self.options,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            5 => f::map(&mut self.options, value, reader, String::new, f::string_value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.driver);
         p::put_string_value(out, 2, &self.fs_type);
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(out, 3, &self.secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 3, &self.secret_ref);
         p::put_boolean_value(out, 4, &self.read_only);
         p::put_map(out, 5, &self.options, p::string_value);
     }
@@ -2245,30 +2456,24 @@ impl Message for k8s_openapi::api::core::v1::FlexVolumeSource {
         match number {
             1 => f::string(&mut self.driver, value),
             2 => f::string_or_absent(&mut self.fs_type, value),
-            3 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             4 => f::boolean_or_absent(&mut self.read_only, value),
-            5 => f::map(
-                &mut self.options,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            5 => f::map(&mut self.options, value, reader, String::new, f::string_value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.driver);
         p::put_string_value(out, 2, &self.fs_type);
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            3,
-            &self.secret_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 3, &self.secret_ref);
         p::put_boolean_value(out, 4, &self.read_only);
         p::put_map(out, 5, &self.options, p::string_value);
     }
@@ -2430,29 +2635,35 @@ impl Message for k8s_openapi::api::core::v1::HTTPGetAction {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.path, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.port,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.port, value, reader)
+            }
             3 => f::string_or_absent(&mut self.host, value),
             4 => f::string_or_absent(&mut self.scheme, value),
-            5 => f::message::<k8s_openapi::api::core::v1::HTTPHeader, _>(
-                &mut self.http_headers,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::HTTPHeader,
+                    _,
+                >(&mut self.http_headers, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.path);
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out, 2, &self.port,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 2, &self.port);
         p::put_string_value(out, 3, &self.host);
         p::put_string_value(out, 4, &self.scheme);
-        p::put_message::<k8s_openapi::api::core::v1::HTTPHeader, _>(out, 5, &self.http_headers);
+        p::put_message::<
+            k8s_openapi::api::core::v1::HTTPHeader,
+            _,
+        >(out, 5, &self.http_headers);
     }
 }
 impl Message for k8s_openapi::api::core::v1::HTTPHeader {
@@ -2562,11 +2773,12 @@ impl Message for k8s_openapi::api::core::v1::ISCSIPersistentVolumeSource {
             7 => f::string(&mut self.portals, value),
             8 => f::boolean_or_absent(&mut self.chap_auth_discovery, value),
             11 => f::boolean_or_absent(&mut self.chap_auth_session, value),
-            10 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            10 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             12 => f::string(&mut self.initiator_name, value),
             _ => Ok(()),
         }
@@ -2581,7 +2793,10 @@ impl Message for k8s_openapi::api::core::v1::ISCSIPersistentVolumeSource {
         p::put_string(out, 7, &self.portals);
         p::put_boolean_value(out, 8, &self.chap_auth_discovery);
         p::put_boolean_value(out, 11, &self.chap_auth_session);
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(out, 10, &self.secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 10, &self.secret_ref);
         p::put_string(out, 12, &self.initiator_name);
     }
 }
@@ -2606,11 +2821,12 @@ impl Message for k8s_openapi::api::core::v1::ISCSIVolumeSource {
             7 => f::string(&mut self.portals, value),
             8 => f::boolean_or_absent(&mut self.chap_auth_discovery, value),
             11 => f::boolean_or_absent(&mut self.chap_auth_session, value),
-            10 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            10 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             12 => f::string(&mut self.initiator_name, value),
             _ => Ok(()),
         }
@@ -2625,11 +2841,10 @@ impl Message for k8s_openapi::api::core::v1::ISCSIVolumeSource {
         p::put_string(out, 7, &self.portals);
         p::put_boolean_value(out, 8, &self.chap_auth_discovery);
         p::put_boolean_value(out, 11, &self.chap_auth_session);
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            10,
-            &self.secret_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 10, &self.secret_ref);
         p::put_string(out, 12, &self.initiator_name);
     }
 }
@@ -2712,23 +2927,31 @@ impl Message for k8s_openapi::api::core::v1::Lifecycle {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::LifecycleHandler, _>(
-                &mut self.post_start,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::LifecycleHandler, _>(
-                &mut self.pre_stop,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LifecycleHandler,
+                    _,
+                >(&mut self.post_start, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LifecycleHandler,
+                    _,
+                >(&mut self.pre_stop, value, reader)
+            }
             3 => f::string(&mut self.stop_signal, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::LifecycleHandler, _>(out, 1, &self.post_start);
-        p::put_message::<k8s_openapi::api::core::v1::LifecycleHandler, _>(out, 2, &self.pre_stop);
+        p::put_message::<
+            k8s_openapi::api::core::v1::LifecycleHandler,
+            _,
+        >(out, 1, &self.post_start);
+        p::put_message::<
+            k8s_openapi::api::core::v1::LifecycleHandler,
+            _,
+        >(out, 2, &self.pre_stop);
         p::put_string(out, 3, &self.stop_signal);
     }
 }
@@ -2744,34 +2967,47 @@ impl Message for k8s_openapi::api::core::v1::LifecycleHandler {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::ExecAction, _>(
-                &mut self.exec,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::HTTPGetAction, _>(
-                &mut self.http_get,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::TCPSocketAction, _>(
-                &mut self.tcp_socket,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::core::v1::SleepAction, _>(
-                &mut self.sleep,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ExecAction,
+                    _,
+                >(&mut self.exec, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::HTTPGetAction,
+                    _,
+                >(&mut self.http_get, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::TCPSocketAction,
+                    _,
+                >(&mut self.tcp_socket, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SleepAction,
+                    _,
+                >(&mut self.sleep, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_message::<k8s_openapi::api::core::v1::ExecAction, _>(out, 1, &self.exec);
-        p::put_message::<k8s_openapi::api::core::v1::HTTPGetAction, _>(out, 2, &self.http_get);
-        p::put_message::<k8s_openapi::api::core::v1::TCPSocketAction, _>(out, 3, &self.tcp_socket);
-        p::put_message::<k8s_openapi::api::core::v1::SleepAction, _>(out, 4, &self.sleep);
+        p::put_message::<
+            k8s_openapi::api::core::v1::HTTPGetAction,
+            _,
+        >(out, 2, &self.http_get);
+        p::put_message::<
+            k8s_openapi::api::core::v1::TCPSocketAction,
+            _,
+        >(out, 3, &self.tcp_socket);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SleepAction,
+            _,
+        >(out, 4, &self.sleep);
     }
 }
 impl Message for k8s_openapi::api::core::v1::LimitRange {
@@ -2786,26 +3022,30 @@ impl Message for k8s_openapi::api::core::v1::LimitRange {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::LimitRangeSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LimitRangeSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::LimitRangeSpec, _>(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::LimitRangeSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::core::v1::LimitRangeItem {
@@ -2821,41 +3061,61 @@ impl Message for k8s_openapi::api::core::v1::LimitRangeItem {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.type_, value),
-            2 => f::map(
-                &mut self.max,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            3 => f::map(
-                &mut self.min,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            4 => f::map(
-                &mut self.default,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            5 => f::map(
-                &mut self.default_request,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            6 => f::map(
-                &mut self.max_limit_request_ratio,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            2 => {
+                f::map(
+                    &mut self.max,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            3 => {
+                f::map(
+                    &mut self.min,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            4 => {
+                f::map(
+                    &mut self.default,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            5 => {
+                f::map(
+                    &mut self.default_request,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            6 => {
+                f::map(
+                    &mut self.max_limit_request_ratio,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -2905,16 +3165,20 @@ impl Message for k8s_openapi::api::core::v1::LimitRangeSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::LimitRangeItem, _>(
-                &mut self.limits,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LimitRangeItem,
+                    _,
+                >(&mut self.limits, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::LimitRangeItem, _>(out, 1, &self.limits);
+        p::put_message::<
+            k8s_openapi::api::core::v1::LimitRangeItem,
+            _,
+        >(out, 1, &self.limits);
     }
 }
 impl Message for k8s_openapi::api::core::v1::LinuxContainerUser {
@@ -2956,11 +3220,12 @@ impl Message for k8s_openapi::api::core::v1::LoadBalancerIngress {
             1 => f::string_or_absent(&mut self.ip, value),
             2 => f::string_or_absent(&mut self.hostname, value),
             3 => f::string(&mut self.ip_mode, value),
-            4 => f::message::<k8s_openapi::api::core::v1::PortStatus, _>(
-                &mut self.ports,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PortStatus,
+                    _,
+                >(&mut self.ports, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -2983,16 +3248,20 @@ impl Message for k8s_openapi::api::core::v1::LoadBalancerStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::LoadBalancerIngress, _>(
-                &mut self.ingress,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LoadBalancerIngress,
+                    _,
+                >(&mut self.ingress, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::LoadBalancerIngress, _>(out, 1, &self.ingress);
+        p::put_message::<
+            k8s_openapi::api::core::v1::LoadBalancerIngress,
+            _,
+        >(out, 1, &self.ingress);
     }
 }
 impl Message for k8s_openapi::api::core::v1::LocalObjectReference {
@@ -3049,7 +3318,9 @@ impl Message for k8s_openapi::api::core::v1::ModifyVolumeStatus {
         _reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::string_or_absent(&mut self.target_volume_attributes_class_name, value),
+            1 => {
+                f::string_or_absent(&mut self.target_volume_attributes_class_name, value)
+            }
             2 => f::string(&mut self.status, value),
             _ => Ok(()),
         }
@@ -3095,32 +3366,40 @@ impl Message for k8s_openapi::api::core::v1::Namespace {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::NamespaceSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::NamespaceStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NamespaceSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NamespaceStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::NamespaceSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::core::v1::NamespaceStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NamespaceSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NamespaceStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::core::v1::NamespaceCondition {
@@ -3137,11 +3416,12 @@ impl Message for k8s_openapi::api::core::v1::NamespaceCondition {
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             5 => f::string_or_absent(&mut self.reason, value),
             6 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -3150,11 +3430,10 @@ impl Message for k8s_openapi::api::core::v1::NamespaceCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_transition_time);
         p::put_string_value(out, 5, &self.reason);
         p::put_string_value(out, 6, &self.message);
     }
@@ -3192,21 +3471,21 @@ impl Message for k8s_openapi::api::core::v1::NamespaceStatus {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.phase, value),
-            2 => f::message::<k8s_openapi::api::core::v1::NamespaceCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NamespaceCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.phase);
-        p::put_message::<k8s_openapi::api::core::v1::NamespaceCondition, _>(
-            out,
-            2,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::NamespaceCondition,
+            _,
+        >(out, 2, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::core::v1::Node {
@@ -3221,30 +3500,37 @@ impl Message for k8s_openapi::api::core::v1::Node {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => {
-                f::message::<k8s_openapi::api::core::v1::NodeSpec, _>(&mut self.spec, value, reader)
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
             }
-            3 => f::message::<k8s_openapi::api::core::v1::NodeStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::core::v1::NodeSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::core::v1::NodeStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::core::v1::NodeAddress {
@@ -3281,30 +3567,38 @@ impl Message for k8s_openapi::api::core::v1::NodeAffinity {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::NodeSelector, _>(
-                &mut self.required_during_scheduling_ignored_during_execution,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::PreferredSchedulingTerm, _>(
-                &mut self.preferred_during_scheduling_ignored_during_execution,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelector,
+                    _,
+                >(
+                    &mut self.required_during_scheduling_ignored_during_execution,
+                    value,
+                    reader,
+                )
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PreferredSchedulingTerm,
+                    _,
+                >(
+                    &mut self.preferred_during_scheduling_ignored_during_execution,
+                    value,
+                    reader,
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelector, _>(
-            out,
-            1,
-            &self.required_during_scheduling_ignored_during_execution,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PreferredSchedulingTerm, _>(
-            out,
-            2,
-            &self.preferred_during_scheduling_ignored_during_execution,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelector,
+            _,
+        >(out, 1, &self.required_during_scheduling_ignored_during_execution);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PreferredSchedulingTerm,
+            _,
+        >(out, 2, &self.preferred_during_scheduling_ignored_during_execution);
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
@@ -3323,13 +3617,17 @@ impl Message for k8s_openapi::api::core::v1::NodeAllocatableResourceClaimStatus 
             1 => f::string(&mut self.resource_claim_name, value),
             2 => f::string(&mut self.containers, value),
             #[cfg(all(k8s_openapi_ge_1_36, not(k8s_openapi_ge_1_37)))]
-            3 => f::map(
-                &mut self.resources,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            3 => {
+                f::map(
+                    &mut self.resources,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -3359,16 +3657,18 @@ impl Message for k8s_openapi::api::core::v1::NodeCondition {
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_heartbeat_time,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_heartbeat_time, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             5 => f::string_or_absent(&mut self.reason, value),
             6 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -3377,16 +3677,14 @@ impl Message for k8s_openapi::api::core::v1::NodeCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_heartbeat_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_heartbeat_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_transition_time);
         p::put_string_value(out, 5, &self.reason);
         p::put_string_value(out, 6, &self.message);
     }
@@ -3403,20 +3701,20 @@ impl Message for k8s_openapi::api::core::v1::NodeConfigSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            2 => f::message::<k8s_openapi::api::core::v1::ConfigMapNodeConfigSource, _>(
-                &mut self.config_map,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ConfigMapNodeConfigSource,
+                    _,
+                >(&mut self.config_map, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::ConfigMapNodeConfigSource, _>(
-            out,
-            2,
-            &self.config_map,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ConfigMapNodeConfigSource,
+            _,
+        >(out, 2, &self.config_map);
     }
 }
 impl Message for k8s_openapi::api::core::v1::NodeConfigStatus {
@@ -3431,33 +3729,41 @@ impl Message for k8s_openapi::api::core::v1::NodeConfigStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::NodeConfigSource, _>(
-                &mut self.assigned,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::NodeConfigSource, _>(
-                &mut self.active,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::NodeConfigSource, _>(
-                &mut self.last_known_good,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeConfigSource,
+                    _,
+                >(&mut self.assigned, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeConfigSource,
+                    _,
+                >(&mut self.active, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeConfigSource,
+                    _,
+                >(&mut self.last_known_good, value, reader)
+            }
             4 => f::string_or_absent(&mut self.error, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::NodeConfigSource, _>(out, 1, &self.assigned);
-        p::put_message::<k8s_openapi::api::core::v1::NodeConfigSource, _>(out, 2, &self.active);
-        p::put_message::<k8s_openapi::api::core::v1::NodeConfigSource, _>(
-            out,
-            3,
-            &self.last_known_good,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeConfigSource,
+            _,
+        >(out, 1, &self.assigned);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeConfigSource,
+            _,
+        >(out, 2, &self.active);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeConfigSource,
+            _,
+        >(out, 3, &self.last_known_good);
         p::put_string_value(out, 4, &self.error);
     }
 }
@@ -3473,20 +3779,20 @@ impl Message for k8s_openapi::api::core::v1::NodeDaemonEndpoints {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::DaemonEndpoint, _>(
-                &mut self.kubelet_endpoint,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::DaemonEndpoint,
+                    _,
+                >(&mut self.kubelet_endpoint, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::DaemonEndpoint, _>(
-            out,
-            1,
-            &self.kubelet_endpoint,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::DaemonEndpoint,
+            _,
+        >(out, 1, &self.kubelet_endpoint);
     }
 }
 impl Message for k8s_openapi::api::core::v1::NodeFeatures {
@@ -3522,21 +3828,21 @@ impl Message for k8s_openapi::api::core::v1::NodeRuntimeHandler {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::core::v1::NodeRuntimeHandlerFeatures, _>(
-                &mut self.features,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeRuntimeHandlerFeatures,
+                    _,
+                >(&mut self.features, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::core::v1::NodeRuntimeHandlerFeatures, _>(
-            out,
-            2,
-            &self.features,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeRuntimeHandlerFeatures,
+            _,
+        >(out, 2, &self.features);
     }
 }
 impl Message for k8s_openapi::api::core::v1::NodeRuntimeHandlerFeatures {
@@ -3573,20 +3879,20 @@ impl Message for k8s_openapi::api::core::v1::NodeSelector {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::NodeSelectorTerm, _>(
-                &mut self.node_selector_terms,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelectorTerm,
+                    _,
+                >(&mut self.node_selector_terms, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelectorTerm, _>(
-            out,
-            1,
-            &self.node_selector_terms,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelectorTerm,
+            _,
+        >(out, 1, &self.node_selector_terms);
     }
 }
 impl Message for k8s_openapi::api::core::v1::NodeSelectorRequirement {
@@ -3625,30 +3931,30 @@ impl Message for k8s_openapi::api::core::v1::NodeSelectorTerm {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::NodeSelectorRequirement, _>(
-                &mut self.match_expressions,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::NodeSelectorRequirement, _>(
-                &mut self.match_fields,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelectorRequirement,
+                    _,
+                >(&mut self.match_expressions, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelectorRequirement,
+                    _,
+                >(&mut self.match_fields, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelectorRequirement, _>(
-            out,
-            1,
-            &self.match_expressions,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelectorRequirement, _>(
-            out,
-            2,
-            &self.match_fields,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelectorRequirement,
+            _,
+        >(out, 1, &self.match_expressions);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelectorRequirement,
+            _,
+        >(out, 2, &self.match_fields);
     }
 }
 impl Message for k8s_openapi::api::core::v1::NodeSpec {
@@ -3668,13 +3974,17 @@ impl Message for k8s_openapi::api::core::v1::NodeSpec {
             3 => f::string_or_absent(&mut self.provider_id, value),
             4 => f::boolean_or_absent(&mut self.unschedulable, value),
             5 => {
-                f::message::<k8s_openapi::api::core::v1::Taint, _>(&mut self.taints, value, reader)
+                f::message::<
+                    k8s_openapi::api::core::v1::Taint,
+                    _,
+                >(&mut self.taints, value, reader)
             }
-            6 => f::message::<k8s_openapi::api::core::v1::NodeConfigSource, _>(
-                &mut self.config_source,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeConfigSource,
+                    _,
+                >(&mut self.config_source, value, reader)
+            }
             2 => f::string_or_absent(&mut self.external_id, value),
             _ => Ok(()),
         }
@@ -3685,11 +3995,10 @@ impl Message for k8s_openapi::api::core::v1::NodeSpec {
         p::put_string_value(out, 3, &self.provider_id);
         p::put_boolean_value(out, 4, &self.unschedulable);
         p::put_message::<k8s_openapi::api::core::v1::Taint, _>(out, 5, &self.taints);
-        p::put_message::<k8s_openapi::api::core::v1::NodeConfigSource, _>(
-            out,
-            6,
-            &self.config_source,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeConfigSource,
+            _,
+        >(out, 6, &self.config_source);
         p::put_string_value(out, 2, &self.external_id);
     }
 }
@@ -3705,67 +4014,84 @@ impl Message for k8s_openapi::api::core::v1::NodeStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.capacity,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            2 => f::map(
-                &mut self.allocatable,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            1 => {
+                f::map(
+                    &mut self.capacity,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            2 => {
+                f::map(
+                    &mut self.allocatable,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             3 => f::string_or_absent(&mut self.phase, value),
-            4 => f::message::<k8s_openapi::api::core::v1::NodeCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::api::core::v1::NodeAddress, _>(
-                &mut self.addresses,
-                value,
-                reader,
-            ),
-            6 => f::message::<k8s_openapi::api::core::v1::NodeDaemonEndpoints, _>(
-                &mut self.daemon_endpoints,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::api::core::v1::NodeSystemInfo, _>(
-                &mut self.node_info,
-                value,
-                reader,
-            ),
-            8 => f::message::<k8s_openapi::api::core::v1::ContainerImage, _>(
-                &mut self.images,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeAddress,
+                    _,
+                >(&mut self.addresses, value, reader)
+            }
+            6 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeDaemonEndpoints,
+                    _,
+                >(&mut self.daemon_endpoints, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSystemInfo,
+                    _,
+                >(&mut self.node_info, value, reader)
+            }
+            8 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerImage,
+                    _,
+                >(&mut self.images, value, reader)
+            }
             9 => f::string(&mut self.volumes_in_use, value),
-            10 => f::message::<k8s_openapi::api::core::v1::AttachedVolume, _>(
-                &mut self.volumes_attached,
-                value,
-                reader,
-            ),
-            11 => f::message::<k8s_openapi::api::core::v1::NodeConfigStatus, _>(
-                &mut self.config,
-                value,
-                reader,
-            ),
-            12 => f::message::<k8s_openapi::api::core::v1::NodeRuntimeHandler, _>(
-                &mut self.runtime_handlers,
-                value,
-                reader,
-            ),
-            13 => f::message::<k8s_openapi::api::core::v1::NodeFeatures, _>(
-                &mut self.features,
-                value,
-                reader,
-            ),
+            10 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::AttachedVolume,
+                    _,
+                >(&mut self.volumes_attached, value, reader)
+            }
+            11 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeConfigStatus,
+                    _,
+                >(&mut self.config, value, reader)
+            }
+            12 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeRuntimeHandler,
+                    _,
+                >(&mut self.runtime_handlers, value, reader)
+            }
+            13 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeFeatures,
+                    _,
+                >(&mut self.features, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_35)]
             14 => f::string(&mut self.declared_features, value),
             _ => Ok(()),
@@ -3785,30 +4111,44 @@ impl Message for k8s_openapi::api::core::v1::NodeStatus {
             p::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
         );
         p::put_string_value(out, 3, &self.phase);
-        p::put_message::<k8s_openapi::api::core::v1::NodeCondition, _>(out, 4, &self.conditions);
-        p::put_message::<k8s_openapi::api::core::v1::NodeAddress, _>(out, 5, &self.addresses);
-        p::put_message::<k8s_openapi::api::core::v1::NodeDaemonEndpoints, _>(
-            out,
-            6,
-            &self.daemon_endpoints,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::NodeSystemInfo, _>(out, 7, &self.node_info);
-        p::put_message::<k8s_openapi::api::core::v1::ContainerImage, _>(out, 8, &self.images);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeCondition,
+            _,
+        >(out, 4, &self.conditions);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeAddress,
+            _,
+        >(out, 5, &self.addresses);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeDaemonEndpoints,
+            _,
+        >(out, 6, &self.daemon_endpoints);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSystemInfo,
+            _,
+        >(out, 7, &self.node_info);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerImage,
+            _,
+        >(out, 8, &self.images);
         p::put_string(out, 9, &self.volumes_in_use);
-        p::put_message::<k8s_openapi::api::core::v1::AttachedVolume, _>(
-            out,
-            10,
-            &self.volumes_attached,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::NodeConfigStatus, _>(out, 11, &self.config);
-        p::put_message::<k8s_openapi::api::core::v1::NodeRuntimeHandler, _>(
-            out,
-            12,
-            &self.runtime_handlers,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::NodeFeatures, _>(out, 13, &self.features);
-        #[cfg(k8s_openapi_ge_1_35)]
-        p::put_string(out, 14, &self.declared_features);
+        p::put_message::<
+            k8s_openapi::api::core::v1::AttachedVolume,
+            _,
+        >(out, 10, &self.volumes_attached);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeConfigStatus,
+            _,
+        >(out, 11, &self.config);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeRuntimeHandler,
+            _,
+        >(out, 12, &self.runtime_handlers);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeFeatures,
+            _,
+        >(out, 13, &self.features);
+        #[cfg(k8s_openapi_ge_1_35)] p::put_string(out, 14, &self.declared_features);
     }
 }
 impl Message for k8s_openapi::api::core::v1::NodeSwapStatus {
@@ -3853,11 +4193,12 @@ impl Message for k8s_openapi::api::core::v1::NodeSystemInfo {
             8 => f::string(&mut self.kube_proxy_version, value),
             9 => f::string(&mut self.operating_system, value),
             10 => f::string(&mut self.architecture, value),
-            11 => f::message::<k8s_openapi::api::core::v1::NodeSwapStatus, _>(
-                &mut self.swap,
-                value,
-                reader,
-            ),
+            11 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSwapStatus,
+                    _,
+                >(&mut self.swap, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -3872,7 +4213,10 @@ impl Message for k8s_openapi::api::core::v1::NodeSystemInfo {
         p::put_string(out, 8, &self.kube_proxy_version);
         p::put_string(out, 9, &self.operating_system);
         p::put_string(out, 10, &self.architecture);
-        p::put_message::<k8s_openapi::api::core::v1::NodeSwapStatus, _>(out, 11, &self.swap);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSwapStatus,
+            _,
+        >(out, 11, &self.swap);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ObjectFieldSelector {
@@ -3941,36 +4285,40 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolume {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::PersistentVolumeSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::PersistentVolumeStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PersistentVolumeSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PersistentVolumeStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaim {
@@ -3985,38 +4333,40 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaim {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::PersistentVolumeClaimSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::PersistentVolumeClaimStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeClaimSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeClaimStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeClaimSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeClaimStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PersistentVolumeClaimSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PersistentVolumeClaimStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimCondition {
@@ -4033,16 +4383,18 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimCondition {
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_probe_time,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_probe_time, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             5 => f::string_or_absent(&mut self.reason, value),
             6 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -4051,16 +4403,14 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_probe_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_probe_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_transition_time);
         p::put_string_value(out, 5, &self.reason);
         p::put_string_value(out, 6, &self.message);
     }
@@ -4078,58 +4428,58 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.access_modes, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::VolumeResourceRequirements, _>(
-                &mut self.resources,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::VolumeResourceRequirements,
+                    _,
+                >(&mut self.resources, value, reader)
+            }
             3 => f::string_or_absent(&mut self.volume_name, value),
             5 => f::string(&mut self.storage_class_name, value),
             6 => f::string(&mut self.volume_mode, value),
-            7 => f::message::<k8s_openapi::api::core::v1::TypedLocalObjectReference, _>(
-                &mut self.data_source,
-                value,
-                reader,
-            ),
-            8 => f::message::<k8s_openapi::api::core::v1::TypedObjectReference, _>(
-                &mut self.data_source_ref,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::TypedLocalObjectReference,
+                    _,
+                >(&mut self.data_source, value, reader)
+            }
+            8 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::TypedObjectReference,
+                    _,
+                >(&mut self.data_source_ref, value, reader)
+            }
             9 => f::string(&mut self.volume_attributes_class_name, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.access_modes);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            4,
-            &self.selector,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::VolumeResourceRequirements, _>(
-            out,
-            2,
-            &self.resources,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 4, &self.selector);
+        p::put_message::<
+            k8s_openapi::api::core::v1::VolumeResourceRequirements,
+            _,
+        >(out, 2, &self.resources);
         p::put_string_value(out, 3, &self.volume_name);
         p::put_string(out, 5, &self.storage_class_name);
         p::put_string(out, 6, &self.volume_mode);
-        p::put_message::<k8s_openapi::api::core::v1::TypedLocalObjectReference, _>(
-            out,
-            7,
-            &self.data_source,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::TypedObjectReference, _>(
-            out,
-            8,
-            &self.data_source_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::TypedLocalObjectReference,
+            _,
+        >(out, 7, &self.data_source);
+        p::put_message::<
+            k8s_openapi::api::core::v1::TypedObjectReference,
+            _,
+        >(out, 8, &self.data_source_ref);
         p::put_string(out, 9, &self.volume_attributes_class_name);
     }
 }
@@ -4147,38 +4497,50 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimStatus {
         match number {
             1 => f::string_or_absent(&mut self.phase, value),
             2 => f::string(&mut self.access_modes, value),
-            3 => f::map(
-                &mut self.capacity,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            4 => f::message::<k8s_openapi::api::core::v1::PersistentVolumeClaimCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
-            5 => f::map(
-                &mut self.allocated_resources,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            7 => f::map(
-                &mut self.allocated_resource_statuses,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            3 => {
+                f::map(
+                    &mut self.capacity,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeClaimCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
+            5 => {
+                f::map(
+                    &mut self.allocated_resources,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            7 => {
+                f::map(
+                    &mut self.allocated_resource_statuses,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
             8 => f::string(&mut self.current_volume_attributes_class_name, value),
-            9 => f::message::<k8s_openapi::api::core::v1::ModifyVolumeStatus, _>(
-                &mut self.modify_volume_status,
-                value,
-                reader,
-            ),
+            9 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ModifyVolumeStatus,
+                    _,
+                >(&mut self.modify_volume_status, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -4191,11 +4553,10 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimStatus {
             &self.capacity,
             p::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
         );
-        p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeClaimCondition, _>(
-            out,
-            4,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PersistentVolumeClaimCondition,
+            _,
+        >(out, 4, &self.conditions);
         p::put_map(
             out,
             5,
@@ -4204,11 +4565,10 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimStatus {
         );
         p::put_map(out, 7, &self.allocated_resource_statuses, p::string_value);
         p::put_string(out, 8, &self.current_volume_attributes_class_name);
-        p::put_message::<k8s_openapi::api::core::v1::ModifyVolumeStatus, _>(
-            out,
-            9,
-            &self.modify_volume_status,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ModifyVolumeStatus,
+            _,
+        >(out, 9, &self.modify_volume_status);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate {
@@ -4223,28 +4583,30 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::PersistentVolumeClaimSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeClaimSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeClaimSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PersistentVolumeClaimSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
@@ -4281,143 +4643,175 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.capacity,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            2 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::message::<k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource, _>(
-                    &mut self.gce_persistent_disk,
+            1 => {
+                f::map(
+                    &mut self.capacity,
                     value,
                     reader,
-                ),
-                2 => f::message::<k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource, _>(
-                    &mut self.aws_elastic_block_store,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            2 => {
+                f::inline(
                     value,
                     reader,
-                ),
-                3 => f::message::<k8s_openapi::api::core::v1::HostPathVolumeSource, _>(
-                    &mut self.host_path,
-                    value,
-                    reader,
-                ),
-                4 => f::message::<k8s_openapi::api::core::v1::GlusterfsPersistentVolumeSource, _>(
-                    &mut self.glusterfs,
-                    value,
-                    reader,
-                ),
-                5 => f::message::<k8s_openapi::api::core::v1::NFSVolumeSource, _>(
-                    &mut self.nfs,
-                    value,
-                    reader,
-                ),
-                6 => f::message::<k8s_openapi::api::core::v1::RBDPersistentVolumeSource, _>(
-                    &mut self.rbd,
-                    value,
-                    reader,
-                ),
-                7 => f::message::<k8s_openapi::api::core::v1::ISCSIPersistentVolumeSource, _>(
-                    &mut self.iscsi,
-                    value,
-                    reader,
-                ),
-                8 => f::message::<k8s_openapi::api::core::v1::CinderPersistentVolumeSource, _>(
-                    &mut self.cinder,
-                    value,
-                    reader,
-                ),
-                9 => f::message::<k8s_openapi::api::core::v1::CephFSPersistentVolumeSource, _>(
-                    &mut self.cephfs,
-                    value,
-                    reader,
-                ),
-                10 => f::message::<k8s_openapi::api::core::v1::FCVolumeSource, _>(
-                    &mut self.fc,
-                    value,
-                    reader,
-                ),
-                11 => f::message::<k8s_openapi::api::core::v1::FlockerVolumeSource, _>(
-                    &mut self.flocker,
-                    value,
-                    reader,
-                ),
-                12 => f::message::<k8s_openapi::api::core::v1::FlexPersistentVolumeSource, _>(
-                    &mut self.flex_volume,
-                    value,
-                    reader,
-                ),
-                13 => f::message::<k8s_openapi::api::core::v1::AzureFilePersistentVolumeSource, _>(
-                    &mut self.azure_file,
-                    value,
-                    reader,
-                ),
-                14 => f::message::<k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource, _>(
-                    &mut self.vsphere_volume,
-                    value,
-                    reader,
-                ),
-                15 => f::message::<k8s_openapi::api::core::v1::QuobyteVolumeSource, _>(
-                    &mut self.quobyte,
-                    value,
-                    reader,
-                ),
-                16 => f::message::<k8s_openapi::api::core::v1::AzureDiskVolumeSource, _>(
-                    &mut self.azure_disk,
-                    value,
-                    reader,
-                ),
-                17 => {
-                    f::message::<k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource, _>(
-                        &mut self.photon_persistent_disk,
-                        value,
-                        reader,
-                    )
-                }
-                18 => f::message::<k8s_openapi::api::core::v1::PortworxVolumeSource, _>(
-                    &mut self.portworx_volume,
-                    value,
-                    reader,
-                ),
-                19 => f::message::<k8s_openapi::api::core::v1::ScaleIOPersistentVolumeSource, _>(
-                    &mut self.scale_io,
-                    value,
-                    reader,
-                ),
-                20 => f::message::<k8s_openapi::api::core::v1::LocalVolumeSource, _>(
-                    &mut self.local,
-                    value,
-                    reader,
-                ),
-                21 => f::message::<k8s_openapi::api::core::v1::StorageOSPersistentVolumeSource, _>(
-                    &mut self.storageos,
-                    value,
-                    reader,
-                ),
-                22 => f::message::<k8s_openapi::api::core::v1::CSIPersistentVolumeSource, _>(
-                    &mut self.csi,
-                    value,
-                    reader,
-                ),
-                _ => Ok(()),
-            }),
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource,
+                                _,
+                            >(&mut self.gce_persistent_disk, value, reader)
+                        }
+                        2 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource,
+                                _,
+                            >(&mut self.aws_elastic_block_store, value, reader)
+                        }
+                        3 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::HostPathVolumeSource,
+                                _,
+                            >(&mut self.host_path, value, reader)
+                        }
+                        4 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::GlusterfsPersistentVolumeSource,
+                                _,
+                            >(&mut self.glusterfs, value, reader)
+                        }
+                        5 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::NFSVolumeSource,
+                                _,
+                            >(&mut self.nfs, value, reader)
+                        }
+                        6 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::RBDPersistentVolumeSource,
+                                _,
+                            >(&mut self.rbd, value, reader)
+                        }
+                        7 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ISCSIPersistentVolumeSource,
+                                _,
+                            >(&mut self.iscsi, value, reader)
+                        }
+                        8 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::CinderPersistentVolumeSource,
+                                _,
+                            >(&mut self.cinder, value, reader)
+                        }
+                        9 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::CephFSPersistentVolumeSource,
+                                _,
+                            >(&mut self.cephfs, value, reader)
+                        }
+                        10 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::FCVolumeSource,
+                                _,
+                            >(&mut self.fc, value, reader)
+                        }
+                        11 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::FlockerVolumeSource,
+                                _,
+                            >(&mut self.flocker, value, reader)
+                        }
+                        12 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::FlexPersistentVolumeSource,
+                                _,
+                            >(&mut self.flex_volume, value, reader)
+                        }
+                        13 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::AzureFilePersistentVolumeSource,
+                                _,
+                            >(&mut self.azure_file, value, reader)
+                        }
+                        14 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource,
+                                _,
+                            >(&mut self.vsphere_volume, value, reader)
+                        }
+                        15 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::QuobyteVolumeSource,
+                                _,
+                            >(&mut self.quobyte, value, reader)
+                        }
+                        16 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::AzureDiskVolumeSource,
+                                _,
+                            >(&mut self.azure_disk, value, reader)
+                        }
+                        17 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource,
+                                _,
+                            >(&mut self.photon_persistent_disk, value, reader)
+                        }
+                        18 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::PortworxVolumeSource,
+                                _,
+                            >(&mut self.portworx_volume, value, reader)
+                        }
+                        19 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ScaleIOPersistentVolumeSource,
+                                _,
+                            >(&mut self.scale_io, value, reader)
+                        }
+                        20 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::LocalVolumeSource,
+                                _,
+                            >(&mut self.local, value, reader)
+                        }
+                        21 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::StorageOSPersistentVolumeSource,
+                                _,
+                            >(&mut self.storageos, value, reader)
+                        }
+                        22 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::CSIPersistentVolumeSource,
+                                _,
+                            >(&mut self.csi, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
+            }
             3 => f::string(&mut self.access_modes, value),
-            4 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.claim_ref,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.claim_ref, value, reader)
+            }
             5 => f::string_or_absent(&mut self.persistent_volume_reclaim_policy, value),
             6 => f::string_or_absent(&mut self.storage_class_name, value),
             7 => f::string(&mut self.mount_options, value),
             8 => f::string(&mut self.volume_mode, value),
-            9 => f::message::<k8s_openapi::api::core::v1::VolumeNodeAffinity, _>(
-                &mut self.node_affinity,
-                value,
-                reader,
-            ),
+            9 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::VolumeNodeAffinity,
+                    _,
+                >(&mut self.node_affinity, value, reader)
+            }
             10 => f::string(&mut self.volume_attributes_class_name, value),
             _ => Ok(()),
         }
@@ -4429,117 +4823,113 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeSpec {
             &self.capacity,
             p::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
         );
-        p::length_prefixed(out, 2, |out| {
-            p::put_message::<k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource, _>(
-                out,
-                1,
-                &self.gce_persistent_disk,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource, _>(
-                out,
-                2,
-                &self.aws_elastic_block_store,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::HostPathVolumeSource, _>(
-                out,
-                3,
-                &self.host_path,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::GlusterfsPersistentVolumeSource, _>(
-                out,
-                4,
-                &self.glusterfs,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::NFSVolumeSource, _>(out, 5, &self.nfs);
-            p::put_message::<k8s_openapi::api::core::v1::RBDPersistentVolumeSource, _>(
-                out, 6, &self.rbd,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::ISCSIPersistentVolumeSource, _>(
-                out,
-                7,
-                &self.iscsi,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::CinderPersistentVolumeSource, _>(
-                out,
-                8,
-                &self.cinder,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::CephFSPersistentVolumeSource, _>(
-                out,
-                9,
-                &self.cephfs,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::FCVolumeSource, _>(out, 10, &self.fc);
-            p::put_message::<k8s_openapi::api::core::v1::FlockerVolumeSource, _>(
-                out,
-                11,
-                &self.flocker,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::FlexPersistentVolumeSource, _>(
-                out,
-                12,
-                &self.flex_volume,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::AzureFilePersistentVolumeSource, _>(
-                out,
-                13,
-                &self.azure_file,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource, _>(
-                out,
-                14,
-                &self.vsphere_volume,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::QuobyteVolumeSource, _>(
-                out,
-                15,
-                &self.quobyte,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::AzureDiskVolumeSource, _>(
-                out,
-                16,
-                &self.azure_disk,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource, _>(
-                out,
-                17,
-                &self.photon_persistent_disk,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::PortworxVolumeSource, _>(
-                out,
-                18,
-                &self.portworx_volume,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::ScaleIOPersistentVolumeSource, _>(
-                out,
-                19,
-                &self.scale_io,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::LocalVolumeSource, _>(
-                out,
-                20,
-                &self.local,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::StorageOSPersistentVolumeSource, _>(
-                out,
-                21,
-                &self.storageos,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::CSIPersistentVolumeSource, _>(
-                out, 22, &self.csi,
-            );
-        });
+        p::length_prefixed(
+            out,
+            2,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource,
+                    _,
+                >(out, 1, &self.gce_persistent_disk);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource,
+                    _,
+                >(out, 2, &self.aws_elastic_block_store);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::HostPathVolumeSource,
+                    _,
+                >(out, 3, &self.host_path);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::GlusterfsPersistentVolumeSource,
+                    _,
+                >(out, 4, &self.glusterfs);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::NFSVolumeSource,
+                    _,
+                >(out, 5, &self.nfs);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::RBDPersistentVolumeSource,
+                    _,
+                >(out, 6, &self.rbd);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ISCSIPersistentVolumeSource,
+                    _,
+                >(out, 7, &self.iscsi);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::CinderPersistentVolumeSource,
+                    _,
+                >(out, 8, &self.cinder);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::CephFSPersistentVolumeSource,
+                    _,
+                >(out, 9, &self.cephfs);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::FCVolumeSource,
+                    _,
+                >(out, 10, &self.fc);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::FlockerVolumeSource,
+                    _,
+                >(out, 11, &self.flocker);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::FlexPersistentVolumeSource,
+                    _,
+                >(out, 12, &self.flex_volume);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::AzureFilePersistentVolumeSource,
+                    _,
+                >(out, 13, &self.azure_file);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource,
+                    _,
+                >(out, 14, &self.vsphere_volume);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::QuobyteVolumeSource,
+                    _,
+                >(out, 15, &self.quobyte);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::AzureDiskVolumeSource,
+                    _,
+                >(out, 16, &self.azure_disk);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource,
+                    _,
+                >(out, 17, &self.photon_persistent_disk);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::PortworxVolumeSource,
+                    _,
+                >(out, 18, &self.portworx_volume);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ScaleIOPersistentVolumeSource,
+                    _,
+                >(out, 19, &self.scale_io);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::LocalVolumeSource,
+                    _,
+                >(out, 20, &self.local);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::StorageOSPersistentVolumeSource,
+                    _,
+                >(out, 21, &self.storageos);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::CSIPersistentVolumeSource,
+                    _,
+                >(out, 22, &self.csi);
+            },
+        );
         p::put_string(out, 3, &self.access_modes);
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 4, &self.claim_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 4, &self.claim_ref);
         p::put_string_value(out, 5, &self.persistent_volume_reclaim_policy);
         p::put_string_value(out, 6, &self.storage_class_name);
         p::put_string(out, 7, &self.mount_options);
         p::put_string(out, 8, &self.volume_mode);
-        p::put_message::<k8s_openapi::api::core::v1::VolumeNodeAffinity, _>(
-            out,
-            9,
-            &self.node_affinity,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::VolumeNodeAffinity,
+            _,
+        >(out, 9, &self.node_affinity);
         p::put_string(out, 10, &self.volume_attributes_class_name);
     }
 }
@@ -4558,11 +4948,12 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeStatus {
             1 => f::string_or_absent(&mut self.phase, value),
             2 => f::string_or_absent(&mut self.message, value),
             3 => f::string_or_absent(&mut self.reason, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_phase_transition_time,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_phase_transition_time, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -4570,11 +4961,10 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeStatus {
         p::put_string_value(out, 1, &self.phase);
         p::put_string_value(out, 2, &self.message);
         p::put_string_value(out, 3, &self.reason);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_phase_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_phase_transition_time);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource {
@@ -4611,28 +5001,32 @@ impl Message for k8s_openapi::api::core::v1::Pod {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => {
-                f::message::<k8s_openapi::api::core::v1::PodSpec, _>(&mut self.spec, value, reader)
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
             }
-            3 => f::message::<k8s_openapi::api::core::v1::PodStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::core::v1::PodSpec, _>(out, 2, &self.spec);
         p::put_message::<k8s_openapi::api::core::v1::PodStatus, _>(out, 3, &self.status);
     }
@@ -4649,30 +5043,38 @@ impl Message for k8s_openapi::api::core::v1::PodAffinity {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::PodAffinityTerm, _>(
-                &mut self.required_during_scheduling_ignored_during_execution,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::WeightedPodAffinityTerm, _>(
-                &mut self.preferred_during_scheduling_ignored_during_execution,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodAffinityTerm,
+                    _,
+                >(
+                    &mut self.required_during_scheduling_ignored_during_execution,
+                    value,
+                    reader,
+                )
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::WeightedPodAffinityTerm,
+                    _,
+                >(
+                    &mut self.preferred_during_scheduling_ignored_during_execution,
+                    value,
+                    reader,
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::PodAffinityTerm, _>(
-            out,
-            1,
-            &self.required_during_scheduling_ignored_during_execution,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::WeightedPodAffinityTerm, _>(
-            out,
-            2,
-            &self.preferred_during_scheduling_ignored_during_execution,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodAffinityTerm,
+            _,
+        >(out, 1, &self.required_during_scheduling_ignored_during_execution);
+        p::put_message::<
+            k8s_openapi::api::core::v1::WeightedPodAffinityTerm,
+            _,
+        >(out, 2, &self.preferred_during_scheduling_ignored_during_execution);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PodAffinityTerm {
@@ -4687,36 +5089,36 @@ impl Message for k8s_openapi::api::core::v1::PodAffinityTerm {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.label_selector,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.label_selector, value, reader)
+            }
             2 => f::string(&mut self.namespaces, value),
             3 => f::string(&mut self.topology_key, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.namespace_selector,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.namespace_selector, value, reader)
+            }
             5 => f::string(&mut self.match_label_keys, value),
             6 => f::string(&mut self.mismatch_label_keys, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            1,
-            &self.label_selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 1, &self.label_selector);
         p::put_string(out, 2, &self.namespaces);
         p::put_string(out, 3, &self.topology_key);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            4,
-            &self.namespace_selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 4, &self.namespace_selector);
         p::put_string(out, 5, &self.match_label_keys);
         p::put_string(out, 6, &self.mismatch_label_keys);
     }
@@ -4733,30 +5135,38 @@ impl Message for k8s_openapi::api::core::v1::PodAntiAffinity {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::PodAffinityTerm, _>(
-                &mut self.required_during_scheduling_ignored_during_execution,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::WeightedPodAffinityTerm, _>(
-                &mut self.preferred_during_scheduling_ignored_during_execution,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodAffinityTerm,
+                    _,
+                >(
+                    &mut self.required_during_scheduling_ignored_during_execution,
+                    value,
+                    reader,
+                )
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::WeightedPodAffinityTerm,
+                    _,
+                >(
+                    &mut self.preferred_during_scheduling_ignored_during_execution,
+                    value,
+                    reader,
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::PodAffinityTerm, _>(
-            out,
-            1,
-            &self.required_during_scheduling_ignored_during_execution,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::WeightedPodAffinityTerm, _>(
-            out,
-            2,
-            &self.preferred_during_scheduling_ignored_during_execution,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodAffinityTerm,
+            _,
+        >(out, 1, &self.required_during_scheduling_ignored_during_execution);
+        p::put_message::<
+            k8s_openapi::api::core::v1::WeightedPodAffinityTerm,
+            _,
+        >(out, 2, &self.preferred_during_scheduling_ignored_during_execution);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -4779,13 +5189,15 @@ impl Message for k8s_openapi::api::core::v1::PodCertificateProjection {
             5 => f::string_or_absent(&mut self.key_path, value),
             6 => f::string_or_absent(&mut self.certificate_chain_path, value),
             #[cfg(k8s_openapi_ge_1_35)]
-            7 => f::map(
-                &mut self.user_annotations,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            7 => {
+                f::map(
+                    &mut self.user_annotations,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -4815,16 +5227,18 @@ impl Message for k8s_openapi::api::core::v1::PodCondition {
             1 => f::string(&mut self.type_, value),
             7 => f::int64_or_absent(&mut self.observed_generation, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_probe_time,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_probe_time, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             5 => f::string_or_absent(&mut self.reason, value),
             6 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -4834,16 +5248,14 @@ impl Message for k8s_openapi::api::core::v1::PodCondition {
         p::put_string(out, 1, &self.type_);
         p::put_int64_value(out, 7, &self.observed_generation);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_probe_time,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_probe_time);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_transition_time);
         p::put_string_value(out, 5, &self.reason);
         p::put_string_value(out, 6, &self.message);
     }
@@ -4862,18 +5274,22 @@ impl Message for k8s_openapi::api::core::v1::PodDNSConfig {
         match number {
             1 => f::string(&mut self.nameservers, value),
             2 => f::string(&mut self.searches, value),
-            3 => f::message::<k8s_openapi::api::core::v1::PodDNSConfigOption, _>(
-                &mut self.options,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodDNSConfigOption,
+                    _,
+                >(&mut self.options, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.nameservers);
         p::put_string(out, 2, &self.searches);
-        p::put_message::<k8s_openapi::api::core::v1::PodDNSConfigOption, _>(out, 3, &self.options);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodDNSConfigOption,
+            _,
+        >(out, 3, &self.options);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PodDNSConfigOption {
@@ -4911,21 +5327,21 @@ impl Message for k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::ContainerExtendedResourceRequest, _>(
-                &mut self.request_mappings,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerExtendedResourceRequest,
+                    _,
+                >(&mut self.request_mappings, value, reader)
+            }
             2 => f::string(&mut self.resource_claim_name, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::ContainerExtendedResourceRequest, _>(
-            out,
-            1,
-            &self.request_mappings,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerExtendedResourceRequest,
+            _,
+        >(out, 1, &self.request_mappings);
         p::put_string(out, 2, &self.resource_claim_name);
     }
 }
@@ -5088,53 +5504,56 @@ impl Message for k8s_openapi::api::core::v1::PodSecurityContext {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::SELinuxOptions, _>(
-                &mut self.se_linux_options,
-                value,
-                reader,
-            ),
-            8 => f::message::<k8s_openapi::api::core::v1::WindowsSecurityContextOptions, _>(
-                &mut self.windows_options,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SELinuxOptions,
+                    _,
+                >(&mut self.se_linux_options, value, reader)
+            }
+            8 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::WindowsSecurityContextOptions,
+                    _,
+                >(&mut self.windows_options, value, reader)
+            }
             2 => f::int64(&mut self.run_as_user, value),
             6 => f::int64(&mut self.run_as_group, value),
             3 => f::boolean(&mut self.run_as_non_root, value),
             4 => f::int64(&mut self.supplemental_groups, value),
             12 => f::string(&mut self.supplemental_groups_policy, value),
             5 => f::int64(&mut self.fs_group, value),
-            7 => f::message::<k8s_openapi::api::core::v1::Sysctl, _>(
-                &mut self.sysctls,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Sysctl,
+                    _,
+                >(&mut self.sysctls, value, reader)
+            }
             9 => f::string(&mut self.fs_group_change_policy, value),
-            10 => f::message::<k8s_openapi::api::core::v1::SeccompProfile, _>(
-                &mut self.seccomp_profile,
-                value,
-                reader,
-            ),
-            11 => f::message::<k8s_openapi::api::core::v1::AppArmorProfile, _>(
-                &mut self.app_armor_profile,
-                value,
-                reader,
-            ),
+            10 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SeccompProfile,
+                    _,
+                >(&mut self.seccomp_profile, value, reader)
+            }
+            11 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::AppArmorProfile,
+                    _,
+                >(&mut self.app_armor_profile, value, reader)
+            }
             13 => f::string(&mut self.se_linux_change_policy, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::SELinuxOptions, _>(
-            out,
-            1,
-            &self.se_linux_options,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::WindowsSecurityContextOptions, _>(
-            out,
-            8,
-            &self.windows_options,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::SELinuxOptions,
+            _,
+        >(out, 1, &self.se_linux_options);
+        p::put_message::<
+            k8s_openapi::api::core::v1::WindowsSecurityContextOptions,
+            _,
+        >(out, 8, &self.windows_options);
         p::put_int64(out, 2, &self.run_as_user);
         p::put_int64(out, 6, &self.run_as_group);
         p::put_boolean(out, 3, &self.run_as_non_root);
@@ -5143,16 +5562,14 @@ impl Message for k8s_openapi::api::core::v1::PodSecurityContext {
         p::put_int64(out, 5, &self.fs_group);
         p::put_message::<k8s_openapi::api::core::v1::Sysctl, _>(out, 7, &self.sysctls);
         p::put_string(out, 9, &self.fs_group_change_policy);
-        p::put_message::<k8s_openapi::api::core::v1::SeccompProfile, _>(
-            out,
-            10,
-            &self.seccomp_profile,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::AppArmorProfile, _>(
-            out,
-            11,
-            &self.app_armor_profile,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::SeccompProfile,
+            _,
+        >(out, 10, &self.seccomp_profile);
+        p::put_message::<
+            k8s_openapi::api::core::v1::AppArmorProfile,
+            _,
+        >(out, 11, &self.app_armor_profile);
         p::put_string(out, 13, &self.se_linux_change_policy);
     }
 }
@@ -5168,37 +5585,43 @@ impl Message for k8s_openapi::api::core::v1::PodSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::Volume, _>(
-                &mut self.volumes,
-                value,
-                reader,
-            ),
-            20 => f::message::<k8s_openapi::api::core::v1::Container, _>(
-                &mut self.init_containers,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::Container, _>(
-                &mut self.containers,
-                value,
-                reader,
-            ),
-            34 => f::message::<k8s_openapi::api::core::v1::EphemeralContainer, _>(
-                &mut self.ephemeral_containers,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Volume,
+                    _,
+                >(&mut self.volumes, value, reader)
+            }
+            20 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Container,
+                    _,
+                >(&mut self.init_containers, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Container,
+                    _,
+                >(&mut self.containers, value, reader)
+            }
+            34 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EphemeralContainer,
+                    _,
+                >(&mut self.ephemeral_containers, value, reader)
+            }
             3 => f::string_or_absent(&mut self.restart_policy, value),
             4 => f::int64(&mut self.termination_grace_period_seconds, value),
             5 => f::int64(&mut self.active_deadline_seconds, value),
             6 => f::string_or_absent(&mut self.dns_policy, value),
-            7 => f::map(
-                &mut self.node_selector,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            7 => {
+                f::map(
+                    &mut self.node_selector,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
             8 => f::string_or_absent(&mut self.service_account_name, value),
             9 => f::string_or_absent(&mut self.service_account, value),
             21 => f::boolean(&mut self.automount_service_account_token, value),
@@ -5207,99 +5630,125 @@ impl Message for k8s_openapi::api::core::v1::PodSpec {
             12 => f::boolean_or_absent(&mut self.host_pid, value),
             13 => f::boolean_or_absent(&mut self.host_ipc, value),
             27 => f::boolean(&mut self.share_process_namespace, value),
-            14 => f::message::<k8s_openapi::api::core::v1::PodSecurityContext, _>(
-                &mut self.security_context,
-                value,
-                reader,
-            ),
-            15 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.image_pull_secrets,
-                value,
-                reader,
-            ),
+            14 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodSecurityContext,
+                    _,
+                >(&mut self.security_context, value, reader)
+            }
+            15 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.image_pull_secrets, value, reader)
+            }
             16 => f::string_or_absent(&mut self.hostname, value),
             17 => f::string_or_absent(&mut self.subdomain, value),
-            18 => f::message::<k8s_openapi::api::core::v1::Affinity, _>(
-                &mut self.affinity,
-                value,
-                reader,
-            ),
+            18 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Affinity,
+                    _,
+                >(&mut self.affinity, value, reader)
+            }
             19 => f::string_or_absent(&mut self.scheduler_name, value),
-            22 => f::message::<k8s_openapi::api::core::v1::Toleration, _>(
-                &mut self.tolerations,
-                value,
-                reader,
-            ),
-            23 => f::message::<k8s_openapi::api::core::v1::HostAlias, _>(
-                &mut self.host_aliases,
-                value,
-                reader,
-            ),
+            22 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Toleration,
+                    _,
+                >(&mut self.tolerations, value, reader)
+            }
+            23 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::HostAlias,
+                    _,
+                >(&mut self.host_aliases, value, reader)
+            }
             24 => f::string_or_absent(&mut self.priority_class_name, value),
             25 => f::int32(&mut self.priority, value),
-            26 => f::message::<k8s_openapi::api::core::v1::PodDNSConfig, _>(
-                &mut self.dns_config,
-                value,
-                reader,
-            ),
-            28 => f::message::<k8s_openapi::api::core::v1::PodReadinessGate, _>(
-                &mut self.readiness_gates,
-                value,
-                reader,
-            ),
+            26 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodDNSConfig,
+                    _,
+                >(&mut self.dns_config, value, reader)
+            }
+            28 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodReadinessGate,
+                    _,
+                >(&mut self.readiness_gates, value, reader)
+            }
             29 => f::string(&mut self.runtime_class_name, value),
             30 => f::boolean(&mut self.enable_service_links, value),
             31 => f::string(&mut self.preemption_policy, value),
-            32 => f::map(
-                &mut self.overhead,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            33 => f::message::<k8s_openapi::api::core::v1::TopologySpreadConstraint, _>(
-                &mut self.topology_spread_constraints,
-                value,
-                reader,
-            ),
+            32 => {
+                f::map(
+                    &mut self.overhead,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            33 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::TopologySpreadConstraint,
+                    _,
+                >(&mut self.topology_spread_constraints, value, reader)
+            }
             35 => f::boolean(&mut self.set_hostname_as_fqdn, value),
-            36 => f::message::<k8s_openapi::api::core::v1::PodOS, _>(&mut self.os, value, reader),
+            36 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodOS,
+                    _,
+                >(&mut self.os, value, reader)
+            }
             37 => f::boolean(&mut self.host_users, value),
-            38 => f::message::<k8s_openapi::api::core::v1::PodSchedulingGate, _>(
-                &mut self.scheduling_gates,
-                value,
-                reader,
-            ),
-            39 => f::message::<k8s_openapi::api::core::v1::PodResourceClaim, _>(
-                &mut self.resource_claims,
-                value,
-                reader,
-            ),
-            40 => f::message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-                &mut self.resources,
-                value,
-                reader,
-            ),
+            38 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodSchedulingGate,
+                    _,
+                >(&mut self.scheduling_gates, value, reader)
+            }
+            39 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodResourceClaim,
+                    _,
+                >(&mut self.resource_claims, value, reader)
+            }
+            40 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceRequirements,
+                    _,
+                >(&mut self.resources, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
             41 => f::string(&mut self.hostname_override, value),
             #[cfg(k8s_openapi_ge_1_36)]
-            43 => f::message::<k8s_openapi::api::core::v1::PodSchedulingGroup, _>(
-                &mut self.scheduling_group,
-                value,
-                reader,
-            ),
+            43 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodSchedulingGroup,
+                    _,
+                >(&mut self.scheduling_group, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_message::<k8s_openapi::api::core::v1::Volume, _>(out, 1, &self.volumes);
-        p::put_message::<k8s_openapi::api::core::v1::Container, _>(out, 20, &self.init_containers);
-        p::put_message::<k8s_openapi::api::core::v1::Container, _>(out, 2, &self.containers);
-        p::put_message::<k8s_openapi::api::core::v1::EphemeralContainer, _>(
-            out,
-            34,
-            &self.ephemeral_containers,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::Container,
+            _,
+        >(out, 20, &self.init_containers);
+        p::put_message::<
+            k8s_openapi::api::core::v1::Container,
+            _,
+        >(out, 2, &self.containers);
+        p::put_message::<
+            k8s_openapi::api::core::v1::EphemeralContainer,
+            _,
+        >(out, 34, &self.ephemeral_containers);
         p::put_string_value(out, 3, &self.restart_policy);
         p::put_int64(out, 4, &self.termination_grace_period_seconds);
         p::put_int64(out, 5, &self.active_deadline_seconds);
@@ -5313,30 +5762,39 @@ impl Message for k8s_openapi::api::core::v1::PodSpec {
         p::put_boolean_value(out, 12, &self.host_pid);
         p::put_boolean_value(out, 13, &self.host_ipc);
         p::put_boolean(out, 27, &self.share_process_namespace);
-        p::put_message::<k8s_openapi::api::core::v1::PodSecurityContext, _>(
-            out,
-            14,
-            &self.security_context,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            15,
-            &self.image_pull_secrets,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodSecurityContext,
+            _,
+        >(out, 14, &self.security_context);
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 15, &self.image_pull_secrets);
         p::put_string_value(out, 16, &self.hostname);
         p::put_string_value(out, 17, &self.subdomain);
-        p::put_message::<k8s_openapi::api::core::v1::Affinity, _>(out, 18, &self.affinity);
+        p::put_message::<
+            k8s_openapi::api::core::v1::Affinity,
+            _,
+        >(out, 18, &self.affinity);
         p::put_string_value(out, 19, &self.scheduler_name);
-        p::put_message::<k8s_openapi::api::core::v1::Toleration, _>(out, 22, &self.tolerations);
-        p::put_message::<k8s_openapi::api::core::v1::HostAlias, _>(out, 23, &self.host_aliases);
+        p::put_message::<
+            k8s_openapi::api::core::v1::Toleration,
+            _,
+        >(out, 22, &self.tolerations);
+        p::put_message::<
+            k8s_openapi::api::core::v1::HostAlias,
+            _,
+        >(out, 23, &self.host_aliases);
         p::put_string_value(out, 24, &self.priority_class_name);
         p::put_int32(out, 25, &self.priority);
-        p::put_message::<k8s_openapi::api::core::v1::PodDNSConfig, _>(out, 26, &self.dns_config);
-        p::put_message::<k8s_openapi::api::core::v1::PodReadinessGate, _>(
-            out,
-            28,
-            &self.readiness_gates,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodDNSConfig,
+            _,
+        >(out, 26, &self.dns_config);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodReadinessGate,
+            _,
+        >(out, 28, &self.readiness_gates);
         p::put_string(out, 29, &self.runtime_class_name);
         p::put_boolean(out, 30, &self.enable_service_links);
         p::put_string(out, 31, &self.preemption_policy);
@@ -5346,37 +5804,31 @@ impl Message for k8s_openapi::api::core::v1::PodSpec {
             &self.overhead,
             p::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
         );
-        p::put_message::<k8s_openapi::api::core::v1::TopologySpreadConstraint, _>(
-            out,
-            33,
-            &self.topology_spread_constraints,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::TopologySpreadConstraint,
+            _,
+        >(out, 33, &self.topology_spread_constraints);
         p::put_boolean(out, 35, &self.set_hostname_as_fqdn);
         p::put_message::<k8s_openapi::api::core::v1::PodOS, _>(out, 36, &self.os);
         p::put_boolean(out, 37, &self.host_users);
-        p::put_message::<k8s_openapi::api::core::v1::PodSchedulingGate, _>(
-            out,
-            38,
-            &self.scheduling_gates,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PodResourceClaim, _>(
-            out,
-            39,
-            &self.resource_claims,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-            out,
-            40,
-            &self.resources,
-        );
-        #[cfg(k8s_openapi_ge_1_34)]
-        p::put_string(out, 41, &self.hostname_override);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodSchedulingGate,
+            _,
+        >(out, 38, &self.scheduling_gates);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodResourceClaim,
+            _,
+        >(out, 39, &self.resource_claims);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceRequirements,
+            _,
+        >(out, 40, &self.resources);
+        #[cfg(k8s_openapi_ge_1_34)] p::put_string(out, 41, &self.hostname_override);
         #[cfg(k8s_openapi_ge_1_36)]
-        p::put_message::<k8s_openapi::api::core::v1::PodSchedulingGroup, _>(
-            out,
-            43,
-            &self.scheduling_group,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodSchedulingGroup,
+            _,
+        >(out, 43, &self.scheduling_group);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PodStatus {
@@ -5393,84 +5845,104 @@ impl Message for k8s_openapi::api::core::v1::PodStatus {
         match number {
             17 => f::int64_or_absent(&mut self.observed_generation, value),
             1 => f::string_or_absent(&mut self.phase, value),
-            2 => f::message::<k8s_openapi::api::core::v1::PodCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             3 => f::string_or_absent(&mut self.message, value),
             4 => f::string_or_absent(&mut self.reason, value),
             11 => f::string_or_absent(&mut self.nominated_node_name, value),
             5 => f::string_or_absent(&mut self.host_ip, value),
-            16 => f::message::<k8s_openapi::api::core::v1::HostIP, _>(
-                &mut self.host_ips,
-                value,
-                reader,
-            ),
+            16 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::HostIP,
+                    _,
+                >(&mut self.host_ips, value, reader)
+            }
             6 => f::string_or_absent(&mut self.pod_ip, value),
             12 => {
-                f::message::<k8s_openapi::api::core::v1::PodIP, _>(&mut self.pod_ips, value, reader)
+                f::message::<
+                    k8s_openapi::api::core::v1::PodIP,
+                    _,
+                >(&mut self.pod_ips, value, reader)
             }
-            7 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.start_time,
-                value,
-                reader,
-            ),
-            10 => f::message::<k8s_openapi::api::core::v1::ContainerStatus, _>(
-                &mut self.init_container_statuses,
-                value,
-                reader,
-            ),
-            8 => f::message::<k8s_openapi::api::core::v1::ContainerStatus, _>(
-                &mut self.container_statuses,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.start_time, value, reader)
+            }
+            10 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerStatus,
+                    _,
+                >(&mut self.init_container_statuses, value, reader)
+            }
+            8 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerStatus,
+                    _,
+                >(&mut self.container_statuses, value, reader)
+            }
             9 => f::string_or_absent(&mut self.qos_class, value),
-            13 => f::message::<k8s_openapi::api::core::v1::ContainerStatus, _>(
-                &mut self.ephemeral_container_statuses,
-                value,
-                reader,
-            ),
+            13 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ContainerStatus,
+                    _,
+                >(&mut self.ephemeral_container_statuses, value, reader)
+            }
             14 => f::string_or_absent(&mut self.resize, value),
-            15 => f::message::<k8s_openapi::api::core::v1::PodResourceClaimStatus, _>(
-                &mut self.resource_claim_statuses,
-                value,
-                reader,
-            ),
+            15 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodResourceClaimStatus,
+                    _,
+                >(&mut self.resource_claim_statuses, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
-            18 => f::message::<k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus, _>(
-                &mut self.extended_resource_claim_status,
-                value,
-                reader,
-            ),
+            18 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus,
+                    _,
+                >(&mut self.extended_resource_claim_status, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_35)]
-            19 => f::map(
-                &mut self.allocated_resources,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            19 => {
+                f::map(
+                    &mut self.allocated_resources,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             #[cfg(k8s_openapi_ge_1_35)]
-            20 => f::message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-                &mut self.resources,
-                value,
-                reader,
-            ),
+            20 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceRequirements,
+                    _,
+                >(&mut self.resources, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_36)]
-            21 => f::message::<k8s_openapi::api::core::v1::NodeAllocatableResourceClaimStatus, _>(
-                &mut self.node_allocatable_resource_claim_statuses,
-                value,
-                reader,
-            ),
+            21 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeAllocatableResourceClaimStatus,
+                    _,
+                >(&mut self.node_allocatable_resource_claim_statuses, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int64_value(out, 17, &self.observed_generation);
         p::put_string_value(out, 1, &self.phase);
-        p::put_message::<k8s_openapi::api::core::v1::PodCondition, _>(out, 2, &self.conditions);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodCondition,
+            _,
+        >(out, 2, &self.conditions);
         p::put_string_value(out, 3, &self.message);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 11, &self.nominated_node_name);
@@ -5478,39 +5950,33 @@ impl Message for k8s_openapi::api::core::v1::PodStatus {
         p::put_message::<k8s_openapi::api::core::v1::HostIP, _>(out, 16, &self.host_ips);
         p::put_string_value(out, 6, &self.pod_ip);
         p::put_message::<k8s_openapi::api::core::v1::PodIP, _>(out, 12, &self.pod_ips);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            7,
-            &self.start_time,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ContainerStatus, _>(
-            out,
-            10,
-            &self.init_container_statuses,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ContainerStatus, _>(
-            out,
-            8,
-            &self.container_statuses,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 7, &self.start_time);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerStatus,
+            _,
+        >(out, 10, &self.init_container_statuses);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerStatus,
+            _,
+        >(out, 8, &self.container_statuses);
         p::put_string_value(out, 9, &self.qos_class);
-        p::put_message::<k8s_openapi::api::core::v1::ContainerStatus, _>(
-            out,
-            13,
-            &self.ephemeral_container_statuses,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ContainerStatus,
+            _,
+        >(out, 13, &self.ephemeral_container_statuses);
         p::put_string_value(out, 14, &self.resize);
-        p::put_message::<k8s_openapi::api::core::v1::PodResourceClaimStatus, _>(
-            out,
-            15,
-            &self.resource_claim_statuses,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodResourceClaimStatus,
+            _,
+        >(out, 15, &self.resource_claim_statuses);
         #[cfg(k8s_openapi_ge_1_34)]
-        p::put_message::<k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus, _>(
-            out,
-            18,
-            &self.extended_resource_claim_status,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus,
+            _,
+        >(out, 18, &self.extended_resource_claim_status);
         #[cfg(k8s_openapi_ge_1_35)]
         p::put_map(
             out,
@@ -5519,17 +5985,15 @@ impl Message for k8s_openapi::api::core::v1::PodStatus {
             p::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
         );
         #[cfg(k8s_openapi_ge_1_35)]
-        p::put_message::<k8s_openapi::api::core::v1::ResourceRequirements, _>(
-            out,
-            20,
-            &self.resources,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceRequirements,
+            _,
+        >(out, 20, &self.resources);
         #[cfg(k8s_openapi_ge_1_36)]
-        p::put_message::<k8s_openapi::api::core::v1::NodeAllocatableResourceClaimStatus, _>(
-            out,
-            21,
-            &self.node_allocatable_resource_claim_statuses,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeAllocatableResourceClaimStatus,
+            _,
+        >(out, 21, &self.node_allocatable_resource_claim_statuses);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PodTemplate {
@@ -5544,26 +6008,30 @@ impl Message for k8s_openapi::api::core::v1::PodTemplate {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(
-                &mut self.template,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodTemplateSpec,
+                    _,
+                >(&mut self.template, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(out, 2, &self.template);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodTemplateSpec,
+            _,
+        >(out, 2, &self.template);
     }
 }
 impl Message for k8s_openapi::api::core::v1::PodTemplateSpec {
@@ -5578,23 +6046,26 @@ impl Message for k8s_openapi::api::core::v1::PodTemplateSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => {
-                f::message::<k8s_openapi::api::core::v1::PodSpec, _>(&mut self.spec, value, reader)
+                f::message::<
+                    k8s_openapi::api::core::v1::PodSpec,
+                    _,
+                >(&mut self.spec, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::core::v1::PodSpec, _>(out, 2, &self.spec);
     }
 }
@@ -5659,17 +6130,21 @@ impl Message for k8s_openapi::api::core::v1::PreferredSchedulingTerm {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int32(&mut self.weight, value),
-            2 => f::message::<k8s_openapi::api::core::v1::NodeSelectorTerm, _>(
-                &mut self.preference,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelectorTerm,
+                    _,
+                >(&mut self.preference, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 1, &self.weight);
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelectorTerm, _>(out, 2, &self.preference);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelectorTerm,
+            _,
+        >(out, 2, &self.preference);
     }
 }
 impl Message for k8s_openapi::api::core::v1::Probe {
@@ -5684,29 +6159,39 @@ impl Message for k8s_openapi::api::core::v1::Probe {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::message::<k8s_openapi::api::core::v1::ExecAction, _>(
-                    &mut self.exec,
+            1 => {
+                f::inline(
                     value,
                     reader,
-                ),
-                2 => f::message::<k8s_openapi::api::core::v1::HTTPGetAction, _>(
-                    &mut self.http_get,
-                    value,
-                    reader,
-                ),
-                3 => f::message::<k8s_openapi::api::core::v1::TCPSocketAction, _>(
-                    &mut self.tcp_socket,
-                    value,
-                    reader,
-                ),
-                4 => f::message::<k8s_openapi::api::core::v1::GRPCAction, _>(
-                    &mut self.grpc,
-                    value,
-                    reader,
-                ),
-                _ => Ok(()),
-            }),
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ExecAction,
+                                _,
+                            >(&mut self.exec, value, reader)
+                        }
+                        2 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::HTTPGetAction,
+                                _,
+                            >(&mut self.http_get, value, reader)
+                        }
+                        3 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::TCPSocketAction,
+                                _,
+                            >(&mut self.tcp_socket, value, reader)
+                        }
+                        4 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::GRPCAction,
+                                _,
+                            >(&mut self.grpc, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
+            }
             2 => f::int32_or_absent(&mut self.initial_delay_seconds, value),
             3 => f::int32_or_absent(&mut self.timeout_seconds, value),
             4 => f::int32_or_absent(&mut self.period_seconds, value),
@@ -5717,16 +6202,28 @@ impl Message for k8s_openapi::api::core::v1::Probe {
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_message::<k8s_openapi::api::core::v1::ExecAction, _>(out, 1, &self.exec);
-            p::put_message::<k8s_openapi::api::core::v1::HTTPGetAction, _>(out, 2, &self.http_get);
-            p::put_message::<k8s_openapi::api::core::v1::TCPSocketAction, _>(
-                out,
-                3,
-                &self.tcp_socket,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::GRPCAction, _>(out, 4, &self.grpc);
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ExecAction,
+                    _,
+                >(out, 1, &self.exec);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::HTTPGetAction,
+                    _,
+                >(out, 2, &self.http_get);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::TCPSocketAction,
+                    _,
+                >(out, 3, &self.tcp_socket);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::GRPCAction,
+                    _,
+                >(out, 4, &self.grpc);
+            },
+        );
         p::put_int32_value(out, 2, &self.initial_delay_seconds);
         p::put_int32_value(out, 3, &self.timeout_seconds);
         p::put_int32_value(out, 4, &self.period_seconds);
@@ -5747,17 +6244,21 @@ impl Message for k8s_openapi::api::core::v1::ProjectedVolumeSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::VolumeProjection, _>(
-                &mut self.sources,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::VolumeProjection,
+                    _,
+                >(&mut self.sources, value, reader)
+            }
             2 => f::int32(&mut self.default_mode, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::VolumeProjection, _>(out, 1, &self.sources);
+        p::put_message::<
+            k8s_openapi::api::core::v1::VolumeProjection,
+            _,
+        >(out, 1, &self.sources);
         p::put_int32(out, 2, &self.default_mode);
     }
 }
@@ -5809,11 +6310,12 @@ impl Message for k8s_openapi::api::core::v1::RBDPersistentVolumeSource {
             4 => f::string_or_absent(&mut self.pool, value),
             5 => f::string_or_absent(&mut self.user, value),
             6 => f::string_or_absent(&mut self.keyring, value),
-            7 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             8 => f::boolean_or_absent(&mut self.read_only, value),
             _ => Ok(()),
         }
@@ -5825,7 +6327,10 @@ impl Message for k8s_openapi::api::core::v1::RBDPersistentVolumeSource {
         p::put_string_value(out, 4, &self.pool);
         p::put_string_value(out, 5, &self.user);
         p::put_string_value(out, 6, &self.keyring);
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(out, 7, &self.secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 7, &self.secret_ref);
         p::put_boolean_value(out, 8, &self.read_only);
     }
 }
@@ -5847,11 +6352,12 @@ impl Message for k8s_openapi::api::core::v1::RBDVolumeSource {
             4 => f::string_or_absent(&mut self.pool, value),
             5 => f::string_or_absent(&mut self.user, value),
             6 => f::string_or_absent(&mut self.keyring, value),
-            7 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             8 => f::boolean_or_absent(&mut self.read_only, value),
             _ => Ok(()),
         }
@@ -5863,11 +6369,10 @@ impl Message for k8s_openapi::api::core::v1::RBDVolumeSource {
         p::put_string_value(out, 4, &self.pool);
         p::put_string_value(out, 5, &self.user);
         p::put_string_value(out, 6, &self.keyring);
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            7,
-            &self.secret_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 7, &self.secret_ref);
         p::put_boolean_value(out, 8, &self.read_only);
     }
 }
@@ -5883,38 +6388,40 @@ impl Message for k8s_openapi::api::core::v1::ReplicationController {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::ReplicationControllerSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::ReplicationControllerStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ReplicationControllerSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ReplicationControllerStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ReplicationControllerSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ReplicationControllerStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ReplicationControllerSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ReplicationControllerStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ReplicationControllerCondition {
@@ -5931,11 +6438,12 @@ impl Message for k8s_openapi::api::core::v1::ReplicationControllerCondition {
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reason, value),
             5 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -5944,11 +6452,10 @@ impl Message for k8s_openapi::api::core::v1::ReplicationControllerCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_transition_time);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 5, &self.message);
     }
@@ -5967,18 +6474,13 @@ impl Message for k8s_openapi::api::core::v1::ReplicationControllerSpec {
         match number {
             1 => f::int32(&mut self.replicas, value),
             4 => f::int32_or_absent(&mut self.min_ready_seconds, value),
-            2 => f::map(
-                &mut self.selector,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(
-                &mut self.template,
-                value,
-                reader,
-            ),
+            2 => f::map(&mut self.selector, value, reader, String::new, f::string_value),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodTemplateSpec,
+                    _,
+                >(&mut self.template, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -5986,7 +6488,10 @@ impl Message for k8s_openapi::api::core::v1::ReplicationControllerSpec {
         p::put_int32(out, 1, &self.replicas);
         p::put_int32_value(out, 4, &self.min_ready_seconds);
         p::put_map(out, 2, &self.selector, p::string_value);
-        p::put_message::<k8s_openapi::api::core::v1::PodTemplateSpec, _>(out, 3, &self.template);
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodTemplateSpec,
+            _,
+        >(out, 3, &self.template);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ReplicationControllerStatus {
@@ -6006,11 +6511,12 @@ impl Message for k8s_openapi::api::core::v1::ReplicationControllerStatus {
             4 => f::int32_or_absent(&mut self.ready_replicas, value),
             5 => f::int32_or_absent(&mut self.available_replicas, value),
             3 => f::int64_or_absent(&mut self.observed_generation, value),
-            6 => f::message::<k8s_openapi::api::core::v1::ReplicationControllerCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ReplicationControllerCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -6020,11 +6526,10 @@ impl Message for k8s_openapi::api::core::v1::ReplicationControllerStatus {
         p::put_int32_value(out, 4, &self.ready_replicas);
         p::put_int32_value(out, 5, &self.available_replicas);
         p::put_int64_value(out, 3, &self.observed_generation);
-        p::put_message::<k8s_openapi::api::core::v1::ReplicationControllerCondition, _>(
-            out,
-            6,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ReplicationControllerCondition,
+            _,
+        >(out, 6, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ResourceClaim {
@@ -6063,22 +6568,22 @@ impl Message for k8s_openapi::api::core::v1::ResourceFieldSelector {
         match number {
             1 => f::string_or_absent(&mut self.container_name, value),
             2 => f::string(&mut self.resource, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.divisor,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.divisor, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.container_name);
         p::put_string(out, 2, &self.resource);
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            3,
-            &self.divisor,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 3, &self.divisor);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ResourceHealth {
@@ -6103,8 +6608,7 @@ impl Message for k8s_openapi::api::core::v1::ResourceHealth {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.resource_id);
         p::put_string_value(out, 2, &self.health);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_string(out, 6, &self.message);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_string(out, 6, &self.message);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ResourceQuota {
@@ -6119,32 +6623,40 @@ impl Message for k8s_openapi::api::core::v1::ResourceQuota {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::ResourceQuotaSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::ResourceQuotaStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceQuotaSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceQuotaStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ResourceQuotaSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::core::v1::ResourceQuotaStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceQuotaSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceQuotaStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ResourceQuotaSpec {
@@ -6159,19 +6671,24 @@ impl Message for k8s_openapi::api::core::v1::ResourceQuotaSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.hard,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            1 => {
+                f::map(
+                    &mut self.hard,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             2 => f::string(&mut self.scopes, value),
-            3 => f::message::<k8s_openapi::api::core::v1::ScopeSelector, _>(
-                &mut self.scope_selector,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ScopeSelector,
+                    _,
+                >(&mut self.scope_selector, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -6183,11 +6700,10 @@ impl Message for k8s_openapi::api::core::v1::ResourceQuotaSpec {
             p::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
         );
         p::put_string(out, 2, &self.scopes);
-        p::put_message::<k8s_openapi::api::core::v1::ScopeSelector, _>(
-            out,
-            3,
-            &self.scope_selector,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ScopeSelector,
+            _,
+        >(out, 3, &self.scope_selector);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ResourceQuotaStatus {
@@ -6202,20 +6718,28 @@ impl Message for k8s_openapi::api::core::v1::ResourceQuotaStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.hard,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            2 => f::map(
-                &mut self.used,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            1 => {
+                f::map(
+                    &mut self.hard,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            2 => {
+                f::map(
+                    &mut self.used,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -6246,25 +6770,34 @@ impl Message for k8s_openapi::api::core::v1::ResourceRequirements {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.limits,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            2 => f::map(
-                &mut self.requests,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::ResourceClaim, _>(
-                &mut self.claims,
-                value,
-                reader,
-            ),
+            1 => {
+                f::map(
+                    &mut self.limits,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            2 => {
+                f::map(
+                    &mut self.requests,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceClaim,
+                    _,
+                >(&mut self.claims, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -6281,7 +6814,10 @@ impl Message for k8s_openapi::api::core::v1::ResourceRequirements {
             &self.requests,
             p::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
         );
-        p::put_message::<k8s_openapi::api::core::v1::ResourceClaim, _>(out, 3, &self.claims);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceClaim,
+            _,
+        >(out, 3, &self.claims);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ResourceStatus {
@@ -6297,17 +6833,21 @@ impl Message for k8s_openapi::api::core::v1::ResourceStatus {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::core::v1::ResourceHealth, _>(
-                &mut self.resources,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ResourceHealth,
+                    _,
+                >(&mut self.resources, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::core::v1::ResourceHealth, _>(out, 2, &self.resources);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ResourceHealth,
+            _,
+        >(out, 2, &self.resources);
     }
 }
 impl Message for k8s_openapi::api::core::v1::SELinuxOptions {
@@ -6350,11 +6890,12 @@ impl Message for k8s_openapi::api::core::v1::ScaleIOPersistentVolumeSource {
         match number {
             1 => f::string(&mut self.gateway, value),
             2 => f::string(&mut self.system, value),
-            3 => f::message::<k8s_openapi::api::core::v1::SecretReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             4 => f::boolean_or_absent(&mut self.ssl_enabled, value),
             5 => f::string_or_absent(&mut self.protection_domain, value),
             6 => f::string_or_absent(&mut self.storage_pool, value),
@@ -6368,7 +6909,10 @@ impl Message for k8s_openapi::api::core::v1::ScaleIOPersistentVolumeSource {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.gateway);
         p::put_string(out, 2, &self.system);
-        p::put_message::<k8s_openapi::api::core::v1::SecretReference, _>(out, 3, &self.secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretReference,
+            _,
+        >(out, 3, &self.secret_ref);
         p::put_boolean_value(out, 4, &self.ssl_enabled);
         p::put_string_value(out, 5, &self.protection_domain);
         p::put_string_value(out, 6, &self.storage_pool);
@@ -6392,11 +6936,12 @@ impl Message for k8s_openapi::api::core::v1::ScaleIOVolumeSource {
         match number {
             1 => f::string(&mut self.gateway, value),
             2 => f::string(&mut self.system, value),
-            3 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             4 => f::boolean_or_absent(&mut self.ssl_enabled, value),
             5 => f::string_or_absent(&mut self.protection_domain, value),
             6 => f::string_or_absent(&mut self.storage_pool, value),
@@ -6410,11 +6955,10 @@ impl Message for k8s_openapi::api::core::v1::ScaleIOVolumeSource {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.gateway);
         p::put_string(out, 2, &self.system);
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            3,
-            &self.secret_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 3, &self.secret_ref);
         p::put_boolean_value(out, 4, &self.ssl_enabled);
         p::put_string_value(out, 5, &self.protection_domain);
         p::put_string_value(out, 6, &self.storage_pool);
@@ -6436,20 +6980,20 @@ impl Message for k8s_openapi::api::core::v1::ScopeSelector {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::ScopedResourceSelectorRequirement, _>(
-                &mut self.match_expressions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ScopedResourceSelectorRequirement,
+                    _,
+                >(&mut self.match_expressions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::ScopedResourceSelectorRequirement, _>(
-            out,
-            1,
-            &self.match_expressions,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::ScopedResourceSelectorRequirement,
+            _,
+        >(out, 1, &self.match_expressions);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ScopedResourceSelectorRequirement {
@@ -6510,36 +7054,40 @@ impl Message for k8s_openapi::api::core::v1::Secret {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             5 => f::boolean(&mut self.immutable, value),
-            2 => f::map(
-                &mut self.data,
-                value,
-                reader,
-                k8s_openapi::ByteString::default,
-                f::bytes_value,
-            ),
-            4 => f::map(
-                &mut self.string_data,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            2 => {
+                f::map(
+                    &mut self.data,
+                    value,
+                    reader,
+                    k8s_openapi::ByteString::default,
+                    f::bytes_value,
+                )
+            }
+            4 => {
+                f::map(
+                    &mut self.string_data,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
             3 => f::string_or_absent(&mut self.type_, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_boolean(out, 5, &self.immutable);
         p::put_map(out, 2, &self.data, p::bytes_value);
         p::put_map(out, 4, &self.string_data, p::string_value);
@@ -6558,18 +7106,28 @@ impl Message for k8s_openapi::api::core::v1::SecretEnvSource {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, _reader| match number {
-                1 => f::string_or_absent(&mut self.name, value),
-                _ => Ok(()),
-            }),
+            1 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, _reader| match number {
+                        1 => f::string_or_absent(&mut self.name, value),
+                        _ => Ok(()),
+                    },
+                )
+            }
             2 => f::boolean(&mut self.optional, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_string_value(out, 1, &self.name);
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_string_value(out, 1, &self.name);
+            },
+        );
         p::put_boolean(out, 2, &self.optional);
     }
 }
@@ -6585,19 +7143,29 @@ impl Message for k8s_openapi::api::core::v1::SecretKeySelector {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, _reader| match number {
-                1 => f::string_or_absent(&mut self.name, value),
-                _ => Ok(()),
-            }),
+            1 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, _reader| match number {
+                        1 => f::string_or_absent(&mut self.name, value),
+                        _ => Ok(()),
+                    },
+                )
+            }
             2 => f::string(&mut self.key, value),
             3 => f::boolean(&mut self.optional, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_string_value(out, 1, &self.name);
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_string_value(out, 1, &self.name);
+            },
+        );
         p::put_string(out, 2, &self.key);
         p::put_boolean(out, 3, &self.optional);
     }
@@ -6614,23 +7182,34 @@ impl Message for k8s_openapi::api::core::v1::SecretProjection {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, _reader| match number {
-                1 => f::string_or_absent(&mut self.name, value),
-                _ => Ok(()),
-            }),
-            2 => f::message::<k8s_openapi::api::core::v1::KeyToPath, _>(
-                &mut self.items,
-                value,
-                reader,
-            ),
+            1 => {
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, _reader| match number {
+                        1 => f::string_or_absent(&mut self.name, value),
+                        _ => Ok(()),
+                    },
+                )
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::KeyToPath,
+                    _,
+                >(&mut self.items, value, reader)
+            }
             4 => f::boolean(&mut self.optional, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_string_value(out, 1, &self.name);
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_string_value(out, 1, &self.name);
+            },
+        );
         p::put_message::<k8s_openapi::api::core::v1::KeyToPath, _>(out, 2, &self.items);
         p::put_boolean(out, 4, &self.optional);
     }
@@ -6670,11 +7249,12 @@ impl Message for k8s_openapi::api::core::v1::SecretVolumeSource {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.secret_name, value),
-            2 => f::message::<k8s_openapi::api::core::v1::KeyToPath, _>(
-                &mut self.items,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::KeyToPath,
+                    _,
+                >(&mut self.items, value, reader)
+            }
             3 => f::int32(&mut self.default_mode, value),
             4 => f::boolean(&mut self.optional, value),
             _ => Ok(()),
@@ -6699,70 +7279,74 @@ impl Message for k8s_openapi::api::core::v1::SecurityContext {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::Capabilities, _>(
-                &mut self.capabilities,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Capabilities,
+                    _,
+                >(&mut self.capabilities, value, reader)
+            }
             2 => f::boolean(&mut self.privileged, value),
-            3 => f::message::<k8s_openapi::api::core::v1::SELinuxOptions, _>(
-                &mut self.se_linux_options,
-                value,
-                reader,
-            ),
-            10 => f::message::<k8s_openapi::api::core::v1::WindowsSecurityContextOptions, _>(
-                &mut self.windows_options,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SELinuxOptions,
+                    _,
+                >(&mut self.se_linux_options, value, reader)
+            }
+            10 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::WindowsSecurityContextOptions,
+                    _,
+                >(&mut self.windows_options, value, reader)
+            }
             4 => f::int64(&mut self.run_as_user, value),
             8 => f::int64(&mut self.run_as_group, value),
             5 => f::boolean(&mut self.run_as_non_root, value),
             6 => f::boolean(&mut self.read_only_root_filesystem, value),
             7 => f::boolean(&mut self.allow_privilege_escalation, value),
             9 => f::string(&mut self.proc_mount, value),
-            11 => f::message::<k8s_openapi::api::core::v1::SeccompProfile, _>(
-                &mut self.seccomp_profile,
-                value,
-                reader,
-            ),
-            12 => f::message::<k8s_openapi::api::core::v1::AppArmorProfile, _>(
-                &mut self.app_armor_profile,
-                value,
-                reader,
-            ),
+            11 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SeccompProfile,
+                    _,
+                >(&mut self.seccomp_profile, value, reader)
+            }
+            12 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::AppArmorProfile,
+                    _,
+                >(&mut self.app_armor_profile, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::Capabilities, _>(out, 1, &self.capabilities);
+        p::put_message::<
+            k8s_openapi::api::core::v1::Capabilities,
+            _,
+        >(out, 1, &self.capabilities);
         p::put_boolean(out, 2, &self.privileged);
-        p::put_message::<k8s_openapi::api::core::v1::SELinuxOptions, _>(
-            out,
-            3,
-            &self.se_linux_options,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::WindowsSecurityContextOptions, _>(
-            out,
-            10,
-            &self.windows_options,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::SELinuxOptions,
+            _,
+        >(out, 3, &self.se_linux_options);
+        p::put_message::<
+            k8s_openapi::api::core::v1::WindowsSecurityContextOptions,
+            _,
+        >(out, 10, &self.windows_options);
         p::put_int64(out, 4, &self.run_as_user);
         p::put_int64(out, 8, &self.run_as_group);
         p::put_boolean(out, 5, &self.run_as_non_root);
         p::put_boolean(out, 6, &self.read_only_root_filesystem);
         p::put_boolean(out, 7, &self.allow_privilege_escalation);
         p::put_string(out, 9, &self.proc_mount);
-        p::put_message::<k8s_openapi::api::core::v1::SeccompProfile, _>(
-            out,
-            11,
-            &self.seccomp_profile,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::AppArmorProfile, _>(
-            out,
-            12,
-            &self.app_armor_profile,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::SeccompProfile,
+            _,
+        >(out, 11, &self.seccomp_profile);
+        p::put_message::<
+            k8s_openapi::api::core::v1::AppArmorProfile,
+            _,
+        >(out, 12, &self.app_armor_profile);
     }
 }
 impl Message for k8s_openapi::api::core::v1::Service {
@@ -6777,32 +7361,37 @@ impl Message for k8s_openapi::api::core::v1::Service {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::ServiceSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::ServiceStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ServiceSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ServiceStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::core::v1::ServiceSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::core::v1::ServiceStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ServiceStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::core::v1::ServiceAccount {
@@ -6817,37 +7406,41 @@ impl Message for k8s_openapi::api::core::v1::ServiceAccount {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.secrets,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.image_pull_secrets,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.secrets, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.image_pull_secrets, value, reader)
+            }
             4 => f::boolean(&mut self.automount_service_account_token, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 2, &self.secrets);
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            3,
-            &self.image_pull_secrets,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 2, &self.secrets);
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 3, &self.image_pull_secrets);
         p::put_boolean(out, 4, &self.automount_service_account_token);
     }
 }
@@ -6891,11 +7484,12 @@ impl Message for k8s_openapi::api::core::v1::ServicePort {
             2 => f::string_or_absent(&mut self.protocol, value),
             6 => f::string(&mut self.app_protocol, value),
             3 => f::int32(&mut self.port, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.target_port,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.target_port, value, reader)
+            }
             5 => f::int32_or_absent(&mut self.node_port, value),
             _ => Ok(()),
         }
@@ -6905,11 +7499,10 @@ impl Message for k8s_openapi::api::core::v1::ServicePort {
         p::put_string_value(out, 2, &self.protocol);
         p::put_string(out, 6, &self.app_protocol);
         p::put_int32(out, 3, &self.port);
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out,
-            4,
-            &self.target_port,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 4, &self.target_port);
         p::put_int32_value(out, 5, &self.node_port);
     }
 }
@@ -6925,18 +7518,13 @@ impl Message for k8s_openapi::api::core::v1::ServiceSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::ServicePort, _>(
-                &mut self.ports,
-                value,
-                reader,
-            ),
-            2 => f::map(
-                &mut self.selector,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ServicePort,
+                    _,
+                >(&mut self.ports, value, reader)
+            }
+            2 => f::map(&mut self.selector, value, reader, String::new, f::string_value),
             3 => f::string_or_absent(&mut self.cluster_ip, value),
             18 => f::string(&mut self.cluster_ips, value),
             4 => f::string_or_absent(&mut self.type_, value),
@@ -6948,11 +7536,12 @@ impl Message for k8s_openapi::api::core::v1::ServiceSpec {
             11 => f::string_or_absent(&mut self.external_traffic_policy, value),
             12 => f::int32_or_absent(&mut self.health_check_node_port, value),
             13 => f::boolean_or_absent(&mut self.publish_not_ready_addresses, value),
-            14 => f::message::<k8s_openapi::api::core::v1::SessionAffinityConfig, _>(
-                &mut self.session_affinity_config,
-                value,
-                reader,
-            ),
+            14 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SessionAffinityConfig,
+                    _,
+                >(&mut self.session_affinity_config, value, reader)
+            }
             19 => f::string(&mut self.ip_families, value),
             17 => f::string(&mut self.ip_family_policy, value),
             20 => f::boolean(&mut self.allocate_load_balancer_node_ports, value),
@@ -6963,7 +7552,10 @@ impl Message for k8s_openapi::api::core::v1::ServiceSpec {
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::ServicePort, _>(out, 1, &self.ports);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ServicePort,
+            _,
+        >(out, 1, &self.ports);
         p::put_map(out, 2, &self.selector, p::string_value);
         p::put_string_value(out, 3, &self.cluster_ip);
         p::put_string(out, 18, &self.cluster_ips);
@@ -6976,11 +7568,10 @@ impl Message for k8s_openapi::api::core::v1::ServiceSpec {
         p::put_string_value(out, 11, &self.external_traffic_policy);
         p::put_int32_value(out, 12, &self.health_check_node_port);
         p::put_boolean_value(out, 13, &self.publish_not_ready_addresses);
-        p::put_message::<k8s_openapi::api::core::v1::SessionAffinityConfig, _>(
-            out,
-            14,
-            &self.session_affinity_config,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::SessionAffinityConfig,
+            _,
+        >(out, 14, &self.session_affinity_config);
         p::put_string(out, 19, &self.ip_families);
         p::put_string(out, 17, &self.ip_family_policy);
         p::put_boolean(out, 20, &self.allocate_load_balancer_node_ports);
@@ -7001,30 +7592,30 @@ impl Message for k8s_openapi::api::core::v1::ServiceStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::LoadBalancerStatus, _>(
-                &mut self.load_balancer,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LoadBalancerStatus,
+                    _,
+                >(&mut self.load_balancer, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::LoadBalancerStatus, _>(
-            out,
-            1,
-            &self.load_balancer,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            2,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::LoadBalancerStatus,
+            _,
+        >(out, 1, &self.load_balancer);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 2, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::core::v1::SessionAffinityConfig {
@@ -7039,16 +7630,20 @@ impl Message for k8s_openapi::api::core::v1::SessionAffinityConfig {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::ClientIPConfig, _>(
-                &mut self.client_ip,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ClientIPConfig,
+                    _,
+                >(&mut self.client_ip, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::ClientIPConfig, _>(out, 1, &self.client_ip);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ClientIPConfig,
+            _,
+        >(out, 1, &self.client_ip);
     }
 }
 impl Message for k8s_openapi::api::core::v1::SleepAction {
@@ -7087,11 +7682,12 @@ impl Message for k8s_openapi::api::core::v1::StorageOSPersistentVolumeSource {
             2 => f::string_or_absent(&mut self.volume_namespace, value),
             3 => f::string_or_absent(&mut self.fs_type, value),
             4 => f::boolean_or_absent(&mut self.read_only, value),
-            5 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -7100,7 +7696,10 @@ impl Message for k8s_openapi::api::core::v1::StorageOSPersistentVolumeSource {
         p::put_string_value(out, 2, &self.volume_namespace);
         p::put_string_value(out, 3, &self.fs_type);
         p::put_boolean_value(out, 4, &self.read_only);
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 5, &self.secret_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 5, &self.secret_ref);
     }
 }
 impl Message for k8s_openapi::api::core::v1::StorageOSVolumeSource {
@@ -7119,11 +7718,12 @@ impl Message for k8s_openapi::api::core::v1::StorageOSVolumeSource {
             2 => f::string_or_absent(&mut self.volume_namespace, value),
             3 => f::string_or_absent(&mut self.fs_type, value),
             4 => f::boolean_or_absent(&mut self.read_only, value),
-            5 => f::message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-                &mut self.secret_ref,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::LocalObjectReference,
+                    _,
+                >(&mut self.secret_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -7132,11 +7732,10 @@ impl Message for k8s_openapi::api::core::v1::StorageOSVolumeSource {
         p::put_string_value(out, 2, &self.volume_namespace);
         p::put_string_value(out, 3, &self.fs_type);
         p::put_boolean_value(out, 4, &self.read_only);
-        p::put_message::<k8s_openapi::api::core::v1::LocalObjectReference, _>(
-            out,
-            5,
-            &self.secret_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::LocalObjectReference,
+            _,
+        >(out, 5, &self.secret_ref);
     }
 }
 impl Message for k8s_openapi::api::core::v1::Sysctl {
@@ -7173,19 +7772,21 @@ impl Message for k8s_openapi::api::core::v1::TCPSocketAction {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.port,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.port, value, reader)
+            }
             2 => f::string_or_absent(&mut self.host, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out, 1, &self.port,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 1, &self.port);
         p::put_string_value(out, 2, &self.host);
     }
 }
@@ -7204,11 +7805,12 @@ impl Message for k8s_openapi::api::core::v1::Taint {
             1 => f::string(&mut self.key, value),
             2 => f::string_or_absent(&mut self.value, value),
             3 => f::string(&mut self.effect, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.time_added,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.time_added, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -7216,11 +7818,10 @@ impl Message for k8s_openapi::api::core::v1::Taint {
         p::put_string(out, 1, &self.key);
         p::put_string_value(out, 2, &self.value);
         p::put_string(out, 3, &self.effect);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.time_added,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.time_added);
     }
 }
 impl Message for k8s_openapi::api::core::v1::Toleration {
@@ -7285,20 +7886,20 @@ impl Message for k8s_openapi::api::core::v1::TopologySelectorTerm {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::TopologySelectorLabelRequirement, _>(
-                &mut self.match_label_expressions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::TopologySelectorLabelRequirement,
+                    _,
+                >(&mut self.match_label_expressions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::TopologySelectorLabelRequirement, _>(
-            out,
-            1,
-            &self.match_label_expressions,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::TopologySelectorLabelRequirement,
+            _,
+        >(out, 1, &self.match_label_expressions);
     }
 }
 impl Message for k8s_openapi::api::core::v1::TopologySpreadConstraint {
@@ -7316,11 +7917,12 @@ impl Message for k8s_openapi::api::core::v1::TopologySpreadConstraint {
             1 => f::int32(&mut self.max_skew, value),
             2 => f::string(&mut self.topology_key, value),
             3 => f::string(&mut self.when_unsatisfiable, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.label_selector,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.label_selector, value, reader)
+            }
             5 => f::int32(&mut self.min_domains, value),
             6 => f::string(&mut self.node_affinity_policy, value),
             7 => f::string(&mut self.node_taints_policy, value),
@@ -7332,11 +7934,10 @@ impl Message for k8s_openapi::api::core::v1::TopologySpreadConstraint {
         p::put_int32(out, 1, &self.max_skew);
         p::put_string(out, 2, &self.topology_key);
         p::put_string(out, 3, &self.when_unsatisfiable);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            4,
-            &self.label_selector,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 4, &self.label_selector);
         p::put_int32(out, 5, &self.min_domains);
         p::put_string(out, 6, &self.node_affinity_policy);
         p::put_string(out, 7, &self.node_taints_policy);
@@ -7407,298 +8008,325 @@ impl Message for k8s_openapi::api::core::v1::Volume {
         match number {
             1 => f::string(&mut self.name, value),
             2 => {
-                f::inline(value, reader, |number, value, reader| match number {
-                    1 => f::message::<k8s_openapi::api::core::v1::HostPathVolumeSource, _>(
-                        &mut self.host_path,
-                        value,
-                        reader,
-                    ),
-                    2 => f::message::<k8s_openapi::api::core::v1::EmptyDirVolumeSource, _>(
-                        &mut self.empty_dir,
-                        value,
-                        reader,
-                    ),
-                    3 => {
-                        f::message::<k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource, _>(
-                            &mut self.gce_persistent_disk,
-                            value,
-                            reader,
-                        )
-                    }
-                    4 => f::message::<
-                        k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource,
-                        _,
-                    >(&mut self.aws_elastic_block_store, value, reader),
-                    5 => f::message::<k8s_openapi::api::core::v1::GitRepoVolumeSource, _>(
-                        &mut self.git_repo,
-                        value,
-                        reader,
-                    ),
-                    6 => f::message::<k8s_openapi::api::core::v1::SecretVolumeSource, _>(
-                        &mut self.secret,
-                        value,
-                        reader,
-                    ),
-                    7 => f::message::<k8s_openapi::api::core::v1::NFSVolumeSource, _>(
-                        &mut self.nfs,
-                        value,
-                        reader,
-                    ),
-                    8 => f::message::<k8s_openapi::api::core::v1::ISCSIVolumeSource, _>(
-                        &mut self.iscsi,
-                        value,
-                        reader,
-                    ),
-                    9 => f::message::<k8s_openapi::api::core::v1::GlusterfsVolumeSource, _>(
-                        &mut self.glusterfs,
-                        value,
-                        reader,
-                    ),
-                    10 => f::message::<
-                        k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource,
-                        _,
-                    >(&mut self.persistent_volume_claim, value, reader),
-                    11 => f::message::<k8s_openapi::api::core::v1::RBDVolumeSource, _>(
-                        &mut self.rbd,
-                        value,
-                        reader,
-                    ),
-                    12 => f::message::<k8s_openapi::api::core::v1::FlexVolumeSource, _>(
-                        &mut self.flex_volume,
-                        value,
-                        reader,
-                    ),
-                    13 => f::message::<k8s_openapi::api::core::v1::CinderVolumeSource, _>(
-                        &mut self.cinder,
-                        value,
-                        reader,
-                    ),
-                    14 => f::message::<k8s_openapi::api::core::v1::CephFSVolumeSource, _>(
-                        &mut self.cephfs,
-                        value,
-                        reader,
-                    ),
-                    15 => f::message::<k8s_openapi::api::core::v1::FlockerVolumeSource, _>(
-                        &mut self.flocker,
-                        value,
-                        reader,
-                    ),
-                    16 => f::message::<k8s_openapi::api::core::v1::DownwardAPIVolumeSource, _>(
-                        &mut self.downward_api,
-                        value,
-                        reader,
-                    ),
-                    17 => f::message::<k8s_openapi::api::core::v1::FCVolumeSource, _>(
-                        &mut self.fc,
-                        value,
-                        reader,
-                    ),
-                    18 => f::message::<k8s_openapi::api::core::v1::AzureFileVolumeSource, _>(
-                        &mut self.azure_file,
-                        value,
-                        reader,
-                    ),
-                    19 => f::message::<k8s_openapi::api::core::v1::ConfigMapVolumeSource, _>(
-                        &mut self.config_map,
-                        value,
-                        reader,
-                    ),
-                    20 => {
-                        f::message::<k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource, _>(
-                            &mut self.vsphere_volume,
-                            value,
-                            reader,
-                        )
-                    }
-                    21 => f::message::<k8s_openapi::api::core::v1::QuobyteVolumeSource, _>(
-                        &mut self.quobyte,
-                        value,
-                        reader,
-                    ),
-                    22 => f::message::<k8s_openapi::api::core::v1::AzureDiskVolumeSource, _>(
-                        &mut self.azure_disk,
-                        value,
-                        reader,
-                    ),
-                    23 => f::message::<
-                        k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource,
-                        _,
-                    >(&mut self.photon_persistent_disk, value, reader),
-                    26 => f::message::<k8s_openapi::api::core::v1::ProjectedVolumeSource, _>(
-                        &mut self.projected,
-                        value,
-                        reader,
-                    ),
-                    24 => f::message::<k8s_openapi::api::core::v1::PortworxVolumeSource, _>(
-                        &mut self.portworx_volume,
-                        value,
-                        reader,
-                    ),
-                    25 => f::message::<k8s_openapi::api::core::v1::ScaleIOVolumeSource, _>(
-                        &mut self.scale_io,
-                        value,
-                        reader,
-                    ),
-                    27 => f::message::<k8s_openapi::api::core::v1::StorageOSVolumeSource, _>(
-                        &mut self.storageos,
-                        value,
-                        reader,
-                    ),
-                    28 => f::message::<k8s_openapi::api::core::v1::CSIVolumeSource, _>(
-                        &mut self.csi,
-                        value,
-                        reader,
-                    ),
-                    29 => f::message::<k8s_openapi::api::core::v1::EphemeralVolumeSource, _>(
-                        &mut self.ephemeral,
-                        value,
-                        reader,
-                    ),
-                    30 => f::message::<k8s_openapi::api::core::v1::ImageVolumeSource, _>(
-                        &mut self.image,
-                        value,
-                        reader,
-                    ),
-                    _ => Ok(()),
-                })
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::HostPathVolumeSource,
+                                _,
+                            >(&mut self.host_path, value, reader)
+                        }
+                        2 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::EmptyDirVolumeSource,
+                                _,
+                            >(&mut self.empty_dir, value, reader)
+                        }
+                        3 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource,
+                                _,
+                            >(&mut self.gce_persistent_disk, value, reader)
+                        }
+                        4 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource,
+                                _,
+                            >(&mut self.aws_elastic_block_store, value, reader)
+                        }
+                        5 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::GitRepoVolumeSource,
+                                _,
+                            >(&mut self.git_repo, value, reader)
+                        }
+                        6 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::SecretVolumeSource,
+                                _,
+                            >(&mut self.secret, value, reader)
+                        }
+                        7 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::NFSVolumeSource,
+                                _,
+                            >(&mut self.nfs, value, reader)
+                        }
+                        8 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ISCSIVolumeSource,
+                                _,
+                            >(&mut self.iscsi, value, reader)
+                        }
+                        9 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::GlusterfsVolumeSource,
+                                _,
+                            >(&mut self.glusterfs, value, reader)
+                        }
+                        10 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource,
+                                _,
+                            >(&mut self.persistent_volume_claim, value, reader)
+                        }
+                        11 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::RBDVolumeSource,
+                                _,
+                            >(&mut self.rbd, value, reader)
+                        }
+                        12 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::FlexVolumeSource,
+                                _,
+                            >(&mut self.flex_volume, value, reader)
+                        }
+                        13 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::CinderVolumeSource,
+                                _,
+                            >(&mut self.cinder, value, reader)
+                        }
+                        14 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::CephFSVolumeSource,
+                                _,
+                            >(&mut self.cephfs, value, reader)
+                        }
+                        15 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::FlockerVolumeSource,
+                                _,
+                            >(&mut self.flocker, value, reader)
+                        }
+                        16 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::DownwardAPIVolumeSource,
+                                _,
+                            >(&mut self.downward_api, value, reader)
+                        }
+                        17 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::FCVolumeSource,
+                                _,
+                            >(&mut self.fc, value, reader)
+                        }
+                        18 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::AzureFileVolumeSource,
+                                _,
+                            >(&mut self.azure_file, value, reader)
+                        }
+                        19 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ConfigMapVolumeSource,
+                                _,
+                            >(&mut self.config_map, value, reader)
+                        }
+                        20 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource,
+                                _,
+                            >(&mut self.vsphere_volume, value, reader)
+                        }
+                        21 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::QuobyteVolumeSource,
+                                _,
+                            >(&mut self.quobyte, value, reader)
+                        }
+                        22 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::AzureDiskVolumeSource,
+                                _,
+                            >(&mut self.azure_disk, value, reader)
+                        }
+                        23 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource,
+                                _,
+                            >(&mut self.photon_persistent_disk, value, reader)
+                        }
+                        26 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ProjectedVolumeSource,
+                                _,
+                            >(&mut self.projected, value, reader)
+                        }
+                        24 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::PortworxVolumeSource,
+                                _,
+                            >(&mut self.portworx_volume, value, reader)
+                        }
+                        25 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ScaleIOVolumeSource,
+                                _,
+                            >(&mut self.scale_io, value, reader)
+                        }
+                        27 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::StorageOSVolumeSource,
+                                _,
+                            >(&mut self.storageos, value, reader)
+                        }
+                        28 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::CSIVolumeSource,
+                                _,
+                            >(&mut self.csi, value, reader)
+                        }
+                        29 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::EphemeralVolumeSource,
+                                _,
+                            >(&mut self.ephemeral, value, reader)
+                        }
+                        30 => {
+                            f::message::<
+                                k8s_openapi::api::core::v1::ImageVolumeSource,
+                                _,
+                            >(&mut self.image, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::length_prefixed(out, 2, |out| {
-            p::put_message::<k8s_openapi::api::core::v1::HostPathVolumeSource, _>(
-                out,
-                1,
-                &self.host_path,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::EmptyDirVolumeSource, _>(
-                out,
-                2,
-                &self.empty_dir,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource, _>(
-                out,
-                3,
-                &self.gce_persistent_disk,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource, _>(
-                out,
-                4,
-                &self.aws_elastic_block_store,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::GitRepoVolumeSource, _>(
-                out,
-                5,
-                &self.git_repo,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::SecretVolumeSource, _>(
-                out,
-                6,
-                &self.secret,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::NFSVolumeSource, _>(out, 7, &self.nfs);
-            p::put_message::<k8s_openapi::api::core::v1::ISCSIVolumeSource, _>(out, 8, &self.iscsi);
-            p::put_message::<k8s_openapi::api::core::v1::GlusterfsVolumeSource, _>(
-                out,
-                9,
-                &self.glusterfs,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource, _>(
-                out,
-                10,
-                &self.persistent_volume_claim,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::RBDVolumeSource, _>(out, 11, &self.rbd);
-            p::put_message::<k8s_openapi::api::core::v1::FlexVolumeSource, _>(
-                out,
-                12,
-                &self.flex_volume,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::CinderVolumeSource, _>(
-                out,
-                13,
-                &self.cinder,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::CephFSVolumeSource, _>(
-                out,
-                14,
-                &self.cephfs,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::FlockerVolumeSource, _>(
-                out,
-                15,
-                &self.flocker,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::DownwardAPIVolumeSource, _>(
-                out,
-                16,
-                &self.downward_api,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::FCVolumeSource, _>(out, 17, &self.fc);
-            p::put_message::<k8s_openapi::api::core::v1::AzureFileVolumeSource, _>(
-                out,
-                18,
-                &self.azure_file,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::ConfigMapVolumeSource, _>(
-                out,
-                19,
-                &self.config_map,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource, _>(
-                out,
-                20,
-                &self.vsphere_volume,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::QuobyteVolumeSource, _>(
-                out,
-                21,
-                &self.quobyte,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::AzureDiskVolumeSource, _>(
-                out,
-                22,
-                &self.azure_disk,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource, _>(
-                out,
-                23,
-                &self.photon_persistent_disk,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::ProjectedVolumeSource, _>(
-                out,
-                26,
-                &self.projected,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::PortworxVolumeSource, _>(
-                out,
-                24,
-                &self.portworx_volume,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::ScaleIOVolumeSource, _>(
-                out,
-                25,
-                &self.scale_io,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::StorageOSVolumeSource, _>(
-                out,
-                27,
-                &self.storageos,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::CSIVolumeSource, _>(out, 28, &self.csi);
-            p::put_message::<k8s_openapi::api::core::v1::EphemeralVolumeSource, _>(
-                out,
-                29,
-                &self.ephemeral,
-            );
-            p::put_message::<k8s_openapi::api::core::v1::ImageVolumeSource, _>(
-                out,
-                30,
-                &self.image,
-            );
-        });
+        p::length_prefixed(
+            out,
+            2,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::core::v1::HostPathVolumeSource,
+                    _,
+                >(out, 1, &self.host_path);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::EmptyDirVolumeSource,
+                    _,
+                >(out, 2, &self.empty_dir);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource,
+                    _,
+                >(out, 3, &self.gce_persistent_disk);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource,
+                    _,
+                >(out, 4, &self.aws_elastic_block_store);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::GitRepoVolumeSource,
+                    _,
+                >(out, 5, &self.git_repo);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::SecretVolumeSource,
+                    _,
+                >(out, 6, &self.secret);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::NFSVolumeSource,
+                    _,
+                >(out, 7, &self.nfs);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ISCSIVolumeSource,
+                    _,
+                >(out, 8, &self.iscsi);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::GlusterfsVolumeSource,
+                    _,
+                >(out, 9, &self.glusterfs);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource,
+                    _,
+                >(out, 10, &self.persistent_volume_claim);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::RBDVolumeSource,
+                    _,
+                >(out, 11, &self.rbd);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::FlexVolumeSource,
+                    _,
+                >(out, 12, &self.flex_volume);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::CinderVolumeSource,
+                    _,
+                >(out, 13, &self.cinder);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::CephFSVolumeSource,
+                    _,
+                >(out, 14, &self.cephfs);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::FlockerVolumeSource,
+                    _,
+                >(out, 15, &self.flocker);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::DownwardAPIVolumeSource,
+                    _,
+                >(out, 16, &self.downward_api);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::FCVolumeSource,
+                    _,
+                >(out, 17, &self.fc);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::AzureFileVolumeSource,
+                    _,
+                >(out, 18, &self.azure_file);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ConfigMapVolumeSource,
+                    _,
+                >(out, 19, &self.config_map);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource,
+                    _,
+                >(out, 20, &self.vsphere_volume);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::QuobyteVolumeSource,
+                    _,
+                >(out, 21, &self.quobyte);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::AzureDiskVolumeSource,
+                    _,
+                >(out, 22, &self.azure_disk);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource,
+                    _,
+                >(out, 23, &self.photon_persistent_disk);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ProjectedVolumeSource,
+                    _,
+                >(out, 26, &self.projected);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::PortworxVolumeSource,
+                    _,
+                >(out, 24, &self.portworx_volume);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ScaleIOVolumeSource,
+                    _,
+                >(out, 25, &self.scale_io);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::StorageOSVolumeSource,
+                    _,
+                >(out, 27, &self.storageos);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::CSIVolumeSource,
+                    _,
+                >(out, 28, &self.csi);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::EphemeralVolumeSource,
+                    _,
+                >(out, 29, &self.ephemeral);
+                p::put_message::<
+                    k8s_openapi::api::core::v1::ImageVolumeSource,
+                    _,
+                >(out, 30, &self.image);
+            },
+        );
     }
 }
 impl Message for k8s_openapi::api::core::v1::VolumeDevice {
@@ -7772,11 +8400,12 @@ impl Message for k8s_openapi::api::core::v1::VolumeMountStatus {
             3 => f::boolean_or_absent(&mut self.read_only, value),
             4 => f::string(&mut self.recursive_read_only, value),
             #[cfg(k8s_openapi_ge_1_36)]
-            5 => f::message::<k8s_openapi::api::core::v1::VolumeStatus, _>(
-                &mut self.volume_status,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::VolumeStatus,
+                    _,
+                >(&mut self.volume_status, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -7786,7 +8415,10 @@ impl Message for k8s_openapi::api::core::v1::VolumeMountStatus {
         p::put_boolean_value(out, 3, &self.read_only);
         p::put_string(out, 4, &self.recursive_read_only);
         #[cfg(k8s_openapi_ge_1_36)]
-        p::put_message::<k8s_openapi::api::core::v1::VolumeStatus, _>(out, 5, &self.volume_status);
+        p::put_message::<
+            k8s_openapi::api::core::v1::VolumeStatus,
+            _,
+        >(out, 5, &self.volume_status);
     }
 }
 impl Message for k8s_openapi::api::core::v1::VolumeNodeAffinity {
@@ -7801,16 +8433,20 @@ impl Message for k8s_openapi::api::core::v1::VolumeNodeAffinity {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::NodeSelector, _>(
-                &mut self.required,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelector,
+                    _,
+                >(&mut self.required, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelector, _>(out, 1, &self.required);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelector,
+            _,
+        >(out, 1, &self.required);
     }
 }
 impl Message for k8s_openapi::api::core::v1::VolumeProjection {
@@ -7825,68 +8461,72 @@ impl Message for k8s_openapi::api::core::v1::VolumeProjection {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::SecretProjection, _>(
-                &mut self.secret,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::DownwardAPIProjection, _>(
-                &mut self.downward_api,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::ConfigMapProjection, _>(
-                &mut self.config_map,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::core::v1::ServiceAccountTokenProjection, _>(
-                &mut self.service_account_token,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::api::core::v1::ClusterTrustBundleProjection, _>(
-                &mut self.cluster_trust_bundle,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::SecretProjection,
+                    _,
+                >(&mut self.secret, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::DownwardAPIProjection,
+                    _,
+                >(&mut self.downward_api, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ConfigMapProjection,
+                    _,
+                >(&mut self.config_map, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ServiceAccountTokenProjection,
+                    _,
+                >(&mut self.service_account_token, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ClusterTrustBundleProjection,
+                    _,
+                >(&mut self.cluster_trust_bundle, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
-            6 => f::message::<k8s_openapi::api::core::v1::PodCertificateProjection, _>(
-                &mut self.pod_certificate,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodCertificateProjection,
+                    _,
+                >(&mut self.pod_certificate, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::SecretProjection, _>(out, 1, &self.secret);
-        p::put_message::<k8s_openapi::api::core::v1::DownwardAPIProjection, _>(
-            out,
-            2,
-            &self.downward_api,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ConfigMapProjection, _>(
-            out,
-            3,
-            &self.config_map,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ServiceAccountTokenProjection, _>(
-            out,
-            4,
-            &self.service_account_token,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::ClusterTrustBundleProjection, _>(
-            out,
-            5,
-            &self.cluster_trust_bundle,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::SecretProjection,
+            _,
+        >(out, 1, &self.secret);
+        p::put_message::<
+            k8s_openapi::api::core::v1::DownwardAPIProjection,
+            _,
+        >(out, 2, &self.downward_api);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ConfigMapProjection,
+            _,
+        >(out, 3, &self.config_map);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ServiceAccountTokenProjection,
+            _,
+        >(out, 4, &self.service_account_token);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ClusterTrustBundleProjection,
+            _,
+        >(out, 5, &self.cluster_trust_bundle);
         #[cfg(k8s_openapi_ge_1_34)]
-        p::put_message::<k8s_openapi::api::core::v1::PodCertificateProjection, _>(
-            out,
-            6,
-            &self.pod_certificate,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodCertificateProjection,
+            _,
+        >(out, 6, &self.pod_certificate);
     }
 }
 impl Message for k8s_openapi::api::core::v1::VolumeResourceRequirements {
@@ -7901,20 +8541,28 @@ impl Message for k8s_openapi::api::core::v1::VolumeResourceRequirements {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.limits,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
-            2 => f::map(
-                &mut self.requests,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            1 => {
+                f::map(
+                    &mut self.limits,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
+            2 => {
+                f::map(
+                    &mut self.requests,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -7946,16 +8594,20 @@ impl Message for k8s_openapi::api::core::v1::VolumeStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::core::v1::ImageVolumeStatus, _>(
-                &mut self.image,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ImageVolumeStatus,
+                    _,
+                >(&mut self.image, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::core::v1::ImageVolumeStatus, _>(out, 1, &self.image);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ImageVolumeStatus,
+            _,
+        >(out, 1, &self.image);
     }
 }
 impl Message for k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource {
@@ -7997,21 +8649,21 @@ impl Message for k8s_openapi::api::core::v1::WeightedPodAffinityTerm {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int32(&mut self.weight, value),
-            2 => f::message::<k8s_openapi::api::core::v1::PodAffinityTerm, _>(
-                &mut self.pod_affinity_term,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PodAffinityTerm,
+                    _,
+                >(&mut self.pod_affinity_term, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 1, &self.weight);
-        p::put_message::<k8s_openapi::api::core::v1::PodAffinityTerm, _>(
-            out,
-            2,
-            &self.pod_affinity_term,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PodAffinityTerm,
+            _,
+        >(out, 2, &self.pod_affinity_term);
     }
 }
 impl Message for k8s_openapi::api::core::v1::WindowsSecurityContextOptions {

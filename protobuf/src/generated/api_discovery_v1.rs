@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.discovery.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::discovery::v1::Endpoint {
     const NAME: &'static str = "Endpoint";
     fn empty() -> Self {
@@ -18,47 +18,57 @@ impl Message for k8s_openapi::api::discovery::v1::Endpoint {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.addresses, value),
-            2 => f::message::<k8s_openapi::api::discovery::v1::EndpointConditions, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::discovery::v1::EndpointConditions,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             3 => f::string(&mut self.hostname, value),
-            4 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.target_ref,
-                value,
-                reader,
-            ),
-            5 => f::map(
-                &mut self.deprecated_topology,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.target_ref, value, reader)
+            }
+            5 => {
+                f::map(
+                    &mut self.deprecated_topology,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
             6 => f::string(&mut self.node_name, value),
             7 => f::string(&mut self.zone, value),
-            8 => f::message::<k8s_openapi::api::discovery::v1::EndpointHints, _>(
-                &mut self.hints,
-                value,
-                reader,
-            ),
+            8 => {
+                f::message::<
+                    k8s_openapi::api::discovery::v1::EndpointHints,
+                    _,
+                >(&mut self.hints, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.addresses);
-        p::put_message::<k8s_openapi::api::discovery::v1::EndpointConditions, _>(
-            out,
-            2,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::discovery::v1::EndpointConditions,
+            _,
+        >(out, 2, &self.conditions);
         p::put_string(out, 3, &self.hostname);
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 4, &self.target_ref);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 4, &self.target_ref);
         p::put_map(out, 5, &self.deprecated_topology, p::string_value);
         p::put_string(out, 6, &self.node_name);
         p::put_string(out, 7, &self.zone);
-        p::put_message::<k8s_openapi::api::discovery::v1::EndpointHints, _>(out, 8, &self.hints);
+        p::put_message::<
+            k8s_openapi::api::discovery::v1::EndpointHints,
+            _,
+        >(out, 8, &self.hints);
     }
 }
 impl Message for k8s_openapi::api::discovery::v1::EndpointConditions {
@@ -97,22 +107,30 @@ impl Message for k8s_openapi::api::discovery::v1::EndpointHints {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::discovery::v1::ForZone, _>(
-                &mut self.for_zones,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::discovery::v1::ForNode, _>(
-                &mut self.for_nodes,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::discovery::v1::ForZone,
+                    _,
+                >(&mut self.for_zones, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::discovery::v1::ForNode,
+                    _,
+                >(&mut self.for_nodes, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::discovery::v1::ForZone, _>(out, 1, &self.for_zones);
-        p::put_message::<k8s_openapi::api::discovery::v1::ForNode, _>(out, 2, &self.for_nodes);
+        p::put_message::<
+            k8s_openapi::api::discovery::v1::ForZone,
+            _,
+        >(out, 1, &self.for_zones);
+        p::put_message::<
+            k8s_openapi::api::discovery::v1::ForNode,
+            _,
+        >(out, 2, &self.for_nodes);
     }
 }
 impl Message for k8s_openapi::api::discovery::v1::EndpointPort {
@@ -153,34 +171,42 @@ impl Message for k8s_openapi::api::discovery::v1::EndpointSlice {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             4 => f::string(&mut self.address_type, value),
-            2 => f::message::<k8s_openapi::api::discovery::v1::Endpoint, _>(
-                &mut self.endpoints,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::discovery::v1::EndpointPort, _>(
-                &mut self.ports,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::discovery::v1::Endpoint,
+                    _,
+                >(&mut self.endpoints, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::discovery::v1::EndpointPort,
+                    _,
+                >(&mut self.ports, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_string(out, 4, &self.address_type);
-        p::put_message::<k8s_openapi::api::discovery::v1::Endpoint, _>(out, 2, &self.endpoints);
-        p::put_message::<k8s_openapi::api::discovery::v1::EndpointPort, _>(out, 3, &self.ports);
+        p::put_message::<
+            k8s_openapi::api::discovery::v1::Endpoint,
+            _,
+        >(out, 2, &self.endpoints);
+        p::put_message::<
+            k8s_openapi::api::discovery::v1::EndpointPort,
+            _,
+        >(out, 3, &self.ports);
     }
 }
 impl Message for k8s_openapi::api::discovery::v1::ForNode {

@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.events.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::events::v1::Event {
     const NAME: &'static str = "Event";
     fn empty() -> Self {
@@ -17,91 +17,103 @@ impl Message for k8s_openapi::api::events::v1::Event {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-                &mut self.event_time,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::events::v1::EventSeries, _>(
-                &mut self.series,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+                    _,
+                >(&mut self.event_time, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::events::v1::EventSeries,
+                    _,
+                >(&mut self.series, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reporting_controller, value),
             5 => f::string_or_absent(&mut self.reporting_instance, value),
             6 => f::string_or_absent(&mut self.action, value),
             7 => f::string_or_absent(&mut self.reason, value),
-            8 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.regarding,
-                value,
-                reader,
-            ),
-            9 => f::message::<k8s_openapi::api::core::v1::ObjectReference, _>(
-                &mut self.related,
-                value,
-                reader,
-            ),
+            8 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.regarding, value, reader)
+            }
+            9 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::ObjectReference,
+                    _,
+                >(&mut self.related, value, reader)
+            }
             10 => f::string_or_absent(&mut self.note, value),
             11 => f::string_or_absent(&mut self.type_, value),
-            12 => f::message::<k8s_openapi::api::core::v1::EventSource, _>(
-                &mut self.deprecated_source,
-                value,
-                reader,
-            ),
-            13 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.deprecated_first_timestamp,
-                value,
-                reader,
-            ),
-            14 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.deprecated_last_timestamp,
-                value,
-                reader,
-            ),
+            12 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::EventSource,
+                    _,
+                >(&mut self.deprecated_source, value, reader)
+            }
+            13 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.deprecated_first_timestamp, value, reader)
+            }
+            14 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.deprecated_last_timestamp, value, reader)
+            }
             15 => f::int32_or_absent(&mut self.deprecated_count, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-            out,
-            2,
-            &self.event_time,
-        );
-        p::put_message::<k8s_openapi::api::events::v1::EventSeries, _>(out, 3, &self.series);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+            _,
+        >(out, 2, &self.event_time);
+        p::put_message::<
+            k8s_openapi::api::events::v1::EventSeries,
+            _,
+        >(out, 3, &self.series);
         p::put_string_value(out, 4, &self.reporting_controller);
         p::put_string_value(out, 5, &self.reporting_instance);
         p::put_string_value(out, 6, &self.action);
         p::put_string_value(out, 7, &self.reason);
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 8, &self.regarding);
-        p::put_message::<k8s_openapi::api::core::v1::ObjectReference, _>(out, 9, &self.related);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 8, &self.regarding);
+        p::put_message::<
+            k8s_openapi::api::core::v1::ObjectReference,
+            _,
+        >(out, 9, &self.related);
         p::put_string_value(out, 10, &self.note);
         p::put_string_value(out, 11, &self.type_);
-        p::put_message::<k8s_openapi::api::core::v1::EventSource, _>(
-            out,
-            12,
-            &self.deprecated_source,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            13,
-            &self.deprecated_first_timestamp,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            14,
-            &self.deprecated_last_timestamp,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::EventSource,
+            _,
+        >(out, 12, &self.deprecated_source);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 13, &self.deprecated_first_timestamp);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 14, &self.deprecated_last_timestamp);
         p::put_int32_value(out, 15, &self.deprecated_count);
     }
 }
@@ -123,20 +135,20 @@ impl Message for k8s_openapi::api::events::v1::EventSeries {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int32(&mut self.count, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-                &mut self.last_observed_time,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+                    _,
+                >(&mut self.last_observed_time, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 1, &self.count);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime, _>(
-            out,
-            2,
-            &self.last_observed_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
+            _,
+        >(out, 2, &self.last_observed_time);
     }
 }

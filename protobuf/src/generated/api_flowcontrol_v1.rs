@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.flowcontrol.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::flowcontrol::v1::ExemptPriorityLevelConfiguration {
     const NAME: &'static str = "ExemptPriorityLevelConfiguration";
     fn empty() -> Self {
@@ -59,36 +59,40 @@ impl Message for k8s_openapi::api::flowcontrol::v1::FlowSchema {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::flowcontrol::v1::FlowSchemaSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::flowcontrol::v1::FlowSchemaStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::FlowSchemaSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::FlowSchemaStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::FlowSchemaSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::FlowSchemaStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::FlowSchemaSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::FlowSchemaStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::flowcontrol::v1::FlowSchemaCondition {
@@ -105,11 +109,12 @@ impl Message for k8s_openapi::api::flowcontrol::v1::FlowSchemaCondition {
         match number {
             1 => f::string_or_absent(&mut self.type_, value),
             2 => f::string_or_absent(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reason, value),
             5 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -118,11 +123,10 @@ impl Message for k8s_openapi::api::flowcontrol::v1::FlowSchemaCondition {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.type_);
         p::put_string_value(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_transition_time);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 5, &self.message);
     }
@@ -139,41 +143,42 @@ impl Message for k8s_openapi::api::flowcontrol::v1::FlowSchemaSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<
-                k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationReference,
-                _,
-            >(&mut self.priority_level_configuration, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationReference,
+                    _,
+                >(&mut self.priority_level_configuration, value, reader)
+            }
             2 => f::int32(&mut self.matching_precedence, value),
-            3 => f::message::<k8s_openapi::api::flowcontrol::v1::FlowDistinguisherMethod, _>(
-                &mut self.distinguisher_method,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::flowcontrol::v1::PolicyRulesWithSubjects, _>(
-                &mut self.rules,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::FlowDistinguisherMethod,
+                    _,
+                >(&mut self.distinguisher_method, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::PolicyRulesWithSubjects,
+                    _,
+                >(&mut self.rules, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationReference, _>(
-            out,
-            1,
-            &self.priority_level_configuration,
-        );
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationReference,
+            _,
+        >(out, 1, &self.priority_level_configuration);
         p::put_int32(out, 2, &self.matching_precedence);
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::FlowDistinguisherMethod, _>(
-            out,
-            3,
-            &self.distinguisher_method,
-        );
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::PolicyRulesWithSubjects, _>(
-            out,
-            4,
-            &self.rules,
-        );
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::FlowDistinguisherMethod,
+            _,
+        >(out, 3, &self.distinguisher_method);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::PolicyRulesWithSubjects,
+            _,
+        >(out, 4, &self.rules);
     }
 }
 impl Message for k8s_openapi::api::flowcontrol::v1::FlowSchemaStatus {
@@ -188,20 +193,20 @@ impl Message for k8s_openapi::api::flowcontrol::v1::FlowSchemaStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::flowcontrol::v1::FlowSchemaCondition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::FlowSchemaCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::FlowSchemaCondition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::FlowSchemaCondition,
+            _,
+        >(out, 1, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::flowcontrol::v1::GroupSubject {
@@ -237,21 +242,21 @@ impl Message for k8s_openapi::api::flowcontrol::v1::LimitResponse {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.type_, value),
-            2 => f::message::<k8s_openapi::api::flowcontrol::v1::QueuingConfiguration, _>(
-                &mut self.queuing,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::QueuingConfiguration,
+                    _,
+                >(&mut self.queuing, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::QueuingConfiguration, _>(
-            out,
-            2,
-            &self.queuing,
-        );
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::QueuingConfiguration,
+            _,
+        >(out, 2, &self.queuing);
     }
 }
 impl Message for k8s_openapi::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
@@ -267,11 +272,12 @@ impl Message for k8s_openapi::api::flowcontrol::v1::LimitedPriorityLevelConfigur
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int32(&mut self.nominal_concurrency_shares, value),
-            2 => f::message::<k8s_openapi::api::flowcontrol::v1::LimitResponse, _>(
-                &mut self.limit_response,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::LimitResponse,
+                    _,
+                >(&mut self.limit_response, value, reader)
+            }
             3 => f::int32(&mut self.lendable_percent, value),
             4 => f::int32(&mut self.borrowing_limit_percent, value),
             _ => Ok(()),
@@ -279,11 +285,10 @@ impl Message for k8s_openapi::api::flowcontrol::v1::LimitedPriorityLevelConfigur
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 1, &self.nominal_concurrency_shares);
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::LimitResponse, _>(
-            out,
-            2,
-            &self.limit_response,
-        );
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::LimitResponse,
+            _,
+        >(out, 2, &self.limit_response);
         p::put_int32(out, 3, &self.lendable_percent);
         p::put_int32(out, 4, &self.borrowing_limit_percent);
     }
@@ -322,36 +327,40 @@ impl Message for k8s_openapi::api::flowcontrol::v1::PolicyRulesWithSubjects {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::flowcontrol::v1::Subject, _>(
-                &mut self.subjects,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::flowcontrol::v1::ResourcePolicyRule, _>(
-                &mut self.resource_rules,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::flowcontrol::v1::NonResourcePolicyRule, _>(
-                &mut self.non_resource_rules,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::Subject,
+                    _,
+                >(&mut self.subjects, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::ResourcePolicyRule,
+                    _,
+                >(&mut self.resource_rules, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::NonResourcePolicyRule,
+                    _,
+                >(&mut self.non_resource_rules, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::Subject, _>(out, 1, &self.subjects);
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::ResourcePolicyRule, _>(
-            out,
-            2,
-            &self.resource_rules,
-        );
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::NonResourcePolicyRule, _>(
-            out,
-            3,
-            &self.non_resource_rules,
-        );
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::Subject,
+            _,
+        >(out, 1, &self.subjects);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::ResourcePolicyRule,
+            _,
+        >(out, 2, &self.resource_rules);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::NonResourcePolicyRule,
+            _,
+        >(out, 3, &self.non_resource_rules);
     }
 }
 impl Message for k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration {
@@ -366,42 +375,40 @@ impl Message for k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => {
-                f::message::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationSpec, _>(
-                    &mut self.spec,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationSpec,
+                    _,
+                >(&mut self.spec, value, reader)
             }
             3 => {
-                f::message::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationStatus, _>(
-                    &mut self.status,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationStatus,
+                    _,
+                >(&mut self.status, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationCondition {
@@ -418,11 +425,12 @@ impl Message for k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationCo
         match number {
             1 => f::string_or_absent(&mut self.type_, value),
             2 => f::string_or_absent(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reason, value),
             5 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -431,11 +439,10 @@ impl Message for k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationCo
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.type_);
         p::put_string_value(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_transition_time);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 5, &self.message);
     }
@@ -473,32 +480,31 @@ impl Message for k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationSp
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.type_, value),
-            2 => f::message::<
-                k8s_openapi::api::flowcontrol::v1::LimitedPriorityLevelConfiguration,
-                _,
-            >(&mut self.limited, value, reader),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::LimitedPriorityLevelConfiguration,
+                    _,
+                >(&mut self.limited, value, reader)
+            }
             3 => {
-                f::message::<k8s_openapi::api::flowcontrol::v1::ExemptPriorityLevelConfiguration, _>(
-                    &mut self.exempt,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::ExemptPriorityLevelConfiguration,
+                    _,
+                >(&mut self.exempt, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::LimitedPriorityLevelConfiguration, _>(
-            out,
-            2,
-            &self.limited,
-        );
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::ExemptPriorityLevelConfiguration, _>(
-            out,
-            3,
-            &self.exempt,
-        );
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::LimitedPriorityLevelConfiguration,
+            _,
+        >(out, 2, &self.limited);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::ExemptPriorityLevelConfiguration,
+            _,
+        >(out, 3, &self.exempt);
     }
 }
 impl Message for k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationStatus {
@@ -513,19 +519,20 @@ impl Message for k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationSt
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<
-                k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationCondition,
-                _,
-            >(&mut self.conditions, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationCondition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::PriorityLevelConfigurationCondition,
+            _,
+        >(out, 1, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::flowcontrol::v1::QueuingConfiguration {
@@ -615,33 +622,41 @@ impl Message for k8s_openapi::api::flowcontrol::v1::Subject {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.kind, value),
-            2 => f::message::<k8s_openapi::api::flowcontrol::v1::UserSubject, _>(
-                &mut self.user,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::flowcontrol::v1::GroupSubject, _>(
-                &mut self.group,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::flowcontrol::v1::ServiceAccountSubject, _>(
-                &mut self.service_account,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::UserSubject,
+                    _,
+                >(&mut self.user, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::GroupSubject,
+                    _,
+                >(&mut self.group, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::flowcontrol::v1::ServiceAccountSubject,
+                    _,
+                >(&mut self.service_account, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.kind);
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::UserSubject, _>(out, 2, &self.user);
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::GroupSubject, _>(out, 3, &self.group);
-        p::put_message::<k8s_openapi::api::flowcontrol::v1::ServiceAccountSubject, _>(
-            out,
-            4,
-            &self.service_account,
-        );
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::UserSubject,
+            _,
+        >(out, 2, &self.user);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::GroupSubject,
+            _,
+        >(out, 3, &self.group);
+        p::put_message::<
+            k8s_openapi::api::flowcontrol::v1::ServiceAccountSubject,
+            _,
+        >(out, 4, &self.service_account);
     }
 }
 impl Message for k8s_openapi::api::flowcontrol::v1::UserSubject {

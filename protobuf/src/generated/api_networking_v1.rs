@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.networking.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::networking::v1::HTTPIngressPath {
     const NAME: &'static str = "HTTPIngressPath";
     fn empty() -> Self {
@@ -19,22 +19,22 @@ impl Message for k8s_openapi::api::networking::v1::HTTPIngressPath {
         match number {
             1 => f::string_or_absent(&mut self.path, value),
             3 => f::string(&mut self.path_type, value),
-            2 => f::message::<k8s_openapi::api::networking::v1::IngressBackend, _>(
-                &mut self.backend,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressBackend,
+                    _,
+                >(&mut self.backend, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.path);
         p::put_string(out, 3, &self.path_type);
-        p::put_message::<k8s_openapi::api::networking::v1::IngressBackend, _>(
-            out,
-            2,
-            &self.backend,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressBackend,
+            _,
+        >(out, 2, &self.backend);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::HTTPIngressRuleValue {
@@ -49,16 +49,20 @@ impl Message for k8s_openapi::api::networking::v1::HTTPIngressRuleValue {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::networking::v1::HTTPIngressPath, _>(
-                &mut self.paths,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::HTTPIngressPath,
+                    _,
+                >(&mut self.paths, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::networking::v1::HTTPIngressPath, _>(out, 1, &self.paths);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::HTTPIngressPath,
+            _,
+        >(out, 1, &self.paths);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IPAddress {
@@ -73,26 +77,30 @@ impl Message for k8s_openapi::api::networking::v1::IPAddress {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1::IPAddressSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IPAddressSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::IPAddressSpec, _>(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IPAddressSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IPAddressSpec {
@@ -107,20 +115,20 @@ impl Message for k8s_openapi::api::networking::v1::IPAddressSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::networking::v1::ParentReference, _>(
-                &mut self.parent_ref,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::ParentReference,
+                    _,
+                >(&mut self.parent_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::networking::v1::ParentReference, _>(
-            out,
-            1,
-            &self.parent_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1::ParentReference,
+            _,
+        >(out, 1, &self.parent_ref);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IPBlock {
@@ -157,32 +165,40 @@ impl Message for k8s_openapi::api::networking::v1::Ingress {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1::IngressSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::networking::v1::IngressStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::IngressSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::networking::v1::IngressStatus, _>(out, 3, &self.status);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressBackend {
@@ -197,30 +213,30 @@ impl Message for k8s_openapi::api::networking::v1::IngressBackend {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            4 => f::message::<k8s_openapi::api::networking::v1::IngressServiceBackend, _>(
-                &mut self.service,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::TypedLocalObjectReference, _>(
-                &mut self.resource,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressServiceBackend,
+                    _,
+                >(&mut self.service, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::TypedLocalObjectReference,
+                    _,
+                >(&mut self.resource, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::networking::v1::IngressServiceBackend, _>(
-            out,
-            4,
-            &self.service,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::TypedLocalObjectReference, _>(
-            out,
-            3,
-            &self.resource,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressServiceBackend,
+            _,
+        >(out, 4, &self.service);
+        p::put_message::<
+            k8s_openapi::api::core::v1::TypedLocalObjectReference,
+            _,
+        >(out, 3, &self.resource);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressClass {
@@ -235,26 +251,30 @@ impl Message for k8s_openapi::api::networking::v1::IngressClass {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1::IngressClassSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressClassSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::IngressClassSpec, _>(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressClassSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressClassParametersReference {
@@ -299,22 +319,20 @@ impl Message for k8s_openapi::api::networking::v1::IngressClassSpec {
         match number {
             1 => f::string_or_absent(&mut self.controller, value),
             2 => {
-                f::message::<k8s_openapi::api::networking::v1::IngressClassParametersReference, _>(
-                    &mut self.parameters,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressClassParametersReference,
+                    _,
+                >(&mut self.parameters, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.controller);
-        p::put_message::<k8s_openapi::api::networking::v1::IngressClassParametersReference, _>(
-            out,
-            2,
-            &self.parameters,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressClassParametersReference,
+            _,
+        >(out, 2, &self.parameters);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressLoadBalancerIngress {
@@ -331,22 +349,22 @@ impl Message for k8s_openapi::api::networking::v1::IngressLoadBalancerIngress {
         match number {
             1 => f::string_or_absent(&mut self.ip, value),
             2 => f::string_or_absent(&mut self.hostname, value),
-            4 => f::message::<k8s_openapi::api::networking::v1::IngressPortStatus, _>(
-                &mut self.ports,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressPortStatus,
+                    _,
+                >(&mut self.ports, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.ip);
         p::put_string_value(out, 2, &self.hostname);
-        p::put_message::<k8s_openapi::api::networking::v1::IngressPortStatus, _>(
-            out,
-            4,
-            &self.ports,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressPortStatus,
+            _,
+        >(out, 4, &self.ports);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressLoadBalancerStatus {
@@ -361,20 +379,20 @@ impl Message for k8s_openapi::api::networking::v1::IngressLoadBalancerStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::networking::v1::IngressLoadBalancerIngress, _>(
-                &mut self.ingress,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressLoadBalancerIngress,
+                    _,
+                >(&mut self.ingress, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::networking::v1::IngressLoadBalancerIngress, _>(
-            out,
-            1,
-            &self.ingress,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressLoadBalancerIngress,
+            _,
+        >(out, 1, &self.ingress);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressPortStatus {
@@ -414,24 +432,36 @@ impl Message for k8s_openapi::api::networking::v1::IngressRule {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string_or_absent(&mut self.host, value),
-            2 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::message::<k8s_openapi::api::networking::v1::HTTPIngressRuleValue, _>(
-                    &mut self.http,
+            2 => {
+                f::inline(
                     value,
                     reader,
-                ),
-                _ => Ok(()),
-            }),
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::networking::v1::HTTPIngressRuleValue,
+                                _,
+                            >(&mut self.http, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string_value(out, 1, &self.host);
-        p::length_prefixed(out, 2, |out| {
-            p::put_message::<k8s_openapi::api::networking::v1::HTTPIngressRuleValue, _>(
-                out, 1, &self.http,
-            );
-        });
+        p::length_prefixed(
+            out,
+            2,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::networking::v1::HTTPIngressRuleValue,
+                    _,
+                >(out, 1, &self.http);
+            },
+        );
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressServiceBackend {
@@ -447,19 +477,21 @@ impl Message for k8s_openapi::api::networking::v1::IngressServiceBackend {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::networking::v1::ServiceBackendPort, _>(
-                &mut self.port,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::ServiceBackendPort,
+                    _,
+                >(&mut self.port, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::networking::v1::ServiceBackendPort, _>(
-            out, 2, &self.port,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1::ServiceBackendPort,
+            _,
+        >(out, 2, &self.port);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressSpec {
@@ -475,33 +507,41 @@ impl Message for k8s_openapi::api::networking::v1::IngressSpec {
     ) -> Result<(), DecodeError> {
         match number {
             4 => f::string(&mut self.ingress_class_name, value),
-            1 => f::message::<k8s_openapi::api::networking::v1::IngressBackend, _>(
-                &mut self.default_backend,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1::IngressTLS, _>(
-                &mut self.tls,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::networking::v1::IngressRule, _>(
-                &mut self.rules,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressBackend,
+                    _,
+                >(&mut self.default_backend, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressTLS,
+                    _,
+                >(&mut self.tls, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressRule,
+                    _,
+                >(&mut self.rules, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 4, &self.ingress_class_name);
-        p::put_message::<k8s_openapi::api::networking::v1::IngressBackend, _>(
-            out,
-            1,
-            &self.default_backend,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::IngressTLS, _>(out, 2, &self.tls);
-        p::put_message::<k8s_openapi::api::networking::v1::IngressRule, _>(out, 3, &self.rules);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressBackend,
+            _,
+        >(out, 1, &self.default_backend);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressTLS,
+            _,
+        >(out, 2, &self.tls);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressRule,
+            _,
+        >(out, 3, &self.rules);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressStatus {
@@ -516,20 +556,20 @@ impl Message for k8s_openapi::api::networking::v1::IngressStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::networking::v1::IngressLoadBalancerStatus, _>(
-                &mut self.load_balancer,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IngressLoadBalancerStatus,
+                    _,
+                >(&mut self.load_balancer, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::networking::v1::IngressLoadBalancerStatus, _>(
-            out,
-            1,
-            &self.load_balancer,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IngressLoadBalancerStatus,
+            _,
+        >(out, 1, &self.load_balancer);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::IngressTLS {
@@ -566,28 +606,30 @@ impl Message for k8s_openapi::api::networking::v1::NetworkPolicy {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1::NetworkPolicySpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::NetworkPolicySpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::NetworkPolicySpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::NetworkPolicySpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::NetworkPolicyEgressRule {
@@ -602,26 +644,30 @@ impl Message for k8s_openapi::api::networking::v1::NetworkPolicyEgressRule {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::networking::v1::NetworkPolicyPort, _>(
-                &mut self.ports,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1::NetworkPolicyPeer, _>(
-                &mut self.to,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::NetworkPolicyPort,
+                    _,
+                >(&mut self.ports, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::NetworkPolicyPeer,
+                    _,
+                >(&mut self.to, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::networking::v1::NetworkPolicyPort, _>(
-            out,
-            1,
-            &self.ports,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::NetworkPolicyPeer, _>(out, 2, &self.to);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::NetworkPolicyPort,
+            _,
+        >(out, 1, &self.ports);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::NetworkPolicyPeer,
+            _,
+        >(out, 2, &self.to);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::NetworkPolicyIngressRule {
@@ -636,28 +682,30 @@ impl Message for k8s_openapi::api::networking::v1::NetworkPolicyIngressRule {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::networking::v1::NetworkPolicyPort, _>(
-                &mut self.ports,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1::NetworkPolicyPeer, _>(
-                &mut self.from,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::NetworkPolicyPort,
+                    _,
+                >(&mut self.ports, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::NetworkPolicyPeer,
+                    _,
+                >(&mut self.from, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::networking::v1::NetworkPolicyPort, _>(
-            out,
-            1,
-            &self.ports,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::NetworkPolicyPeer, _>(
-            out, 2, &self.from,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1::NetworkPolicyPort,
+            _,
+        >(out, 1, &self.ports);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::NetworkPolicyPeer,
+            _,
+        >(out, 2, &self.from);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::NetworkPolicyPeer {
@@ -672,36 +720,40 @@ impl Message for k8s_openapi::api::networking::v1::NetworkPolicyPeer {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.pod_selector,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.namespace_selector,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::networking::v1::IPBlock, _>(
-                &mut self.ip_block,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.pod_selector, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.namespace_selector, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::IPBlock,
+                    _,
+                >(&mut self.ip_block, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            1,
-            &self.pod_selector,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.namespace_selector,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::IPBlock, _>(out, 3, &self.ip_block);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 1, &self.pod_selector);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.namespace_selector);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::IPBlock,
+            _,
+        >(out, 3, &self.ip_block);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::NetworkPolicyPort {
@@ -717,20 +769,22 @@ impl Message for k8s_openapi::api::networking::v1::NetworkPolicyPort {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.protocol, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.port,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.port, value, reader)
+            }
             3 => f::int32(&mut self.end_port, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.protocol);
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out, 2, &self.port,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 2, &self.port);
         p::put_int32(out, 3, &self.end_port);
     }
 }
@@ -746,41 +800,41 @@ impl Message for k8s_openapi::api::networking::v1::NetworkPolicySpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.pod_selector,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1::NetworkPolicyIngressRule, _>(
-                &mut self.ingress,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::networking::v1::NetworkPolicyEgressRule, _>(
-                &mut self.egress,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.pod_selector, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::NetworkPolicyIngressRule,
+                    _,
+                >(&mut self.ingress, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::NetworkPolicyEgressRule,
+                    _,
+                >(&mut self.egress, value, reader)
+            }
             4 => f::string(&mut self.policy_types, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            1,
-            &self.pod_selector,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::NetworkPolicyIngressRule, _>(
-            out,
-            2,
-            &self.ingress,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::NetworkPolicyEgressRule, _>(
-            out,
-            3,
-            &self.egress,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 1, &self.pod_selector);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::NetworkPolicyIngressRule,
+            _,
+        >(out, 2, &self.ingress);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::NetworkPolicyEgressRule,
+            _,
+        >(out, 3, &self.egress);
         p::put_string(out, 4, &self.policy_types);
     }
 }
@@ -844,36 +898,40 @@ impl Message for k8s_openapi::api::networking::v1::ServiceCIDR {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1::ServiceCIDRSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::networking::v1::ServiceCIDRStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::ServiceCIDRSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1::ServiceCIDRStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1::ServiceCIDRSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::networking::v1::ServiceCIDRStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::ServiceCIDRSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::networking::v1::ServiceCIDRStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::networking::v1::ServiceCIDRSpec {
@@ -908,19 +966,19 @@ impl Message for k8s_openapi::api::networking::v1::ServiceCIDRStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 1, &self.conditions);
     }
 }

@@ -4,9 +4,9 @@
 
 //! `Message` for the types of `k8s.io.api.networking.v1beta1`.
 #[allow(unused_imports)]
-use crate::{DecodeError, Message, field as f, put as p};
-#[allow(unused_imports)]
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+#[allow(unused_imports)]
+use crate::{DecodeError, Message, field as f, put as p};
 #[cfg(not(k8s_openapi_ge_1_37))]
 impl Message for k8s_openapi::api::networking::v1beta1::IPAddress {
     const NAME: &'static str = "IPAddress";
@@ -20,28 +20,30 @@ impl Message for k8s_openapi::api::networking::v1beta1::IPAddress {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1beta1::IPAddressSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1beta1::IPAddressSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1beta1::IPAddressSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::networking::v1beta1::IPAddressSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 #[cfg(not(k8s_openapi_ge_1_37))]
@@ -57,20 +59,20 @@ impl Message for k8s_openapi::api::networking::v1beta1::IPAddressSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::networking::v1beta1::ParentReference, _>(
-                &mut self.parent_ref,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1beta1::ParentReference,
+                    _,
+                >(&mut self.parent_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::networking::v1beta1::ParentReference, _>(
-            out,
-            1,
-            &self.parent_ref,
-        );
+        p::put_message::<
+            k8s_openapi::api::networking::v1beta1::ParentReference,
+            _,
+        >(out, 1, &self.parent_ref);
     }
 }
 #[cfg(not(k8s_openapi_ge_1_37))]
@@ -113,38 +115,40 @@ impl Message for k8s_openapi::api::networking::v1beta1::ServiceCIDR {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::networking::v1beta1::ServiceCIDRSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::networking::v1beta1::ServiceCIDRStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1beta1::ServiceCIDRSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::networking::v1beta1::ServiceCIDRStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1beta1::ServiceCIDRSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::networking::v1beta1::ServiceCIDRStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::networking::v1beta1::ServiceCIDRSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::networking::v1beta1::ServiceCIDRStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 #[cfg(not(k8s_openapi_ge_1_37))]
@@ -181,19 +185,19 @@ impl Message for k8s_openapi::api::networking::v1beta1::ServiceCIDRStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 1, &self.conditions);
     }
 }

@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.node.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::node::v1::Overhead {
     const NAME: &'static str = "Overhead";
     fn empty() -> Self {
@@ -17,13 +17,17 @@ impl Message for k8s_openapi::api::node::v1::Overhead {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.pod_fixed,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            1 => {
+                f::map(
+                    &mut self.pod_fixed,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -48,34 +52,42 @@ impl Message for k8s_openapi::api::node::v1::RuntimeClass {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => f::string(&mut self.handler, value),
-            3 => f::message::<k8s_openapi::api::node::v1::Overhead, _>(
-                &mut self.overhead,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::node::v1::Scheduling, _>(
-                &mut self.scheduling,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::node::v1::Overhead,
+                    _,
+                >(&mut self.overhead, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::node::v1::Scheduling,
+                    _,
+                >(&mut self.scheduling, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_string(out, 2, &self.handler);
-        p::put_message::<k8s_openapi::api::node::v1::Overhead, _>(out, 3, &self.overhead);
-        p::put_message::<k8s_openapi::api::node::v1::Scheduling, _>(out, 4, &self.scheduling);
+        p::put_message::<
+            k8s_openapi::api::node::v1::Overhead,
+            _,
+        >(out, 3, &self.overhead);
+        p::put_message::<
+            k8s_openapi::api::node::v1::Scheduling,
+            _,
+        >(out, 4, &self.scheduling);
     }
 }
 impl Message for k8s_openapi::api::node::v1::Scheduling {
@@ -90,23 +102,29 @@ impl Message for k8s_openapi::api::node::v1::Scheduling {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.node_selector,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
-            2 => f::message::<k8s_openapi::api::core::v1::Toleration, _>(
-                &mut self.tolerations,
-                value,
-                reader,
-            ),
+            1 => {
+                f::map(
+                    &mut self.node_selector,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::Toleration,
+                    _,
+                >(&mut self.tolerations, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_map(out, 1, &self.node_selector, p::string_value);
-        p::put_message::<k8s_openapi::api::core::v1::Toleration, _>(out, 2, &self.tolerations);
+        p::put_message::<
+            k8s_openapi::api::core::v1::Toleration,
+            _,
+        >(out, 2, &self.tolerations);
     }
 }

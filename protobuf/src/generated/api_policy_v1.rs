@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.policy.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::policy::v1::Eviction {
     const NAME: &'static str = "Eviction";
     fn empty() -> Self {
@@ -17,30 +17,30 @@ impl Message for k8s_openapi::api::policy::v1::Eviction {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions, _>(
-                &mut self.delete_options,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions,
+                    _,
+                >(&mut self.delete_options, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions, _>(
-            out,
-            2,
-            &self.delete_options,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions,
+            _,
+        >(out, 2, &self.delete_options);
     }
 }
 impl Message for k8s_openapi::api::policy::v1::PodDisruptionBudget {
@@ -55,38 +55,40 @@ impl Message for k8s_openapi::api::policy::v1::PodDisruptionBudget {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec {
@@ -101,41 +103,41 @@ impl Message for k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.min_available,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.selector,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-                &mut self.max_unavailable,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.min_available, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.selector, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    _,
+                >(&mut self.max_unavailable, value, reader)
+            }
             4 => f::string(&mut self.unhealthy_pod_eviction_policy, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out,
-            1,
-            &self.min_available,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.selector,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString, _>(
-            out,
-            3,
-            &self.max_unavailable,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 1, &self.min_available);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.selector);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+            _,
+        >(out, 3, &self.max_unavailable);
         p::put_string(out, 4, &self.unhealthy_pod_eviction_policy);
     }
 }
@@ -152,22 +154,27 @@ impl Message for k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int64_or_absent(&mut self.observed_generation, value),
-            2 => f::map(
-                &mut self.disrupted_pods,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
-            ),
+            2 => {
+                f::map(
+                    &mut self.disrupted_pods,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    >,
+                )
+            }
             3 => f::int32(&mut self.disruptions_allowed, value),
             4 => f::int32(&mut self.current_healthy, value),
             5 => f::int32(&mut self.desired_healthy, value),
             6 => f::int32(&mut self.expected_pods, value),
-            7 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -183,10 +190,9 @@ impl Message for k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus {
         p::put_int32(out, 4, &self.current_healthy);
         p::put_int32(out, 5, &self.desired_healthy);
         p::put_int32(out, 6, &self.expected_pods);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            7,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 7, &self.conditions);
     }
 }

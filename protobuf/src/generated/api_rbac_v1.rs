@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.rbac.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::rbac::v1::AggregationRule {
     const NAME: &'static str = "AggregationRule";
     fn empty() -> Self {
@@ -17,20 +17,20 @@ impl Message for k8s_openapi::api::rbac::v1::AggregationRule {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.cluster_role_selectors,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.cluster_role_selectors, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            1,
-            &self.cluster_role_selectors,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 1, &self.cluster_role_selectors);
     }
 }
 impl Message for k8s_openapi::api::rbac::v1::ClusterRole {
@@ -45,36 +45,37 @@ impl Message for k8s_openapi::api::rbac::v1::ClusterRole {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::rbac::v1::PolicyRule, _>(
-                &mut self.rules,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::rbac::v1::AggregationRule, _>(
-                &mut self.aggregation_rule,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::rbac::v1::PolicyRule,
+                    _,
+                >(&mut self.rules, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::rbac::v1::AggregationRule,
+                    _,
+                >(&mut self.aggregation_rule, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::rbac::v1::PolicyRule, _>(out, 2, &self.rules);
-        p::put_message::<k8s_openapi::api::rbac::v1::AggregationRule, _>(
-            out,
-            3,
-            &self.aggregation_rule,
-        );
+        p::put_message::<
+            k8s_openapi::api::rbac::v1::AggregationRule,
+            _,
+        >(out, 3, &self.aggregation_rule);
     }
 }
 impl Message for k8s_openapi::api::rbac::v1::ClusterRoleBinding {
@@ -89,30 +90,32 @@ impl Message for k8s_openapi::api::rbac::v1::ClusterRoleBinding {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::rbac::v1::Subject, _>(
-                &mut self.subjects,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::rbac::v1::RoleRef, _>(
-                &mut self.role_ref,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::rbac::v1::Subject,
+                    _,
+                >(&mut self.subjects, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::rbac::v1::RoleRef,
+                    _,
+                >(&mut self.role_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::rbac::v1::Subject, _>(out, 2, &self.subjects);
         p::put_message::<k8s_openapi::api::rbac::v1::RoleRef, _>(out, 3, &self.role_ref);
     }
@@ -157,25 +160,26 @@ impl Message for k8s_openapi::api::rbac::v1::Role {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::rbac::v1::PolicyRule, _>(
-                &mut self.rules,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::rbac::v1::PolicyRule,
+                    _,
+                >(&mut self.rules, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::rbac::v1::PolicyRule, _>(out, 2, &self.rules);
     }
 }
@@ -191,30 +195,32 @@ impl Message for k8s_openapi::api::rbac::v1::RoleBinding {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::rbac::v1::Subject, _>(
-                &mut self.subjects,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::rbac::v1::RoleRef, _>(
-                &mut self.role_ref,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::rbac::v1::Subject,
+                    _,
+                >(&mut self.subjects, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::rbac::v1::RoleRef,
+                    _,
+                >(&mut self.role_ref, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<k8s_openapi::api::rbac::v1::Subject, _>(out, 2, &self.subjects);
         p::put_message::<k8s_openapi::api::rbac::v1::RoleRef, _>(out, 3, &self.role_ref);
     }

@@ -4,9 +4,9 @@
 
 //! `Message` for the types of `k8s.io.api.resource.v1`.
 #[allow(unused_imports)]
-use crate::{DecodeError, Message, field as f, put as p};
-#[allow(unused_imports)]
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+#[allow(unused_imports)]
+use crate::{DecodeError, Message, field as f, put as p};
 #[cfg(k8s_openapi_ge_1_34)]
 impl Message for k8s_openapi::api::resource::v1::AllocatedDeviceStatus {
     const NAME: &'static str = "AllocatedDeviceStatus";
@@ -24,21 +24,24 @@ impl Message for k8s_openapi::api::resource::v1::AllocatedDeviceStatus {
             2 => f::string(&mut self.pool, value),
             3 => f::string(&mut self.device, value),
             7 => f::string(&mut self.share_id, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-                &mut self.data,
-                value,
-                reader,
-            ),
-            6 => f::message::<k8s_openapi::api::resource::v1::NetworkDeviceData, _>(
-                &mut self.network_data,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+                    _,
+                >(&mut self.data, value, reader)
+            }
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::NetworkDeviceData,
+                    _,
+                >(&mut self.network_data, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -47,19 +50,18 @@ impl Message for k8s_openapi::api::resource::v1::AllocatedDeviceStatus {
         p::put_string(out, 2, &self.pool);
         p::put_string(out, 3, &self.device);
         p::put_string(out, 7, &self.share_id);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            4,
-            &self.conditions,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-            out, 5, &self.data,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::NetworkDeviceData, _>(
-            out,
-            6,
-            &self.network_data,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 4, &self.conditions);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+            _,
+        >(out, 5, &self.data);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::NetworkDeviceData,
+            _,
+        >(out, 6, &self.network_data);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -75,36 +77,40 @@ impl Message for k8s_openapi::api::resource::v1::AllocationResult {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1::DeviceAllocationResult, _>(
-                &mut self.devices,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::NodeSelector, _>(
-                &mut self.node_selector,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.allocation_timestamp,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceAllocationResult,
+                    _,
+                >(&mut self.devices, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelector,
+                    _,
+                >(&mut self.node_selector, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.allocation_timestamp, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceAllocationResult, _>(
-            out,
-            1,
-            &self.devices,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelector, _>(out, 3, &self.node_selector);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            5,
-            &self.allocation_timestamp,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceAllocationResult,
+            _,
+        >(out, 1, &self.devices);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelector,
+            _,
+        >(out, 3, &self.node_selector);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 5, &self.allocation_timestamp);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -141,40 +147,40 @@ impl Message for k8s_openapi::api::resource::v1::CapacityRequestPolicy {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.default,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.valid_values,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::resource::v1::CapacityRequestPolicyRange, _>(
-                &mut self.valid_range,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.default, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.valid_values, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::CapacityRequestPolicyRange,
+                    _,
+                >(&mut self.valid_range, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            1,
-            &self.default,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            3,
-            &self.valid_values,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::CapacityRequestPolicyRange, _>(
-            out,
-            4,
-            &self.valid_range,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 1, &self.default);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 3, &self.valid_values);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::CapacityRequestPolicyRange,
+            _,
+        >(out, 4, &self.valid_range);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -190,34 +196,40 @@ impl Message for k8s_openapi::api::resource::v1::CapacityRequestPolicyRange {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.min,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.max,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.step,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.min, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.max, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.step, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out, 1, &self.min,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out, 2, &self.max,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out, 3, &self.step,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 1, &self.min);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 2, &self.max);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 3, &self.step);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -233,13 +245,17 @@ impl Message for k8s_openapi::api::resource::v1::CapacityRequirements {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.requests,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            1 => {
+                f::map(
+                    &mut self.requests,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -265,20 +281,20 @@ impl Message for k8s_openapi::api::resource::v1::Counter {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.value,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.value, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            1,
-            &self.value,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 1, &self.value);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -295,13 +311,15 @@ impl Message for k8s_openapi::api::resource::v1::CounterSet {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::map(
-                &mut self.counters,
-                value,
-                reader,
-                <k8s_openapi::api::resource::v1::Counter as Message>::empty,
-                f::message_value::<k8s_openapi::api::resource::v1::Counter>,
-            ),
+            2 => {
+                f::map(
+                    &mut self.counters,
+                    value,
+                    reader,
+                    <k8s_openapi::api::resource::v1::Counter as Message>::empty,
+                    f::message_value::<k8s_openapi::api::resource::v1::Counter>,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -329,49 +347,60 @@ impl Message for k8s_openapi::api::resource::v1::Device {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::map(
-                &mut self.attributes,
-                value,
-                reader,
-                <k8s_openapi::api::resource::v1::DeviceAttribute as Message>::empty,
-                f::message_value::<k8s_openapi::api::resource::v1::DeviceAttribute>,
-            ),
-            3 => f::map(
-                &mut self.capacity,
-                value,
-                reader,
-                <k8s_openapi::api::resource::v1::DeviceCapacity as Message>::empty,
-                f::message_value::<k8s_openapi::api::resource::v1::DeviceCapacity>,
-            ),
-            4 => f::message::<k8s_openapi::api::resource::v1::DeviceCounterConsumption, _>(
-                &mut self.consumes_counters,
-                value,
-                reader,
-            ),
+            2 => {
+                f::map(
+                    &mut self.attributes,
+                    value,
+                    reader,
+                    <k8s_openapi::api::resource::v1::DeviceAttribute as Message>::empty,
+                    f::message_value::<k8s_openapi::api::resource::v1::DeviceAttribute>,
+                )
+            }
+            3 => {
+                f::map(
+                    &mut self.capacity,
+                    value,
+                    reader,
+                    <k8s_openapi::api::resource::v1::DeviceCapacity as Message>::empty,
+                    f::message_value::<k8s_openapi::api::resource::v1::DeviceCapacity>,
+                )
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceCounterConsumption,
+                    _,
+                >(&mut self.consumes_counters, value, reader)
+            }
             5 => f::string(&mut self.node_name, value),
-            6 => f::message::<k8s_openapi::api::core::v1::NodeSelector, _>(
-                &mut self.node_selector,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelector,
+                    _,
+                >(&mut self.node_selector, value, reader)
+            }
             7 => f::boolean(&mut self.all_nodes, value),
-            8 => f::message::<k8s_openapi::api::resource::v1::DeviceTaint, _>(
-                &mut self.taints,
-                value,
-                reader,
-            ),
+            8 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceTaint,
+                    _,
+                >(&mut self.taints, value, reader)
+            }
             9 => f::boolean(&mut self.binds_to_node, value),
             10 => f::string(&mut self.binding_conditions, value),
             11 => f::string(&mut self.binding_failure_conditions, value),
             12 => f::boolean(&mut self.allow_multiple_allocations, value),
             #[cfg(all(k8s_openapi_ge_1_36, not(k8s_openapi_ge_1_37)))]
-            13 => f::map(
-                &mut self.node_allocatable_resource_mappings,
-                value,
-                reader,
-                <k8s_openapi::api::resource::v1::NodeAllocatableResourceMapping as Message>::empty,
-                f::message_value::<k8s_openapi::api::resource::v1::NodeAllocatableResourceMapping>,
-            ),
+            13 => {
+                f::map(
+                    &mut self.node_allocatable_resource_mappings,
+                    value,
+                    reader,
+                    <k8s_openapi::api::resource::v1::NodeAllocatableResourceMapping as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::api::resource::v1::NodeAllocatableResourceMapping,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -389,15 +418,20 @@ impl Message for k8s_openapi::api::resource::v1::Device {
             &self.capacity,
             p::message_value::<k8s_openapi::api::resource::v1::DeviceCapacity>,
         );
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceCounterConsumption, _>(
-            out,
-            4,
-            &self.consumes_counters,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceCounterConsumption,
+            _,
+        >(out, 4, &self.consumes_counters);
         p::put_string(out, 5, &self.node_name);
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelector, _>(out, 6, &self.node_selector);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelector,
+            _,
+        >(out, 6, &self.node_selector);
         p::put_boolean(out, 7, &self.all_nodes);
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceTaint, _>(out, 8, &self.taints);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceTaint,
+            _,
+        >(out, 8, &self.taints);
         p::put_boolean(out, 9, &self.binds_to_node);
         p::put_string(out, 10, &self.binding_conditions);
         p::put_string(out, 11, &self.binding_failure_conditions);
@@ -407,7 +441,9 @@ impl Message for k8s_openapi::api::resource::v1::Device {
             out,
             13,
             &self.node_allocatable_resource_mappings,
-            p::message_value::<k8s_openapi::api::resource::v1::NodeAllocatableResourceMapping>,
+            p::message_value::<
+                k8s_openapi::api::resource::v1::NodeAllocatableResourceMapping,
+            >,
         );
     }
 }
@@ -426,27 +462,37 @@ impl Message for k8s_openapi::api::resource::v1::DeviceAllocationConfiguration {
         match number {
             1 => f::string(&mut self.source, value),
             2 => f::string(&mut self.requests, value),
-            3 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::message::<k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration, _>(
-                    &mut self.opaque,
+            3 => {
+                f::inline(
                     value,
                     reader,
-                ),
-                _ => Ok(()),
-            }),
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+                                _,
+                            >(&mut self.opaque, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.source);
         p::put_string(out, 2, &self.requests);
-        p::length_prefixed(out, 3, |out| {
-            p::put_message::<k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration, _>(
-                out,
-                1,
-                &self.opaque,
-            );
-        });
+        p::length_prefixed(
+            out,
+            3,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+                    _,
+                >(out, 1, &self.opaque);
+            },
+        );
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -462,30 +508,30 @@ impl Message for k8s_openapi::api::resource::v1::DeviceAllocationResult {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1::DeviceRequestAllocationResult, _>(
-                &mut self.results,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::DeviceAllocationConfiguration, _>(
-                &mut self.config,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceRequestAllocationResult,
+                    _,
+                >(&mut self.results, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceAllocationConfiguration,
+                    _,
+                >(&mut self.config, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceRequestAllocationResult, _>(
-            out,
-            1,
-            &self.results,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceAllocationConfiguration, _>(
-            out,
-            2,
-            &self.config,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceRequestAllocationResult,
+            _,
+        >(out, 1, &self.results);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceAllocationConfiguration,
+            _,
+        >(out, 2, &self.config);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -521,14 +567,10 @@ impl Message for k8s_openapi::api::resource::v1::DeviceAttribute {
         p::put_boolean(out, 3, &self.bool);
         p::put_string(out, 4, &self.string);
         p::put_string(out, 5, &self.version);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_int64(out, 6, &self.ints);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_boolean(out, 7, &self.bools);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_string(out, 8, &self.strings);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_string(out, 9, &self.versions);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_int64(out, 6, &self.ints);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_boolean(out, 7, &self.bools);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_string(out, 8, &self.strings);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_string(out, 9, &self.versions);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -544,30 +586,30 @@ impl Message for k8s_openapi::api::resource::v1::DeviceCapacity {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.value,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::CapacityRequestPolicy, _>(
-                &mut self.request_policy,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.value, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::CapacityRequestPolicy,
+                    _,
+                >(&mut self.request_policy, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            1,
-            &self.value,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::CapacityRequestPolicy, _>(
-            out,
-            2,
-            &self.request_policy,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 1, &self.value);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::CapacityRequestPolicy,
+            _,
+        >(out, 2, &self.request_policy);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -583,36 +625,40 @@ impl Message for k8s_openapi::api::resource::v1::DeviceClaim {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1::DeviceRequest, _>(
-                &mut self.requests,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::DeviceConstraint, _>(
-                &mut self.constraints,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::resource::v1::DeviceClaimConfiguration, _>(
-                &mut self.config,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceRequest,
+                    _,
+                >(&mut self.requests, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceConstraint,
+                    _,
+                >(&mut self.constraints, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceClaimConfiguration,
+                    _,
+                >(&mut self.config, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceRequest, _>(out, 1, &self.requests);
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceConstraint, _>(
-            out,
-            2,
-            &self.constraints,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceClaimConfiguration, _>(
-            out,
-            3,
-            &self.config,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceRequest,
+            _,
+        >(out, 1, &self.requests);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceConstraint,
+            _,
+        >(out, 2, &self.constraints);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceClaimConfiguration,
+            _,
+        >(out, 3, &self.config);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -629,26 +675,36 @@ impl Message for k8s_openapi::api::resource::v1::DeviceClaimConfiguration {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.requests, value),
-            2 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::message::<k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration, _>(
-                    &mut self.opaque,
+            2 => {
+                f::inline(
                     value,
                     reader,
-                ),
-                _ => Ok(()),
-            }),
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+                                _,
+                            >(&mut self.opaque, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.requests);
-        p::length_prefixed(out, 2, |out| {
-            p::put_message::<k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration, _>(
-                out,
-                1,
-                &self.opaque,
-            );
-        });
+        p::length_prefixed(
+            out,
+            2,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+                    _,
+                >(out, 1, &self.opaque);
+            },
+        );
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -664,26 +720,30 @@ impl Message for k8s_openapi::api::resource::v1::DeviceClass {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::DeviceClassSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceClassSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceClassSpec, _>(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceClassSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -699,25 +759,35 @@ impl Message for k8s_openapi::api::resource::v1::DeviceClassConfiguration {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::inline(value, reader, |number, value, reader| match number {
-                1 => f::message::<k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration, _>(
-                    &mut self.opaque,
+            1 => {
+                f::inline(
                     value,
                     reader,
-                ),
-                _ => Ok(()),
-            }),
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+                                _,
+                            >(&mut self.opaque, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_message::<k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration, _>(
-                out,
-                1,
-                &self.opaque,
-            );
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+                    _,
+                >(out, 1, &self.opaque);
+            },
+        );
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -733,31 +803,31 @@ impl Message for k8s_openapi::api::resource::v1::DeviceClassSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1::DeviceSelector, _>(
-                &mut self.selectors,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::DeviceClassConfiguration, _>(
-                &mut self.config,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceSelector,
+                    _,
+                >(&mut self.selectors, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceClassConfiguration,
+                    _,
+                >(&mut self.config, value, reader)
+            }
             4 => f::string(&mut self.extended_resource_name, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceSelector, _>(
-            out,
-            1,
-            &self.selectors,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceClassConfiguration, _>(
-            out,
-            2,
-            &self.config,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceSelector,
+            _,
+        >(out, 1, &self.selectors);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceClassConfiguration,
+            _,
+        >(out, 2, &self.config);
         p::put_string(out, 4, &self.extended_resource_name);
     }
 }
@@ -800,13 +870,15 @@ impl Message for k8s_openapi::api::resource::v1::DeviceCounterConsumption {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.counter_set, value),
-            2 => f::map(
-                &mut self.counters,
-                value,
-                reader,
-                <k8s_openapi::api::resource::v1::Counter as Message>::empty,
-                f::message_value::<k8s_openapi::api::resource::v1::Counter>,
-            ),
+            2 => {
+                f::map(
+                    &mut self.counters,
+                    value,
+                    reader,
+                    <k8s_openapi::api::resource::v1::Counter as Message>::empty,
+                    f::message_value::<k8s_openapi::api::resource::v1::Counter>,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -834,31 +906,31 @@ impl Message for k8s_openapi::api::resource::v1::DeviceRequest {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::resource::v1::ExactDeviceRequest, _>(
-                &mut self.exactly,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::resource::v1::DeviceSubRequest, _>(
-                &mut self.first_available,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::ExactDeviceRequest,
+                    _,
+                >(&mut self.exactly, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceSubRequest,
+                    _,
+                >(&mut self.first_available, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::resource::v1::ExactDeviceRequest, _>(
-            out,
-            2,
-            &self.exactly,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceSubRequest, _>(
-            out,
-            3,
-            &self.first_available,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::ExactDeviceRequest,
+            _,
+        >(out, 2, &self.exactly);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceSubRequest,
+            _,
+        >(out, 3, &self.first_available);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -879,21 +951,26 @@ impl Message for k8s_openapi::api::resource::v1::DeviceRequestAllocationResult {
             3 => f::string(&mut self.pool, value),
             4 => f::string(&mut self.device, value),
             5 => f::boolean(&mut self.admin_access, value),
-            6 => f::message::<k8s_openapi::api::resource::v1::DeviceToleration, _>(
-                &mut self.tolerations,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceToleration,
+                    _,
+                >(&mut self.tolerations, value, reader)
+            }
             7 => f::string(&mut self.binding_conditions, value),
             8 => f::string(&mut self.binding_failure_conditions, value),
             9 => f::string(&mut self.share_id, value),
-            10 => f::map(
-                &mut self.consumed_capacity,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            10 => {
+                f::map(
+                    &mut self.consumed_capacity,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -903,11 +980,10 @@ impl Message for k8s_openapi::api::resource::v1::DeviceRequestAllocationResult {
         p::put_string(out, 3, &self.pool);
         p::put_string(out, 4, &self.device);
         p::put_boolean(out, 5, &self.admin_access);
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceToleration, _>(
-            out,
-            6,
-            &self.tolerations,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceToleration,
+            _,
+        >(out, 6, &self.tolerations);
         p::put_string(out, 7, &self.binding_conditions);
         p::put_string(out, 8, &self.binding_failure_conditions);
         p::put_string(out, 9, &self.share_id);
@@ -932,16 +1008,20 @@ impl Message for k8s_openapi::api::resource::v1::DeviceSelector {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1::CELDeviceSelector, _>(
-                &mut self.cel,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::CELDeviceSelector,
+                    _,
+                >(&mut self.cel, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1::CELDeviceSelector, _>(out, 1, &self.cel);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::CELDeviceSelector,
+            _,
+        >(out, 1, &self.cel);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -959,46 +1039,46 @@ impl Message for k8s_openapi::api::resource::v1::DeviceSubRequest {
         match number {
             1 => f::string(&mut self.name, value),
             2 => f::string(&mut self.device_class_name, value),
-            3 => f::message::<k8s_openapi::api::resource::v1::DeviceSelector, _>(
-                &mut self.selectors,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceSelector,
+                    _,
+                >(&mut self.selectors, value, reader)
+            }
             4 => f::string_or_absent(&mut self.allocation_mode, value),
             5 => f::int64_or_absent(&mut self.count, value),
-            6 => f::message::<k8s_openapi::api::resource::v1::DeviceToleration, _>(
-                &mut self.tolerations,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::api::resource::v1::CapacityRequirements, _>(
-                &mut self.capacity,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceToleration,
+                    _,
+                >(&mut self.tolerations, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::CapacityRequirements,
+                    _,
+                >(&mut self.capacity, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
         p::put_string(out, 2, &self.device_class_name);
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceSelector, _>(
-            out,
-            3,
-            &self.selectors,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceSelector,
+            _,
+        >(out, 3, &self.selectors);
         p::put_string_value(out, 4, &self.allocation_mode);
         p::put_int64_value(out, 5, &self.count);
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceToleration, _>(
-            out,
-            6,
-            &self.tolerations,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::CapacityRequirements, _>(
-            out,
-            7,
-            &self.capacity,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceToleration,
+            _,
+        >(out, 6, &self.tolerations);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::CapacityRequirements,
+            _,
+        >(out, 7, &self.capacity);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1017,11 +1097,12 @@ impl Message for k8s_openapi::api::resource::v1::DeviceTaint {
             1 => f::string(&mut self.key, value),
             2 => f::string_or_absent(&mut self.value, value),
             3 => f::string(&mut self.effect, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.time_added,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.time_added, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -1029,11 +1110,10 @@ impl Message for k8s_openapi::api::resource::v1::DeviceTaint {
         p::put_string(out, 1, &self.key);
         p::put_string_value(out, 2, &self.value);
         p::put_string(out, 3, &self.effect);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.time_added,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.time_added);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1079,47 +1159,47 @@ impl Message for k8s_openapi::api::resource::v1::ExactDeviceRequest {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.device_class_name, value),
-            2 => f::message::<k8s_openapi::api::resource::v1::DeviceSelector, _>(
-                &mut self.selectors,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceSelector,
+                    _,
+                >(&mut self.selectors, value, reader)
+            }
             3 => f::string_or_absent(&mut self.allocation_mode, value),
             4 => f::int64_or_absent(&mut self.count, value),
             5 => f::boolean(&mut self.admin_access, value),
-            6 => f::message::<k8s_openapi::api::resource::v1::DeviceToleration, _>(
-                &mut self.tolerations,
-                value,
-                reader,
-            ),
-            7 => f::message::<k8s_openapi::api::resource::v1::CapacityRequirements, _>(
-                &mut self.capacity,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceToleration,
+                    _,
+                >(&mut self.tolerations, value, reader)
+            }
+            7 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::CapacityRequirements,
+                    _,
+                >(&mut self.capacity, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.device_class_name);
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceSelector, _>(
-            out,
-            2,
-            &self.selectors,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceSelector,
+            _,
+        >(out, 2, &self.selectors);
         p::put_string_value(out, 3, &self.allocation_mode);
         p::put_int64_value(out, 4, &self.count);
         p::put_boolean(out, 5, &self.admin_access);
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceToleration, _>(
-            out,
-            6,
-            &self.tolerations,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::CapacityRequirements, _>(
-            out,
-            7,
-            &self.capacity,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceToleration,
+            _,
+        >(out, 6, &self.tolerations);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::CapacityRequirements,
+            _,
+        >(out, 7, &self.capacity);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1161,21 +1241,21 @@ impl Message for k8s_openapi::api::resource::v1::NodeAllocatableResourceMapping 
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.capacity_key, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.allocation_multiplier,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.allocation_multiplier, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.capacity_key);
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            2,
-            &self.allocation_multiplier,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 2, &self.allocation_multiplier);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1192,21 +1272,21 @@ impl Message for k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.driver, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-                &mut self.parameters,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+                    _,
+                >(&mut self.parameters, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.driver);
-        p::put_message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-            out,
-            2,
-            &self.parameters,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+            _,
+        >(out, 2, &self.parameters);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1222,36 +1302,40 @@ impl Message for k8s_openapi::api::resource::v1::ResourceClaim {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::ResourceClaimSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::resource::v1::ResourceClaimStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::ResourceClaimSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::ResourceClaimStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::ResourceClaimSpec, _>(out, 2, &self.spec);
-        p::put_message::<k8s_openapi::api::resource::v1::ResourceClaimStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::ResourceClaimSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::ResourceClaimStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1294,16 +1378,20 @@ impl Message for k8s_openapi::api::resource::v1::ResourceClaimSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1::DeviceClaim, _>(
-                &mut self.devices,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::DeviceClaim,
+                    _,
+                >(&mut self.devices, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1::DeviceClaim, _>(out, 1, &self.devices);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::DeviceClaim,
+            _,
+        >(out, 1, &self.devices);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1319,40 +1407,40 @@ impl Message for k8s_openapi::api::resource::v1::ResourceClaimStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1::AllocationResult, _>(
-                &mut self.allocation,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::ResourceClaimConsumerReference, _>(
-                &mut self.reserved_for,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::resource::v1::AllocatedDeviceStatus, _>(
-                &mut self.devices,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::AllocationResult,
+                    _,
+                >(&mut self.allocation, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::ResourceClaimConsumerReference,
+                    _,
+                >(&mut self.reserved_for, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::AllocatedDeviceStatus,
+                    _,
+                >(&mut self.devices, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1::AllocationResult, _>(
-            out,
-            1,
-            &self.allocation,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::ResourceClaimConsumerReference, _>(
-            out,
-            2,
-            &self.reserved_for,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::AllocatedDeviceStatus, _>(
-            out,
-            4,
-            &self.devices,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::AllocationResult,
+            _,
+        >(out, 1, &self.allocation);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::ResourceClaimConsumerReference,
+            _,
+        >(out, 2, &self.reserved_for);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::AllocatedDeviceStatus,
+            _,
+        >(out, 4, &self.devices);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1368,28 +1456,30 @@ impl Message for k8s_openapi::api::resource::v1::ResourceClaimTemplate {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::ResourceClaimTemplateSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::ResourceClaimTemplateSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::ResourceClaimTemplateSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::ResourceClaimTemplateSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1405,26 +1495,30 @@ impl Message for k8s_openapi::api::resource::v1::ResourceClaimTemplateSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::ResourceClaimSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::ResourceClaimSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::ResourceClaimSpec, _>(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::ResourceClaimSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1465,26 +1559,30 @@ impl Message for k8s_openapi::api::resource::v1::ResourceSlice {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1::ResourceSliceSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::ResourceSliceSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1::ResourceSliceSpec, _>(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::ResourceSliceSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -1501,44 +1599,56 @@ impl Message for k8s_openapi::api::resource::v1::ResourceSliceSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.driver, value),
-            2 => f::message::<k8s_openapi::api::resource::v1::ResourcePool, _>(
-                &mut self.pool,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::ResourcePool,
+                    _,
+                >(&mut self.pool, value, reader)
+            }
             3 => f::string(&mut self.node_name, value),
-            4 => f::message::<k8s_openapi::api::core::v1::NodeSelector, _>(
-                &mut self.node_selector,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelector,
+                    _,
+                >(&mut self.node_selector, value, reader)
+            }
             5 => f::boolean(&mut self.all_nodes, value),
-            6 => f::message::<k8s_openapi::api::resource::v1::Device, _>(
-                &mut self.devices,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::Device,
+                    _,
+                >(&mut self.devices, value, reader)
+            }
             7 => f::boolean(&mut self.per_device_node_selection, value),
-            8 => f::message::<k8s_openapi::api::resource::v1::CounterSet, _>(
-                &mut self.shared_counters,
-                value,
-                reader,
-            ),
+            8 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1::CounterSet,
+                    _,
+                >(&mut self.shared_counters, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.driver);
-        p::put_message::<k8s_openapi::api::resource::v1::ResourcePool, _>(out, 2, &self.pool);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::ResourcePool,
+            _,
+        >(out, 2, &self.pool);
         p::put_string(out, 3, &self.node_name);
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelector, _>(out, 4, &self.node_selector);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelector,
+            _,
+        >(out, 4, &self.node_selector);
         p::put_boolean(out, 5, &self.all_nodes);
-        p::put_message::<k8s_openapi::api::resource::v1::Device, _>(out, 6, &self.devices);
+        p::put_message::<
+            k8s_openapi::api::resource::v1::Device,
+            _,
+        >(out, 6, &self.devices);
         p::put_boolean(out, 7, &self.per_device_node_selection);
-        p::put_message::<k8s_openapi::api::resource::v1::CounterSet, _>(
-            out,
-            8,
-            &self.shared_counters,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1::CounterSet,
+            _,
+        >(out, 8, &self.shared_counters);
     }
 }

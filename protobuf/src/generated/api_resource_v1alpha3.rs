@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.resource.v1alpha3`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 #[cfg(not(k8s_openapi_ge_1_35))]
 impl Message for k8s_openapi::api::resource::v1alpha3::CELDeviceSelector {
     const NAME: &'static str = "CELDeviceSelector";
@@ -39,18 +39,20 @@ impl Message for k8s_openapi::api::resource::v1alpha3::DeviceSelector {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1alpha3::CELDeviceSelector, _>(
-                &mut self.cel,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1alpha3::CELDeviceSelector,
+                    _,
+                >(&mut self.cel, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1alpha3::CELDeviceSelector, _>(
-            out, 1, &self.cel,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1alpha3::CELDeviceSelector,
+            _,
+        >(out, 1, &self.cel);
     }
 }
 impl Message for k8s_openapi::api::resource::v1alpha3::DeviceTaint {
@@ -68,11 +70,12 @@ impl Message for k8s_openapi::api::resource::v1alpha3::DeviceTaint {
             1 => f::string(&mut self.key, value),
             2 => f::string_or_absent(&mut self.value, value),
             3 => f::string(&mut self.effect, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.time_added,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.time_added, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -80,11 +83,10 @@ impl Message for k8s_openapi::api::resource::v1alpha3::DeviceTaint {
         p::put_string(out, 1, &self.key);
         p::put_string_value(out, 2, &self.value);
         p::put_string(out, 3, &self.effect);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.time_added,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.time_added);
     }
 }
 impl Message for k8s_openapi::api::resource::v1alpha3::DeviceTaintRule {
@@ -99,40 +101,42 @@ impl Message for k8s_openapi::api::resource::v1alpha3::DeviceTaintRule {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_35)]
-            3 => f::message::<k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleSpec,
+            _,
+        >(out, 2, &self.spec);
         #[cfg(k8s_openapi_ge_1_35)]
-        p::put_message::<k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleSpec {
@@ -147,26 +151,30 @@ impl Message for k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1alpha3::DeviceTaintSelector, _>(
-                &mut self.device_selector,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1alpha3::DeviceTaint, _>(
-                &mut self.taint,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1alpha3::DeviceTaintSelector,
+                    _,
+                >(&mut self.device_selector, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1alpha3::DeviceTaint,
+                    _,
+                >(&mut self.taint, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1alpha3::DeviceTaintSelector, _>(
-            out,
-            1,
-            &self.device_selector,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1alpha3::DeviceTaint, _>(out, 2, &self.taint);
+        p::put_message::<
+            k8s_openapi::api::resource::v1alpha3::DeviceTaintSelector,
+            _,
+        >(out, 1, &self.device_selector);
+        p::put_message::<
+            k8s_openapi::api::resource::v1alpha3::DeviceTaint,
+            _,
+        >(out, 2, &self.taint);
     }
 }
 #[cfg(k8s_openapi_ge_1_35)]
@@ -182,20 +190,20 @@ impl Message for k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 1, &self.conditions);
     }
 }
 impl Message for k8s_openapi::api::resource::v1alpha3::DeviceTaintSelector {
@@ -274,39 +282,40 @@ impl Message for k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => {
-                f::message::<k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequestSpec, _>(
-                    &mut self.spec,
-                    value,
-                    reader,
-                )
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
             }
-            3 => f::message::<
-                k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequestStatus,
-                _,
-            >(&mut self.status, value, reader),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequestSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequestStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequestSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequestStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequestSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequestStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
@@ -348,26 +357,30 @@ impl Message for k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest
     ) -> Result<(), DecodeError> {
         match number {
             6 => f::int32(&mut self.pool_count, value),
-            2 => f::message::<k8s_openapi::api::resource::v1alpha3::PoolStatus, _>(
-                &mut self.pools,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1alpha3::PoolStatus,
+                    _,
+                >(&mut self.pools, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int32(out, 6, &self.pool_count);
-        p::put_message::<k8s_openapi::api::resource::v1alpha3::PoolStatus, _>(out, 2, &self.pools);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            3,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1alpha3::PoolStatus,
+            _,
+        >(out, 2, &self.pools);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 3, &self.conditions);
     }
 }

@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.resource.v1beta2`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::resource::v1beta2::AllocatedDeviceStatus {
     const NAME: &'static str = "AllocatedDeviceStatus";
     fn empty() -> Self {
@@ -22,21 +22,24 @@ impl Message for k8s_openapi::api::resource::v1beta2::AllocatedDeviceStatus {
             3 => f::string(&mut self.device, value),
             #[cfg(k8s_openapi_ge_1_34)]
             7 => f::string(&mut self.share_id, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-                &mut self.data,
-                value,
-                reader,
-            ),
-            6 => f::message::<k8s_openapi::api::resource::v1beta2::NetworkDeviceData, _>(
-                &mut self.network_data,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+                    _,
+                >(&mut self.data, value, reader)
+            }
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::NetworkDeviceData,
+                    _,
+                >(&mut self.network_data, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -44,21 +47,19 @@ impl Message for k8s_openapi::api::resource::v1beta2::AllocatedDeviceStatus {
         p::put_string(out, 1, &self.driver);
         p::put_string(out, 2, &self.pool);
         p::put_string(out, 3, &self.device);
-        #[cfg(k8s_openapi_ge_1_34)]
-        p::put_string(out, 7, &self.share_id);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            4,
-            &self.conditions,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-            out, 5, &self.data,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::NetworkDeviceData, _>(
-            out,
-            6,
-            &self.network_data,
-        );
+        #[cfg(k8s_openapi_ge_1_34)] p::put_string(out, 7, &self.share_id);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 4, &self.conditions);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+            _,
+        >(out, 5, &self.data);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::NetworkDeviceData,
+            _,
+        >(out, 6, &self.network_data);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::AllocationResult {
@@ -73,38 +74,42 @@ impl Message for k8s_openapi::api::resource::v1beta2::AllocationResult {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceAllocationResult, _>(
-                &mut self.devices,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::core::v1::NodeSelector, _>(
-                &mut self.node_selector,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceAllocationResult,
+                    _,
+                >(&mut self.devices, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelector,
+                    _,
+                >(&mut self.node_selector, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.allocation_timestamp,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.allocation_timestamp, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceAllocationResult, _>(
-            out,
-            1,
-            &self.devices,
-        );
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelector, _>(out, 3, &self.node_selector);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceAllocationResult,
+            _,
+        >(out, 1, &self.devices);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelector,
+            _,
+        >(out, 3, &self.node_selector);
         #[cfg(k8s_openapi_ge_1_34)]
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            5,
-            &self.allocation_timestamp,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 5, &self.allocation_timestamp);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::CELDeviceSelector {
@@ -140,40 +145,40 @@ impl Message for k8s_openapi::api::resource::v1beta2::CapacityRequestPolicy {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.default,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.valid_values,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::resource::v1beta2::CapacityRequestPolicyRange, _>(
-                &mut self.valid_range,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.default, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.valid_values, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::CapacityRequestPolicyRange,
+                    _,
+                >(&mut self.valid_range, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            1,
-            &self.default,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            3,
-            &self.valid_values,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::CapacityRequestPolicyRange, _>(
-            out,
-            4,
-            &self.valid_range,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 1, &self.default);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 3, &self.valid_values);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::CapacityRequestPolicyRange,
+            _,
+        >(out, 4, &self.valid_range);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -189,34 +194,40 @@ impl Message for k8s_openapi::api::resource::v1beta2::CapacityRequestPolicyRange
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.min,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.max,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.step,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.min, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.max, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.step, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out, 1, &self.min,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out, 2, &self.max,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out, 3, &self.step,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 1, &self.min);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 2, &self.max);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 3, &self.step);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -232,13 +243,17 @@ impl Message for k8s_openapi::api::resource::v1beta2::CapacityRequirements {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.requests,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            1 => {
+                f::map(
+                    &mut self.requests,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -263,20 +278,20 @@ impl Message for k8s_openapi::api::resource::v1beta2::Counter {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.value,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.value, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            1,
-            &self.value,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 1, &self.value);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::CounterSet {
@@ -292,13 +307,15 @@ impl Message for k8s_openapi::api::resource::v1beta2::CounterSet {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::map(
-                &mut self.counters,
-                value,
-                reader,
-                <k8s_openapi::api::resource::v1beta2::Counter as Message>::empty,
-                f::message_value::<k8s_openapi::api::resource::v1beta2::Counter>,
-            ),
+            2 => {
+                f::map(
+                    &mut self.counters,
+                    value,
+                    reader,
+                    <k8s_openapi::api::resource::v1beta2::Counter as Message>::empty,
+                    f::message_value::<k8s_openapi::api::resource::v1beta2::Counter>,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -404,19 +421,22 @@ impl Message for k8s_openapi::api::resource::v1beta2::Device {
             &self.capacity,
             p::message_value::<k8s_openapi::api::resource::v1beta2::DeviceCapacity>,
         );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceCounterConsumption, _>(
-            out,
-            4,
-            &self.consumes_counters,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceCounterConsumption,
+            _,
+        >(out, 4, &self.consumes_counters);
         p::put_string(out, 5, &self.node_name);
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelector, _>(out, 6, &self.node_selector);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelector,
+            _,
+        >(out, 6, &self.node_selector);
         p::put_boolean(out, 7, &self.all_nodes);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceTaint, _>(out, 8, &self.taints);
-        #[cfg(k8s_openapi_ge_1_34)]
-        p::put_boolean(out, 9, &self.binds_to_node);
-        #[cfg(k8s_openapi_ge_1_34)]
-        p::put_string(out, 10, &self.binding_conditions);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceTaint,
+            _,
+        >(out, 8, &self.taints);
+        #[cfg(k8s_openapi_ge_1_34)] p::put_boolean(out, 9, &self.binds_to_node);
+        #[cfg(k8s_openapi_ge_1_34)] p::put_string(out, 10, &self.binding_conditions);
         #[cfg(k8s_openapi_ge_1_34)]
         p::put_string(out, 11, &self.binding_failure_conditions);
         #[cfg(k8s_openapi_ge_1_34)]
@@ -426,7 +446,9 @@ impl Message for k8s_openapi::api::resource::v1beta2::Device {
             out,
             13,
             &self.node_allocatable_resource_mappings,
-            p::message_value::<k8s_openapi::api::resource::v1beta2::NodeAllocatableResourceMapping>,
+            p::message_value::<
+                k8s_openapi::api::resource::v1beta2::NodeAllocatableResourceMapping,
+            >,
         );
     }
 }
@@ -445,13 +467,19 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceAllocationConfigurat
             1 => f::string(&mut self.source, value),
             2 => f::string(&mut self.requests, value),
             3 => {
-                f::inline(value, reader, |number, value, reader| match number {
-                    1 => f::message::<
-                        k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
-                        _,
-                    >(&mut self.opaque, value, reader),
-                    _ => Ok(()),
-                })
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+                                _,
+                            >(&mut self.opaque, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
             }
             _ => Ok(()),
         }
@@ -459,13 +487,16 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceAllocationConfigurat
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.source);
         p::put_string(out, 2, &self.requests);
-        p::length_prefixed(out, 3, |out| {
-            p::put_message::<k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration, _>(
-                out,
-                1,
-                &self.opaque,
-            );
-        });
+        p::length_prefixed(
+            out,
+            3,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+                    _,
+                >(out, 1, &self.opaque);
+            },
+        );
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceAllocationResult {
@@ -481,33 +512,29 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceAllocationResult {
     ) -> Result<(), DecodeError> {
         match number {
             1 => {
-                f::message::<k8s_openapi::api::resource::v1beta2::DeviceRequestAllocationResult, _>(
-                    &mut self.results,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceRequestAllocationResult,
+                    _,
+                >(&mut self.results, value, reader)
             }
             2 => {
-                f::message::<k8s_openapi::api::resource::v1beta2::DeviceAllocationConfiguration, _>(
-                    &mut self.config,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceAllocationConfiguration,
+                    _,
+                >(&mut self.config, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceRequestAllocationResult, _>(
-            out,
-            1,
-            &self.results,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceAllocationConfiguration, _>(
-            out,
-            2,
-            &self.config,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceRequestAllocationResult,
+            _,
+        >(out, 1, &self.results);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceAllocationConfiguration,
+            _,
+        >(out, 2, &self.config);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceAttribute {
@@ -542,14 +569,10 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceAttribute {
         p::put_boolean(out, 3, &self.bool);
         p::put_string(out, 4, &self.string);
         p::put_string(out, 5, &self.version);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_int64(out, 6, &self.ints);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_boolean(out, 7, &self.bools);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_string(out, 8, &self.strings);
-        #[cfg(k8s_openapi_ge_1_36)]
-        p::put_string(out, 9, &self.versions);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_int64(out, 6, &self.ints);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_boolean(out, 7, &self.bools);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_string(out, 8, &self.strings);
+        #[cfg(k8s_openapi_ge_1_36)] p::put_string(out, 9, &self.versions);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceCapacity {
@@ -564,32 +587,32 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceCapacity {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.value,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.value, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::CapacityRequestPolicy, _>(
-                &mut self.request_policy,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::CapacityRequestPolicy,
+                    _,
+                >(&mut self.request_policy, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            1,
-            &self.value,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 1, &self.value);
         #[cfg(k8s_openapi_ge_1_34)]
-        p::put_message::<k8s_openapi::api::resource::v1beta2::CapacityRequestPolicy, _>(
-            out,
-            2,
-            &self.request_policy,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::CapacityRequestPolicy,
+            _,
+        >(out, 2, &self.request_policy);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceClaim {
@@ -604,40 +627,40 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceClaim {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceRequest, _>(
-                &mut self.requests,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceConstraint, _>(
-                &mut self.constraints,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceClaimConfiguration, _>(
-                &mut self.config,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceRequest,
+                    _,
+                >(&mut self.requests, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceConstraint,
+                    _,
+                >(&mut self.constraints, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceClaimConfiguration,
+                    _,
+                >(&mut self.config, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceRequest, _>(
-            out,
-            1,
-            &self.requests,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceConstraint, _>(
-            out,
-            2,
-            &self.constraints,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceClaimConfiguration, _>(
-            out,
-            3,
-            &self.config,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceRequest,
+            _,
+        >(out, 1, &self.requests);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceConstraint,
+            _,
+        >(out, 2, &self.constraints);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceClaimConfiguration,
+            _,
+        >(out, 3, &self.config);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceClaimConfiguration {
@@ -654,26 +677,35 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceClaimConfiguration {
         match number {
             1 => f::string(&mut self.requests, value),
             2 => {
-                f::inline(value, reader, |number, value, reader| match number {
-                    1 => f::message::<
-                        k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
-                        _,
-                    >(&mut self.opaque, value, reader),
-                    _ => Ok(()),
-                })
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+                                _,
+                            >(&mut self.opaque, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.requests);
-        p::length_prefixed(out, 2, |out| {
-            p::put_message::<k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration, _>(
-                out,
-                1,
-                &self.opaque,
-            );
-        });
+        p::length_prefixed(
+            out,
+            2,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+                    _,
+                >(out, 1, &self.opaque);
+            },
+        );
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceClass {
@@ -688,28 +720,30 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceClass {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceClassSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceClassSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceClassSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceClassSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceClassConfiguration {
@@ -725,25 +759,34 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceClassConfiguration {
     ) -> Result<(), DecodeError> {
         match number {
             1 => {
-                f::inline(value, reader, |number, value, reader| match number {
-                    1 => f::message::<
-                        k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
-                        _,
-                    >(&mut self.opaque, value, reader),
-                    _ => Ok(()),
-                })
+                f::inline(
+                    value,
+                    reader,
+                    |number, value, reader| match number {
+                        1 => {
+                            f::message::<
+                                k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+                                _,
+                            >(&mut self.opaque, value, reader)
+                        }
+                        _ => Ok(()),
+                    },
+                )
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::length_prefixed(out, 1, |out| {
-            p::put_message::<k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration, _>(
-                out,
-                1,
-                &self.opaque,
-            );
-        });
+        p::length_prefixed(
+            out,
+            1,
+            |out| {
+                p::put_message::<
+                    k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+                    _,
+                >(out, 1, &self.opaque);
+            },
+        );
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceClassSpec {
@@ -758,34 +801,33 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceClassSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceSelector, _>(
-                &mut self.selectors,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceClassConfiguration, _>(
-                &mut self.config,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceSelector,
+                    _,
+                >(&mut self.selectors, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceClassConfiguration,
+                    _,
+                >(&mut self.config, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
             4 => f::string(&mut self.extended_resource_name, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceSelector, _>(
-            out,
-            1,
-            &self.selectors,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceClassConfiguration, _>(
-            out,
-            2,
-            &self.config,
-        );
-        #[cfg(k8s_openapi_ge_1_34)]
-        p::put_string(out, 4, &self.extended_resource_name);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceSelector,
+            _,
+        >(out, 1, &self.selectors);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceClassConfiguration,
+            _,
+        >(out, 2, &self.config);
+        #[cfg(k8s_openapi_ge_1_34)] p::put_string(out, 4, &self.extended_resource_name);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceConstraint {
@@ -810,8 +852,7 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceConstraint {
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.requests);
         p::put_string(out, 2, &self.match_attribute);
-        #[cfg(k8s_openapi_ge_1_34)]
-        p::put_string(out, 3, &self.distinct_attribute);
+        #[cfg(k8s_openapi_ge_1_34)] p::put_string(out, 3, &self.distinct_attribute);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceCounterConsumption {
@@ -827,13 +868,15 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceCounterConsumption {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.counter_set, value),
-            2 => f::map(
-                &mut self.counters,
-                value,
-                reader,
-                <k8s_openapi::api::resource::v1beta2::Counter as Message>::empty,
-                f::message_value::<k8s_openapi::api::resource::v1beta2::Counter>,
-            ),
+            2 => {
+                f::map(
+                    &mut self.counters,
+                    value,
+                    reader,
+                    <k8s_openapi::api::resource::v1beta2::Counter as Message>::empty,
+                    f::message_value::<k8s_openapi::api::resource::v1beta2::Counter>,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -860,31 +903,31 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceRequest {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::ExactDeviceRequest, _>(
-                &mut self.exactly,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceSubRequest, _>(
-                &mut self.first_available,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::ExactDeviceRequest,
+                    _,
+                >(&mut self.exactly, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceSubRequest,
+                    _,
+                >(&mut self.first_available, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::ExactDeviceRequest, _>(
-            out,
-            2,
-            &self.exactly,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceSubRequest, _>(
-            out,
-            3,
-            &self.first_available,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::ExactDeviceRequest,
+            _,
+        >(out, 2, &self.exactly);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceSubRequest,
+            _,
+        >(out, 3, &self.first_available);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceRequestAllocationResult {
@@ -904,11 +947,12 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceRequestAllocationRes
             3 => f::string(&mut self.pool, value),
             4 => f::string(&mut self.device, value),
             5 => f::boolean(&mut self.admin_access, value),
-            6 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceToleration, _>(
-                &mut self.tolerations,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceToleration,
+                    _,
+                >(&mut self.tolerations, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
             7 => f::string(&mut self.binding_conditions, value),
             #[cfg(k8s_openapi_ge_1_34)]
@@ -916,13 +960,17 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceRequestAllocationRes
             #[cfg(k8s_openapi_ge_1_34)]
             9 => f::string(&mut self.share_id, value),
             #[cfg(k8s_openapi_ge_1_34)]
-            10 => f::map(
-                &mut self.consumed_capacity,
-                value,
-                reader,
-                <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
-                f::message_value::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-            ),
+            10 => {
+                f::map(
+                    &mut self.consumed_capacity,
+                    value,
+                    reader,
+                    <k8s_openapi::apimachinery::pkg::api::resource::Quantity as Message>::empty,
+                    f::message_value::<
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    >,
+                )
+            }
             _ => Ok(()),
         }
     }
@@ -932,17 +980,14 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceRequestAllocationRes
         p::put_string(out, 3, &self.pool);
         p::put_string(out, 4, &self.device);
         p::put_boolean(out, 5, &self.admin_access);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceToleration, _>(
-            out,
-            6,
-            &self.tolerations,
-        );
-        #[cfg(k8s_openapi_ge_1_34)]
-        p::put_string(out, 7, &self.binding_conditions);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceToleration,
+            _,
+        >(out, 6, &self.tolerations);
+        #[cfg(k8s_openapi_ge_1_34)] p::put_string(out, 7, &self.binding_conditions);
         #[cfg(k8s_openapi_ge_1_34)]
         p::put_string(out, 8, &self.binding_failure_conditions);
-        #[cfg(k8s_openapi_ge_1_34)]
-        p::put_string(out, 9, &self.share_id);
+        #[cfg(k8s_openapi_ge_1_34)] p::put_string(out, 9, &self.share_id);
         #[cfg(k8s_openapi_ge_1_34)]
         p::put_map(
             out,
@@ -964,18 +1009,20 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceSelector {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1beta2::CELDeviceSelector, _>(
-                &mut self.cel,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::CELDeviceSelector,
+                    _,
+                >(&mut self.cel, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1beta2::CELDeviceSelector, _>(
-            out, 1, &self.cel,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::CELDeviceSelector,
+            _,
+        >(out, 1, &self.cel);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceSubRequest {
@@ -992,48 +1039,48 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceSubRequest {
         match number {
             1 => f::string(&mut self.name, value),
             2 => f::string(&mut self.device_class_name, value),
-            3 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceSelector, _>(
-                &mut self.selectors,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceSelector,
+                    _,
+                >(&mut self.selectors, value, reader)
+            }
             4 => f::string_or_absent(&mut self.allocation_mode, value),
             5 => f::int64_or_absent(&mut self.count, value),
-            6 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceToleration, _>(
-                &mut self.tolerations,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceToleration,
+                    _,
+                >(&mut self.tolerations, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
-            7 => f::message::<k8s_openapi::api::resource::v1beta2::CapacityRequirements, _>(
-                &mut self.capacity,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::CapacityRequirements,
+                    _,
+                >(&mut self.capacity, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
         p::put_string(out, 2, &self.device_class_name);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceSelector, _>(
-            out,
-            3,
-            &self.selectors,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceSelector,
+            _,
+        >(out, 3, &self.selectors);
         p::put_string_value(out, 4, &self.allocation_mode);
         p::put_int64_value(out, 5, &self.count);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceToleration, _>(
-            out,
-            6,
-            &self.tolerations,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceToleration,
+            _,
+        >(out, 6, &self.tolerations);
         #[cfg(k8s_openapi_ge_1_34)]
-        p::put_message::<k8s_openapi::api::resource::v1beta2::CapacityRequirements, _>(
-            out,
-            7,
-            &self.capacity,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::CapacityRequirements,
+            _,
+        >(out, 7, &self.capacity);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::DeviceTaint {
@@ -1051,11 +1098,12 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceTaint {
             1 => f::string(&mut self.key, value),
             2 => f::string_or_absent(&mut self.value, value),
             3 => f::string(&mut self.effect, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.time_added,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.time_added, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -1063,11 +1111,10 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceTaint {
         p::put_string(out, 1, &self.key);
         p::put_string_value(out, 2, &self.value);
         p::put_string(out, 3, &self.effect);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.time_added,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.time_added);
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
@@ -1083,38 +1130,40 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceTaintRule {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceTaintRuleSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceTaintRuleStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceTaintRuleSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceTaintRuleStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceTaintRuleSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceTaintRuleStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceTaintRuleSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceTaintRuleStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
@@ -1130,26 +1179,30 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceTaintRuleSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceTaintSelector, _>(
-                &mut self.device_selector,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceTaint, _>(
-                &mut self.taint,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceTaintSelector,
+                    _,
+                >(&mut self.device_selector, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceTaint,
+                    _,
+                >(&mut self.taint, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceTaintSelector, _>(
-            out,
-            1,
-            &self.device_selector,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceTaint, _>(out, 2, &self.taint);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceTaintSelector,
+            _,
+        >(out, 1, &self.device_selector);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceTaint,
+            _,
+        >(out, 2, &self.taint);
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
@@ -1165,20 +1218,20 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceTaintRuleStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 1, &self.conditions);
     }
 }
 #[cfg(k8s_openapi_ge_1_36)]
@@ -1247,49 +1300,49 @@ impl Message for k8s_openapi::api::resource::v1beta2::ExactDeviceRequest {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.device_class_name, value),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceSelector, _>(
-                &mut self.selectors,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceSelector,
+                    _,
+                >(&mut self.selectors, value, reader)
+            }
             3 => f::string_or_absent(&mut self.allocation_mode, value),
             4 => f::int64_or_absent(&mut self.count, value),
             5 => f::boolean(&mut self.admin_access, value),
-            6 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceToleration, _>(
-                &mut self.tolerations,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceToleration,
+                    _,
+                >(&mut self.tolerations, value, reader)
+            }
             #[cfg(k8s_openapi_ge_1_34)]
-            7 => f::message::<k8s_openapi::api::resource::v1beta2::CapacityRequirements, _>(
-                &mut self.capacity,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::CapacityRequirements,
+                    _,
+                >(&mut self.capacity, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.device_class_name);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceSelector, _>(
-            out,
-            2,
-            &self.selectors,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceSelector,
+            _,
+        >(out, 2, &self.selectors);
         p::put_string_value(out, 3, &self.allocation_mode);
         p::put_int64_value(out, 4, &self.count);
         p::put_boolean(out, 5, &self.admin_access);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceToleration, _>(
-            out,
-            6,
-            &self.tolerations,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceToleration,
+            _,
+        >(out, 6, &self.tolerations);
         #[cfg(k8s_openapi_ge_1_34)]
-        p::put_message::<k8s_openapi::api::resource::v1beta2::CapacityRequirements, _>(
-            out,
-            7,
-            &self.capacity,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::CapacityRequirements,
+            _,
+        >(out, 7, &self.capacity);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::NetworkDeviceData {
@@ -1330,21 +1383,21 @@ impl Message for k8s_openapi::api::resource::v1beta2::NodeAllocatableResourceMap
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.capacity_key, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.allocation_multiplier,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.allocation_multiplier, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.capacity_key);
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            2,
-            &self.allocation_multiplier,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 2, &self.allocation_multiplier);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration {
@@ -1360,21 +1413,21 @@ impl Message for k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration 
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.driver, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-                &mut self.parameters,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+                    _,
+                >(&mut self.parameters, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.driver);
-        p::put_message::<k8s_openapi::apimachinery::pkg::runtime::RawExtension, _>(
-            out,
-            2,
-            &self.parameters,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+            _,
+        >(out, 2, &self.parameters);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaim {
@@ -1389,38 +1442,40 @@ impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaim {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::ResourceClaimSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::resource::v1beta2::ResourceClaimStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::ResourceClaimSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::ResourceClaimStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::ResourceClaimSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::ResourceClaimStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::ResourceClaimSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::ResourceClaimStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaimConsumerReference {
@@ -1461,20 +1516,20 @@ impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaimSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1beta2::DeviceClaim, _>(
-                &mut self.devices,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::DeviceClaim,
+                    _,
+                >(&mut self.devices, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1beta2::DeviceClaim, _>(
-            out,
-            1,
-            &self.devices,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::DeviceClaim,
+            _,
+        >(out, 1, &self.devices);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaimStatus {
@@ -1489,42 +1544,40 @@ impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaimStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::resource::v1beta2::AllocationResult, _>(
-                &mut self.allocation,
-                value,
-                reader,
-            ),
-            2 => {
-                f::message::<k8s_openapi::api::resource::v1beta2::ResourceClaimConsumerReference, _>(
-                    &mut self.reserved_for,
-                    value,
-                    reader,
-                )
+            1 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::AllocationResult,
+                    _,
+                >(&mut self.allocation, value, reader)
             }
-            4 => f::message::<k8s_openapi::api::resource::v1beta2::AllocatedDeviceStatus, _>(
-                &mut self.devices,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::ResourceClaimConsumerReference,
+                    _,
+                >(&mut self.reserved_for, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::AllocatedDeviceStatus,
+                    _,
+                >(&mut self.devices, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::resource::v1beta2::AllocationResult, _>(
-            out,
-            1,
-            &self.allocation,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::ResourceClaimConsumerReference, _>(
-            out,
-            2,
-            &self.reserved_for,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::AllocatedDeviceStatus, _>(
-            out,
-            4,
-            &self.devices,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::AllocationResult,
+            _,
+        >(out, 1, &self.allocation);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::ResourceClaimConsumerReference,
+            _,
+        >(out, 2, &self.reserved_for);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::AllocatedDeviceStatus,
+            _,
+        >(out, 4, &self.devices);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate {
@@ -1539,28 +1592,30 @@ impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::ResourceClaimTemplateSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::ResourceClaimTemplateSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::ResourceClaimTemplateSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::ResourceClaimTemplateSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaimTemplateSpec {
@@ -1575,28 +1630,30 @@ impl Message for k8s_openapi::api::resource::v1beta2::ResourceClaimTemplateSpec 
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::ResourceClaimSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::ResourceClaimSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::ResourceClaimSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::ResourceClaimSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::ResourcePool {
@@ -1635,28 +1692,30 @@ impl Message for k8s_openapi::api::resource::v1beta2::ResourceSlice {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::ResourceSliceSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::ResourceSliceSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::resource::v1beta2::ResourceSliceSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::ResourceSliceSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::resource::v1beta2::ResourceSliceSpec {
@@ -1672,44 +1731,56 @@ impl Message for k8s_openapi::api::resource::v1beta2::ResourceSliceSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.driver, value),
-            2 => f::message::<k8s_openapi::api::resource::v1beta2::ResourcePool, _>(
-                &mut self.pool,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::ResourcePool,
+                    _,
+                >(&mut self.pool, value, reader)
+            }
             3 => f::string(&mut self.node_name, value),
-            4 => f::message::<k8s_openapi::api::core::v1::NodeSelector, _>(
-                &mut self.node_selector,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::NodeSelector,
+                    _,
+                >(&mut self.node_selector, value, reader)
+            }
             5 => f::boolean(&mut self.all_nodes, value),
-            6 => f::message::<k8s_openapi::api::resource::v1beta2::Device, _>(
-                &mut self.devices,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::Device,
+                    _,
+                >(&mut self.devices, value, reader)
+            }
             7 => f::boolean(&mut self.per_device_node_selection, value),
-            8 => f::message::<k8s_openapi::api::resource::v1beta2::CounterSet, _>(
-                &mut self.shared_counters,
-                value,
-                reader,
-            ),
+            8 => {
+                f::message::<
+                    k8s_openapi::api::resource::v1beta2::CounterSet,
+                    _,
+                >(&mut self.shared_counters, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.driver);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::ResourcePool, _>(out, 2, &self.pool);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::ResourcePool,
+            _,
+        >(out, 2, &self.pool);
         p::put_string(out, 3, &self.node_name);
-        p::put_message::<k8s_openapi::api::core::v1::NodeSelector, _>(out, 4, &self.node_selector);
+        p::put_message::<
+            k8s_openapi::api::core::v1::NodeSelector,
+            _,
+        >(out, 4, &self.node_selector);
         p::put_boolean(out, 5, &self.all_nodes);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::Device, _>(out, 6, &self.devices);
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::Device,
+            _,
+        >(out, 6, &self.devices);
         p::put_boolean(out, 7, &self.per_device_node_selection);
-        p::put_message::<k8s_openapi::api::resource::v1beta2::CounterSet, _>(
-            out,
-            8,
-            &self.shared_counters,
-        );
+        p::put_message::<
+            k8s_openapi::api::resource::v1beta2::CounterSet,
+            _,
+        >(out, 8, &self.shared_counters);
     }
 }

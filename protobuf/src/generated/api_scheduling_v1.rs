@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.scheduling.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::scheduling::v1::PriorityClass {
     const NAME: &'static str = "PriorityClass";
     fn empty() -> Self {
@@ -17,11 +17,12 @@ impl Message for k8s_openapi::api::scheduling::v1::PriorityClass {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => f::int32(&mut self.value, value),
             3 => f::boolean_or_absent(&mut self.global_default, value),
             4 => f::string_or_absent(&mut self.description, value),
@@ -30,11 +31,10 @@ impl Message for k8s_openapi::api::scheduling::v1::PriorityClass {
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_int32(out, 2, &self.value);
         p::put_boolean_value(out, 3, &self.global_default);
         p::put_string_value(out, 4, &self.description);

@@ -4,9 +4,9 @@
 
 //! `Message` for the types of `k8s.io.api.scheduling.v1alpha2`.
 #[allow(unused_imports)]
-use crate::{DecodeError, Message, field as f, put as p};
-#[allow(unused_imports)]
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+#[allow(unused_imports)]
+use crate::{DecodeError, Message, field as f, put as p};
 #[cfg(all(k8s_openapi_ge_1_36, not(k8s_openapi_ge_1_37)))]
 impl Message for k8s_openapi::api::scheduling::v1alpha2::BasicSchedulingPolicy {
     const NAME: &'static str = "BasicSchedulingPolicy";
@@ -57,38 +57,40 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::PodGroup {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 #[cfg(all(k8s_openapi_ge_1_36, not(k8s_openapi_ge_1_37)))]
@@ -152,20 +154,20 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingConst
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::scheduling::v1alpha2::TopologyConstraint, _>(
-                &mut self.topology,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::TopologyConstraint,
+                    _,
+                >(&mut self.topology, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::TopologyConstraint, _>(
-            out,
-            1,
-            &self.topology,
-        );
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::TopologyConstraint,
+            _,
+        >(out, 1, &self.topology);
     }
 }
 #[cfg(all(k8s_openapi_ge_1_36, not(k8s_openapi_ge_1_37)))]
@@ -181,28 +183,30 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingPolic
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::scheduling::v1alpha2::BasicSchedulingPolicy, _>(
-                &mut self.basic,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::scheduling::v1alpha2::GangSchedulingPolicy, _>(
-                &mut self.gang,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::BasicSchedulingPolicy,
+                    _,
+                >(&mut self.basic, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::GangSchedulingPolicy,
+                    _,
+                >(&mut self.gang, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::BasicSchedulingPolicy, _>(
-            out,
-            1,
-            &self.basic,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::GangSchedulingPolicy, _>(
-            out, 2, &self.gang,
-        );
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::BasicSchedulingPolicy,
+            _,
+        >(out, 1, &self.basic);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::GangSchedulingPolicy,
+            _,
+        >(out, 2, &self.gang);
     }
 }
 #[cfg(all(k8s_openapi_ge_1_36, not(k8s_openapi_ge_1_37)))]
@@ -219,26 +223,29 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::PodGroupSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => {
-                f::message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplateReference, _>(
-                    &mut self.pod_group_template_ref,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplateReference,
+                    _,
+                >(&mut self.pod_group_template_ref, value, reader)
             }
-            2 => f::message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingPolicy, _>(
-                &mut self.scheduling_policy,
-                value,
-                reader,
-            ),
-            3 => f::message::<
-                k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingConstraints,
-                _,
-            >(&mut self.scheduling_constraints, value, reader),
-            4 => f::message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaim, _>(
-                &mut self.resource_claims,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingPolicy,
+                    _,
+                >(&mut self.scheduling_policy, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingConstraints,
+                    _,
+                >(&mut self.scheduling_constraints, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaim,
+                    _,
+                >(&mut self.resource_claims, value, reader)
+            }
             5 => f::string(&mut self.disruption_mode, value),
             6 => f::string(&mut self.priority_class_name, value),
             7 => f::int32(&mut self.priority, value),
@@ -246,26 +253,22 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::PodGroupSpec {
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplateReference, _>(
-            out,
-            1,
-            &self.pod_group_template_ref,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingPolicy, _>(
-            out,
-            2,
-            &self.scheduling_policy,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingConstraints, _>(
-            out,
-            3,
-            &self.scheduling_constraints,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaim, _>(
-            out,
-            4,
-            &self.resource_claims,
-        );
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplateReference,
+            _,
+        >(out, 1, &self.pod_group_template_ref);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingPolicy,
+            _,
+        >(out, 2, &self.scheduling_policy);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingConstraints,
+            _,
+        >(out, 3, &self.scheduling_constraints);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaim,
+            _,
+        >(out, 4, &self.resource_claims);
         p::put_string(out, 5, &self.disruption_mode);
         p::put_string(out, 6, &self.priority_class_name);
         p::put_int32(out, 7, &self.priority);
@@ -284,32 +287,30 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::PodGroupStatus {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             2 => {
-                f::message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaimStatus, _>(
-                    &mut self.resource_claim_statuses,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaimStatus,
+                    _,
+                >(&mut self.resource_claim_statuses, value, reader)
             }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaimStatus, _>(
-            out,
-            2,
-            &self.resource_claim_statuses,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 1, &self.conditions);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaimStatus,
+            _,
+        >(out, 2, &self.resource_claim_statuses);
     }
 }
 #[cfg(all(k8s_openapi_ge_1_36, not(k8s_openapi_ge_1_37)))]
@@ -326,20 +327,24 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplate {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingPolicy, _>(
-                &mut self.scheduling_policy,
-                value,
-                reader,
-            ),
-            3 => f::message::<
-                k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingConstraints,
-                _,
-            >(&mut self.scheduling_constraints, value, reader),
-            4 => f::message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaim, _>(
-                &mut self.resource_claims,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingPolicy,
+                    _,
+                >(&mut self.scheduling_policy, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingConstraints,
+                    _,
+                >(&mut self.scheduling_constraints, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaim,
+                    _,
+                >(&mut self.resource_claims, value, reader)
+            }
             5 => f::string(&mut self.disruption_mode, value),
             6 => f::string(&mut self.priority_class_name, value),
             7 => f::int32(&mut self.priority, value),
@@ -348,21 +353,18 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplate {
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingPolicy, _>(
-            out,
-            2,
-            &self.scheduling_policy,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingConstraints, _>(
-            out,
-            3,
-            &self.scheduling_constraints,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaim, _>(
-            out,
-            4,
-            &self.resource_claims,
-        );
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingPolicy,
+            _,
+        >(out, 2, &self.scheduling_policy);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupSchedulingConstraints,
+            _,
+        >(out, 3, &self.scheduling_constraints);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupResourceClaim,
+            _,
+        >(out, 4, &self.resource_claims);
         p::put_string(out, 5, &self.disruption_mode);
         p::put_string(out, 6, &self.priority_class_name);
         p::put_int32(out, 7, &self.priority);
@@ -381,10 +383,12 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplateReferen
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<
-                k8s_openapi::api::scheduling::v1alpha2::WorkloadPodGroupTemplateReference,
-                _,
-            >(&mut self.workload, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::WorkloadPodGroupTemplateReference,
+                    _,
+                >(&mut self.workload, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -454,32 +458,35 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::Workload {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::scheduling::v1alpha2::WorkloadSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::WorkloadSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::WorkloadSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::WorkloadSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 #[cfg(all(k8s_openapi_ge_1_36, not(k8s_openapi_ge_1_37)))]
-impl Message for k8s_openapi::api::scheduling::v1alpha2::WorkloadPodGroupTemplateReference {
+impl Message
+for k8s_openapi::api::scheduling::v1alpha2::WorkloadPodGroupTemplateReference {
     const NAME: &'static str = "WorkloadPodGroupTemplateReference";
     fn empty() -> Self {
         Default::default()
@@ -515,30 +522,28 @@ impl Message for k8s_openapi::api::scheduling::v1alpha2::WorkloadSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => {
-                f::message::<k8s_openapi::api::scheduling::v1alpha2::TypedLocalObjectReference, _>(
-                    &mut self.controller_ref,
-                    value,
-                    reader,
-                )
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::TypedLocalObjectReference,
+                    _,
+                >(&mut self.controller_ref, value, reader)
             }
-            2 => f::message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplate, _>(
-                &mut self.pod_group_templates,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplate,
+                    _,
+                >(&mut self.pod_group_templates, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::TypedLocalObjectReference, _>(
-            out,
-            1,
-            &self.controller_ref,
-        );
-        p::put_message::<k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplate, _>(
-            out,
-            2,
-            &self.pod_group_templates,
-        );
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::TypedLocalObjectReference,
+            _,
+        >(out, 1, &self.controller_ref);
+        p::put_message::<
+            k8s_openapi::api::scheduling::v1alpha2::PodGroupTemplate,
+            _,
+        >(out, 2, &self.pod_group_templates);
     }
 }

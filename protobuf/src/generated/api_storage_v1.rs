@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.api.storage.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::api::storage::v1::CSIDriver {
     const NAME: &'static str = "CSIDriver";
     fn empty() -> Self {
@@ -17,26 +17,30 @@ impl Message for k8s_openapi::api::storage::v1::CSIDriver {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::storage::v1::CSIDriverSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::CSIDriverSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::storage::v1::CSIDriverSpec, _>(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::storage::v1::CSIDriverSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::storage::v1::CSIDriverSpec {
@@ -56,11 +60,12 @@ impl Message for k8s_openapi::api::storage::v1::CSIDriverSpec {
             3 => f::string(&mut self.volume_lifecycle_modes, value),
             4 => f::boolean(&mut self.storage_capacity, value),
             5 => f::string(&mut self.fs_group_policy, value),
-            6 => f::message::<k8s_openapi::api::storage::v1::TokenRequest, _>(
-                &mut self.token_requests,
-                value,
-                reader,
-            ),
+            6 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::TokenRequest,
+                    _,
+                >(&mut self.token_requests, value, reader)
+            }
             7 => f::boolean(&mut self.requires_republish, value),
             8 => f::boolean(&mut self.se_linux_mount, value),
             9 => f::int64(&mut self.node_allocatable_update_period_seconds, value),
@@ -77,11 +82,10 @@ impl Message for k8s_openapi::api::storage::v1::CSIDriverSpec {
         p::put_string(out, 3, &self.volume_lifecycle_modes);
         p::put_boolean(out, 4, &self.storage_capacity);
         p::put_string(out, 5, &self.fs_group_policy);
-        p::put_message::<k8s_openapi::api::storage::v1::TokenRequest, _>(
-            out,
-            6,
-            &self.token_requests,
-        );
+        p::put_message::<
+            k8s_openapi::api::storage::v1::TokenRequest,
+            _,
+        >(out, 6, &self.token_requests);
         p::put_boolean(out, 7, &self.requires_republish);
         p::put_boolean(out, 8, &self.se_linux_mount);
         p::put_int64(out, 9, &self.node_allocatable_update_period_seconds);
@@ -103,26 +107,30 @@ impl Message for k8s_openapi::api::storage::v1::CSINode {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::storage::v1::CSINodeSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::CSINodeSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::storage::v1::CSINodeSpec, _>(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::storage::v1::CSINodeSpec,
+            _,
+        >(out, 2, &self.spec);
     }
 }
 impl Message for k8s_openapi::api::storage::v1::CSINodeDriver {
@@ -140,11 +148,12 @@ impl Message for k8s_openapi::api::storage::v1::CSINodeDriver {
             1 => f::string(&mut self.name, value),
             2 => f::string(&mut self.node_id, value),
             3 => f::string(&mut self.topology_keys, value),
-            4 => f::message::<k8s_openapi::api::storage::v1::VolumeNodeResources, _>(
-                &mut self.allocatable,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::VolumeNodeResources,
+                    _,
+                >(&mut self.allocatable, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -152,11 +161,10 @@ impl Message for k8s_openapi::api::storage::v1::CSINodeDriver {
         p::put_string(out, 1, &self.name);
         p::put_string(out, 2, &self.node_id);
         p::put_string(out, 3, &self.topology_keys);
-        p::put_message::<k8s_openapi::api::storage::v1::VolumeNodeResources, _>(
-            out,
-            4,
-            &self.allocatable,
-        );
+        p::put_message::<
+            k8s_openapi::api::storage::v1::VolumeNodeResources,
+            _,
+        >(out, 4, &self.allocatable);
     }
 }
 impl Message for k8s_openapi::api::storage::v1::CSINodeSpec {
@@ -171,16 +179,20 @@ impl Message for k8s_openapi::api::storage::v1::CSINodeSpec {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::api::storage::v1::CSINodeDriver, _>(
-                &mut self.drivers,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::CSINodeDriver,
+                    _,
+                >(&mut self.drivers, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::api::storage::v1::CSINodeDriver, _>(out, 1, &self.drivers);
+        p::put_message::<
+            k8s_openapi::api::storage::v1::CSINodeDriver,
+            _,
+        >(out, 1, &self.drivers);
     }
 }
 impl Message for k8s_openapi::api::storage::v1::CSIStorageCapacity {
@@ -195,52 +207,52 @@ impl Message for k8s_openapi::api::storage::v1::CSIStorageCapacity {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-                &mut self.node_topology,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+                    _,
+                >(&mut self.node_topology, value, reader)
+            }
             3 => f::string(&mut self.storage_class_name, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.capacity,
-                value,
-                reader,
-            ),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-                &mut self.maximum_volume_size,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.capacity, value, reader)
+            }
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+                    _,
+                >(&mut self.maximum_volume_size, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector, _>(
-            out,
-            2,
-            &self.node_topology,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+            _,
+        >(out, 2, &self.node_topology);
         p::put_string(out, 3, &self.storage_class_name);
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            4,
-            &self.capacity,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::api::resource::Quantity, _>(
-            out,
-            5,
-            &self.maximum_volume_size,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 4, &self.capacity);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            _,
+        >(out, 5, &self.maximum_volume_size);
     }
 }
 impl Message for k8s_openapi::api::storage::v1::StorageClass {
@@ -255,48 +267,44 @@ impl Message for k8s_openapi::api::storage::v1::StorageClass {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => f::string(&mut self.provisioner, value),
-            3 => f::map(
-                &mut self.parameters,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            3 => {
+                f::map(&mut self.parameters, value, reader, String::new, f::string_value)
+            }
             4 => f::string(&mut self.reclaim_policy, value),
             5 => f::string(&mut self.mount_options, value),
             6 => f::boolean(&mut self.allow_volume_expansion, value),
             7 => f::string(&mut self.volume_binding_mode, value),
-            8 => f::message::<k8s_openapi::api::core::v1::TopologySelectorTerm, _>(
-                &mut self.allowed_topologies,
-                value,
-                reader,
-            ),
+            8 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::TopologySelectorTerm,
+                    _,
+                >(&mut self.allowed_topologies, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_string(out, 2, &self.provisioner);
         p::put_map(out, 3, &self.parameters, p::string_value);
         p::put_string(out, 4, &self.reclaim_policy);
         p::put_string(out, 5, &self.mount_options);
         p::put_boolean(out, 6, &self.allow_volume_expansion);
         p::put_string(out, 7, &self.volume_binding_mode);
-        p::put_message::<k8s_openapi::api::core::v1::TopologySelectorTerm, _>(
-            out,
-            8,
-            &self.allowed_topologies,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::TopologySelectorTerm,
+            _,
+        >(out, 8, &self.allowed_topologies);
     }
 }
 impl Message for k8s_openapi::api::storage::v1::TokenRequest {
@@ -333,38 +341,40 @@ impl Message for k8s_openapi::api::storage::v1::VolumeAttachment {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<k8s_openapi::api::storage::v1::VolumeAttachmentSpec, _>(
-                &mut self.spec,
-                value,
-                reader,
-            ),
-            3 => f::message::<k8s_openapi::api::storage::v1::VolumeAttachmentStatus, _>(
-                &mut self.status,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::VolumeAttachmentSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::VolumeAttachmentStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::storage::v1::VolumeAttachmentSpec, _>(
-            out, 2, &self.spec,
-        );
-        p::put_message::<k8s_openapi::api::storage::v1::VolumeAttachmentStatus, _>(
-            out,
-            3,
-            &self.status,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::storage::v1::VolumeAttachmentSpec,
+            _,
+        >(out, 2, &self.spec);
+        p::put_message::<
+            k8s_openapi::api::storage::v1::VolumeAttachmentStatus,
+            _,
+        >(out, 3, &self.status);
     }
 }
 impl Message for k8s_openapi::api::storage::v1::VolumeAttachmentSource {
@@ -380,21 +390,21 @@ impl Message for k8s_openapi::api::storage::v1::VolumeAttachmentSource {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.persistent_volume_name, value),
-            2 => f::message::<k8s_openapi::api::core::v1::PersistentVolumeSpec, _>(
-                &mut self.inline_volume_spec,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::core::v1::PersistentVolumeSpec,
+                    _,
+                >(&mut self.inline_volume_spec, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.persistent_volume_name);
-        p::put_message::<k8s_openapi::api::core::v1::PersistentVolumeSpec, _>(
-            out,
-            2,
-            &self.inline_volume_spec,
-        );
+        p::put_message::<
+            k8s_openapi::api::core::v1::PersistentVolumeSpec,
+            _,
+        >(out, 2, &self.inline_volume_spec);
     }
 }
 impl Message for k8s_openapi::api::storage::v1::VolumeAttachmentSpec {
@@ -410,22 +420,22 @@ impl Message for k8s_openapi::api::storage::v1::VolumeAttachmentSpec {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.attacher, value),
-            2 => f::message::<k8s_openapi::api::storage::v1::VolumeAttachmentSource, _>(
-                &mut self.source,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::VolumeAttachmentSource,
+                    _,
+                >(&mut self.source, value, reader)
+            }
             3 => f::string(&mut self.node_name, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.attacher);
-        p::put_message::<k8s_openapi::api::storage::v1::VolumeAttachmentSource, _>(
-            out,
-            2,
-            &self.source,
-        );
+        p::put_message::<
+            k8s_openapi::api::storage::v1::VolumeAttachmentSource,
+            _,
+        >(out, 2, &self.source);
         p::put_string(out, 3, &self.node_name);
     }
 }
@@ -442,31 +452,41 @@ impl Message for k8s_openapi::api::storage::v1::VolumeAttachmentStatus {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::boolean(&mut self.attached, value),
-            2 => f::map(
-                &mut self.attachment_metadata,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
-            3 => f::message::<k8s_openapi::api::storage::v1::VolumeError, _>(
-                &mut self.attach_error,
-                value,
-                reader,
-            ),
-            4 => f::message::<k8s_openapi::api::storage::v1::VolumeError, _>(
-                &mut self.detach_error,
-                value,
-                reader,
-            ),
+            2 => {
+                f::map(
+                    &mut self.attachment_metadata,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::VolumeError,
+                    _,
+                >(&mut self.attach_error, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::api::storage::v1::VolumeError,
+                    _,
+                >(&mut self.detach_error, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_boolean(out, 1, &self.attached);
         p::put_map(out, 2, &self.attachment_metadata, p::string_value);
-        p::put_message::<k8s_openapi::api::storage::v1::VolumeError, _>(out, 3, &self.attach_error);
-        p::put_message::<k8s_openapi::api::storage::v1::VolumeError, _>(out, 4, &self.detach_error);
+        p::put_message::<
+            k8s_openapi::api::storage::v1::VolumeError,
+            _,
+        >(out, 3, &self.attach_error);
+        p::put_message::<
+            k8s_openapi::api::storage::v1::VolumeError,
+            _,
+        >(out, 4, &self.detach_error);
     }
 }
 #[cfg(k8s_openapi_ge_1_34)]
@@ -482,28 +502,24 @@ impl Message for k8s_openapi::api::storage::v1::VolumeAttributesClass {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => f::string(&mut self.driver_name, value),
-            3 => f::map(
-                &mut self.parameters,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            3 => {
+                f::map(&mut self.parameters, value, reader, String::new, f::string_value)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_string(out, 2, &self.driver_name);
         p::put_map(out, 3, &self.parameters, p::string_value);
     }
@@ -520,20 +536,22 @@ impl Message for k8s_openapi::api::storage::v1::VolumeError {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.time,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.time, value, reader)
+            }
             2 => f::string_or_absent(&mut self.message, value),
             3 => f::int32(&mut self.error_code, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out, 1, &self.time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 1, &self.time);
         p::put_string_value(out, 2, &self.message);
         p::put_int32(out, 3, &self.error_code);
     }

@@ -4,9 +4,9 @@
 
 //! `Message` for the types of `k8s.io.api.storage.v1beta1`.
 #[allow(unused_imports)]
-use crate::{DecodeError, Message, field as f, put as p};
-#[allow(unused_imports)]
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+#[allow(unused_imports)]
+use crate::{DecodeError, Message, field as f, put as p};
 #[cfg(not(k8s_openapi_ge_1_37))]
 impl Message for k8s_openapi::api::storage::v1beta1::VolumeAttributesClass {
     const NAME: &'static str = "VolumeAttributesClass";
@@ -20,28 +20,24 @@ impl Message for k8s_openapi::api::storage::v1beta1::VolumeAttributesClass {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => f::string(&mut self.driver_name, value),
-            3 => f::map(
-                &mut self.parameters,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
+            3 => {
+                f::map(&mut self.parameters, value, reader, String::new, f::string_value)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_string(out, 2, &self.driver_name);
         p::put_map(out, 3, &self.parameters, p::string_value);
     }

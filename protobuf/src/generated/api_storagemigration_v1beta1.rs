@@ -4,9 +4,9 @@
 
 //! `Message` for the types of `k8s.io.api.storagemigration.v1beta1`.
 #[allow(unused_imports)]
-use crate::{DecodeError, Message, field as f, put as p};
-#[allow(unused_imports)]
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+#[allow(unused_imports)]
+use crate::{DecodeError, Message, field as f, put as p};
 #[cfg(k8s_openapi_ge_1_35)]
 impl Message for k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration {
     const NAME: &'static str = "StorageVersionMigration";
@@ -20,31 +20,36 @@ impl Message for k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigr
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<
-                k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationSpec,
-                _,
-            >(&mut self.spec, value, reader),
-            3 => f::message::<
-                k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationStatus,
-                _,
-            >(&mut self.status, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
-        p::put_message::<k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationSpec, _>(
-            out, 2, &self.spec,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
+        p::put_message::<
+            k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationSpec,
+            _,
+        >(out, 2, &self.spec);
         p::put_message::<
             k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationStatus,
             _,
@@ -52,7 +57,8 @@ impl Message for k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigr
     }
 }
 #[cfg(k8s_openapi_ge_1_35)]
-impl Message for k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationSpec {
+impl Message
+for k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationSpec {
     const NAME: &'static str = "StorageVersionMigrationSpec";
     fn empty() -> Self {
         Default::default()
@@ -64,24 +70,25 @@ impl Message for k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigr
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupResource, _>(
-                &mut self.resource,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupResource,
+                    _,
+                >(&mut self.resource, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupResource, _>(
-            out,
-            1,
-            &self.resource,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupResource,
+            _,
+        >(out, 1, &self.resource);
     }
 }
 #[cfg(k8s_openapi_ge_1_35)]
-impl Message for k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationStatus {
+impl Message
+for k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationStatus {
     const NAME: &'static str = "StorageVersionMigrationStatus";
     fn empty() -> Self {
         Default::default()
@@ -93,21 +100,21 @@ impl Message for k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigr
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-                &mut self.conditions,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             2 => f::string_or_absent(&mut self.resource_version, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition, _>(
-            out,
-            1,
-            &self.conditions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+            _,
+        >(out, 1, &self.conditions);
         p::put_string_value(out, 2, &self.resource_version);
     }
 }

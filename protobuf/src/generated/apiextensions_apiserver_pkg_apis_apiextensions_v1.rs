@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message
 for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition {
     const NAME: &'static str = "CustomResourceColumnDefinition";
@@ -37,8 +37,7 @@ for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion {
     const NAME: &'static str = "CustomResourceConversion";
     fn empty() -> Self {
         Default::default()
@@ -69,8 +68,7 @@ impl Message
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
     const NAME: &'static str = "CustomResourceDefinition";
     fn empty() -> Self {
         Default::default()
@@ -104,11 +102,10 @@ impl Message
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec,
             _,
@@ -441,8 +438,7 @@ for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation {
     const NAME: &'static str = "CustomResourceValidation";
     fn empty() -> Self {
         Default::default()
@@ -454,10 +450,12 @@ impl Message
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<
-                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
-                _,
-            >(&mut self.open_api_v3_schema, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
+                    _,
+                >(&mut self.open_api_v3_schema, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -469,8 +467,7 @@ impl Message
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation {
     const NAME: &'static str = "ExternalDocumentation";
     fn empty() -> Self {
         Default::default()
@@ -493,8 +490,7 @@ impl Message
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
     const NAME: &'static str = "JSONSchemaProps";
     fn empty() -> Self {
         Default::default()
@@ -661,11 +657,10 @@ impl Message
         p::put_string_value(out, 5, &self.type_);
         p::put_string_value(out, 6, &self.format);
         p::put_string_value(out, 7, &self.title);
-        p::put_message::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON, _>(
-            out,
-            8,
-            &self.default,
-        );
+        p::put_message::<
+            k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON,
+            _,
+        >(out, 8, &self.default);
         p::put_double(out, 9, &self.maximum);
         p::put_boolean_value(out, 10, &self.exclusive_maximum);
         p::put_double(out, 11, &self.minimum);
@@ -677,11 +672,10 @@ impl Message
         p::put_int64(out, 17, &self.min_items);
         p::put_boolean_value(out, 18, &self.unique_items);
         p::put_double(out, 19, &self.multiple_of);
-        p::put_message::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON, _>(
-            out,
-            20,
-            &self.enum_,
-        );
+        p::put_message::<
+            k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON,
+            _,
+        >(out, 20, &self.enum_);
         p::put_int64(out, 21, &self.max_properties);
         p::put_int64(out, 22, &self.min_properties);
         p::put_string(out, 23, &self.required);
@@ -749,11 +743,10 @@ impl Message
             k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation,
             _,
         >(out, 35, &self.external_docs);
-        p::put_message::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON, _>(
-            out,
-            36,
-            &self.example,
-        );
+        p::put_message::<
+            k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON,
+            _,
+        >(out, 36, &self.example);
         p::put_boolean_value(out, 37, &self.nullable);
         p::put_boolean(out, 38, &self.x_kubernetes_preserve_unknown_fields);
         p::put_boolean_value(out, 39, &self.x_kubernetes_embedded_resource);
@@ -768,8 +761,7 @@ impl Message
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField {
     const NAME: &'static str = "SelectableField";
     fn empty() -> Self {
         Default::default()
@@ -790,8 +782,7 @@ impl Message
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference {
     const NAME: &'static str = "ServiceReference";
     fn empty() -> Self {
         Default::default()
@@ -818,8 +809,7 @@ impl Message
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule {
     const NAME: &'static str = "ValidationRule";
     fn empty() -> Self {
         Default::default()
@@ -850,8 +840,7 @@ impl Message
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig {
     const NAME: &'static str = "WebhookClientConfig";
     fn empty() -> Self {
         Default::default()
@@ -884,8 +873,7 @@ impl Message
     }
 }
 impl Message
-    for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion
-{
+for k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion {
     const NAME: &'static str = "WebhookConversion";
     fn empty() -> Self {
         Default::default()

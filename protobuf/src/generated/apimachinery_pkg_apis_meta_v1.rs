@@ -3,8 +3,8 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.apimachinery.pkg.apis.meta.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use crate::{DecodeError, Message, field as f, put as p};
 impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup {
     const NAME: &'static str = "APIGroup";
     fn empty() -> Self {
@@ -18,33 +18,37 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.name, value),
-            2 => f::message::<
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery,
-                _,
-            >(&mut self.versions, value, reader),
-            3 => f::message::<
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery,
-                _,
-            >(&mut self.preferred_version, value, reader),
-            4 => f::message::<
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR,
-                _,
-            >(&mut self.server_address_by_client_cidrs, value, reader),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery,
+                    _,
+                >(&mut self.versions, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery,
+                    _,
+                >(&mut self.preferred_version, value, reader)
+            }
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR,
+                    _,
+                >(&mut self.server_address_by_client_cidrs, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.name);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery, _>(
-            out,
-            2,
-            &self.versions,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery, _>(
-            out,
-            3,
-            &self.preferred_version,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery,
+            _,
+        >(out, 2, &self.versions);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery,
+            _,
+        >(out, 3, &self.preferred_version);
         p::put_message::<
             k8s_openapi::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR,
             _,
@@ -63,20 +67,20 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroupList {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup, _>(
-                &mut self.groups,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup,
+                    _,
+                >(&mut self.groups, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup, _>(
-            out,
-            1,
-            &self.groups,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup,
+            _,
+        >(out, 1, &self.groups);
     }
 }
 impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource {
@@ -130,21 +134,21 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.group_version, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource, _>(
-                &mut self.resources,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource,
+                    _,
+                >(&mut self.resources, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.group_version);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource, _>(
-            out,
-            2,
-            &self.resources,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource,
+            _,
+        >(out, 2, &self.resources);
     }
 }
 impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::APIVersions {
@@ -160,10 +164,12 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::APIVersions {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::string(&mut self.versions, value),
-            2 => f::message::<
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR,
-                _,
-            >(&mut self.server_address_by_client_cidrs, value, reader),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR,
+                    _,
+                >(&mut self.server_address_by_client_cidrs, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -199,11 +205,12 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
             3 => f::int64_or_absent(&mut self.observed_generation, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             5 => f::string(&mut self.reason, value),
             6 => f::string(&mut self.message, value),
             _ => Ok(()),
@@ -213,11 +220,10 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
         p::put_int64_value(out, 3, &self.observed_generation);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            4,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.last_transition_time);
         p::put_string(out, 5, &self.reason);
         p::put_string(out, 6, &self.message);
     }
@@ -235,28 +241,30 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions {
     ) -> Result<(), DecodeError> {
         match number {
             1 => f::int64(&mut self.grace_period_seconds, value),
-            2 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Preconditions, _>(
-                &mut self.preconditions,
-                value,
-                reader,
-            ),
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Preconditions,
+                    _,
+                >(&mut self.preconditions, value, reader)
+            }
             3 => f::boolean(&mut self.orphan_dependents, value),
             4 => f::string(&mut self.propagation_policy, value),
             5 => f::string(&mut self.dry_run, value),
-            6 => f::boolean(
-                &mut self.ignore_store_read_error_with_cluster_breaking_potential,
-                value,
-            ),
+            6 => {
+                f::boolean(
+                    &mut self.ignore_store_read_error_with_cluster_breaking_potential,
+                    value,
+                )
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_int64(out, 1, &self.grace_period_seconds);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Preconditions, _>(
-            out,
-            2,
-            &self.preconditions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Preconditions,
+            _,
+        >(out, 2, &self.preconditions);
         p::put_boolean(out, 3, &self.orphan_dependents);
         p::put_string(out, 4, &self.propagation_policy);
         p::put_string(out, 5, &self.dry_run);
@@ -267,7 +275,8 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions {
         );
     }
 }
-impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement {
+impl Message
+for k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement {
     const NAME: &'static str = "FieldSelectorRequirement";
     fn empty() -> Self {
         Default::default()
@@ -314,7 +323,8 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupResource {
         p::put_string(out, 2, &self.resource);
     }
 }
-impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery {
+impl Message
+for k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery {
     const NAME: &'static str = "GroupVersionForDiscovery";
     fn empty() -> Self {
         Default::default()
@@ -348,30 +358,34 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::map(
-                &mut self.match_labels,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
-            2 => f::message::<
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
-                _,
-            >(&mut self.match_expressions, value, reader),
+            1 => {
+                f::map(
+                    &mut self.match_labels,
+                    value,
+                    reader,
+                    String::new,
+                    f::string_value,
+                )
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
+                    _,
+                >(&mut self.match_expressions, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_map(out, 1, &self.match_labels, p::string_value);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement, _>(
-            out,
-            2,
-            &self.match_expressions,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
+            _,
+        >(out, 2, &self.match_expressions);
     }
 }
-impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
+impl Message
+for k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
     const NAME: &'static str = "LabelSelectorRequirement";
     fn empty() -> Self {
         Default::default()
@@ -412,11 +426,12 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta {
             3 => f::string_or_absent(&mut self.continue_, value),
             4 => f::int64(&mut self.remaining_item_count, value),
             #[cfg(k8s_openapi_ge_1_36)]
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ShardInfo, _>(
-                &mut self.shard_info,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ShardInfo,
+                    _,
+                >(&mut self.shard_info, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -426,11 +441,10 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta {
         p::put_string_value(out, 3, &self.continue_);
         p::put_int64(out, 4, &self.remaining_item_count);
         #[cfg(k8s_openapi_ge_1_36)]
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ShardInfo, _>(
-            out,
-            5,
-            &self.shard_info,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ShardInfo,
+            _,
+        >(out, 5, &self.shard_info);
     }
 }
 impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
@@ -448,17 +462,19 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEn
             1 => f::string_or_absent(&mut self.manager, value),
             2 => f::string_or_absent(&mut self.operation, value),
             3 => f::string_or_absent(&mut self.api_version, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.time,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.time, value, reader)
+            }
             6 => f::string_or_absent(&mut self.fields_type, value),
-            7 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1, _>(
-                &mut self.fields_v1,
-                value,
-                reader,
-            ),
+            7 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1,
+                    _,
+                >(&mut self.fields_v1, value, reader)
+            }
             8 => f::string_or_absent(&mut self.subresource, value),
             _ => Ok(()),
         }
@@ -467,15 +483,15 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEn
         p::put_string_value(out, 1, &self.manager);
         p::put_string_value(out, 2, &self.operation);
         p::put_string_value(out, 3, &self.api_version);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out, 4, &self.time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 4, &self.time);
         p::put_string_value(out, 6, &self.fields_type);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1, _>(
-            out,
-            7,
-            &self.fields_v1,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1,
+            _,
+        >(out, 7, &self.fields_v1);
         p::put_string_value(out, 8, &self.subresource);
     }
 }
@@ -498,43 +514,41 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
             5 => f::string_or_absent(&mut self.uid, value),
             6 => f::string_or_absent(&mut self.resource_version, value),
             7 => f::int64_or_absent(&mut self.generation, value),
-            8 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.creation_timestamp,
-                value,
-                reader,
-            ),
-            9 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.deletion_timestamp,
-                value,
-                reader,
-            ),
+            8 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.creation_timestamp, value, reader)
+            }
+            9 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.deletion_timestamp, value, reader)
+            }
             10 => f::int64(&mut self.deletion_grace_period_seconds, value),
-            11 => f::map(
-                &mut self.labels,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
-            12 => f::map(
-                &mut self.annotations,
-                value,
-                reader,
-                String::new,
-                f::string_value,
-            ),
-            13 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference, _>(
-                &mut self.owner_references,
-                value,
-                reader,
-            ),
-            14 => f::string(&mut self.finalizers, value),
-            17 => {
-                f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry, _>(
-                    &mut self.managed_fields,
+            11 => f::map(&mut self.labels, value, reader, String::new, f::string_value),
+            12 => {
+                f::map(
+                    &mut self.annotations,
                     value,
                     reader,
+                    String::new,
+                    f::string_value,
                 )
+            }
+            13 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
+                    _,
+                >(&mut self.owner_references, value, reader)
+            }
+            14 => f::string(&mut self.finalizers, value),
+            17 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
+                    _,
+                >(&mut self.managed_fields, value, reader)
             }
             _ => Ok(()),
         }
@@ -547,30 +561,26 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         p::put_string_value(out, 5, &self.uid);
         p::put_string_value(out, 6, &self.resource_version);
         p::put_int64_value(out, 7, &self.generation);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            8,
-            &self.creation_timestamp,
-        );
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            9,
-            &self.deletion_timestamp,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 8, &self.creation_timestamp);
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 9, &self.deletion_timestamp);
         p::put_int64(out, 10, &self.deletion_grace_period_seconds);
         p::put_map(out, 11, &self.labels, p::string_value);
         p::put_map(out, 12, &self.annotations, p::string_value);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference, _>(
-            out,
-            13,
-            &self.owner_references,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
+            _,
+        >(out, 13, &self.owner_references);
         p::put_string(out, 14, &self.finalizers);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry, _>(
-            out,
-            17,
-            &self.managed_fields,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
+            _,
+        >(out, 17, &self.managed_fields);
     }
 }
 impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
@@ -625,7 +635,8 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::Preconditions {
         p::put_string(out, 2, &self.resource_version);
     }
 }
-impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR {
+impl Message
+for k8s_openapi::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR {
     const NAME: &'static str = "ServerAddressByClientCIDR";
     fn empty() -> Self {
         Default::default()
@@ -680,37 +691,37 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::Status {
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
             2 => f::string_or_absent(&mut self.status, value),
             3 => f::string_or_absent(&mut self.message, value),
             4 => f::string_or_absent(&mut self.reason, value),
-            5 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails, _>(
-                &mut self.details,
-                value,
-                reader,
-            ),
+            5 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails,
+                    _,
+                >(&mut self.details, value, reader)
+            }
             6 => f::int32_or_absent(&mut self.code, value),
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_string_value(out, 2, &self.status);
         p::put_string_value(out, 3, &self.message);
         p::put_string_value(out, 4, &self.reason);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails, _>(
-            out,
-            5,
-            &self.details,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails,
+            _,
+        >(out, 5, &self.details);
         p::put_int32_value(out, 6, &self.code);
     }
 }
@@ -754,11 +765,12 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
             2 => f::string_or_absent(&mut self.group, value),
             3 => f::string_or_absent(&mut self.kind, value),
             6 => f::string_or_absent(&mut self.uid, value),
-            4 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause, _>(
-                &mut self.causes,
-                value,
-                reader,
-            ),
+            4 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause,
+                    _,
+                >(&mut self.causes, value, reader)
+            }
             5 => f::int32_or_absent(&mut self.retry_after_seconds, value),
             _ => Ok(()),
         }
@@ -768,11 +780,10 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
         p::put_string_value(out, 2, &self.group);
         p::put_string_value(out, 3, &self.kind);
         p::put_string_value(out, 6, &self.uid);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause, _>(
-            out,
-            4,
-            &self.causes,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause,
+            _,
+        >(out, 4, &self.causes);
         p::put_int32_value(out, 5, &self.retry_after_seconds);
     }
 }

@@ -3,9 +3,10 @@
 //   cargo run -p clientgo-codegen --bin clientgo-protobuf-gen
 
 //! `Message` for the types of `k8s.io.kube_aggregator.pkg.apis.apiregistration.v1`.
-use crate::{DecodeError, Message, field as f, put as p};
 use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
-impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService {
+use crate::{DecodeError, Message, field as f, put as p};
+impl Message
+for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService {
     const NAME: &'static str = "APIService";
     fn empty() -> Self {
         Default::default()
@@ -17,28 +18,32 @@ impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::A
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-                &mut self.metadata,
-                value,
-                reader,
-            ),
-            2 => f::message::<
-                k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec,
-                _,
-            >(&mut self.spec, value, reader),
-            3 => f::message::<
-                k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus,
-                _,
-            >(&mut self.status, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                    _,
+                >(&mut self.metadata, value, reader)
+            }
+            2 => {
+                f::message::<
+                    k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec,
+                    _,
+                >(&mut self.spec, value, reader)
+            }
+            3 => {
+                f::message::<
+                    k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus,
+                    _,
+                >(&mut self.status, value, reader)
+            }
             _ => Ok(()),
         }
     }
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, _>(
-            out,
-            1,
-            &self.metadata,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            _,
+        >(out, 1, &self.metadata);
         p::put_message::<
             k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec,
             _,
@@ -49,7 +54,8 @@ impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::A
         >(out, 3, &self.status);
     }
 }
-impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition {
+impl Message
+for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition {
     const NAME: &'static str = "APIServiceCondition";
     fn empty() -> Self {
         Default::default()
@@ -63,11 +69,12 @@ impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::A
         match number {
             1 => f::string(&mut self.type_, value),
             2 => f::string(&mut self.status, value),
-            3 => f::message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-                &mut self.last_transition_time,
-                value,
-                reader,
-            ),
+            3 => {
+                f::message::<
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+                    _,
+                >(&mut self.last_transition_time, value, reader)
+            }
             4 => f::string_or_absent(&mut self.reason, value),
             5 => f::string_or_absent(&mut self.message, value),
             _ => Ok(()),
@@ -76,16 +83,16 @@ impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::A
     fn encode_fields(&self, out: &mut Vec<u8>) {
         p::put_string(out, 1, &self.type_);
         p::put_string(out, 2, &self.status);
-        p::put_message::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time, _>(
-            out,
-            3,
-            &self.last_transition_time,
-        );
+        p::put_message::<
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+            _,
+        >(out, 3, &self.last_transition_time);
         p::put_string_value(out, 4, &self.reason);
         p::put_string_value(out, 5, &self.message);
     }
 }
-impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
+impl Message
+for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
     const NAME: &'static str = "APIServiceSpec";
     fn empty() -> Self {
         Default::default()
@@ -97,10 +104,12 @@ impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::A
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<
-                k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference,
-                _,
-            >(&mut self.service, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference,
+                    _,
+                >(&mut self.service, value, reader)
+            }
             2 => f::string_or_absent(&mut self.group, value),
             3 => f::string_or_absent(&mut self.version, value),
             4 => f::boolean_or_absent(&mut self.insecure_skip_tls_verify, value),
@@ -123,7 +132,8 @@ impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::A
         p::put_int32(out, 8, &self.version_priority);
     }
 }
-impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus {
+impl Message
+for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus {
     const NAME: &'static str = "APIServiceStatus";
     fn empty() -> Self {
         Default::default()
@@ -135,10 +145,12 @@ impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::A
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => f::message::<
-                k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition,
-                _,
-            >(&mut self.conditions, value, reader),
+            1 => {
+                f::message::<
+                    k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition,
+                    _,
+                >(&mut self.conditions, value, reader)
+            }
             _ => Ok(()),
         }
     }
@@ -149,7 +161,8 @@ impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::A
         >(out, 1, &self.conditions);
     }
 }
-impl Message for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference {
+impl Message
+for k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference {
     const NAME: &'static str = "ServiceReference";
     fn empty() -> Self {
         Default::default()

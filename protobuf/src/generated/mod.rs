@@ -45,27 +45,55 @@ mod kube_aggregator_pkg_apis_apiregistration_v1;
 /// Registers the codec of every resource type.
 pub(crate) fn register(registry: &mut crate::registry::Registry) {
     #[cfg(k8s_openapi_ge_1_36)]
-    registry.add::<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy>();
+    registry
+        .add::<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy>();
     #[cfg(k8s_openapi_ge_1_36)]
-    registry.add::<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>();
-    registry.add::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>();
-    registry.add::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>();
-    registry.add::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>();
-    registry.add::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>();
-    registry.add::<k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>();
     registry
-        .add::<k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding>();
+        .add::<
+            k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+        >();
+    registry
+        .add::<
+            k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
+        >();
+    registry
+        .add::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>();
+    registry
+        .add::<
+            k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+        >();
+    registry
+        .add::<
+            k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+        >();
+    registry
+        .add::<
+            k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+        >();
+    registry
+        .add::<
+            k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+        >();
     #[cfg(k8s_openapi_ge_1_34)]
-    registry.add::<k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>();
+    registry
+        .add::<
+            k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+        >();
     #[cfg(k8s_openapi_ge_1_34)]
     registry
-        .add::<k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding>();
-    #[cfg(not(k8s_openapi_ge_1_34))]
-    registry.add::<k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy>();
+        .add::<
+            k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+        >();
     #[cfg(not(k8s_openapi_ge_1_34))]
     registry
-        .add::<k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding>(
-        );
+        .add::<
+            k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+        >();
+    #[cfg(not(k8s_openapi_ge_1_34))]
+    registry
+        .add::<
+            k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+        >();
     registry.add::<k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion>();
     registry.add::<k8s_openapi::api::apps::v1::ControllerRevision>();
     registry.add::<k8s_openapi::api::apps::v1::DaemonSet>();
@@ -168,7 +196,8 @@ pub(crate) fn register(registry: &mut crate::registry::Registry) {
     #[cfg(not(k8s_openapi_ge_1_37))]
     registry.add::<k8s_openapi::api::storage::v1beta1::VolumeAttributesClass>();
     #[cfg(k8s_openapi_ge_1_35)]
-    registry.add::<k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration>();
+    registry
+        .add::<k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration>();
     registry
         .add::<
             k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
@@ -178,5 +207,8 @@ pub(crate) fn register(registry: &mut crate::registry::Registry) {
     registry.add::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList>();
     registry.add::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIVersions>();
     registry.add::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Status>();
-    registry.add::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>();
+    registry
+        .add::<
+            k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+        >();
 }
