@@ -201,3 +201,25 @@ fn help_and_flag_mistakes() {
     assert_eq!(wrong.status.code(), Some(2));
     assert!(text(&wrong.stderr).contains("\"--colour\""));
 }
+
+#[test]
+fn the_committed_protobuf_codecs_are_what_the_proto_files_give() {
+    if !workspace().join("../shared/proto/k8s.io").exists() {
+        println!(
+            "skipped: ../shared/proto is absent (it lives in ../shared beside the repository)"
+        );
+        return;
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_clientgo-protobuf-gen"))
+        .current_dir(workspace())
+        .arg("--check")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "protobuf/src/generated is stale; regenerate it with \
+         cargo run -p clientgo-codegen --bin clientgo-protobuf-gen:\n{}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+}

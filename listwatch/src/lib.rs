@@ -64,6 +64,9 @@ mod idle_timer;
 mod list_decoder;
 mod lister_watcher;
 mod pager;
+mod protobuf_framing;
+mod protobuf_list_decoder;
+mod protobuf_watch_decoder;
 mod watch_decoder;
 mod watch_stream;
 
@@ -73,5 +76,7 @@ pub use idle_timer::{IdleTimer, Next};
 pub use list_decoder::ListDecoder;
 pub use lister_watcher::{ListerWatcher, ResourceListerWatcher, TweakListOptions};
 pub use pager::{DEFAULT_PAGE_SIZE, ListResult, PageStream, Pager, PagerEvent};
+pub use protobuf_list_decoder::ProtobufListDecoder;
+pub use protobuf_watch_decoder::ProtobufWatchDecoder;
 pub use watch_decoder::{DEFAULT_MAX_FRAME_BYTES, FrameError, WatchDecoder};
 pub use watch_stream::WatchStream;

@@ -4,16 +4,19 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clientgo_apimachinery::{
     ApiResource, DynamicObject, ListOptions, Object, ObjectList, PartialObjectMetadata,
 };
-use clientgo_rest::{ResourceClient, RestClient};
+use clientgo_protobuf::Codec;
+use clientgo_rest::{ByteStream, ContentType, PROTOBUF_ACCEPT, ResourceClient, RestClient};
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
 use crate::event_stream::EventStream;
 use crate::list_decoder::ListDecoder;
+use crate::protobuf_list_decoder::ProtobufListDecoder;
 use crate::watch_decoder::DEFAULT_MAX_FRAME_BYTES;
 use crate::watch_stream::WatchStream;
 
@@ -76,6 +79,9 @@ pub struct ResourceListerWatcher<K> {
     max_frame_bytes: usize,
     watch_list: bool,
     skip_managed_fields: bool,
+    /// Set once the server answered a protobuf request with JSON, 406 or
+    /// 415: JSON from then on (shared by clones).
+    json_only: Arc<AtomicBool>,
 }
 
 impl<K> Clone for ResourceListerWatcher<K> {
@@ -86,6 +92,7 @@ impl<K> Clone for ResourceListerWatcher<K> {
             max_frame_bytes: self.max_frame_bytes,
             watch_list: self.watch_list,
             skip_managed_fields: self.skip_managed_fields,
+            json_only: self.json_only.clone(),
         }
     }
 }
@@ -111,6 +118,7 @@ impl<K> ResourceListerWatcher<K> {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             watch_list: true,
             skip_managed_fields: false,
+            json_only: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -165,6 +173,95 @@ impl<K> ResourceListerWatcher<K> {
     }
 }
 
+impl<K> ResourceListerWatcher<K>
+where
+    K: DeserializeOwned + Object + Send + 'static,
+{
+    /// Whether lists and watches ask for protobuf: the client is
+    /// configured for it ([`ContentType::Protobuf`]), `K` has a protobuf
+    /// codec, and the server has not answered one of them in JSON.
+    pub fn uses_protobuf(&self) -> bool {
+        self.protobuf_codec().is_some()
+    }
+
+    fn protobuf_codec(&self) -> Option<Codec<K>> {
+        if self.client.client().content_type() != ContentType::Protobuf
+            || self.json_only.load(Ordering::Relaxed)
+        {
+            return None;
+        }
+        clientgo_protobuf::codec::<K>()
+    }
+
+    fn fall_back_to_json(&self, why: &str) {
+        if !self.json_only.swap(true, Ordering::Relaxed) {
+            tracing::info!(resource = %self.describe(), "{why}; using JSON for this resource from now on");
+        }
+    }
+
+    async fn json_list(&self, mut body: ByteStream) -> Result<ObjectList<K>, Error> {
+        let mut decoder = ListDecoder::<K>::new(self.max_frame_bytes)
+            .skip_managed_fields(self.skip_managed_fields);
+        while let Some(chunk) = body.next_chunk().await? {
+            decoder
+                .push(&chunk)
+                .map_err(|source| frame_error(&body, source))?;
+        }
+        let mut list = decoder
+            .finish()
+            .map_err(|source| frame_error(&body, source))?;
+        // The API server leaves apiVersion and kind out of the items of a
+        // list of a built-in type; dynamic items get the list's, as
+        // client-go's unstructured decoding gives them.
+        list.fill_item_types();
+        Ok(list)
+    }
+
+    async fn protobuf_list(
+        &self,
+        mut body: ByteStream,
+        codec: Codec<K>,
+    ) -> Result<ObjectList<K>, Error> {
+        let mut decoder = ProtobufListDecoder::new(codec, self.max_frame_bytes);
+        if self.skip_managed_fields {
+            decoder = decoder.after_decode(clear_managed_fields::<K>);
+        }
+        while let Some(chunk) = body.next_chunk().await? {
+            decoder
+                .push(&chunk)
+                .map_err(|source| frame_error(&body, source))?;
+        }
+        decoder
+            .finish()
+            .map_err(|source| frame_error(&body, source))
+    }
+}
+
+fn frame_error(body: &ByteStream, source: crate::FrameError) -> Error {
+    Error::Frame {
+        url: body.url().to_string(),
+        source,
+    }
+}
+
+/// Whether an answer is protobuf (by its `Content-Type`).
+fn is_protobuf(body: &ByteStream) -> bool {
+    body.headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with(clientgo_apimachinery::PROTOBUF_MEDIA_TYPE))
+}
+
+/// 406 Not Acceptable or 415 Unsupported Media Type: the server will not
+/// speak protobuf for this resource.
+fn refuses_protobuf(error: &clientgo_rest::Error) -> bool {
+    matches!(error, clientgo_rest::Error::Api(status) if status.code == 406 || status.code == 415)
+}
+
+fn clear_managed_fields<K: Object>(object: &mut K) {
+    object.meta_mut().managed_fields = None;
+}
+
 impl ResourceListerWatcher<DynamicObject> {
     /// Lists and watches any resource as [`DynamicObject`]s.
     pub fn dynamic(client: RestClient, resource: ApiResource, namespace: Option<&str>) -> Self {
@@ -186,36 +283,63 @@ where
     type Watch = WatchStream<K>;
 
     /// Lists one page, decoding items as the body arrives: only decoded
-    /// objects and one item's JSON are held, never the page's whole text.
-    /// Dynamic items without `apiVersion` and `kind` get the list's.
+    /// objects and one item's bytes are held, never the page's whole body.
+    /// Asks for protobuf when the client is configured for it and `K` has
+    /// a protobuf codec; a JSON answer, 406 or 415 turns this source to
+    /// JSON for good. Dynamic items without `apiVersion` and `kind` get the
+    /// list's.
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>, Error> {
         let options = self.options(options);
-        let mut body = self.client.list_stream(&options).await?;
-        let mut decoder = ListDecoder::<K>::new(self.max_frame_bytes)
-            .skip_managed_fields(self.skip_managed_fields);
-        let frame_error = |body: &clientgo_rest::ByteStream, source| Error::Frame {
-            url: body.url().to_string(),
-            source,
+        let body = match self.protobuf_codec() {
+            Some(codec) => {
+                match self
+                    .client
+                    .list_stream_accepting(&options, PROTOBUF_ACCEPT)
+                    .await
+                {
+                    Ok(body) if is_protobuf(&body) => return self.protobuf_list(body, codec).await,
+                    Ok(body) => {
+                        self.fall_back_to_json("the list was answered in JSON");
+                        body
+                    }
+                    Err(error) if refuses_protobuf(&error) => {
+                        self.fall_back_to_json("the list was refused in protobuf");
+                        self.client.list_stream(&options).await?
+                    }
+                    Err(error) => return Err(error.into()),
+                }
+            }
+            None => self.client.list_stream(&options).await?,
         };
-        while let Some(chunk) = body.next_chunk().await? {
-            decoder
-                .push(&chunk)
-                .map_err(|source| frame_error(&body, source))?;
-        }
-        let mut list = decoder
-            .finish()
-            .map_err(|source| frame_error(&body, source))?;
-        // The API server leaves apiVersion and kind out of the items of a
-        // list of a built-in type; dynamic items get the list's, as
-        // client-go's unstructured decoding gives them.
-        list.fill_item_types();
-        Ok(list)
+        self.json_list(body).await
     }
 
+    /// Opens a watch, asking for protobuf as [`list`](Self::list) does.
     async fn watch(&self, options: &ListOptions) -> Result<WatchStream<K>, Error> {
         let options = self.options(options);
-        let body = self.client.watch(&options).await?;
         let (api_version, kind) = self.client.received_type();
+        let body = match self.protobuf_codec() {
+            Some(codec) => match self.client.watch_accepting(&options, PROTOBUF_ACCEPT).await {
+                Ok(body) if is_protobuf(&body) => {
+                    let mut stream = WatchStream::protobuf(body, codec, self.max_frame_bytes)
+                        .expect_type(api_version, kind);
+                    if self.skip_managed_fields {
+                        stream = stream.after_protobuf_decode(clear_managed_fields::<K>);
+                    }
+                    return Ok(stream);
+                }
+                Ok(body) => {
+                    self.fall_back_to_json("the watch was answered in JSON");
+                    body
+                }
+                Err(error) if refuses_protobuf(&error) => {
+                    self.fall_back_to_json("the watch was refused in protobuf");
+                    self.client.watch(&options).await?
+                }
+                Err(error) => return Err(error.into()),
+            },
+            None => self.client.watch(&options).await?,
+        };
         Ok(WatchStream::new(body, self.max_frame_bytes)
             .skip_managed_fields(self.skip_managed_fields)
             .expect_type(api_version, kind))

@@ -51,6 +51,20 @@ pub enum FrameError {
         /// How much of the event had arrived.
         bytes: usize,
     },
+    /// A protobuf list or watch frame is malformed: not the `k8s\0`
+    /// envelope, bad wire format, an object that does not decode as its
+    /// type, an unknown event type.
+    #[error("protobuf: {0}")]
+    Protobuf(clientgo_protobuf::DecodeError),
+}
+
+impl FrameError {
+    /// A protobuf framing problem with no field path.
+    pub(crate) fn protobuf(problem: impl Into<String>) -> Self {
+        FrameError::Protobuf(clientgo_protobuf::DecodeError::new(
+            clientgo_protobuf::Problem::Envelope(problem.into()),
+        ))
+    }
 }
 
 /// Frames and decodes watch events from byte chunks.

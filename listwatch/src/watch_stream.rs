@@ -11,7 +11,38 @@ use serde::de::DeserializeOwned;
 
 use crate::error::Error;
 use crate::event_stream::EventStream;
-use crate::watch_decoder::WatchDecoder;
+use crate::protobuf_watch_decoder::ProtobufWatchDecoder;
+use crate::watch_decoder::{FrameError, WatchDecoder};
+
+/// The decoder of the stream's encoding.
+#[derive(Debug)]
+enum Decoder<K> {
+    Json(WatchDecoder<K>),
+    Protobuf(ProtobufWatchDecoder<K>),
+}
+
+impl<K: DeserializeOwned> Decoder<K> {
+    fn next_event(&mut self) -> Option<Result<WatchEvent<K>, FrameError>> {
+        match self {
+            Decoder::Json(decoder) => decoder.next_event(),
+            Decoder::Protobuf(decoder) => decoder.next_event(),
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        match self {
+            Decoder::Json(decoder) => decoder.push(chunk),
+            Decoder::Protobuf(decoder) => decoder.push(chunk),
+        }
+    }
+
+    fn finish(&self) -> Result<(), FrameError> {
+        match self {
+            Decoder::Json(decoder) => decoder.finish(),
+            Decoder::Protobuf(decoder) => decoder.finish(),
+        }
+    }
+}
 
 /// The decoded events of one open watch over HTTP: an [`EventStream`].
 ///
@@ -23,7 +54,7 @@ use crate::watch_decoder::WatchDecoder;
 #[derive(Debug)]
 pub struct WatchStream<K> {
     body: ByteStream,
-    decoder: WatchDecoder<K>,
+    decoder: Decoder<K>,
     done: bool,
     bytes_received: u64,
 }
@@ -90,17 +121,50 @@ impl<K: DeserializeOwned> WatchStream<K> {
     pub fn new(body: ByteStream, max_frame_bytes: usize) -> Self {
         WatchStream {
             body,
-            decoder: WatchDecoder::new(max_frame_bytes),
+            decoder: Decoder::Json(WatchDecoder::new(max_frame_bytes)),
             done: false,
             bytes_received: 0,
         }
     }
 
+    /// Decodes `body` as a protobuf watch stream of `codec`'s type (the
+    /// answer to a watch asking for protobuf, when the server gave it).
+    pub fn protobuf(
+        body: ByteStream,
+        codec: clientgo_protobuf::Codec<K>,
+        max_frame_bytes: usize,
+    ) -> Self {
+        WatchStream {
+            body,
+            decoder: Decoder::Protobuf(ProtobufWatchDecoder::new(codec, max_frame_bytes)),
+            done: false,
+            bytes_received: 0,
+        }
+    }
+
+    /// Applies `hook` to every object a protobuf stream decodes.
+    #[must_use]
+    pub fn after_protobuf_decode(mut self, hook: fn(&mut K)) -> Self {
+        if let Decoder::Protobuf(decoder) = self.decoder {
+            self.decoder = Decoder::Protobuf(decoder.after_decode(hook));
+        }
+        self
+    }
+
+    /// Whether the stream is decoded as protobuf.
+    pub fn is_protobuf(&self) -> bool {
+        matches!(self.decoder, Decoder::Protobuf(_))
+    }
+
     /// Leaves `metadata.managedFields` out of every event's object before
-    /// decoding it (see [`WatchDecoder::skip_managed_fields`]).
+    /// decoding it (see [`WatchDecoder::skip_managed_fields`]). JSON only:
+    /// a protobuf object is decoded whole (the informer strips managed
+    /// fields after decoding when asked to).
     #[must_use]
     pub fn skip_managed_fields(mut self, skip: bool) -> Self {
-        self.decoder = self.decoder.skip_managed_fields(skip);
+        if let Decoder::Json(decoder) = self.decoder {
+            self.decoder = Decoder::Json(decoder.skip_managed_fields(skip));
+        }
         self
     }
 
@@ -108,13 +172,19 @@ impl<K: DeserializeOwned> WatchStream<K> {
     /// `apiVersion` `kind` (see [`WatchDecoder::expect_type`]).
     #[must_use]
     pub fn expect_type(mut self, api_version: &str, kind: &str) -> Self {
-        self.decoder = self.decoder.expect_type(api_version, kind);
+        self.decoder = match self.decoder {
+            Decoder::Json(decoder) => Decoder::Json(decoder.expect_type(api_version, kind)),
+            Decoder::Protobuf(decoder) => Decoder::Protobuf(decoder.expect_type(api_version, kind)),
+        };
         self
     }
 
     /// How many events were skipped for being of another type.
     pub fn skipped_events(&self) -> u64 {
-        self.decoder.skipped_events()
+        match &self.decoder {
+            Decoder::Json(decoder) => decoder.skipped_events(),
+            Decoder::Protobuf(decoder) => decoder.skipped_events(),
+        }
     }
 
     /// The watch's URL.
@@ -135,7 +205,7 @@ impl<K: DeserializeOwned> WatchStream<K> {
         std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
     }
 
-    fn frame_error(&self, source: crate::watch_decoder::FrameError) -> Error {
+    fn frame_error(&self, source: FrameError) -> Error {
         Error::Frame {
             url: self.body.url().to_string(),
             source,

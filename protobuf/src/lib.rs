@@ -46,7 +46,9 @@ pub mod put;
 mod registry;
 pub mod slot;
 mod special;
+mod status;
 
 pub use error::{DecodeError, Problem};
 pub use message::Message;
 pub use registry::{Codec, KindCodec, by_kind, codec, registered_types};
+pub use status::{status_json, status_message_from_json, status_message_json};

@@ -123,8 +123,7 @@ pub trait MapSlot<V> {
 
 impl<V> MapSlot<V> for BTreeMap<String, V> {
     fn entry(&mut self, key: String, empty: fn() -> V) -> &mut V {
-        let slot = self.entry(key).or_insert_with(empty);
-        slot
+        BTreeMap::entry(self, key).or_insert_with(empty)
     }
     fn entries(&self) -> Option<&BTreeMap<String, V>> {
         Some(self)

@@ -55,6 +55,7 @@ pub(crate) struct ClientInner {
     pub(crate) default_headers: HeaderMap,
     warning_handler: Arc<dyn WarningHandler>,
     pub(crate) counters: Counters,
+    pub(crate) content_type: crate::ContentType,
 }
 
 /// What is needed to build (and rebuild) the reqwest client.
@@ -161,6 +162,7 @@ impl RestClient {
                 auth,
                 throttle,
                 max_retries: config.max_retries,
+                content_type: config.content_type,
                 timeout: config.timeout,
                 default_headers,
                 warning_handler: config
@@ -175,6 +177,11 @@ impl RestClient {
     /// in-cluster service account.
     pub fn infer() -> Result<Self, Error> {
         RestClient::new(Config::infer()?)
+    }
+
+    /// The encoding responses are asked in ([`Config::content_type`]).
+    pub fn content_type(&self) -> crate::ContentType {
+        self.inner.content_type
     }
 
     /// The server's base URL.

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::content_type::ContentType;
 use crate::exec::ExecConfig;
 use crate::secret::Secret;
 use crate::warnings::WarningHandler;
@@ -190,6 +191,10 @@ pub struct Config {
     /// Where this configuration came from, for error messages
     /// (`kubeconfig /home/me/.kube/config`, `in-cluster`, `Config`).
     pub origin: String,
+    /// Which encoding responses are asked in: JSON (the default), or
+    /// protobuf for built-in types with JSON as the fallback (see
+    /// [`ContentType`]).
+    pub content_type: ContentType,
 }
 
 impl Config {
@@ -217,6 +222,7 @@ impl Config {
             proxy: Proxy::FromEnvironment,
             warning_handler: None,
             origin: "Config".to_string(),
+            content_type: ContentType::Json,
         }
     }
 
@@ -294,6 +300,13 @@ impl Config {
     #[must_use]
     pub fn impersonate(mut self, impersonation: Impersonation) -> Self {
         self.impersonate = impersonation;
+        self
+    }
+
+    /// Sets [`content_type`](Self::content_type).
+    #[must_use]
+    pub fn content_type(mut self, content_type: ContentType) -> Self {
+        self.content_type = content_type;
         self
     }
 

@@ -65,6 +65,7 @@ mod client;
 mod client_config;
 mod config;
 mod connection_lanes;
+mod content_type;
 mod discovery;
 mod error;
 mod exec;
@@ -86,6 +87,7 @@ pub use config::{
     Impersonation, PemSource, Proxy, TOKEN_FILE_REFRESH, TlsConfig, default_user_agent,
 };
 pub use connection_lanes::LaneStats;
+pub use content_type::{ContentType, PROTOBUF_ACCEPT};
 pub use discovery::DiscoveredResource;
 pub use error::{AuthError, ConfigError, Error, ExecError, RequestError, Result};
 pub use exec::{DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, ExecEnvVar};

@@ -704,6 +704,15 @@ pub(crate) fn status_from_body(
         }
         return status;
     }
+    // The answer to a protobuf request is a protobuf Status.
+    if let Some(mut status) = clientgo_protobuf::status_json(body)
+        .and_then(|json| serde_json::from_value::<Status>(json).ok())
+    {
+        if status.code == 0 {
+            status.code = code;
+        }
+        return status;
+    }
     let mut text = String::from_utf8_lossy(body).trim().to_string();
     if text.len() > MAX_ERROR_TEXT {
         let mut end = MAX_ERROR_TEXT;

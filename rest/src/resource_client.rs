@@ -190,6 +190,30 @@ impl<K> ResourceClient<K> {
         self.accept_list(request).stream().await
     }
 
+    /// [`list_stream`](Self::list_stream) asking for `accept` instead
+    /// (such as [`PROTOBUF_ACCEPT`](crate::PROTOBUF_ACCEPT)); the answer's
+    /// `Content-Type` ([`ByteStream::headers`]) says what came.
+    pub async fn list_stream_accepting(
+        &self,
+        options: &ListOptions,
+        accept: &str,
+    ) -> Result<ByteStream, Error> {
+        let request = self.collection(self.client.get()).list_options(options);
+        request.header("accept", accept).stream().await
+    }
+
+    /// [`watch`](Self::watch) asking for `accept` instead; a protobuf
+    /// answer is a stream of length-prefixed frames.
+    pub async fn watch_accepting(
+        &self,
+        options: &ListOptions,
+        accept: &str,
+    ) -> Result<ByteStream, Error> {
+        let options = options.clone().watch(true);
+        let request = self.collection(self.client.get()).list_options(&options);
+        request.header("accept", accept).watch().await
+    }
+
     /// Opens a watch with `options` (`watch=true` is added). Returns the
     /// raw stream of JSON events, for the listwatch crate's decoder. Not
     /// throttled.

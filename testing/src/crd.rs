@@ -145,6 +145,7 @@ pub(crate) fn create_crd(
     Ok(Answer {
         code: 201,
         body: created.json.to_vec(),
+        content_type: "application/json",
     })
 }
 

@@ -11,6 +11,7 @@ use clientgo_apimachinery::{
 use serde_json::Value;
 
 use crate::patch::{PatchType, json_patch, merge_patch};
+use crate::protobuf::Encoding;
 use crate::request_path::ResourcePath;
 use crate::storage::{
     ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StoredObject,
@@ -72,21 +73,36 @@ impl Representation {
     }
 }
 
-/// A JSON answer: status code and body.
+/// An answer: status code, body and its media type (JSON unless a
+/// protobuf client was answered in protobuf).
 pub(crate) struct Answer {
     pub code: u16,
     pub body: Vec<u8>,
+    pub content_type: &'static str,
 }
 
 impl Answer {
     fn ok(body: Vec<u8>) -> Self {
-        Answer { code: 200, body }
+        Answer {
+            code: 200,
+            body,
+            content_type: "application/json",
+        }
+    }
+
+    fn protobuf(body: Vec<u8>) -> Self {
+        Answer {
+            code: 200,
+            body,
+            content_type: clientgo_apimachinery::PROTOBUF_MEDIA_TYPE,
+        }
     }
 
     fn created(body: &[u8]) -> Self {
         Answer {
             code: 201,
             body: body.to_vec(),
+            content_type: "application/json",
         }
     }
 }
@@ -304,6 +320,7 @@ pub(crate) async fn list(
     path: &ResourcePath,
     options: &ListOptions,
     representation: Representation,
+    encoding: Encoding,
     typed_items: bool,
     watch_cache: bool,
 ) -> Result<Answer, Status> {
@@ -344,6 +361,15 @@ pub(crate) async fn list(
         ),
         _ => None,
     };
+    if let Encoding::Protobuf(codec) = encoding {
+        return Ok(Answer::protobuf(crate::protobuf::list_body(
+            &codec,
+            page.revision,
+            token.as_deref(),
+            token.as_ref().and(page.remaining),
+            &page.items,
+        )?));
+    }
     let body = list_body(
         &path.resource,
         representation,
@@ -372,11 +398,17 @@ pub(crate) fn get(
     storage: &Storage,
     path: &ResourcePath,
     representation: Representation,
+    encoding: Encoding,
 ) -> Result<Answer, Status> {
     let key = object_key(path)?;
     let object = storage
         .get(&key)
         .ok_or_else(|| Status::not_found(&key.resource, &key.name))?;
+    if let Encoding::Protobuf(codec) = encoding {
+        return Ok(Answer::protobuf(crate::protobuf::object_body(
+            &object, &codec,
+        )?));
+    }
     Ok(Answer::ok(representation.object(&object)))
 }
 

@@ -98,6 +98,7 @@ mod handlers;
 mod in_flight;
 mod patch;
 pub mod process_memory;
+mod protobuf;
 mod realistic;
 mod registry;
 mod request_log;

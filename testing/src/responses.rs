@@ -34,9 +34,45 @@ pub(crate) fn status_response(status: &Status) -> Response<ResponseBody> {
 
 pub(crate) fn answer_response(answer: Result<Answer, Status>) -> Response<ResponseBody> {
     match answer {
-        Ok(answer) => json_response(answer.code, answer.body),
+        Ok(answer) => typed_response(answer.code, answer.body, answer.content_type),
         Err(status) => status_response(&status),
     }
+}
+
+/// A body of the given media type.
+pub(crate) fn typed_response(
+    code: u16,
+    body: Vec<u8>,
+    content_type: &'static str,
+) -> Response<ResponseBody> {
+    let mut response = json_response(code, body);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    response
+}
+
+/// An answer to a request that asked for protobuf: errors are protobuf
+/// `Status`es, as the real server encodes them in the negotiated type.
+pub(crate) fn answer_response_in(
+    answer: Result<Answer, Status>,
+    protobuf: bool,
+) -> Response<ResponseBody> {
+    match answer {
+        Err(status) if protobuf => protobuf_status_response(&status),
+        other => answer_response(other),
+    }
+}
+
+/// A `Status` as a protobuf body.
+pub(crate) fn protobuf_status_response(status: &Status) -> Response<ResponseBody> {
+    let code = if status.code == 0 { 500 } else { status.code };
+    typed_response(
+        code,
+        crate::protobuf::status_body(status),
+        clientgo_apimachinery::PROTOBUF_MEDIA_TYPE,
+    )
 }
 
 /// The max-in-flight filter's 429: plain text and `Retry-After: 1`.

@@ -14,11 +14,12 @@ use crate::crd::{self, create_crd, delete_crd};
 use crate::discovery;
 use crate::faults::Failure;
 use crate::handlers::{self, Answer, Representation};
+use crate::protobuf::Encoding;
 use crate::request_log::{RequestRecord, Verb};
 use crate::request_path::{self, ResourcePath};
 use crate::responses::{
-    ResponseBody, answer_response, json_response, page_not_found, read_body, status_response,
-    text_response, too_many_requests_response, version_body,
+    ResponseBody, answer_response, answer_response_in, json_response, page_not_found, read_body,
+    status_response, text_response, too_many_requests_response, version_body,
 };
 use crate::server::ServerState;
 use crate::watch;
@@ -199,9 +200,26 @@ pub(crate) async fn route(
             .unwrap_or_default()
             .to_string()
     };
-    let representation = Representation::from_accept(&header_text(header::ACCEPT));
+    let accept = header_text(header::ACCEPT);
+    let representation = Representation::from_accept(&accept);
     let typed_items = !state.registry.read().is_builtin(&target.resource);
     let content_type = header_text(header::CONTENT_TYPE);
+    let reads = request.method() == Method::GET;
+    let encoding = match Encoding::negotiate(
+        if state.protobuf {
+            &accept
+        } else {
+            "application/json"
+        },
+        &target.resource,
+        representation == Representation::MetadataOnly,
+    ) {
+        Ok(encoding) => encoding,
+        Err(status) if reads => return status_response(&status),
+        // Writes answer JSON whatever was asked (their bodies are JSON).
+        Err(_) => Encoding::Json,
+    };
+    let protobuf = matches!(encoding, Encoding::Protobuf(_));
     match (method, target.name.is_some()) {
         (Method::GET, false) if options.watch => {
             match watch::watch(
@@ -211,31 +229,41 @@ pub(crate) async fn route(
                 state.watch,
                 state.shutdown.clone(),
                 Arc::clone(&state.faults),
-                representation,
+                (representation, encoding),
             ) {
                 Ok(body) => {
                     let mut response = Response::new(body.boxed());
+                    let media = if protobuf {
+                        crate::protobuf::PROTOBUF_WATCH_MEDIA_TYPE
+                    } else {
+                        "application/json"
+                    };
                     response.headers_mut().insert(
                         header::CONTENT_TYPE,
-                        header::HeaderValue::from_static("application/json"),
+                        header::HeaderValue::from_static(media),
                     );
                     response
                 }
-                Err(status) => status_response(&status),
+                Err(status) => answer_response_in(Err(status), protobuf),
             }
         }
-        (Method::GET, false) => answer_response(
+        (Method::GET, false) => answer_response_in(
             handlers::list(
                 &storage,
                 &target,
                 &options,
                 representation,
+                encoding,
                 typed_items,
                 state.watch.watch_cache,
             )
             .await,
+            protobuf,
         ),
-        (Method::GET, true) => answer_response(handlers::get(&storage, &target, representation)),
+        (Method::GET, true) => answer_response_in(
+            handlers::get(&storage, &target, representation, encoding),
+            protobuf,
+        ),
         (Method::POST, false) if crd::is_crd_resource(&target.resource) => {
             with_body(request, |body| create_crd(&state, &target, body)).await
         }

@@ -35,6 +35,8 @@ pub(crate) struct ServerState {
     pub(crate) connections_accepted: AtomicU64,
     pub(crate) http2_max_concurrent_streams: u32,
     pub(crate) in_flight: InFlight,
+    /// Whether protobuf is served to clients asking for it.
+    pub(crate) protobuf: bool,
 }
 
 /// A Kubernetes API server for tests, on 127.0.0.1, speaking plain HTTP/1.1

@@ -35,6 +35,7 @@ pub struct TestApiServerBuilder {
     denied: Vec<(Verb, GroupResource)>,
     port: u16,
     watch_list: bool,
+    protobuf: bool,
     watch_cache: bool,
     http2_max_concurrent_streams: u32,
     max_requests_in_flight: Option<usize>,
@@ -71,6 +72,7 @@ impl Default for TestApiServerBuilder {
             denied: Vec::new(),
             port: 0,
             watch_list: true,
+            protobuf: true,
             watch_cache: true,
             http2_max_concurrent_streams: DEFAULT_HTTP2_MAX_STREAMS,
             max_requests_in_flight: Some(DEFAULT_MAX_REQUESTS_IN_FLIGHT),
@@ -187,6 +189,15 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Serves protobuf to clients that ask for it, for built-in types, as
+    /// kube-apiserver does (on by default). Off, it answers JSON whatever
+    /// is asked, as an aggregated API server without protobuf does, to test
+    /// clients' fallback.
+    pub fn protobuf(mut self, serve: bool) -> Self {
+        self.protobuf = serve;
+        self
+    }
+
     /// Binds this port instead of an ephemeral one.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -228,6 +239,7 @@ impl TestApiServerBuilder {
             },
             denied: parking_lot::Mutex::new(self.denied),
             connections_accepted: AtomicU64::new(0),
+            protobuf: self.protobuf,
         });
         let acceptor = tls.as_ref().map(|tls| tls.acceptor.clone());
         let accepting = tokio::spawn(accept(listener, acceptor, Arc::clone(&state)));

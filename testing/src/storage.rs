@@ -74,6 +74,9 @@ pub struct StoredObject {
     /// Where the type fields (`"apiVersion":…,"kind":…,`) end in `json`:
     /// 1 when it has none.
     type_meta_end: usize,
+    /// The object's protobuf message, encoded the first time a protobuf
+    /// client asks (or why it cannot be).
+    pub(crate) protobuf: std::sync::OnceLock<Result<bytes::Bytes, String>>,
 }
 
 impl StoredObject {
@@ -285,6 +288,7 @@ impl Storage {
             labels,
             json,
             type_meta_end,
+            protobuf: std::sync::OnceLock::new(),
         });
         state.revision = revision;
         match event_type {

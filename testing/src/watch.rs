@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::faults::{Corruption, Faults};
 use crate::handlers::{Filters, Representation};
+use crate::protobuf::Encoding;
 use crate::request_path::ResourcePath;
 use crate::storage::{EventType, ReadAt, Storage, StorageEvent, StoredObject};
 
@@ -101,6 +102,59 @@ fn error_line(status: &Status) -> Bytes {
     event_line("ERROR", &serde_json::to_vec(status).unwrap_or_default())
 }
 
+/// An ERROR event in the watch's encoding.
+fn error_event(encoding: Encoding, status: &Status) -> Bytes {
+    match encoding {
+        Encoding::Json => error_line(status),
+        Encoding::Protobuf(codec) => crate::protobuf::error_frame(&codec, status),
+    }
+}
+
+/// A BOOKMARK event in the watch's encoding.
+fn bookmark_event(
+    encoding: Encoding,
+    resource: &ApiResource,
+    revision: u64,
+    initial_events_end: bool,
+) -> Bytes {
+    match encoding {
+        Encoding::Json => bookmark_line(resource, revision, initial_events_end),
+        Encoding::Protobuf(codec) => {
+            crate::protobuf::bookmark_frame(&codec, revision, initial_events_end)
+        }
+    }
+}
+
+/// An object's event in the watch's encoding; a protobuf object that
+/// cannot be encoded becomes an ERROR event.
+fn object_event(
+    encoding: Encoding,
+    representation: Representation,
+    event_type: &str,
+    object: &StoredObject,
+) -> Result<Bytes, Bytes> {
+    match encoding {
+        Encoding::Json => {
+            let mut line = Vec::with_capacity(object.json.len() + 32);
+            push_event(&mut line, event_type, |out| {
+                representation.write_object(object, out)
+            });
+            Ok(Bytes::from(line))
+        }
+        Encoding::Protobuf(codec) => crate::protobuf::event_frame(&codec, event_type, object)
+            .map_err(|status| error_event(encoding, &status)),
+    }
+}
+
+/// The foreign event of [`Faults::foreign_event_next_watch`] in the
+/// watch's encoding.
+fn foreign_event(encoding: Encoding) -> Bytes {
+    match encoding {
+        Encoding::Json => foreign_event_line(),
+        Encoding::Protobuf(_) => crate::protobuf::foreign_event_frame(),
+    }
+}
+
 /// The size of the pieces a long bad frame is streamed in.
 const CORRUPTION_PIECE: usize = 64 * 1024;
 
@@ -111,7 +165,17 @@ const BAD_EVENT_START: &[u8] =
 
 /// Sends a bad frame for fault injection; the long ones are streamed in
 /// pieces until they are done or the client hangs up.
-async fn send_corruption(sender: &mpsc::Sender<Bytes>, corruption: Corruption) {
+async fn send_corruption(sender: &mpsc::Sender<Bytes>, corruption: Corruption, encoding: Encoding) {
+    if let Encoding::Protobuf(_) = encoding {
+        // A frame whose envelope is garbage, or one cut off after its
+        // length: the protobuf counterparts of the JSON corruptions.
+        let frame: &'static [u8] = match corruption {
+            Corruption::Truncated => b"\0\0\0\x40k8s\0\x0a",
+            _ => b"\0\0\0\x05k8s\0\xff",
+        };
+        let _ = sender.send(Bytes::from_static(frame)).await;
+        return;
+    }
     let frame = match corruption {
         Corruption::Malformed => {
             Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{this is not json]}\n")
@@ -247,7 +311,7 @@ pub(crate) fn watch(
     settings: WatchSettings,
     shutdown: CancellationToken,
     faults: Arc<Faults>,
-    representation: Representation,
+    (representation, encoding): (Representation, Encoding),
 ) -> Result<ChannelBody, Status> {
     let filters = Filters::parse(&options)?;
     if options.send_initial_events.is_some() && !settings.watch_list {
@@ -290,7 +354,7 @@ pub(crate) fn watch(
         let (start, mut watch) = match started {
             Ok(started) => started,
             Err(status) => {
-                let _ = sender.send(error_line(&status)).await;
+                let _ = sender.send(error_event(encoding, &status)).await;
                 return;
             }
         };
@@ -298,28 +362,28 @@ pub(crate) fn watch(
         // comes, one frame each, and the transport flushes whenever no
         // event is pending (hyper flushes when the body has nothing ready).
         for object in start.initial.iter().filter(|o| filters.matches(o)) {
-            let mut line = Vec::with_capacity(object.json.len() + 32);
-            push_event(&mut line, "ADDED", |out| {
-                representation.write_object(object, out)
-            });
-            if sender.send(Bytes::from(line)).await.is_err() {
+            let (frame, failed) = match object_event(encoding, representation, "ADDED", object) {
+                Ok(frame) => (frame, false),
+                Err(error) => (error, true),
+            };
+            if sender.send(frame).await.is_err() || failed {
                 return;
             }
         }
         if start.initial_events_end
             && sender
-                .send(bookmark_line(&path.resource, start.after, true))
+                .send(bookmark_event(encoding, &path.resource, start.after, true))
                 .await
                 .is_err()
         {
             return;
         }
-        if foreign && sender.send(foreign_event_line()).await.is_err() {
+        if foreign && sender.send(foreign_event(encoding)).await.is_err() {
             return;
         }
         if let Some(corruption) = corruption {
             tokio::select! {
-                () = send_corruption(&sender, corruption) => {}
+                () = send_corruption(&sender, corruption, encoding) => {}
                 () = dropped.cancelled() => {}
                 () = shutdown.cancelled() => {}
             }
@@ -347,12 +411,12 @@ pub(crate) fn watch(
                 () = dropped.cancelled() => return,
                 () = &mut deadline => return,
                 _ = bookmarks.tick(), if bookmark_interval.is_some() => {
-                    bookmark_line(&path.resource, watch.progress(), false)
+                    bookmark_event(encoding, &path.resource, watch.progress(), false)
                 }
                 next = watch.next() => match next {
                     None => return,
                     Some(Err(status)) => {
-                        let _ = sender.send(error_line(&status)).await;
+                        let _ = sender.send(error_event(encoding, &status)).await;
                         return;
                     }
                     Some(Ok(event)) => {
@@ -360,11 +424,13 @@ pub(crate) fn watch(
                             continue;
                         };
                         faults.event_sent();
-                        let mut line = Vec::with_capacity(event.object.json.len() + 32);
-                        push_event(&mut line, event_type, |out| {
-                            representation.write_object(&event.object, out)
-                        });
-                        Bytes::from(line)
+                        match object_event(encoding, representation, event_type, &event.object) {
+                            Ok(frame) => frame,
+                            Err(error) => {
+                                let _ = sender.send(error).await;
+                                return;
+                            }
+                        }
                     }
                 },
             };

@@ -214,22 +214,25 @@ impl Generator<'_> {
         }
         let mut arms = String::new();
         let mut puts = String::new();
-        let mut uses_reader = false;
+        let mut reader_use = ReaderUse::default();
         for field in &message.fields {
             let Some((decode, encode, nested, field_cfg)) =
                 self.place(package, full, field, versions, minors)?
             else {
                 continue;
             };
-            uses_reader |= nested;
+            reader_use.note(nested, &field_cfg);
             arms.push_str(&format!("{field_cfg}{} => {decode},\n", field.number));
             puts.push_str(&format!("{field_cfg}{encode};\n"));
         }
-        let reader = if uses_reader { "reader" } else { "_reader" };
+        let reader = reader_use.parameter();
         let merge_body = if arms.is_empty() {
             "let _ = (number, value);\nOk(())".to_string()
         } else {
-            format!("match number {{\n{arms}_ => Ok(()),\n}}")
+            format!(
+                "{}match number {{\n{arms}_ => Ok(()),\n}}",
+                reader_use.touch()
+            )
         };
         let out = if puts.is_empty() { "_out" } else { "out" };
         let empty = empty_value(versions, minors);
@@ -327,14 +330,12 @@ impl Generator<'_> {
             .to_string();
         let mut arms = String::new();
         let mut puts = String::new();
-        let mut inner_reader = "_reader";
+        let mut reader_use = ReaderUse::default();
         for inner_field in &inner.fields {
             if let Some((decode, encode, nested, cfg)) =
                 self.place(&inner_package, &inner_full, inner_field, versions, minors)?
             {
-                if nested {
-                    inner_reader = "reader";
-                }
+                reader_use.note(nested, &cfg);
                 arms.push_str(&format!("{cfg}{} => {decode},\n", inner_field.number));
                 puts.push_str(&format!("{cfg}{encode};\n"));
             }
@@ -348,7 +349,9 @@ impl Generator<'_> {
         let n = field.number;
         Ok(Some((
             format!(
-                "f::inline(value, reader, |number, value, {inner_reader}| match number {{\n{arms}_ => Ok(()),\n}})"
+                "f::inline(value, reader, |number, value, {}| {{ {}match number {{\n{arms}_ => Ok(()),\n}} }})",
+                reader_use.parameter(),
+                reader_use.touch()
             ),
             format!("p::length_prefixed(out, {n}, |out| {{\n{puts}}})"),
             true,
@@ -423,6 +426,41 @@ impl Generator<'_> {
                 true,
             ),
         })
+    }
+}
+
+/// Whether a `merge_field` uses its reader: not at all, only in arms some
+/// versions leave out (then the parameter is touched so it is never
+/// unused), or always.
+#[derive(Default)]
+struct ReaderUse {
+    ungated: bool,
+    gated: bool,
+}
+
+impl ReaderUse {
+    fn note(&mut self, uses: bool, cfg: &str) {
+        if uses && cfg.is_empty() {
+            self.ungated = true;
+        } else if uses {
+            self.gated = true;
+        }
+    }
+
+    fn parameter(&self) -> &'static str {
+        if self.ungated || self.gated {
+            "reader"
+        } else {
+            "_reader"
+        }
+    }
+
+    fn touch(&self) -> &'static str {
+        if self.gated && !self.ungated {
+            "let _ = reader;\n"
+        } else {
+            ""
+        }
     }
 }
 

@@ -121,14 +121,16 @@ pub(crate) fn parse(text: &str) -> Option<(String, RustStruct)> {
         } else if in_struct {
             if line == "}" {
                 in_struct = false;
-            } else if let Some(rest) = line.trim().strip_prefix("pub ") {
-                if let Some((field, ty)) = rest.split_once(':') {
-                    rust_fields.push(field.trim().to_string());
-                    parsed.types.push((
-                        field.trim().to_string(),
-                        ty.trim().trim_end_matches(',').to_string(),
-                    ));
-                }
+            } else if let Some((field, ty)) = line
+                .trim()
+                .strip_prefix("pub ")
+                .and_then(|rest| rest.split_once(':'))
+            {
+                rust_fields.push(field.trim().to_string());
+                parsed.types.push((
+                    field.trim().to_string(),
+                    ty.trim().trim_end_matches(',').to_string(),
+                ));
             }
         } else if let Some((json, rest)) = line.trim().split_once("\" => Field::Key_") {
             let json = json.trim_start_matches('"');

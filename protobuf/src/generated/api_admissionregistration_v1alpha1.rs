@@ -377,22 +377,26 @@ for k8s_openapi::api::admissionregistration::v1alpha1::NamedRuleWithOperations {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => f::string(&mut self.operations, value),
-                        2 => {
-                            f::inline(
-                                value,
-                                reader,
-                                |number, value, _reader| match number {
-                                    1 => f::string(&mut self.api_groups, value),
-                                    2 => f::string(&mut self.api_versions, value),
-                                    3 => f::string(&mut self.resources, value),
-                                    4 => f::string(&mut self.scope, value),
-                                    _ => Ok(()),
-                                },
-                            )
+                    |number, value, reader| {
+                        match number {
+                            1 => f::string(&mut self.operations, value),
+                            2 => {
+                                f::inline(
+                                    value,
+                                    reader,
+                                    |number, value, _reader| {
+                                        match number {
+                                            1 => f::string(&mut self.api_groups, value),
+                                            2 => f::string(&mut self.api_versions, value),
+                                            3 => f::string(&mut self.resources, value),
+                                            4 => f::string(&mut self.scope, value),
+                                            _ => Ok(()),
+                                        }
+                                    },
+                                )
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }

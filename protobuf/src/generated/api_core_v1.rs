@@ -715,9 +715,11 @@ impl Message for k8s_openapi::api::core::v1::ConfigMapEnvSource {
                 f::inline(
                     value,
                     reader,
-                    |number, value, _reader| match number {
-                        1 => f::string_or_absent(&mut self.name, value),
-                        _ => Ok(()),
+                    |number, value, _reader| {
+                        match number {
+                            1 => f::string_or_absent(&mut self.name, value),
+                            _ => Ok(()),
+                        }
                     },
                 )
             }
@@ -752,9 +754,11 @@ impl Message for k8s_openapi::api::core::v1::ConfigMapKeySelector {
                 f::inline(
                     value,
                     reader,
-                    |number, value, _reader| match number {
-                        1 => f::string_or_absent(&mut self.name, value),
-                        _ => Ok(()),
+                    |number, value, _reader| {
+                        match number {
+                            1 => f::string_or_absent(&mut self.name, value),
+                            _ => Ok(()),
+                        }
                     },
                 )
             }
@@ -819,9 +823,11 @@ impl Message for k8s_openapi::api::core::v1::ConfigMapProjection {
                 f::inline(
                     value,
                     reader,
-                    |number, value, _reader| match number {
-                        1 => f::string_or_absent(&mut self.name, value),
-                        _ => Ok(()),
+                    |number, value, _reader| {
+                        match number {
+                            1 => f::string_or_absent(&mut self.name, value),
+                            _ => Ok(()),
+                        }
                     },
                 )
             }
@@ -863,9 +869,11 @@ impl Message for k8s_openapi::api::core::v1::ConfigMapVolumeSource {
                 f::inline(
                     value,
                     reader,
-                    |number, value, _reader| match number {
-                        1 => f::string_or_absent(&mut self.name, value),
-                        _ => Ok(()),
+                    |number, value, _reader| {
+                        match number {
+                            1 => f::string_or_absent(&mut self.name, value),
+                            _ => Ok(()),
+                        }
                     },
                 )
             }
@@ -1954,109 +1962,111 @@ impl Message for k8s_openapi::api::core::v1::EphemeralContainer {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => f::string(&mut self.name, value),
-                        2 => f::string_or_absent(&mut self.image, value),
-                        3 => f::string(&mut self.command, value),
-                        4 => f::string(&mut self.args, value),
-                        5 => f::string_or_absent(&mut self.working_dir, value),
-                        6 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ContainerPort,
-                                _,
-                            >(&mut self.ports, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => f::string(&mut self.name, value),
+                            2 => f::string_or_absent(&mut self.image, value),
+                            3 => f::string(&mut self.command, value),
+                            4 => f::string(&mut self.args, value),
+                            5 => f::string_or_absent(&mut self.working_dir, value),
+                            6 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ContainerPort,
+                                    _,
+                                >(&mut self.ports, value, reader)
+                            }
+                            19 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::EnvFromSource,
+                                    _,
+                                >(&mut self.env_from, value, reader)
+                            }
+                            7 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::EnvVar,
+                                    _,
+                                >(&mut self.env, value, reader)
+                            }
+                            8 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ResourceRequirements,
+                                    _,
+                                >(&mut self.resources, value, reader)
+                            }
+                            23 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ContainerResizePolicy,
+                                    _,
+                                >(&mut self.resize_policy, value, reader)
+                            }
+                            24 => f::string(&mut self.restart_policy, value),
+                            #[cfg(k8s_openapi_ge_1_34)]
+                            25 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ContainerRestartRule,
+                                    _,
+                                >(&mut self.restart_policy_rules, value, reader)
+                            }
+                            9 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::VolumeMount,
+                                    _,
+                                >(&mut self.volume_mounts, value, reader)
+                            }
+                            21 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::VolumeDevice,
+                                    _,
+                                >(&mut self.volume_devices, value, reader)
+                            }
+                            10 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::Probe,
+                                    _,
+                                >(&mut self.liveness_probe, value, reader)
+                            }
+                            11 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::Probe,
+                                    _,
+                                >(&mut self.readiness_probe, value, reader)
+                            }
+                            22 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::Probe,
+                                    _,
+                                >(&mut self.startup_probe, value, reader)
+                            }
+                            12 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::Lifecycle,
+                                    _,
+                                >(&mut self.lifecycle, value, reader)
+                            }
+                            13 => {
+                                f::string_or_absent(
+                                    &mut self.termination_message_path,
+                                    value,
+                                )
+                            }
+                            20 => {
+                                f::string_or_absent(
+                                    &mut self.termination_message_policy,
+                                    value,
+                                )
+                            }
+                            14 => f::string_or_absent(&mut self.image_pull_policy, value),
+                            15 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::SecurityContext,
+                                    _,
+                                >(&mut self.security_context, value, reader)
+                            }
+                            16 => f::boolean_or_absent(&mut self.stdin, value),
+                            17 => f::boolean_or_absent(&mut self.stdin_once, value),
+                            18 => f::boolean_or_absent(&mut self.tty, value),
+                            _ => Ok(()),
                         }
-                        19 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::EnvFromSource,
-                                _,
-                            >(&mut self.env_from, value, reader)
-                        }
-                        7 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::EnvVar,
-                                _,
-                            >(&mut self.env, value, reader)
-                        }
-                        8 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ResourceRequirements,
-                                _,
-                            >(&mut self.resources, value, reader)
-                        }
-                        23 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ContainerResizePolicy,
-                                _,
-                            >(&mut self.resize_policy, value, reader)
-                        }
-                        24 => f::string(&mut self.restart_policy, value),
-                        #[cfg(k8s_openapi_ge_1_34)]
-                        25 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ContainerRestartRule,
-                                _,
-                            >(&mut self.restart_policy_rules, value, reader)
-                        }
-                        9 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::VolumeMount,
-                                _,
-                            >(&mut self.volume_mounts, value, reader)
-                        }
-                        21 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::VolumeDevice,
-                                _,
-                            >(&mut self.volume_devices, value, reader)
-                        }
-                        10 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::Probe,
-                                _,
-                            >(&mut self.liveness_probe, value, reader)
-                        }
-                        11 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::Probe,
-                                _,
-                            >(&mut self.readiness_probe, value, reader)
-                        }
-                        22 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::Probe,
-                                _,
-                            >(&mut self.startup_probe, value, reader)
-                        }
-                        12 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::Lifecycle,
-                                _,
-                            >(&mut self.lifecycle, value, reader)
-                        }
-                        13 => {
-                            f::string_or_absent(
-                                &mut self.termination_message_path,
-                                value,
-                            )
-                        }
-                        20 => {
-                            f::string_or_absent(
-                                &mut self.termination_message_policy,
-                                value,
-                            )
-                        }
-                        14 => f::string_or_absent(&mut self.image_pull_policy, value),
-                        15 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::SecurityContext,
-                                _,
-                            >(&mut self.security_context, value, reader)
-                        }
-                        16 => f::boolean_or_absent(&mut self.stdin, value),
-                        17 => f::boolean_or_absent(&mut self.stdin_once, value),
-                        18 => f::boolean_or_absent(&mut self.tty, value),
-                        _ => Ok(()),
                     },
                 )
             }
@@ -3613,6 +3623,7 @@ impl Message for k8s_openapi::api::core::v1::NodeAllocatableResourceClaimStatus 
         value: WireValue<'_>,
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
+        let _ = reader;
         match number {
             1 => f::string(&mut self.resource_claim_name, value),
             2 => f::string(&mut self.containers, value),
@@ -4658,140 +4669,142 @@ impl Message for k8s_openapi::api::core::v1::PersistentVolumeSpec {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource,
-                                _,
-                            >(&mut self.gce_persistent_disk, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource,
+                                    _,
+                                >(&mut self.gce_persistent_disk, value, reader)
+                            }
+                            2 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource,
+                                    _,
+                                >(&mut self.aws_elastic_block_store, value, reader)
+                            }
+                            3 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::HostPathVolumeSource,
+                                    _,
+                                >(&mut self.host_path, value, reader)
+                            }
+                            4 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::GlusterfsPersistentVolumeSource,
+                                    _,
+                                >(&mut self.glusterfs, value, reader)
+                            }
+                            5 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::NFSVolumeSource,
+                                    _,
+                                >(&mut self.nfs, value, reader)
+                            }
+                            6 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::RBDPersistentVolumeSource,
+                                    _,
+                                >(&mut self.rbd, value, reader)
+                            }
+                            7 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ISCSIPersistentVolumeSource,
+                                    _,
+                                >(&mut self.iscsi, value, reader)
+                            }
+                            8 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::CinderPersistentVolumeSource,
+                                    _,
+                                >(&mut self.cinder, value, reader)
+                            }
+                            9 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::CephFSPersistentVolumeSource,
+                                    _,
+                                >(&mut self.cephfs, value, reader)
+                            }
+                            10 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::FCVolumeSource,
+                                    _,
+                                >(&mut self.fc, value, reader)
+                            }
+                            11 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::FlockerVolumeSource,
+                                    _,
+                                >(&mut self.flocker, value, reader)
+                            }
+                            12 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::FlexPersistentVolumeSource,
+                                    _,
+                                >(&mut self.flex_volume, value, reader)
+                            }
+                            13 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::AzureFilePersistentVolumeSource,
+                                    _,
+                                >(&mut self.azure_file, value, reader)
+                            }
+                            14 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource,
+                                    _,
+                                >(&mut self.vsphere_volume, value, reader)
+                            }
+                            15 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::QuobyteVolumeSource,
+                                    _,
+                                >(&mut self.quobyte, value, reader)
+                            }
+                            16 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::AzureDiskVolumeSource,
+                                    _,
+                                >(&mut self.azure_disk, value, reader)
+                            }
+                            17 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource,
+                                    _,
+                                >(&mut self.photon_persistent_disk, value, reader)
+                            }
+                            18 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::PortworxVolumeSource,
+                                    _,
+                                >(&mut self.portworx_volume, value, reader)
+                            }
+                            19 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ScaleIOPersistentVolumeSource,
+                                    _,
+                                >(&mut self.scale_io, value, reader)
+                            }
+                            20 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::LocalVolumeSource,
+                                    _,
+                                >(&mut self.local, value, reader)
+                            }
+                            21 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::StorageOSPersistentVolumeSource,
+                                    _,
+                                >(&mut self.storageos, value, reader)
+                            }
+                            22 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::CSIPersistentVolumeSource,
+                                    _,
+                                >(&mut self.csi, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        2 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource,
-                                _,
-                            >(&mut self.aws_elastic_block_store, value, reader)
-                        }
-                        3 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::HostPathVolumeSource,
-                                _,
-                            >(&mut self.host_path, value, reader)
-                        }
-                        4 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::GlusterfsPersistentVolumeSource,
-                                _,
-                            >(&mut self.glusterfs, value, reader)
-                        }
-                        5 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::NFSVolumeSource,
-                                _,
-                            >(&mut self.nfs, value, reader)
-                        }
-                        6 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::RBDPersistentVolumeSource,
-                                _,
-                            >(&mut self.rbd, value, reader)
-                        }
-                        7 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ISCSIPersistentVolumeSource,
-                                _,
-                            >(&mut self.iscsi, value, reader)
-                        }
-                        8 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::CinderPersistentVolumeSource,
-                                _,
-                            >(&mut self.cinder, value, reader)
-                        }
-                        9 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::CephFSPersistentVolumeSource,
-                                _,
-                            >(&mut self.cephfs, value, reader)
-                        }
-                        10 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::FCVolumeSource,
-                                _,
-                            >(&mut self.fc, value, reader)
-                        }
-                        11 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::FlockerVolumeSource,
-                                _,
-                            >(&mut self.flocker, value, reader)
-                        }
-                        12 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::FlexPersistentVolumeSource,
-                                _,
-                            >(&mut self.flex_volume, value, reader)
-                        }
-                        13 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::AzureFilePersistentVolumeSource,
-                                _,
-                            >(&mut self.azure_file, value, reader)
-                        }
-                        14 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource,
-                                _,
-                            >(&mut self.vsphere_volume, value, reader)
-                        }
-                        15 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::QuobyteVolumeSource,
-                                _,
-                            >(&mut self.quobyte, value, reader)
-                        }
-                        16 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::AzureDiskVolumeSource,
-                                _,
-                            >(&mut self.azure_disk, value, reader)
-                        }
-                        17 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource,
-                                _,
-                            >(&mut self.photon_persistent_disk, value, reader)
-                        }
-                        18 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::PortworxVolumeSource,
-                                _,
-                            >(&mut self.portworx_volume, value, reader)
-                        }
-                        19 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ScaleIOPersistentVolumeSource,
-                                _,
-                            >(&mut self.scale_io, value, reader)
-                        }
-                        20 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::LocalVolumeSource,
-                                _,
-                            >(&mut self.local, value, reader)
-                        }
-                        21 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::StorageOSPersistentVolumeSource,
-                                _,
-                            >(&mut self.storageos, value, reader)
-                        }
-                        22 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::CSIPersistentVolumeSource,
-                                _,
-                            >(&mut self.csi, value, reader)
-                        }
-                        _ => Ok(()),
                     },
                 )
             }
@@ -5181,6 +5194,7 @@ impl Message for k8s_openapi::api::core::v1::PodCertificateProjection {
         value: WireValue<'_>,
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
+        let _ = reader;
         match number {
             1 => f::string_or_absent(&mut self.signer_name, value),
             2 => f::string_or_absent(&mut self.key_type, value),
@@ -6163,32 +6177,34 @@ impl Message for k8s_openapi::api::core::v1::Probe {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ExecAction,
-                                _,
-                            >(&mut self.exec, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ExecAction,
+                                    _,
+                                >(&mut self.exec, value, reader)
+                            }
+                            2 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::HTTPGetAction,
+                                    _,
+                                >(&mut self.http_get, value, reader)
+                            }
+                            3 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::TCPSocketAction,
+                                    _,
+                                >(&mut self.tcp_socket, value, reader)
+                            }
+                            4 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::GRPCAction,
+                                    _,
+                                >(&mut self.grpc, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        2 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::HTTPGetAction,
-                                _,
-                            >(&mut self.http_get, value, reader)
-                        }
-                        3 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::TCPSocketAction,
-                                _,
-                            >(&mut self.tcp_socket, value, reader)
-                        }
-                        4 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::GRPCAction,
-                                _,
-                            >(&mut self.grpc, value, reader)
-                        }
-                        _ => Ok(()),
                     },
                 )
             }
@@ -7110,9 +7126,11 @@ impl Message for k8s_openapi::api::core::v1::SecretEnvSource {
                 f::inline(
                     value,
                     reader,
-                    |number, value, _reader| match number {
-                        1 => f::string_or_absent(&mut self.name, value),
-                        _ => Ok(()),
+                    |number, value, _reader| {
+                        match number {
+                            1 => f::string_or_absent(&mut self.name, value),
+                            _ => Ok(()),
+                        }
                     },
                 )
             }
@@ -7147,9 +7165,11 @@ impl Message for k8s_openapi::api::core::v1::SecretKeySelector {
                 f::inline(
                     value,
                     reader,
-                    |number, value, _reader| match number {
-                        1 => f::string_or_absent(&mut self.name, value),
-                        _ => Ok(()),
+                    |number, value, _reader| {
+                        match number {
+                            1 => f::string_or_absent(&mut self.name, value),
+                            _ => Ok(()),
+                        }
                     },
                 )
             }
@@ -7186,9 +7206,11 @@ impl Message for k8s_openapi::api::core::v1::SecretProjection {
                 f::inline(
                     value,
                     reader,
-                    |number, value, _reader| match number {
-                        1 => f::string_or_absent(&mut self.name, value),
-                        _ => Ok(()),
+                    |number, value, _reader| {
+                        match number {
+                            1 => f::string_or_absent(&mut self.name, value),
+                            _ => Ok(()),
+                        }
                     },
                 )
             }
@@ -8011,188 +8033,190 @@ impl Message for k8s_openapi::api::core::v1::Volume {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::HostPathVolumeSource,
-                                _,
-                            >(&mut self.host_path, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::HostPathVolumeSource,
+                                    _,
+                                >(&mut self.host_path, value, reader)
+                            }
+                            2 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::EmptyDirVolumeSource,
+                                    _,
+                                >(&mut self.empty_dir, value, reader)
+                            }
+                            3 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource,
+                                    _,
+                                >(&mut self.gce_persistent_disk, value, reader)
+                            }
+                            4 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource,
+                                    _,
+                                >(&mut self.aws_elastic_block_store, value, reader)
+                            }
+                            5 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::GitRepoVolumeSource,
+                                    _,
+                                >(&mut self.git_repo, value, reader)
+                            }
+                            6 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::SecretVolumeSource,
+                                    _,
+                                >(&mut self.secret, value, reader)
+                            }
+                            7 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::NFSVolumeSource,
+                                    _,
+                                >(&mut self.nfs, value, reader)
+                            }
+                            8 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ISCSIVolumeSource,
+                                    _,
+                                >(&mut self.iscsi, value, reader)
+                            }
+                            9 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::GlusterfsVolumeSource,
+                                    _,
+                                >(&mut self.glusterfs, value, reader)
+                            }
+                            10 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource,
+                                    _,
+                                >(&mut self.persistent_volume_claim, value, reader)
+                            }
+                            11 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::RBDVolumeSource,
+                                    _,
+                                >(&mut self.rbd, value, reader)
+                            }
+                            12 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::FlexVolumeSource,
+                                    _,
+                                >(&mut self.flex_volume, value, reader)
+                            }
+                            13 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::CinderVolumeSource,
+                                    _,
+                                >(&mut self.cinder, value, reader)
+                            }
+                            14 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::CephFSVolumeSource,
+                                    _,
+                                >(&mut self.cephfs, value, reader)
+                            }
+                            15 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::FlockerVolumeSource,
+                                    _,
+                                >(&mut self.flocker, value, reader)
+                            }
+                            16 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::DownwardAPIVolumeSource,
+                                    _,
+                                >(&mut self.downward_api, value, reader)
+                            }
+                            17 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::FCVolumeSource,
+                                    _,
+                                >(&mut self.fc, value, reader)
+                            }
+                            18 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::AzureFileVolumeSource,
+                                    _,
+                                >(&mut self.azure_file, value, reader)
+                            }
+                            19 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ConfigMapVolumeSource,
+                                    _,
+                                >(&mut self.config_map, value, reader)
+                            }
+                            20 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource,
+                                    _,
+                                >(&mut self.vsphere_volume, value, reader)
+                            }
+                            21 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::QuobyteVolumeSource,
+                                    _,
+                                >(&mut self.quobyte, value, reader)
+                            }
+                            22 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::AzureDiskVolumeSource,
+                                    _,
+                                >(&mut self.azure_disk, value, reader)
+                            }
+                            23 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource,
+                                    _,
+                                >(&mut self.photon_persistent_disk, value, reader)
+                            }
+                            26 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ProjectedVolumeSource,
+                                    _,
+                                >(&mut self.projected, value, reader)
+                            }
+                            24 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::PortworxVolumeSource,
+                                    _,
+                                >(&mut self.portworx_volume, value, reader)
+                            }
+                            25 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ScaleIOVolumeSource,
+                                    _,
+                                >(&mut self.scale_io, value, reader)
+                            }
+                            27 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::StorageOSVolumeSource,
+                                    _,
+                                >(&mut self.storageos, value, reader)
+                            }
+                            28 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::CSIVolumeSource,
+                                    _,
+                                >(&mut self.csi, value, reader)
+                            }
+                            29 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::EphemeralVolumeSource,
+                                    _,
+                                >(&mut self.ephemeral, value, reader)
+                            }
+                            30 => {
+                                f::message::<
+                                    k8s_openapi::api::core::v1::ImageVolumeSource,
+                                    _,
+                                >(&mut self.image, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        2 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::EmptyDirVolumeSource,
-                                _,
-                            >(&mut self.empty_dir, value, reader)
-                        }
-                        3 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource,
-                                _,
-                            >(&mut self.gce_persistent_disk, value, reader)
-                        }
-                        4 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource,
-                                _,
-                            >(&mut self.aws_elastic_block_store, value, reader)
-                        }
-                        5 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::GitRepoVolumeSource,
-                                _,
-                            >(&mut self.git_repo, value, reader)
-                        }
-                        6 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::SecretVolumeSource,
-                                _,
-                            >(&mut self.secret, value, reader)
-                        }
-                        7 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::NFSVolumeSource,
-                                _,
-                            >(&mut self.nfs, value, reader)
-                        }
-                        8 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ISCSIVolumeSource,
-                                _,
-                            >(&mut self.iscsi, value, reader)
-                        }
-                        9 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::GlusterfsVolumeSource,
-                                _,
-                            >(&mut self.glusterfs, value, reader)
-                        }
-                        10 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource,
-                                _,
-                            >(&mut self.persistent_volume_claim, value, reader)
-                        }
-                        11 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::RBDVolumeSource,
-                                _,
-                            >(&mut self.rbd, value, reader)
-                        }
-                        12 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::FlexVolumeSource,
-                                _,
-                            >(&mut self.flex_volume, value, reader)
-                        }
-                        13 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::CinderVolumeSource,
-                                _,
-                            >(&mut self.cinder, value, reader)
-                        }
-                        14 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::CephFSVolumeSource,
-                                _,
-                            >(&mut self.cephfs, value, reader)
-                        }
-                        15 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::FlockerVolumeSource,
-                                _,
-                            >(&mut self.flocker, value, reader)
-                        }
-                        16 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::DownwardAPIVolumeSource,
-                                _,
-                            >(&mut self.downward_api, value, reader)
-                        }
-                        17 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::FCVolumeSource,
-                                _,
-                            >(&mut self.fc, value, reader)
-                        }
-                        18 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::AzureFileVolumeSource,
-                                _,
-                            >(&mut self.azure_file, value, reader)
-                        }
-                        19 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ConfigMapVolumeSource,
-                                _,
-                            >(&mut self.config_map, value, reader)
-                        }
-                        20 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource,
-                                _,
-                            >(&mut self.vsphere_volume, value, reader)
-                        }
-                        21 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::QuobyteVolumeSource,
-                                _,
-                            >(&mut self.quobyte, value, reader)
-                        }
-                        22 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::AzureDiskVolumeSource,
-                                _,
-                            >(&mut self.azure_disk, value, reader)
-                        }
-                        23 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource,
-                                _,
-                            >(&mut self.photon_persistent_disk, value, reader)
-                        }
-                        26 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ProjectedVolumeSource,
-                                _,
-                            >(&mut self.projected, value, reader)
-                        }
-                        24 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::PortworxVolumeSource,
-                                _,
-                            >(&mut self.portworx_volume, value, reader)
-                        }
-                        25 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ScaleIOVolumeSource,
-                                _,
-                            >(&mut self.scale_io, value, reader)
-                        }
-                        27 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::StorageOSVolumeSource,
-                                _,
-                            >(&mut self.storageos, value, reader)
-                        }
-                        28 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::CSIVolumeSource,
-                                _,
-                            >(&mut self.csi, value, reader)
-                        }
-                        29 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::EphemeralVolumeSource,
-                                _,
-                            >(&mut self.ephemeral, value, reader)
-                        }
-                        30 => {
-                            f::message::<
-                                k8s_openapi::api::core::v1::ImageVolumeSource,
-                                _,
-                            >(&mut self.image, value, reader)
-                        }
-                        _ => Ok(()),
                     },
                 )
             }
@@ -8394,6 +8418,7 @@ impl Message for k8s_openapi::api::core::v1::VolumeMountStatus {
         value: WireValue<'_>,
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
+        let _ = reader;
         match number {
             1 => f::string(&mut self.name, value),
             2 => f::string(&mut self.mount_path, value),

@@ -436,14 +436,16 @@ impl Message for k8s_openapi::api::networking::v1::IngressRule {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::networking::v1::HTTPIngressRuleValue,
-                                _,
-                            >(&mut self.http, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::networking::v1::HTTPIngressRuleValue,
+                                    _,
+                                >(&mut self.http, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }

@@ -466,14 +466,16 @@ impl Message for k8s_openapi::api::resource::v1::DeviceAllocationConfiguration {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
-                                _,
-                            >(&mut self.opaque, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+                                    _,
+                                >(&mut self.opaque, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }
@@ -679,14 +681,16 @@ impl Message for k8s_openapi::api::resource::v1::DeviceClaimConfiguration {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
-                                _,
-                            >(&mut self.opaque, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+                                    _,
+                                >(&mut self.opaque, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }
@@ -763,14 +767,16 @@ impl Message for k8s_openapi::api::resource::v1::DeviceClassConfiguration {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
-                                _,
-                            >(&mut self.opaque, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+                                    _,
+                                >(&mut self.opaque, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }

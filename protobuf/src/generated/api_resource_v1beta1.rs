@@ -498,14 +498,16 @@ impl Message for k8s_openapi::api::resource::v1beta1::DeviceAllocationConfigurat
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::resource::v1beta1::OpaqueDeviceConfiguration,
-                                _,
-                            >(&mut self.opaque, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::resource::v1beta1::OpaqueDeviceConfiguration,
+                                    _,
+                                >(&mut self.opaque, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }
@@ -708,14 +710,16 @@ impl Message for k8s_openapi::api::resource::v1beta1::DeviceClaimConfiguration {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::resource::v1beta1::OpaqueDeviceConfiguration,
-                                _,
-                            >(&mut self.opaque, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::resource::v1beta1::OpaqueDeviceConfiguration,
+                                    _,
+                                >(&mut self.opaque, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }
@@ -790,14 +794,16 @@ impl Message for k8s_openapi::api::resource::v1beta1::DeviceClassConfiguration {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::resource::v1beta1::OpaqueDeviceConfiguration,
-                                _,
-                            >(&mut self.opaque, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::resource::v1beta1::OpaqueDeviceConfiguration,
+                                    _,
+                                >(&mut self.opaque, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }

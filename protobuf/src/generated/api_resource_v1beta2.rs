@@ -470,14 +470,16 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceAllocationConfigurat
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
-                                _,
-                            >(&mut self.opaque, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+                                    _,
+                                >(&mut self.opaque, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }
@@ -680,14 +682,16 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceClaimConfiguration {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
-                                _,
-                            >(&mut self.opaque, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+                                    _,
+                                >(&mut self.opaque, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }
@@ -762,14 +766,16 @@ impl Message for k8s_openapi::api::resource::v1beta2::DeviceClassConfiguration {
                 f::inline(
                     value,
                     reader,
-                    |number, value, reader| match number {
-                        1 => {
-                            f::message::<
-                                k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
-                                _,
-                            >(&mut self.opaque, value, reader)
+                    |number, value, reader| {
+                        match number {
+                            1 => {
+                                f::message::<
+                                    k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+                                    _,
+                                >(&mut self.opaque, value, reader)
+                            }
+                            _ => Ok(()),
                         }
-                        _ => Ok(()),
                     },
                 )
             }

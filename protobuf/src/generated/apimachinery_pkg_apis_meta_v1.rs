@@ -420,6 +420,7 @@ impl Message for k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta {
         value: WireValue<'_>,
         reader: &WireReader<'_>,
     ) -> Result<(), DecodeError> {
+        let _ = reader;
         match number {
             1 => f::string_or_absent(&mut self.self_link, value),
             2 => f::string_or_absent(&mut self.resource_version, value),

@@ -1,0 +1,243 @@
+//! Informers of built-in types in protobuf mode (`ContentType::Protobuf`)
+//! against the test server, which serves protobuf as kube-apiserver does:
+//! they sync, follow changes and relist after compaction with the same
+//! cache as a JSON informer on the same server, in list and watch-list
+//! modes, and fall back to JSON when a server answers JSON.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use clientgo_apimachinery::{GroupResource, LabelSelector, PROTOBUF_MEDIA_TYPE};
+use clientgo_informers::SharedIndexInformer;
+use clientgo_reflector::ReflectorOptions;
+use clientgo_rest::{Config, ContentType, ResourceClient, RestClient};
+use clientgo_testing::{ObjectKey, Preconditions, RequestRecord, TestApiServer, Verb};
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::json;
+use support::{Running, fast_options, wait_until};
+
+fn pods() -> GroupResource {
+    GroupResource::new("", "pods")
+}
+
+fn pod_informer(
+    server: &TestApiServer,
+    content_type: ContentType,
+    watch_list: bool,
+) -> SharedIndexInformer<Pod> {
+    let client = RestClient::new(Config::new(server.url()).content_type(content_type)).unwrap();
+    SharedIndexInformer::from_client(
+        ResourceClient::<Pod>::namespaced(client, "default"),
+        fast_options().reflector(
+            ReflectorOptions::default()
+                .use_watch_list(watch_list)
+                .backoff(
+                    clientgo_reflector::BackoffOptions::default()
+                        .initial(std::time::Duration::from_millis(5))
+                        .cap(std::time::Duration::from_millis(50)),
+                ),
+        ),
+    )
+}
+
+/// The cache as JSON, sorted by name.
+fn cache(informer: &SharedIndexInformer<Pod>) -> Vec<serde_json::Value> {
+    let mut pods: Vec<serde_json::Value> = informer
+        .lister()
+        .list(&LabelSelector::everything())
+        .iter()
+        .map(|pod| serde_json::to_value(pod.as_ref()).unwrap())
+        .collect();
+    pods.sort_by(|a, b| {
+        a["metadata"]["name"]
+            .as_str()
+            .cmp(&b["metadata"]["name"].as_str())
+    });
+    pods
+}
+
+async fn seeded(count: usize, serve_protobuf: bool) -> TestApiServer {
+    let server = TestApiServer::builder()
+        .protobuf(serve_protobuf)
+        .start()
+        .await
+        .unwrap();
+    for index in 0..count {
+        server
+            .storage()
+            .create(
+                &pods(),
+                "default",
+                clientgo_testing::realistic_pod(index, "default"),
+            )
+            .unwrap();
+    }
+    server
+}
+
+/// Creates, updates and deletes a few pods.
+fn churn(server: &TestApiServer, seeded: usize, round: usize) {
+    for index in 0..3 {
+        server
+            .storage()
+            .create(
+                &pods(),
+                "default",
+                clientgo_testing::realistic_pod(1000 * (round + 1) + index, "default"),
+            )
+            .unwrap();
+    }
+    for index in 0..3 {
+        let name =
+            clientgo_testing::realistic_pod(index + 3 * round, "default")["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string();
+        let key = ObjectKey::new(pods(), "default", &name);
+        server
+            .storage()
+            .modify(&key, |pod| {
+                pod["metadata"]["labels"]["round"] = json!(round.to_string());
+                pod["status"]["phase"] = json!("Succeeded");
+            })
+            .unwrap();
+    }
+    let name = clientgo_testing::realistic_pod(seeded - 1 - round, "default")["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server
+        .storage()
+        .delete(
+            &ObjectKey::new(pods(), "default", &name),
+            &Preconditions::default(),
+        )
+        .unwrap();
+}
+
+fn asked_for_protobuf(record: &RequestRecord) -> bool {
+    record
+        .header_values("accept")
+        .iter()
+        .any(|a| a.contains(PROTOBUF_MEDIA_TYPE))
+}
+
+/// Requests that listed pods (a list, or a watch-list) asking for
+/// protobuf.
+fn protobuf_listings(server: &TestApiServer) -> usize {
+    let lists = server
+        .requests()
+        .of(Verb::List)
+        .into_iter()
+        .filter(asked_for_protobuf)
+        .count();
+    let watch_lists = server
+        .requests()
+        .of(Verb::Watch)
+        .into_iter()
+        .filter(|r| r.list_options().send_initial_events == Some(true) && asked_for_protobuf(r))
+        .count();
+    lists + watch_lists
+}
+
+async fn same_cache_through_sync_and_changes(watch_list: bool) {
+    let server = seeded(40, true).await;
+    let json = Running::start(pod_informer(&server, ContentType::Json, watch_list));
+    let protobuf = Running::start(pod_informer(&server, ContentType::Protobuf, watch_list));
+    json.synced().await;
+    protobuf.synced().await;
+    assert_eq!(cache(&protobuf.informer).len(), 40);
+    assert_eq!(cache(&protobuf.informer), cache(&json.informer));
+    assert!(
+        protobuf_listings(&server) >= 1,
+        "the protobuf informer listed in protobuf"
+    );
+    let protobuf_watches = server
+        .requests()
+        .of(Verb::Watch)
+        .into_iter()
+        .filter(|r| r.list_options().send_initial_events != Some(true) && asked_for_protobuf(r))
+        .count();
+    if !watch_list {
+        assert!(
+            protobuf_watches >= 1,
+            "the protobuf informer watched in protobuf"
+        );
+    }
+
+    churn(&server, 40, 0);
+    churn(&server, 40, 1);
+    wait_until("both caches have the changes", || {
+        let pb = cache(&protobuf.informer);
+        pb.len() == 44 && pb == cache(&json.informer)
+    })
+    .await;
+    json.stop().await;
+    protobuf.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_then_watch_in_protobuf_gives_the_json_cache() {
+    same_cache_through_sync_and_changes(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_list_in_protobuf_gives_the_json_cache() {
+    same_cache_through_sync_and_changes(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relist_after_compaction_in_protobuf_gives_the_json_cache() {
+    let server = seeded(30, true).await;
+    let json = Running::start(pod_informer(&server, ContentType::Json, false));
+    let protobuf = Running::start(pod_informer(&server, ContentType::Protobuf, false));
+    json.synced().await;
+    protobuf.synced().await;
+    let listed_before = protobuf_listings(&server);
+    // Changes the watches never see: they are dropped, then the history
+    // they would resume from is compacted away (410 on rewatch).
+    server.faults().hold_watches();
+    server.faults().drop_watches();
+    churn(&server, 30, 0);
+    server.compact_history();
+    server.faults().release_watches();
+    wait_until("the protobuf informer relisted", || {
+        protobuf_listings(&server) > listed_before
+    })
+    .await;
+    wait_until("both caches have the changes", || {
+        let pb = cache(&protobuf.informer);
+        pb.len() == 32 && pb == cache(&json.informer)
+    })
+    .await;
+    json.stop().await;
+    protobuf.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_answering_json_turns_the_informer_to_json() {
+    let server = seeded(20, false).await;
+    let protobuf = Running::start(pod_informer(&server, ContentType::Protobuf, false));
+    protobuf.synced().await;
+    assert_eq!(cache(&protobuf.informer).len(), 20);
+    churn(&server, 20, 0);
+    wait_until("the change arrives", || {
+        cache(&protobuf.informer).len() == 22
+    })
+    .await;
+    let requests: Vec<RequestRecord> = server
+        .requests()
+        .records()
+        .into_iter()
+        .filter(|r| matches!(r.verb, Verb::List | Verb::Watch))
+        .collect();
+    assert!(
+        asked_for_protobuf(&requests[0]),
+        "the first request asks for protobuf"
+    );
+    assert!(
+        requests[1..].iter().all(|r| !asked_for_protobuf(r)),
+        "after a JSON answer, every request asks for JSON"
+    );
+    protobuf.stop().await;
+}

@@ -1,0 +1,221 @@
+//! [`ProtobufWatchDecoder`]: frames and decodes a protobuf watch stream,
+//! as [`WatchDecoder`](crate::WatchDecoder) does for JSON.
+
+use clientgo_apimachinery::protobuf_wire::WireReader;
+use clientgo_apimachinery::{Bookmark, Status, Unknown, WatchEvent};
+use clientgo_protobuf::Codec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::protobuf_framing::Buffer;
+use crate::watch_decoder::FrameError;
+
+/// Frames and decodes protobuf watch events from byte chunks.
+///
+/// The stream (`application/vnd.kubernetes.protobuf;stream=watch`) is a
+/// sequence of frames, each a 4-byte big-endian length and that many bytes:
+/// a `k8s\0` envelope around a `meta.v1.WatchEvent` (`type = 1`, `object
+/// = 2`), whose object is itself a `k8s\0` envelope around the object's
+/// message. ADDED, MODIFIED and DELETED objects are decoded with the
+/// type's [`Codec`]; a BOOKMARK's object only for its metadata; an ERROR's
+/// as a `Status`.
+///
+/// A frame longer than the limit is refused before it is buffered; a
+/// malformed frame, an unknown event type and a stream cut inside a frame
+/// are [`FrameError`]s, after which the decoder yields nothing. An event
+/// of another type than the one expected is skipped and counted, as the
+/// JSON decoder does.
+#[derive(Debug)]
+pub struct ProtobufWatchDecoder<K> {
+    codec: Codec<K>,
+    buffer: Buffer,
+    max_frame_bytes: usize,
+    expected_type: Option<(String, String)>,
+    skipped: u64,
+    failed: bool,
+    /// Applied to every decoded object.
+    after_decode: Option<fn(&mut K)>,
+}
+
+impl<K> ProtobufWatchDecoder<K> {
+    /// A decoder of `codec`'s type refusing frames larger than
+    /// `max_frame_bytes`.
+    pub fn new(codec: Codec<K>, max_frame_bytes: usize) -> Self {
+        ProtobufWatchDecoder {
+            codec,
+            buffer: Buffer::default(),
+            max_frame_bytes,
+            expected_type: None,
+            skipped: 0,
+            failed: false,
+            after_decode: None,
+        }
+    }
+
+    /// Names the type of the watched objects: an event of another type is
+    /// skipped (see [`WatchDecoder::expect_type`](crate::WatchDecoder::expect_type)).
+    #[must_use]
+    pub fn expect_type(mut self, api_version: &str, kind: &str) -> Self {
+        self.expected_type = Some((api_version.to_string(), kind.to_string()));
+        self
+    }
+
+    /// Applies `hook` to every decoded object.
+    #[must_use]
+    pub fn after_decode(mut self, hook: fn(&mut K)) -> Self {
+        self.after_decode = Some(hook);
+        self
+    }
+
+    /// How many events were skipped for being of another type.
+    pub fn skipped_events(&self) -> u64 {
+        self.skipped
+    }
+
+    /// Feeds the next chunk.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.buffer.push(chunk);
+    }
+
+    /// Bytes received and not yet decoded.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Reports a stream that ended inside a frame.
+    pub fn finish(&self) -> Result<(), FrameError> {
+        if self.buffer.len() > 0 && !self.failed {
+            return Err(FrameError::Truncated {
+                bytes: self.buffer.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The next complete event, if the buffer holds one.
+    pub fn next_event(&mut self) -> Option<Result<WatchEvent<K>, FrameError>> {
+        loop {
+            if self.failed {
+                return None;
+            }
+            let rest = self.buffer.rest();
+            let header = rest.get(..4)?;
+            let length = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
+            if length > self.max_frame_bytes {
+                self.failed = true;
+                return Some(Err(FrameError::TooLarge {
+                    limit: self.max_frame_bytes,
+                    seen: length,
+                }));
+            }
+            let frame = rest.get(4..4 + length)?;
+            let decoded = self.decode_frame(frame);
+            self.buffer.consume(4 + length);
+            match decoded {
+                Ok(Some(event)) => return Some(Ok(event)),
+                Ok(None) => self.skipped += 1,
+                Err(error) => {
+                    self.failed = true;
+                    return Some(Err(error));
+                }
+            }
+        }
+    }
+
+    /// One frame's event; `None` for an event of an unexpected type.
+    fn decode_frame(&self, frame: &[u8]) -> Result<Option<WatchEvent<K>>, FrameError> {
+        let envelope = Unknown::decode(frame)
+            .map_err(|e| FrameError::protobuf(format!("a watch frame: {e}")))?;
+        let (event_type, object) = watch_event(envelope.raw)?;
+        let object = Unknown::decode(object)
+            .map_err(|e| FrameError::protobuf(format!("a watch event's object: {e}")))?;
+        let decode = |raw: &[u8]| {
+            let mut object = (self.codec.decode)(raw).map_err(FrameError::Protobuf)?;
+            if let Some(hook) = self.after_decode {
+                hook(&mut object);
+            }
+            Ok(object)
+        };
+        match event_type.as_str() {
+            "ERROR" => {
+                let status = clientgo_protobuf::status_message_json(object.raw)
+                    .and_then(|json| serde_json::from_value::<Status>(json).ok())
+                    .ok_or_else(|| FrameError::protobuf("an ERROR event without a Status"))?;
+                return Ok(Some(WatchEvent::Error(status)));
+            }
+            "BOOKMARK" => {
+                let metadata = object_metadata(object.raw)?;
+                let mut bookmark = Bookmark::new(metadata.resource_version.unwrap_or_default());
+                bookmark.metadata.annotations = metadata.annotations.unwrap_or_default();
+                bookmark.api_version = Some(object.api_version.to_string());
+                bookmark.kind = Some(object.kind.to_string());
+                return Ok(Some(WatchEvent::Bookmark(bookmark)));
+            }
+            _ => {}
+        }
+        if let Some((api_version, kind)) = &self.expected_type
+            && (object.api_version != api_version || object.kind != kind)
+        {
+            tracing::warn!(
+                expected = %format!("{api_version}/{kind}"),
+                got = %format!("{}/{}", object.api_version, object.kind),
+                "skipping a watch event of another type"
+            );
+            return Ok(None);
+        }
+        Ok(Some(match event_type.as_str() {
+            "ADDED" => WatchEvent::Added(decode(object.raw)?),
+            "MODIFIED" => WatchEvent::Modified(decode(object.raw)?),
+            "DELETED" => WatchEvent::Deleted(decode(object.raw)?),
+            other => {
+                return Err(FrameError::protobuf(format!(
+                    "a watch event of unknown type {other:?}"
+                )));
+            }
+        }))
+    }
+}
+
+/// `meta.v1.WatchEvent`: its type and its object's raw bytes (the
+/// `RawExtension`'s `raw`).
+fn watch_event(bytes: &[u8]) -> Result<(String, &[u8]), FrameError> {
+    let wire = |e: clientgo_apimachinery::protobuf_wire::WireError| FrameError::Protobuf(e.into());
+    let mut reader = WireReader::new(bytes);
+    let mut event_type = String::new();
+    let mut object: &[u8] = &[];
+    while let Some((number, value)) = reader.next_field().map_err(wire)? {
+        match number {
+            1 => clientgo_protobuf::field::string(&mut event_type, value)
+                .map_err(|e| FrameError::Protobuf(e.within("WatchEvent", 1)))?,
+            2 => {
+                let extension = clientgo_protobuf::field::length_delimited(value)
+                    .map_err(|e| FrameError::Protobuf(e.within("WatchEvent", 2)))?;
+                let mut inner = WireReader::new(extension);
+                while let Some((number, value)) = inner.next_field().map_err(wire)? {
+                    if number == 1 {
+                        object = clientgo_protobuf::field::length_delimited(value)
+                            .map_err(|e| FrameError::Protobuf(e.within("RawExtension", 1)))?;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok((event_type, object))
+}
+
+/// The metadata (field 1 of every resource message) of an object's
+/// message, without decoding the rest.
+fn object_metadata(bytes: &[u8]) -> Result<ObjectMeta, FrameError> {
+    let mut reader = WireReader::new(bytes);
+    let mut metadata = ObjectMeta::default();
+    while let Some((number, value)) = reader
+        .next_field()
+        .map_err(|e| FrameError::Protobuf(e.into()))?
+    {
+        if number == 1 {
+            clientgo_protobuf::field::message::<ObjectMeta, _>(&mut metadata, value, &reader)
+                .map_err(FrameError::Protobuf)?;
+        }
+    }
+    Ok(metadata)
+}
