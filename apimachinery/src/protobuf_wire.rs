@@ -61,6 +61,7 @@ pub struct WireReader<'a> {
 
 impl<'a> WireReader<'a> {
     /// A reader over one message's bytes.
+    #[inline]
     pub fn new(bytes: &'a [u8]) -> Self {
         WireReader {
             bytes,
@@ -71,6 +72,7 @@ impl<'a> WireReader<'a> {
 
     /// A reader over an embedded message found by this one (error
     /// positions stay relative to the outermost buffer).
+    #[inline]
     pub fn nested(&self, bytes: &'a [u8]) -> Self {
         let start = (bytes.as_ptr() as usize).saturating_sub(self.bytes.as_ptr() as usize);
         WireReader {
@@ -81,6 +83,7 @@ impl<'a> WireReader<'a> {
     }
 
     /// The next field's number and value; `None` at the end.
+    #[inline]
     pub fn next_field(&mut self) -> Result<Option<(u32, WireValue<'a>)>, WireError> {
         if self.at >= self.bytes.len() {
             return Ok(None);
@@ -124,6 +127,7 @@ impl<'a> WireReader<'a> {
         Ok(Some((number, value)))
     }
 
+    #[inline]
     fn take(&mut self, length: usize, field_at: usize) -> Result<&'a [u8], WireError> {
         let end = self
             .at
@@ -135,7 +139,19 @@ impl<'a> WireReader<'a> {
         Ok(taken)
     }
 
+    #[inline]
     fn varint(&mut self) -> Result<u64, WireError> {
+        // Most keys and lengths fit in one byte.
+        if let Some(&byte) = self.bytes.get(self.at)
+            && byte < 0x80
+        {
+            self.at += 1;
+            return Ok(u64::from(byte));
+        }
+        self.long_varint()
+    }
+
+    fn long_varint(&mut self) -> Result<u64, WireError> {
         let start = self.offset + self.at;
         let mut value: u64 = 0;
         for index in 0..10 {
