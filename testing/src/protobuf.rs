@@ -73,7 +73,7 @@ fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
 }
 
 /// The object's message (no envelope), encoded once per stored version.
-fn message(object: &StoredObject, codec: &KindCodec) -> Result<Bytes, Status> {
+pub(crate) fn message(object: &StoredObject, codec: &KindCodec) -> Result<Bytes, Status> {
     object
         .protobuf
         .get_or_init(|| {
@@ -249,6 +249,19 @@ mod tests {
         ));
         let refused = Encoding::negotiate(PROTOBUF_MEDIA_TYPE, &crontabs, false).unwrap_err();
         assert_eq!(refused.code, 406);
+    }
+
+    #[test]
+    fn objects_are_encoded_on_write_only_when_asked() {
+        use crate::storage::{Storage, StorageOptions};
+        let pods = clientgo_apimachinery::GroupResource::new("", "pods");
+        let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+        let lazy = Storage::new(StorageOptions::default());
+        let stored = lazy.create(&pods, "default", pod.clone()).unwrap();
+        assert!(stored.protobuf.get().is_none());
+        let eager = Storage::new(StorageOptions::default().encode_protobuf_on_write(true));
+        let stored = eager.create(&pods, "default", pod).unwrap();
+        assert!(matches!(stored.protobuf.get(), Some(Ok(bytes)) if !bytes.is_empty()));
     }
 
     #[test]

@@ -198,6 +198,13 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Encodes objects of built-in types as protobuf when they are written
+    /// (see [`StorageOptions::encode_protobuf_on_write`]); off by default.
+    pub fn encode_protobuf_on_write(mut self, encode: bool) -> Self {
+        self.storage = self.storage.encode_protobuf_on_write(encode);
+        self
+    }
+
     /// Binds this port instead of an ephemeral one.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;

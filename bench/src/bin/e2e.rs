@@ -28,7 +28,8 @@ figure, and the targets met or missed.
   --runs R       runs per client (default 3)
   --clients ...  comma-separated, from: limit, clientgo, clientgo-watchlist,
                  clientgo-strip, clientgo-compact, clientgo-compact-watchlist,
-                 clientgo-compact-typed, clientgo-compact-lz4, kube-rs,
+                 clientgo-compact-typed, clientgo-compact-lz4,
+                 clientgo-protobuf, clientgo-protobuf-watchlist, kube-rs,
                  kube-rs-streaming
                  (default all)";
 

@@ -10,7 +10,7 @@ use clientgo_informers::{
     DecodingHandler, InformerFactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
     SharedInformerFactory, SnapshotOptions,
 };
-use clientgo_rest::{Config, RestClient};
+use clientgo_rest::{Config, ContentType, RestClient};
 use clientgo_testing::process_memory::rss_mib;
 use k8s_openapi::api::core::v1::Pod;
 use serde::de::DeserializeOwned;
@@ -35,10 +35,16 @@ pub(super) enum Mode {
     /// `Compact<Pod>` with `strip_managed_fields` and a handler of whole
     /// pods (`DecodingHandler`), list then watch.
     CompactTyped,
+    /// Full pods asking for protobuf; list then watch, or watch-list.
+    Protobuf { watch_list: bool },
 }
 
 pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxError> {
-    let rest = RestClient::new(Config::new(&plan.url))?;
+    let content_type = match mode {
+        Mode::Protobuf { .. } => ContentType::Protobuf,
+        _ => ContentType::Json,
+    };
+    let rest = RestClient::new(Config::new(&plan.url).content_type(content_type))?;
     let watch_list = matches!(
         mode,
         Mode::WatchList
@@ -46,6 +52,7 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
                 watch_list: true,
                 ..
             }
+            | Mode::Protobuf { watch_list: true }
     );
     let strip = matches!(
         mode,
@@ -68,7 +75,7 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         move || clock.record()
     };
     match mode {
-        Mode::List | Mode::WatchList | Mode::Strip => {
+        Mode::List | Mode::WatchList | Mode::Strip | Mode::Protobuf { .. } => {
             let informer = factory.core().v1().pods().informer();
             informer.add_event_handler(
                 ResourceEventHandlerFuncs::<Pod>::new().on_update(move |_, _| counter()),

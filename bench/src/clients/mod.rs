@@ -59,6 +59,11 @@ pub enum ClientKind {
     /// [`ClientgoCompact`](Self::ClientgoCompact) with each object's JSON
     /// LZ4-compressed (`Compact<Pod, Lz4>`).
     ClientgoCompactLz4,
+    /// [`Clientgo`](Self::Clientgo) asking for protobuf
+    /// (`ContentType::Protobuf`): list then watch, full pods.
+    ClientgoProtobuf,
+    /// The same with watch-list.
+    ClientgoProtobufWatchList,
     /// kube-rs's `watcher` with its default configuration, through
     /// `default_backoff` and `reflect` into a reflector store.
     KubeRs,
@@ -68,7 +73,7 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 10] = [
+    pub const ALL: [ClientKind; 12] = [
         ClientKind::Limit,
         ClientKind::Clientgo,
         ClientKind::ClientgoWatchList,
@@ -77,6 +82,8 @@ impl ClientKind {
         ClientKind::ClientgoCompactWatchList,
         ClientKind::ClientgoCompactTyped,
         ClientKind::ClientgoCompactLz4,
+        ClientKind::ClientgoProtobuf,
+        ClientKind::ClientgoProtobufWatchList,
         ClientKind::KubeRs,
         ClientKind::KubeRsStreaming,
     ];
@@ -92,6 +99,8 @@ impl ClientKind {
             ClientKind::ClientgoCompactWatchList => "clientgo-compact-watchlist",
             ClientKind::ClientgoCompactTyped => "clientgo-compact-typed",
             ClientKind::ClientgoCompactLz4 => "clientgo-compact-lz4",
+            ClientKind::ClientgoProtobuf => "clientgo-protobuf",
+            ClientKind::ClientgoProtobufWatchList => "clientgo-protobuf-watchlist",
             ClientKind::KubeRs => "kube-rs",
             ClientKind::KubeRsStreaming => "kube-rs-streaming",
         }
@@ -122,6 +131,8 @@ impl ClientKind {
                 lz4: true,
             },
             ClientKind::ClientgoCompactTyped => Mode::CompactTyped,
+            ClientKind::ClientgoProtobuf => Mode::Protobuf { watch_list: false },
+            ClientKind::ClientgoProtobufWatchList => Mode::Protobuf { watch_list: true },
             _ => Mode::List,
         }
     }
@@ -132,6 +143,7 @@ impl ClientKind {
         match self {
             ClientKind::ClientgoWatchList
             | ClientKind::ClientgoCompactWatchList
+            | ClientKind::ClientgoProtobufWatchList
             | ClientKind::KubeRsStreaming => ClientKind::KubeRsStreaming,
             _ => ClientKind::KubeRs,
         }
