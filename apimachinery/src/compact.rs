@@ -128,9 +128,19 @@ impl<K, B: CompactBody> Compact<K, B> {
     }
 
     fn with_metadata(json: Box<str>, metadata: Option<MetaHead>) -> Self {
+        Compact::from_parts(
+            metadata.map(ObjectMeta::from).unwrap_or_default(),
+            B::from_json(json),
+        )
+    }
+
+    /// An entry of `metadata` and `body`, for decoders that parse the
+    /// metadata themselves (clientgo-listwatch's protobuf decoders build
+    /// `Compact<K, Protobuf>` entries so).
+    pub fn from_parts(metadata: ObjectMeta, body: B) -> Self {
         Compact {
-            metadata: metadata.map(ObjectMeta::from).unwrap_or_default(),
-            body: B::from_json(json),
+            metadata,
+            body,
             decoded: Mutex::new(Weak::new()),
             memo: OnceLock::new(),
             list_type: None,
@@ -193,7 +203,7 @@ impl<K, B: CompactBody> Compact<K, B> {
     }
 }
 
-impl<K: DeserializeOwned + crate::Object, B: CompactBody> Compact<K, B> {
+impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B> {
     /// The whole object: decoded from the JSON (with the parsed metadata
     /// put in), or the copy someone else decoded and still holds. A JSON
     /// that no longer decodes into `K` is an error naming the object.
@@ -204,11 +214,7 @@ impl<K: DeserializeOwned + crate::Object, B: CompactBody> Compact<K, B> {
         if let Some(object) = decoded.upgrade() {
             return Ok(object);
         }
-        let parsed = self
-            .body
-            .read(|json| serde_json::from_str::<K>(json))
-            .unwrap_or_else(|unreadable| Err(serde::de::Error::custom(unreadable)));
-        let mut object: K = parsed.map_err(|source| {
+        let mut object: K = self.body.decode::<K>().map_err(|source| {
             DECODE_ERRORS.fetch_add(1, Ordering::Relaxed);
             CompactDecodeError {
                 key: self.key(),
@@ -283,7 +289,7 @@ impl<'de, K, B: CompactBody> Deserialize<'de> for Compact<K, B> {
 
 impl<K, B> serde::Serialize for Compact<K, B>
 where
-    K: serde::Serialize + DeserializeOwned + crate::Object,
+    K: serde::Serialize + DeserializeOwned + crate::Object + 'static,
     B: CompactBody,
 {
     /// Serializes the whole object as [`decode`](Compact::decode) builds
@@ -333,13 +339,13 @@ impl<K, B: CompactBody> crate::Object for Compact<K, B> {
         }
     }
 
-    /// Records of the metadata and JSON as kept
-    /// ([`write_record`](Compact::write_record)); the same format for
-    /// every body, so a snapshot written with one body reads back into
-    /// another.
+    /// Records of the metadata and body as kept
+    /// ([`write_record`](Compact::write_record)): JSON for the JSON bodies
+    /// (the same format for both, so a snapshot written with one reads
+    /// back into the other), the message for [`Protobuf`](crate::Protobuf).
     fn record_codec() -> Option<crate::RecordCodec<Self>> {
         Some(crate::RecordCodec {
-            format: "compact-record-2",
+            format: B::RECORD_FORMAT,
             write: |entry, out| entry.write_record(out).map_err(|error| error.to_string()),
             read: |record| Compact::from_record(record).map_err(|error| error.to_string()),
         })

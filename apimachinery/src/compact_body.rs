@@ -11,6 +11,7 @@
 //! |---|---|---|---|
 //! | [`Json`] | one copy of the JSON | the JSON | parse |
 //! | [`Lz4`] | + compression (about 3 µs per 5 KB pod) | about a third of the JSON | + decompression into a scratch buffer, then parse |
+//! | [`Protobuf`] | the protobuf message as received, without its metadata (kept parsed beside it); JSON when the server answered JSON | about half the JSON | the generated protobuf decoder |
 
 use std::fmt;
 
@@ -29,6 +30,32 @@ pub trait CompactBody: Clone + Send + Sync + Sized + 'static {
 
     /// Bytes held on the heap.
     fn heap_bytes(&self) -> usize;
+
+    /// The name of the record format [`write_record`](Self::write_record)
+    /// writes; snapshots in another format are refused.
+    const RECORD_FORMAT: &'static str = "compact-record-2";
+
+    /// Decodes the whole object as `K` (its metadata is then set from the
+    /// entry's). The default parses the JSON [`read`](Self::read) gives.
+    fn decode<K: serde::de::DeserializeOwned + 'static>(&self) -> Result<K, serde_json::Error> {
+        self.read(|json| serde_json::from_str::<K>(json))
+            .unwrap_or_else(|unreadable| Err(serde::de::Error::custom(unreadable)))
+    }
+
+    /// Appends the body as a snapshot record keeps it (the JSON, by
+    /// default).
+    fn write_record(&self, out: &mut Vec<u8>) -> Result<(), String> {
+        self.read(|json| out.extend_from_slice(json.as_bytes()))
+    }
+
+    /// A body from what [`write_record`](Self::write_record) wrote.
+    fn from_record(bytes: &[u8]) -> Result<Self, String> {
+        let json = std::str::from_utf8(bytes).map_err(|_| "an object that is not UTF-8")?;
+        if json.is_empty() {
+            return Err("no object".into());
+        }
+        Ok(Self::from_json(json.into()))
+    }
 }
 
 /// The JSON as received, uncompressed: the fastest ingest and decode.
@@ -97,6 +124,88 @@ impl fmt::Debug for Lz4 {
     }
 }
 
+/// The object's protobuf message as the API server sent it, without its
+/// metadata (field 1, which the entry keeps parsed): about half the JSON's
+/// size, and decoded by the type's generated decoder. Built by
+/// clientgo-listwatch's protobuf decoders for `Compact<K, Protobuf>`
+/// informers on a client configured for protobuf; an object that arrived
+/// as JSON (a server that answered JSON, a type without protobuf) is kept
+/// as JSON.
+#[derive(Clone)]
+pub enum Protobuf {
+    /// The message without field 1.
+    Message(Box<[u8]>),
+    /// JSON, when that is what arrived.
+    Json(Box<str>),
+}
+
+impl CompactBody for Protobuf {
+    const NAME: &'static str = "protobuf";
+    const RECORD_FORMAT: &'static str = "compact-record-protobuf-1";
+
+    fn from_json(json: Box<str>) -> Self {
+        Protobuf::Json(json)
+    }
+
+    /// The JSON of a body that arrived as JSON; an error for a message
+    /// (decode it instead).
+    fn read<R>(&self, read: impl FnOnce(&str) -> R) -> Result<R, String> {
+        match self {
+            Protobuf::Json(json) => Ok(read(json)),
+            Protobuf::Message(_) => Err("a protobuf body has no JSON; decode the object".into()),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Protobuf::Message(bytes) => bytes.len(),
+            Protobuf::Json(json) => json.len(),
+        }
+    }
+
+    fn decode<K: serde::de::DeserializeOwned + 'static>(&self) -> Result<K, serde_json::Error> {
+        match self {
+            Protobuf::Json(json) => serde_json::from_str(json),
+            Protobuf::Message(bytes) => crate::message_decoders::decode_message::<K>(bytes)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+
+    /// A marker byte (`j` for JSON, `p` for a message), then the bytes.
+    fn write_record(&self, out: &mut Vec<u8>) -> Result<(), String> {
+        match self {
+            Protobuf::Json(json) => {
+                out.push(b'j');
+                out.extend_from_slice(json.as_bytes());
+            }
+            Protobuf::Message(bytes) => {
+                out.push(b'p');
+                out.extend_from_slice(bytes);
+            }
+        }
+        Ok(())
+    }
+
+    fn from_record(bytes: &[u8]) -> Result<Self, String> {
+        match bytes.split_first() {
+            Some((b'j', json)) => std::str::from_utf8(json)
+                .map(|json| Protobuf::Json(json.into()))
+                .map_err(|_| "an object that is not UTF-8".into()),
+            Some((b'p', message)) => Ok(Protobuf::Message(message.into())),
+            _ => Err("not a protobuf body's record".into()),
+        }
+    }
+}
+
+impl fmt::Debug for Protobuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Protobuf::Message(bytes) => write!(f, "Protobuf({} bytes of message)", bytes.len()),
+            Protobuf::Json(json) => write!(f, "Protobuf({} bytes of JSON)", json.len()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -123,6 +232,25 @@ mod tests {
             compressed.heap_bytes(),
             json.len()
         );
+    }
+
+    #[test]
+    fn a_protobuf_body_keeps_what_arrived_and_records_it() {
+        let message = Protobuf::Message(vec![0x12, 0x01, b'x'].into_boxed_slice());
+        assert!(message.read(|_| ()).is_err());
+        let mut record = Vec::new();
+        message.write_record(&mut record).unwrap();
+        assert!(
+            matches!(Protobuf::from_record(&record).unwrap(), Protobuf::Message(b) if *b == [0x12, 0x01, b'x'])
+        );
+        let json = Protobuf::from_json("{}".into());
+        let mut record = Vec::new();
+        json.write_record(&mut record).unwrap();
+        assert!(
+            matches!(Protobuf::from_record(&record).unwrap(), Protobuf::Json(j) if &*j == "{}")
+        );
+        assert!(Protobuf::from_record(b"").is_err());
+        assert!(Protobuf::from_record(b"x{}").is_err());
     }
 
     #[test]

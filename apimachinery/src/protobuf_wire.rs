@@ -82,6 +82,12 @@ impl<'a> WireReader<'a> {
         }
     }
 
+    /// Where the next field starts, in this reader's bytes.
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
     /// The next field's number and value; `None` at the end.
     #[inline]
     pub fn next_field(&mut self) -> Result<Option<(u32, WireValue<'a>)>, WireError> {

@@ -90,5 +90,5 @@ fn bad_flags_exit_2_and_name_the_flag() {
         .output()
         .unwrap();
     assert!(help.status.success());
-    assert!(String::from_utf8_lossy(&help.stdout).contains("--events M"));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--events <M>"));
 }

@@ -199,7 +199,21 @@ fn help_and_flag_mistakes() {
     assert!(text(&help.stdout).contains("--from-cluster"));
     let wrong = codegen(&["--openapi", "x.json", "--out", "o", "--colour"]);
     assert_eq!(wrong.status.code(), Some(2));
-    assert!(text(&wrong.stderr).contains("\"--colour\""));
+    assert!(
+        text(&wrong.stderr).contains("'--colour'"),
+        "{}",
+        text(&wrong.stderr)
+    );
+    let version = codegen(&["--version"]);
+    assert!(version.status.success());
+    assert!(text(&version.stdout).contains(env!("CARGO_PKG_VERSION")));
+    let no_input = codegen(&["--out", "o"]);
+    assert_eq!(no_input.status.code(), Some(2));
+    assert!(
+        text(&no_input.stderr).contains("--openapi"),
+        "{}",
+        text(&no_input.stderr)
+    );
 }
 
 #[test]

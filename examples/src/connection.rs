@@ -9,49 +9,28 @@ use clientgo_rest::{
     Config, ConfigError, ConfigOverrides, InClusterOptions, LoadingRules, RestClient,
 };
 
-use crate::arguments::Arguments;
 use crate::embedded::{Embedded, EmbeddedOptions};
 
-/// The flags every example takes.
-#[derive(Debug, Clone, Default)]
+/// The flags every example shares (clap flattens them into each
+/// program's own).
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct CommonFlags {
-    /// `--kubeconfig`: an explicit kubeconfig file.
+    /// The kubeconfig to use (default: KUBECONFIG, then ~/.kube/config)
+    #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// `--context`: the kubeconfig context to use.
+    /// The kubeconfig context to use
+    #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
-    /// `--namespace`: watch only this namespace.
+    /// Watch one namespace only (default: all)
+    #[arg(long, value_name = "NAME")]
     pub namespace: Option<String>,
-    /// `--duration`: stop after this long.
+    /// Stop after this long (default: 20 with the embedded server, until
+    /// Ctrl-C against a cluster)
+    #[arg(long, value_name = "SECONDS", value_parser = crate::arguments::seconds)]
     pub duration: Option<Duration>,
-    /// `--embedded`: use the embedded API server even when a kubeconfig
-    /// exists.
+    /// Use the embedded API server even if a kubeconfig exists
+    #[arg(long)]
     pub embedded: bool,
-}
-
-/// Help text for [`CommonFlags`].
-/// (Each line is written whole: a `\` line continuation would also eat the
-/// next line's indentation.)
-pub const COMMON_FLAGS_HELP: &str =
-    "  --kubeconfig FILE   the kubeconfig to use (default: KUBECONFIG, then ~/.kube/config)
-  --context NAME      the kubeconfig context to use
-  --namespace NAME    watch one namespace only (default: all)
-  --duration SECONDS  stop after this long (default: 20 with the embedded server,
-                      until Ctrl-C against a cluster)
-  --embedded          use the embedded API server even if a kubeconfig exists
-  -h, --help          print this help
-";
-
-impl CommonFlags {
-    /// Takes the common flags out of `arguments`.
-    pub fn take(arguments: &mut Arguments) -> Result<Self, String> {
-        Ok(CommonFlags {
-            kubeconfig: arguments.value("--kubeconfig")?.map(PathBuf::from),
-            context: arguments.value("--context")?,
-            namespace: arguments.value("--namespace")?,
-            duration: arguments.seconds("--duration")?,
-            embedded: arguments.flag("--embedded"),
-        })
-    }
 }
 
 /// Where the example runs.

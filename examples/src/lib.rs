@@ -32,30 +32,26 @@ pub mod progress;
 #[allow(missing_docs)]
 pub mod generated;
 
-pub use arguments::Arguments;
-pub use connection::{COMMON_FLAGS_HELP, CommonFlags, Connection};
+pub use connection::{CommonFlags, Connection};
 pub use embedded::{Embedded, EmbeddedOptions, SeededResource};
 pub use progress::{Progress, print_table};
 
-/// Runs `main` on a multi-threaded tokio runtime; an error is printed as
-/// `<program>: <error>` and exits with status 1, a flag error with 2.
-pub fn run_main<F>(
-    program: &str,
-    help: &str,
-    main: impl FnOnce(Arguments) -> F,
-) -> std::process::ExitCode
+/// Parses the command line into `T` (clap: `--help` and `--version`
+/// print and exit 0, a flag error exits 2), then runs `main` on a
+/// multi-threaded tokio runtime; an error is printed as `<program>:
+/// <error>` and exits with status 1, a [`Failure::Usage`] with 2.
+pub fn run_main<T, F>(program: &str, main: impl FnOnce(T) -> F) -> std::process::ExitCode
 where
+    T: clap::Parser,
     F: std::future::Future<Output = Result<(), Failure>>,
 {
-    let mut arguments = match Arguments::from_env() {
-        Ok(arguments) => arguments,
-        Err(problem) => return usage_error(program, &problem),
+    let flags = match T::try_parse() {
+        Ok(flags) => flags,
+        Err(error) => {
+            let _ = error.print();
+            return std::process::ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
     };
-    if arguments.flag("--help") || arguments.flag("-h") {
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), "{help}");
-        return std::process::ExitCode::SUCCESS;
-    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -69,7 +65,7 @@ where
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(main(arguments)) {
+    match runtime.block_on(main(flags)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(Failure::Usage(problem)) => usage_error(program, &problem),
         Err(Failure::Run(problem)) => {

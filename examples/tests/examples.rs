@@ -173,17 +173,18 @@ fn help_bad_flags_and_unreachable_clusters_are_clear() {
     for program in ["controller", "informer", "crd", "dynamic"] {
         let help = run(program, &["--help"]);
         assert!(help.status.success());
-        // Every flag line is indented alike (the self-contained
-        // `informer` uses clap's own layout).
-        let kubeconfig_line = if program == "informer" {
-            "--kubeconfig <FILE>"
-        } else {
-            "\n  --kubeconfig FILE"
-        };
+        // Every program's flags come from clap, the shared ones included.
         assert!(
-            stdout(&help).contains(kubeconfig_line),
+            stdout(&help).contains("--kubeconfig <FILE>"),
             "{program}: {}",
             stdout(&help)
+        );
+        let version = run(program, &["--version"]);
+        assert!(version.status.success(), "{program}");
+        assert!(
+            stdout(&version).contains(env!("CARGO_PKG_VERSION")),
+            "{program}: {}",
+            stdout(&version)
         );
 
         let bad = run(program, &["--embedded", "--colour"]);
@@ -197,7 +198,18 @@ fn help_bad_flags_and_unreachable_clusters_are_clear() {
     }
     let bad_number = run("controller", &["--workers", "many"]);
     assert_eq!(bad_number.status.code(), Some(2));
-    assert!(stderr(&bad_number).contains("--workers many"));
+    assert!(
+        stderr(&bad_number).contains("many") && stderr(&bad_number).contains("--workers"),
+        "{}",
+        stderr(&bad_number)
+    );
+    let bad_lease = run("controller", &["--lease-duration=0", "--embedded"]);
+    assert_eq!(bad_lease.status.code(), Some(2));
+    assert!(
+        stderr(&bad_lease).contains("positive"),
+        "{}",
+        stderr(&bad_lease)
+    );
 
     let directory = std::env::temp_dir().join(format!("clientgo-examples-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();

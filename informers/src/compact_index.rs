@@ -74,7 +74,7 @@ fn values_of<K, B>(
     functions: &[IndexFunc<K>],
 ) -> Box<[Result<Vec<String>, String>]>
 where
-    K: DeserializeOwned + Object,
+    K: DeserializeOwned + Object + 'static,
     B: CompactBody,
 {
     match compact.decode() {

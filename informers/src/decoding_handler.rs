@@ -32,7 +32,7 @@ impl<H> DecodingHandler<H> {
 
 fn decoded<K, B>(object: &Compact<K, B>) -> Option<Arc<K>>
 where
-    K: DeserializeOwned + Object,
+    K: DeserializeOwned + Object + 'static,
     B: CompactBody,
 {
     object
@@ -45,7 +45,7 @@ where
 
 impl<K, B, H> ResourceEventHandler<Compact<K, B>> for DecodingHandler<H>
 where
-    K: DeserializeOwned + Object,
+    K: DeserializeOwned + Object + 'static,
     B: CompactBody,
     H: ResourceEventHandler<K>,
 {

@@ -241,3 +241,96 @@ async fn a_server_answering_json_turns_the_informer_to_json() {
     );
     protobuf.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_entries_keep_the_message_and_decode_to_the_json_cache() {
+    use clientgo_apimachinery::{Compact, Protobuf};
+    let server = seeded(25, true).await;
+    let json = Running::start(pod_informer(&server, ContentType::Json, false));
+    let client =
+        RestClient::new(Config::new(server.url()).content_type(ContentType::Protobuf)).unwrap();
+    let compact = Running::start(SharedIndexInformer::from_client(
+        ResourceClient::<Compact<Pod, Protobuf>>::namespaced(client, "default"),
+        fast_options(),
+    ));
+    json.synced().await;
+    compact.synced().await;
+    let decoded = |informer: &SharedIndexInformer<Compact<Pod, Protobuf>>| {
+        let entries = informer.lister().list(&LabelSelector::everything());
+        assert!(
+            entries
+                .iter()
+                .all(|e| matches!(e.body(), Protobuf::Message(_))),
+            "every entry keeps its protobuf message"
+        );
+        let mut pods: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|entry| serde_json::to_value(entry.decode().unwrap().as_ref()).unwrap())
+            .collect();
+        pods.sort_by(|a, b| {
+            a["metadata"]["name"]
+                .as_str()
+                .cmp(&b["metadata"]["name"].as_str())
+        });
+        pods
+    };
+    assert_eq!(decoded(&compact.informer).len(), 25);
+    assert_eq!(decoded(&compact.informer), cache(&json.informer));
+    churn(&server, 25, 0);
+    wait_until("both caches have the changes", || {
+        let entries = compact.informer.lister().list(&LabelSelector::everything());
+        entries.len() == 27 && cache(&json.informer).len() == 27
+    })
+    .await;
+    wait_until("the compact cache decodes to the JSON one", || {
+        decoded(&compact.informer) == cache(&json.informer)
+    })
+    .await;
+    json.stop().await;
+    compact.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protobuf_compact_cache_is_saved_and_resumed_without_a_list() {
+    use clientgo_apimachinery::{Compact, Protobuf};
+    use clientgo_informers::SnapshotOptions;
+    let server = seeded(15, true).await;
+    let dir =
+        std::env::temp_dir().join(format!("clientgo-protobuf-snapshot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let informer = || {
+        let client =
+            RestClient::new(Config::new(server.url()).content_type(ContentType::Protobuf)).unwrap();
+        SharedIndexInformer::from_client(
+            ResourceClient::<Compact<Pod, Protobuf>>::namespaced(client, "default"),
+            fast_options().snapshot(SnapshotOptions::new(&dir).interval(std::time::Duration::ZERO)),
+        )
+    };
+    let first = Running::start(informer());
+    first.synced().await;
+    let first_informer = first.informer.clone();
+    first.stop().await;
+    assert_eq!(first_informer.snapshot_stats().written, 1);
+    server.requests().clear();
+
+    let second = Running::start(informer());
+    second.synced().await;
+    assert_eq!(second.informer.snapshot_stats().loaded, 1);
+    assert_eq!(
+        protobuf_listings(&server),
+        0,
+        "resumed with a watch, no list"
+    );
+    assert_eq!(server.requests().count(Verb::List), 0);
+    let entries = second.informer.lister().list(&LabelSelector::everything());
+    assert_eq!(entries.len(), 15);
+    for entry in &entries {
+        assert!(matches!(entry.body(), Protobuf::Message(_)));
+        assert!(
+            entry.decode().unwrap().spec.is_some(),
+            "the saved message decodes"
+        );
+    }
+    second.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -36,6 +36,7 @@
 //! # Ok::<(), clientgo_protobuf::DecodeError>(())
 //! ```
 
+mod compact;
 mod error;
 pub mod field;
 // Formatted by prettyplease when generated; rustfmt would make it stale.
@@ -48,6 +49,7 @@ pub mod slot;
 mod special;
 mod status;
 
+pub use compact::compact_from_message;
 pub use error::{DecodeError, Problem};
 pub use message::Message;
 pub use registry::{Codec, KindCodec, by_kind, codec, registered_types};

@@ -6,6 +6,9 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use clientgo_apimachinery::message_decoders::MessageDecoder;
+use clientgo_apimachinery::{Compact, Protobuf};
+
 use crate::error::DecodeError;
 use crate::message::Message;
 
@@ -102,6 +105,9 @@ impl KindCodec {
 pub(crate) struct Registry {
     codecs: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
     kinds: HashMap<(&'static str, &'static str), KindCodec>,
+    /// Message decoders by type, for `Compact<K, Protobuf>` entries
+    /// (installed into clientgo-apimachinery).
+    decoders: HashMap<TypeId, MessageDecoder>,
 }
 
 impl Registry {
@@ -120,26 +126,47 @@ impl Registry {
             .insert(TypeId::of::<K>(), Box::new(Codec::<K>::of()));
         self.kinds
             .insert((K::API_VERSION, K::KIND), KindCodec::of::<K>());
+        // Compact entries keeping the message: ingested with the metadata
+        // parsed, decoded whole through the decoder registered here.
+        self.codecs.insert(
+            TypeId::of::<Compact<K, Protobuf>>(),
+            Box::new(Codec::<Compact<K, Protobuf>> {
+                name: K::NAME,
+                decode: crate::compact::compact_from_message::<K>,
+                encode: |_, _| {},
+            }),
+        );
+        self.decoders.insert(TypeId::of::<K>(), |bytes| {
+            K::decode(bytes)
+                .map(|object| Box::new(object) as Box<dyn Any + Send>)
+                .map_err(|error| error.to_string())
+        });
     }
 }
 
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        let mut registry = Registry {
+        let mut built = Registry {
             codecs: HashMap::new(),
             kinds: HashMap::new(),
+            decoders: HashMap::new(),
         };
-        crate::generated::register(&mut registry);
-        registry
+        crate::generated::register(&mut built);
+        clientgo_apimachinery::message_decoders::install_message_decoders(|id| {
+            registry().decoders.get(&id).copied()
+        });
+        built
     })
 }
 
 /// The protobuf codec of `K` when `K` is a built-in resource type that
 /// has one (every k8s-openapi resource type with a message in
-/// Kubernetes' `generated.proto`); `None` for anything else (custom
-/// resources, `DynamicObject`, metadata-only objects), which stay JSON as
-/// in client-go.
+/// Kubernetes' `generated.proto`), or a `Compact<K, Protobuf>` of one
+/// (whose codec keeps the message, with only the metadata decoded, and
+/// encodes nothing); `None` for anything else (custom resources,
+/// `DynamicObject`, metadata-only objects, compact entries keeping JSON),
+/// which stay JSON as in client-go.
 ///
 /// The lookup is a hash of the type's `TypeId`: cheap, but meant to be
 /// done once per informer or request, not per object.

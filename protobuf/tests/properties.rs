@@ -141,7 +141,7 @@ proptest! {
     ) {
         let bytes = pod.encode();
         let _ = Pod::decode(&bytes[..cut.index(bytes.len() + 1)]);
-        let mut flipped = bytes.clone();
+        let mut flipped = bytes;
         if !flipped.is_empty() {
             let at = flip.index(flipped.len());
             flipped[at] ^= 1 << bit;
@@ -172,7 +172,7 @@ fn errors_name_the_path_of_fields() {
     assert!(error.to_string().contains("cut off"), "{error}");
     // A container name that is not UTF-8.
     let at = bytes.windows(3).position(|w| w == b"app").unwrap();
-    let mut bad = bytes.clone();
+    let mut bad = bytes;
     bad[at..at + 3].copy_from_slice(&[0xff, 0xfe, 0xfd]);
     let error = Pod::decode(&bad).unwrap_err();
     assert_eq!(

@@ -40,13 +40,22 @@ fn start(arguments: &[&str]) -> (Running, String) {
 fn help_and_bad_flags() {
     let help = Command::new(PROGRAM).arg("--help").output().unwrap();
     assert!(help.status.success());
-    assert!(String::from_utf8_lossy(&help.stdout).contains("USAGE"));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--seed-pods <N>"));
+    let version = Command::new(PROGRAM).arg("--version").output().unwrap();
+    assert!(version.status.success());
+    assert!(String::from_utf8_lossy(&version.stdout).contains(env!("CARGO_PKG_VERSION")));
     let bad = Command::new(PROGRAM).arg("--bogus").output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown option \"--bogus\""));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("'--bogus'"));
     let missing = Command::new(PROGRAM).arg("--seed-pods").output().unwrap();
     assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("--seed-pods needs a value"));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--seed-pods"));
+    let bad_code = Command::new(PROGRAM)
+        .args(["--fail-code=404"])
+        .output()
+        .unwrap();
+    assert_eq!(bad_code.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_code.stderr).contains("410, 429, 500, 503"));
     let not_a_number = Command::new(PROGRAM)
         .args(["--churn", "fast"])
         .output()

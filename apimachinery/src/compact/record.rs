@@ -4,8 +4,10 @@
 //! A record is, in order: the metadata as the entry keeps it (it is the
 //! source of truth: a transform may have changed it) as JSON, preceded by
 //! its length (u32, little-endian); the list type's `apiVersion` and `kind`
-//! (each a u16 length and the text; empty when none); and the object's JSON
-//! as kept (decompressed if the body is), to the end of the record.
+//! (each a u16 length and the text; empty when none); and the body as its
+//! [`CompactBody::write_record`] writes it, to the end of the record: the
+//! object's JSON (decompressed if the body is), or for a protobuf body a
+//! marker byte and the message.
 //!
 //! Reading parses the metadata and checks that the JSON is UTF-8, but does
 //! not parse the JSON again: it was checked when it arrived, and a snapshot
@@ -51,7 +53,7 @@ impl<K, B: CompactBody> Compact<K, B> {
             out.extend_from_slice(text.as_bytes());
         }
         self.body
-            .read(|json| out.extend_from_slice(json.as_bytes()))
+            .write_record(out)
             .map_err(CompactRecordError::Body)
     }
 
@@ -87,13 +89,8 @@ impl<K, B: CompactBody> Compact<K, B> {
         };
         let api_version = text()?.to_string();
         let kind = text()?.to_string();
-        let json = std::str::from_utf8(rest)
-            .map_err(|_| CompactRecordError::Malformed("an object that is not UTF-8"))?;
-        if json.is_empty() {
-            return Err(CompactRecordError::Malformed("no object"));
-        }
-        let mut entry = Compact::with_metadata(json.into(), None);
-        entry.metadata = metadata;
+        let body = B::from_record(rest).map_err(CompactRecordError::Body)?;
+        let mut entry = Compact::from_parts(metadata, body);
         entry.list_type =
             (!api_version.is_empty()).then(|| ListType::interned(&api_version, &kind));
         Ok(entry)

@@ -13,103 +13,69 @@ use clientgo_bench::{BoxError, report};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "\
-usage: e2e [--pods N] [--events M] [--runs R] [--clients a,b,...]
-
-Seeds clientgo-testing's API server (in a child process) with N realistic
-pods (about 5 KB of JSON each), then runs each client R times, each run in a
-fresh process: sync every pod, apply a burst of M watch events (written
-while watches are held, then released at once), and go through a relist
-forced by a 410 in the watch. Prints a table of medians, one JSON line per
-figure, and the targets met or missed.
-
-  --pods N       pods seeded (default 10000)
-  --events M     watch events per burst (default 100000)
-  --runs R       runs per client (default 3)
-  --clients ...  comma-separated, from: limit, clientgo, clientgo-watchlist,
-                 clientgo-strip, clientgo-compact, clientgo-compact-watchlist,
-                 clientgo-compact-typed, clientgo-compact-lz4,
-                 clientgo-protobuf, clientgo-protobuf-watchlist, kube-rs,
-                 kube-rs-streaming
-                 (default all)";
-
-#[derive(Debug)]
+/// The end-to-end benchmark of clientgo-rs against kube-rs and a naive
+/// client.
+///
+/// Seeds clientgo-testing's API server (in a child process) with N
+/// realistic pods (about 5 KB of JSON each), then runs each client R times,
+/// each run in a fresh process: sync every pod, apply a burst of M watch
+/// events (written while watches are held, then released at once), and go
+/// through a relist forced by a 410 in the watch. Prints a table of
+/// medians, one JSON line per figure, and the targets met or missed.
+#[derive(Debug, clap::Parser)]
+#[command(name = "e2e", version)]
 struct Flags {
-    role: Option<String>,
-    client: Option<ClientKind>,
-    url: Option<String>,
+    /// Pods seeded
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = positive)]
     pods: usize,
+    /// Watch events per burst
+    #[arg(long, value_name = "M", default_value_t = 100_000, value_parser = positive)]
     events: usize,
+    /// Runs per client
+    #[arg(long, value_name = "R", default_value_t = 3, value_parser = positive)]
     runs: usize,
+    /// Comma-separated clients (default: all): limit, clientgo,
+    /// clientgo-watchlist, clientgo-strip, clientgo-compact,
+    /// clientgo-compact-watchlist, clientgo-compact-typed,
+    /// clientgo-compact-lz4, clientgo-protobuf, clientgo-protobuf-watchlist,
+    /// clientgo-protobuf-compact, kube-rs, kube-rs-streaming
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',', value_parser = client_kind)]
     clients: Vec<ClientKind>,
+    /// The process's part (the orchestrator starts its children with it)
+    #[arg(long, hide = true)]
+    role: Option<String>,
+    /// With --role client: the client to run
+    #[arg(long, hide = true, value_parser = client_kind)]
+    client: Option<ClientKind>,
+    /// With --role client: the server's URL
+    #[arg(long, hide = true)]
+    url: Option<String>,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
 }
 
-fn parse(arguments: &[String]) -> Result<Flags, String> {
-    let mut flags = Flags {
-        role: None,
-        client: None,
-        url: None,
-        pods: 10_000,
-        events: 100_000,
-        runs: 3,
-        clients: ClientKind::ALL.to_vec(),
-    };
-    let mut rest = arguments.iter();
-    while let Some(flag) = rest.next() {
-        if flag == "--bench" {
-            continue;
-        }
-        if flag == "--help" || flag == "-h" {
-            return Err(String::new());
-        }
-        let value = rest.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || -> Result<usize, String> {
-            value
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| format!("{flag} takes a positive number, not {value:?}"))
-        };
-        match flag.as_str() {
-            "--role" => flags.role = Some(value.clone()),
-            "--client" => {
-                flags.client = Some(
-                    ClientKind::from_name(value)
-                        .ok_or_else(|| format!("unknown client {value:?}"))?,
-                )
-            }
-            "--url" => flags.url = Some(value.clone()),
-            "--pods" => flags.pods = number()?,
-            "--events" => flags.events = number()?,
-            "--runs" => flags.runs = number()?,
-            "--clients" => {
-                flags.clients = value
-                    .split(',')
-                    .map(|name| {
-                        ClientKind::from_name(name.trim())
-                            .ok_or_else(|| format!("unknown client {name:?}"))
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-            _ => return Err(format!("unknown flag {flag}")),
-        }
-    }
-    Ok(flags)
+/// A positive number.
+fn positive(text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("a positive number, not {text:?}"))
+}
+
+/// A client by its name.
+fn client_kind(name: &str) -> Result<ClientKind, String> {
+    ClientKind::from_name(name.trim()).ok_or_else(|| format!("unknown client {name:?}"))
 }
 
 fn main() {
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let flags = match parse(&arguments) {
+    let mut flags = match <Flags as clap::Parser>::try_parse() {
         Ok(flags) => flags,
-        Err(message) if message.is_empty() => {
-            println!("{USAGE}");
-            return;
-        }
-        Err(message) => {
-            eprintln!("e2e: {message}\n\n{USAGE}");
-            std::process::exit(2);
-        }
+        Err(error) => error.exit(),
     };
+    if flags.clients.is_empty() {
+        flags.clients = ClientKind::ALL.to_vec();
+    }
     if let Err(error) = run(&flags) {
         eprintln!("e2e: {error}");
         std::process::exit(1);

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::{Compact, CompactBody, Json, Lz4, Object};
+use clientgo_apimachinery::{Compact, CompactBody, Json, Lz4, Object, Protobuf};
 use clientgo_informers::{
     DecodingHandler, InformerFactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
     SharedInformerFactory, SnapshotOptions,
@@ -37,11 +37,14 @@ pub(super) enum Mode {
     CompactTyped,
     /// Full pods asking for protobuf; list then watch, or watch-list.
     Protobuf { watch_list: bool },
+    /// `Compact<Pod, Protobuf>` asking for protobuf, as
+    /// [`Compact`](Mode::Compact) otherwise; list then watch.
+    CompactProtobuf,
 }
 
 pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxError> {
     let content_type = match mode {
-        Mode::Protobuf { .. } => ContentType::Protobuf,
+        Mode::Protobuf { .. } | Mode::CompactProtobuf => ContentType::Protobuf,
         _ => ContentType::Json,
     };
     let rest = RestClient::new(Config::new(&plan.url).content_type(content_type))?;
@@ -56,7 +59,7 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
     );
     let strip = matches!(
         mode,
-        Mode::Strip | Mode::Compact { .. } | Mode::CompactTyped
+        Mode::Strip | Mode::Compact { .. } | Mode::CompactTyped | Mode::CompactProtobuf
     );
     let mut options = InformerFactoryOptions::default()
         .use_watch_list(watch_list)
@@ -64,7 +67,10 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
     // Compact clients save their cache when they stop and go through a
     // warm restart after the other phases.
     let snapshot_dir = std::env::temp_dir().join(format!("clientgo-bench-{}", std::process::id()));
-    if matches!(mode, Mode::Compact { .. } | Mode::CompactTyped) {
+    if matches!(
+        mode,
+        Mode::Compact { .. } | Mode::CompactTyped | Mode::CompactProtobuf
+    ) {
         options = options.snapshot(SnapshotOptions::new(&snapshot_dir).interval(Duration::ZERO));
     }
     let factory = SharedInformerFactory::with_options(rest.clone(), options.clone());
@@ -89,6 +95,10 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         Mode::Compact { lz4: true, .. } => {
             let figures = compact::<Lz4>(plan, &factory, &clock, counter).await;
             restart.after::<Compact<Pod, Lz4>>(figures, plan).await
+        }
+        Mode::CompactProtobuf => {
+            let figures = compact::<Protobuf>(plan, &factory, &clock, counter).await;
+            restart.after::<Compact<Pod, Protobuf>>(figures, plan).await
         }
         Mode::CompactTyped => {
             let informer = factory.informer_for::<Compact<Pod>>();

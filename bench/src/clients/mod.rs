@@ -64,6 +64,10 @@ pub enum ClientKind {
     ClientgoProtobuf,
     /// The same with watch-list.
     ClientgoProtobufWatchList,
+    /// [`ClientgoCompact`](Self::ClientgoCompact) asking for protobuf and
+    /// keeping each pod's message (`Compact<Pod, Protobuf>`): list then
+    /// watch.
+    ClientgoProtobufCompact,
     /// kube-rs's `watcher` with its default configuration, through
     /// `default_backoff` and `reflect` into a reflector store.
     KubeRs,
@@ -73,7 +77,7 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 12] = [
+    pub const ALL: [ClientKind; 13] = [
         ClientKind::Limit,
         ClientKind::Clientgo,
         ClientKind::ClientgoWatchList,
@@ -84,6 +88,7 @@ impl ClientKind {
         ClientKind::ClientgoCompactLz4,
         ClientKind::ClientgoProtobuf,
         ClientKind::ClientgoProtobufWatchList,
+        ClientKind::ClientgoProtobufCompact,
         ClientKind::KubeRs,
         ClientKind::KubeRsStreaming,
     ];
@@ -101,6 +106,7 @@ impl ClientKind {
             ClientKind::ClientgoCompactLz4 => "clientgo-compact-lz4",
             ClientKind::ClientgoProtobuf => "clientgo-protobuf",
             ClientKind::ClientgoProtobufWatchList => "clientgo-protobuf-watchlist",
+            ClientKind::ClientgoProtobufCompact => "clientgo-protobuf-compact",
             ClientKind::KubeRs => "kube-rs",
             ClientKind::KubeRsStreaming => "kube-rs-streaming",
         }
@@ -133,6 +139,7 @@ impl ClientKind {
             ClientKind::ClientgoCompactTyped => Mode::CompactTyped,
             ClientKind::ClientgoProtobuf => Mode::Protobuf { watch_list: false },
             ClientKind::ClientgoProtobufWatchList => Mode::Protobuf { watch_list: true },
+            ClientKind::ClientgoProtobufCompact => Mode::CompactProtobuf,
             _ => Mode::List,
         }
     }

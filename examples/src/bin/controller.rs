@@ -20,8 +20,8 @@ use clientgo_apimachinery::random::Random;
 use clientgo_apimachinery::{Compact, Object, compact_decodes};
 use clientgo_apimachinery::{GroupResource, LabelSelector};
 use clientgo_examples::{
-    Arguments, COMMON_FLAGS_HELP, CommonFlags, Connection, EmbeddedOptions, Failure, Progress,
-    SeededResource, print_table, run_main, say, start_and_sync,
+    CommonFlags, Connection, EmbeddedOptions, Failure, Progress, SeededResource, print_table,
+    run_main, say, start_and_sync,
 };
 use clientgo_informers::{
     CompactLister, DEFAULT_DECODED_CAPACITY, InformerFactoryOptions, ObjectOrTombstone,
@@ -35,31 +35,46 @@ use clientgo_workqueue::{QueueOptions, RateLimitingQueue, default_controller_rat
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use tokio_util::sync::CancellationToken;
 
-const HELP: &str = "\
-controller: a client-go style workqueue controller over pods.
-
-Usage: controller [FLAGS]
-
-Runs against the cluster of your kubeconfig (or the pod's service account);
-with neither, against an embedded API server with 1,000 realistic pods, a
-background writer and a watch drop every 7 seconds.
-
-Flags:
-  --workers N         reconcile workers (default: 2)
-  --max-retries N     retries of a failing key before it is dropped (default: 5)
-  --fail-percent P    make P% of reconcile attempts fail, to watch the retries
-                      (default: 0)
-  --pods N            with the embedded server: pods to seed (default: 1000)
-  --churn RATE        with the embedded server: writes per second (default: 100)
-  --leader-elect      run only while holding the Lease clientgo-controller in the
-                      namespace (--namespace, else default); identity: the host
-                      name and a random suffix. Losing the lease ends the run
-  --lease-duration S  the lease's duration in seconds (default: 15; renew deadline
-                      and retry period scale with it as client-go's 15/10/2)
-  --snapshot-dir DIR  save the cache there every minute and on exit, and at the
-                      next start resume from it with a watch instead of a list
-                      (warm restart; only against the same cluster)
-";
+/// A client-go style workqueue controller over pods.
+///
+/// Runs against the cluster of your kubeconfig (or the pod's service
+/// account); with neither, against an embedded API server with 1,000
+/// realistic pods, a background writer and a watch drop every 7 seconds.
+#[derive(Debug, clap::Parser)]
+#[command(name = "controller", version)]
+struct Flags {
+    #[command(flatten)]
+    common: CommonFlags,
+    /// Reconcile workers
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    workers: usize,
+    /// Retries of a failing key before it is dropped
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    max_retries: usize,
+    /// Make P% of reconcile attempts fail, to watch the retries
+    #[arg(long, value_name = "P", default_value_t = 0)]
+    fail_percent: u64,
+    /// With the embedded server: pods to seed
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pods: usize,
+    /// With the embedded server: writes per second
+    #[arg(long, value_name = "RATE", default_value_t = 100.0)]
+    churn: f64,
+    /// Run only while holding the Lease clientgo-controller in the namespace
+    /// (--namespace, else default); identity: the host name and a random
+    /// suffix. Losing the lease ends the run
+    #[arg(long)]
+    leader_elect: bool,
+    /// The lease's duration in seconds (renew deadline and retry period
+    /// scale with it as client-go's 15/10/2)
+    #[arg(long, value_name = "SECONDS", default_value_t = 15.0, value_parser = clientgo_examples::arguments::positive_seconds)]
+    lease_duration: f64,
+    /// Save the cache there every minute and on exit, and at the next start
+    /// resume from it with a watch instead of a list (warm restart; only
+    /// against the same cluster)
+    #[arg(long, value_name = "DIR")]
+    snapshot_dir: Option<String>,
+}
 
 /// Counters shared by the handlers, the workers and the progress line.
 #[derive(Debug, Default)]
@@ -88,46 +103,21 @@ struct Settings {
 }
 
 fn main() -> std::process::ExitCode {
-    let help = format!("{HELP}{COMMON_FLAGS_HELP}");
-    run_main("controller", &help, run)
+    run_main("controller", run)
 }
 
-async fn run(mut arguments: Arguments) -> Result<(), Failure> {
-    let flags = CommonFlags::take(&mut arguments).map_err(Failure::Usage)?;
-    let workers = arguments
-        .parsed::<usize>("--workers")
-        .map_err(Failure::Usage)?
-        .unwrap_or(2);
+async fn run(arguments: Flags) -> Result<(), Failure> {
+    let flags = arguments.common;
+    let workers = arguments.workers;
     let settings = Settings {
-        max_retries: arguments
-            .parsed("--max-retries")
-            .map_err(Failure::Usage)?
-            .unwrap_or(5),
-        fail_percent: arguments
-            .parsed("--fail-percent")
-            .map_err(Failure::Usage)?
-            .unwrap_or(0),
+        max_retries: arguments.max_retries,
+        fail_percent: arguments.fail_percent,
     };
-    let seed_pods = arguments
-        .parsed::<usize>("--pods")
-        .map_err(Failure::Usage)?
-        .unwrap_or(1000);
-    let churn = arguments
-        .parsed::<f64>("--churn")
-        .map_err(Failure::Usage)?
-        .unwrap_or(100.0);
-    let snapshot_dir = arguments.value("--snapshot-dir").map_err(Failure::Usage)?;
-    let leader_elect = arguments.flag("--leader-elect");
-    let lease_seconds = arguments
-        .parsed::<f64>("--lease-duration")
-        .map_err(Failure::Usage)?
-        .unwrap_or(15.0);
-    if !(lease_seconds.is_finite() && lease_seconds > 0.0) {
-        return Err(Failure::Usage(
-            "--lease-duration must be a positive number of seconds".into(),
-        ));
-    }
-    arguments.finish().map_err(Failure::Usage)?;
+    let seed_pods = arguments.pods;
+    let churn = arguments.churn;
+    let snapshot_dir = arguments.snapshot_dir;
+    let leader_elect = arguments.leader_elect;
+    let lease_seconds = arguments.lease_duration;
     if workers == 0 || settings.fail_percent > 100 {
         return Err(Failure::Usage(
             "--workers must be at least 1 and --fail-percent at most 100".into(),

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{DynamicObject, GroupVersionResource, LabelSelector};
 use clientgo_examples::{
-    Arguments, COMMON_FLAGS_HELP, CommonFlags, Connection, EmbeddedOptions, Failure, Progress,
-    SeededResource, print_table, run_main, say,
+    CommonFlags, Connection, EmbeddedOptions, Failure, Progress, SeededResource, print_table,
+    run_main, say,
 };
 use clientgo_informers::{
     DynamicSharedInformerFactory, InformerFactoryOptions, ObjectOrTombstone,
@@ -19,21 +19,23 @@ use clientgo_informers::{
 };
 use tokio_util::sync::CancellationToken;
 
-const HELP: &str = "\
-dynamic: a dynamic informer for any resource, found through discovery.
-
-Usage: dynamic RESOURCE [FLAGS]
-
-RESOURCE is group/version/resource (apps/v1/deployments), or
-version/resource for the core group (v1/pods). Without a cluster, runs
-against an embedded API server with pods and deployments being changed.
-
-Flags:
-";
+/// A dynamic informer for any resource, found through discovery.
+///
+/// Without a cluster, runs against an embedded API server with pods and
+/// deployments being changed.
+#[derive(Debug, clap::Parser)]
+#[command(name = "dynamic", version)]
+struct Flags {
+    /// group/version/resource (apps/v1/deployments), or version/resource for
+    /// the core group (v1/pods)
+    #[arg(value_name = "RESOURCE", value_parser = parse_resource)]
+    resource: GroupVersionResource,
+    #[command(flatten)]
+    common: CommonFlags,
+}
 
 fn main() -> std::process::ExitCode {
-    let help = format!("{HELP}{COMMON_FLAGS_HELP}");
-    run_main("dynamic", &help, run)
+    run_main("dynamic", run)
 }
 
 /// `apps/v1/deployments` or `v1/pods`.
@@ -61,13 +63,9 @@ struct Counts {
     deletes: AtomicU64,
 }
 
-async fn run(mut arguments: Arguments) -> Result<(), Failure> {
-    let flags = CommonFlags::take(&mut arguments).map_err(Failure::Usage)?;
-    let resource = arguments.positional();
-    arguments.finish().map_err(Failure::Usage)?;
-    let resource = resource
-        .ok_or_else(|| Failure::Usage("name a resource, such as apps/v1/deployments".into()))?;
-    let resource = parse_resource(&resource).map_err(Failure::Usage)?;
+async fn run(arguments: Flags) -> Result<(), Failure> {
+    let flags = arguments.common;
+    let resource = arguments.resource;
 
     let connection = Connection::open(
         &flags,

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 /// Prints every deployment added, updated (30-second resyncs included) and
 /// deleted, then lists the default namespace's deployments from the cache.
 #[derive(Parser)]
+#[command(name = "informer", version)]
 struct Flags {
     /// The cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config,
     /// in-cluster, else the embedded server).

@@ -12,122 +12,82 @@ use std::time::Duration;
 use clientgo_apimachinery::GroupResource;
 use clientgo_testing::{ChurnOptions, ChurnWriter, TestApiServer, realistic_pod};
 
-const HELP: &str = "\
-test-apiserver: a Kubernetes API server for tests, on 127.0.0.1
-
-USAGE:
-    test-apiserver [OPTIONS]
-
-OPTIONS:
-    --port <PORT>                  Port to listen on (default: an ephemeral port)
-    --tls                          Serve HTTPS with a CA generated at start
-    --token <TOKEN>                Require this bearer token
-    --kubeconfig-out <PATH>        Write a kubeconfig pointing at the server
-    --seed-pods <N>                Create N realistic pods (about 5 KB each) at start
-    --namespaces <N>               Spread seeded pods over N namespaces (default: 10)
-    --churn <RATE>                 Writes per second by a background writer: updates,
-                                   creates and deletes of pods (default: 0)
-    --bookmark-interval <SECONDS>  Seconds between watch bookmarks (default: 60)
-    --history <N>                  Events of history kept (default: 10000)
-    --latency-ms <MS>              Delay every request
-    --drop-watches-every <SECONDS> Drop every open watch periodically
-    --compact-every <SECONDS>      Compact the history periodically (watches and
-                                   exact lists from before get 410)
-    --restart-every <SECONDS>      Close every connection periodically, keeping data
-    --fail-every <SECONDS>         Periodically answer the next request with an error
-    --fail-code <CODE>             The error for --fail-every: 410, 429 (with
-                                   Retry-After: 1), 500 or 503 (default: 500)
-    -h, --help                     Print this help
-";
-
-#[derive(Debug, Default)]
+/// A Kubernetes API server for tests, on 127.0.0.1.
+#[derive(Debug, clap::Parser)]
+#[command(name = "test-apiserver", version)]
 struct Options {
+    /// Port to listen on (default: an ephemeral port)
+    #[arg(long, value_name = "PORT", default_value_t = 0)]
     port: u16,
+    /// Serve HTTPS with a CA generated at start
+    #[arg(long)]
     tls: bool,
+    /// Require this bearer token
+    #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
+    /// Write a kubeconfig pointing at the server
+    #[arg(long, value_name = "PATH")]
     kubeconfig_out: Option<String>,
+    /// Create N realistic pods (about 5 KB each) at start
+    #[arg(long, value_name = "N", default_value_t = 0)]
     seed_pods: usize,
+    /// Spread seeded pods over N namespaces
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = at_least_one)]
     namespaces: usize,
+    /// Writes per second by a background writer: updates, creates and
+    /// deletes of pods
+    #[arg(long, value_name = "RATE", default_value_t = 0.0, value_parser = non_negative)]
     churn: f64,
+    /// Seconds between watch bookmarks (default: 60)
+    #[arg(long, value_name = "SECONDS")]
     bookmark_interval: Option<f64>,
+    /// Events of history kept (default: 10000)
+    #[arg(long, value_name = "N")]
     history: Option<usize>,
+    /// Delay every request
+    #[arg(long, value_name = "MS", default_value_t = 0)]
     latency_ms: u64,
+    /// Drop every open watch periodically
+    #[arg(long, value_name = "SECONDS")]
     drop_watches_every: Option<f64>,
+    /// Compact the history periodically (watches and exact lists from
+    /// before get 410)
+    #[arg(long, value_name = "SECONDS")]
     compact_every: Option<f64>,
+    /// Close every connection periodically, keeping data
+    #[arg(long, value_name = "SECONDS")]
     restart_every: Option<f64>,
+    /// Periodically answer the next request with an error
+    #[arg(long, value_name = "SECONDS")]
     fail_every: Option<f64>,
+    /// The error for --fail-every: 410, 429 (with Retry-After: 1), 500 or
+    /// 503
+    #[arg(long, value_name = "CODE", default_value_t = 500, value_parser = fail_code)]
     fail_code: u16,
 }
 
-fn parse_options(arguments: &[String]) -> Result<Option<Options>, String> {
-    let mut options = Options {
-        namespaces: 10,
-        fail_code: 500,
-        ..Options::default()
-    };
-    let mut iterator = arguments.iter();
-    while let Some(flag) = iterator.next() {
-        let mut value = |name: &str| {
-            iterator
-                .next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        fn number<T: std::str::FromStr>(name: &str, text: &str) -> Result<T, String> {
-            text.parse()
-                .map_err(|_| format!("{name}: {text:?} is not a valid number"))
-        }
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--port" => options.port = number("--port", &value("--port")?)?,
-            "--tls" => options.tls = true,
-            "--token" => options.token = Some(value("--token")?),
-            "--kubeconfig-out" => options.kubeconfig_out = Some(value("--kubeconfig-out")?),
-            "--seed-pods" => options.seed_pods = number("--seed-pods", &value("--seed-pods")?)?,
-            "--namespaces" => {
-                options.namespaces =
-                    number::<usize>("--namespaces", &value("--namespaces")?)?.max(1)
-            }
-            "--churn" => options.churn = number("--churn", &value("--churn")?)?,
-            "--bookmark-interval" => {
-                options.bookmark_interval = Some(number(
-                    "--bookmark-interval",
-                    &value("--bookmark-interval")?,
-                )?)
-            }
-            "--history" => options.history = Some(number("--history", &value("--history")?)?),
-            "--latency-ms" => options.latency_ms = number("--latency-ms", &value("--latency-ms")?)?,
-            "--drop-watches-every" => {
-                options.drop_watches_every = Some(number(
-                    "--drop-watches-every",
-                    &value("--drop-watches-every")?,
-                )?)
-            }
-            "--compact-every" => {
-                options.compact_every = Some(number("--compact-every", &value("--compact-every")?)?)
-            }
-            "--restart-every" => {
-                options.restart_every = Some(number("--restart-every", &value("--restart-every")?)?)
-            }
-            "--fail-every" => {
-                options.fail_every = Some(number("--fail-every", &value("--fail-every")?)?)
-            }
-            "--fail-code" => {
-                options.fail_code = number("--fail-code", &value("--fail-code")?)?;
-                if ![410, 429, 500, 503].contains(&options.fail_code) {
-                    return Err(format!(
-                        "--fail-code: {} is not one of 410, 429, 500, 503",
-                        options.fail_code
-                    ));
-                }
-            }
-            other => return Err(format!("unknown option {other:?} (see --help)")),
-        }
+/// A count of one or more.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(count) if count >= 1 => Ok(count),
+        _ => Err(format!("{text:?} is not a number of at least 1")),
     }
-    if !(options.churn.is_finite() && options.churn >= 0.0) {
-        return Err("--churn must be a non-negative number".to_string());
+}
+
+/// A number of writes per second, zero or more.
+fn non_negative(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate >= 0.0 => Ok(rate),
+        _ => Err(format!("{text:?} is not a non-negative number")),
     }
-    Ok(Some(options))
+}
+
+/// One of the codes `--fail-every` can answer with.
+fn fail_code(text: &str) -> Result<u16, String> {
+    match text.parse::<u16>() {
+        Ok(code) if [410, 429, 500, 503].contains(&code) => Ok(code),
+        _ => Err(format!("{text:?} is not one of 410, 429, 500, 503")),
+    }
 }
 
 fn positive_duration(name: &str, seconds: f64) -> Result<Duration, String> {
@@ -269,16 +229,13 @@ async fn run(options: Options) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let options = match parse_options(&arguments) {
-        Ok(Some(options)) => options,
-        Ok(None) => {
-            say(HELP.trim_end());
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("test-apiserver: {message}");
-            return ExitCode::from(2);
+    let options = match <Options as clap::Parser>::try_parse() {
+        Ok(options) => options,
+        Err(error) => {
+            // Help and version go to stdout with status 0; mistakes to
+            // stderr with 2.
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

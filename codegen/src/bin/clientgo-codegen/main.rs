@@ -5,7 +5,6 @@
 
 mod args;
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use clientgo_codegen::{
@@ -14,17 +13,15 @@ use clientgo_codegen::{
 };
 
 fn main() -> ExitCode {
-    let args = match args::parse(std::env::args_os().skip(1).collect()) {
+    let args = match args::parse(&std::env::args_os().skip(1).collect::<Vec<_>>()) {
         Ok(args) => args,
-        Err(problem) => {
-            eprintln!("clientgo-codegen: {problem}\nRun clientgo-codegen --help for the flags.");
-            return ExitCode::from(2);
+        Err(error) => {
+            // Help and version go to stdout with status 0; mistakes to
+            // stderr with 2.
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }
     };
-    if args.help {
-        print!("{}", args::USAGE);
-        return ExitCode::SUCCESS;
-    }
     match run(&args) {
         Ok(code) => code,
         Err(error) => {
@@ -62,7 +59,7 @@ fn run(args: &args::Args) -> Result<ExitCode, Error> {
             &types,
         )?);
     }
-    let target = if args.informers_target {
+    let target = if args.target == Some(args::TargetArg::Informers) {
         Target::Informers
     } else {
         Target::External {
@@ -79,7 +76,7 @@ fn run(args: &args::Args) -> Result<ExitCode, Error> {
         include_alpha: args.include_alpha,
     };
     let files = generate(&resources, &options)?;
-    let out = args.out.as_deref().unwrap_or(Path::new("."));
+    let out = args.out.as_path();
     if args.check {
         let differing = compare_output(out, &files)?;
         if differing.is_empty() {

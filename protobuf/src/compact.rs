@@ -1,0 +1,75 @@
+//! `Compact<K, Protobuf>` entries straight from a protobuf message: the
+//! metadata (field 1 of every resource message) is decoded and kept
+//! parsed; the other fields are kept as bytes, never decoded until someone
+//! asks for the whole object.
+
+use clientgo_apimachinery::protobuf_wire::WireReader;
+use clientgo_apimachinery::{Compact, Protobuf};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::error::DecodeError;
+use crate::field;
+
+/// An entry from `K`'s message: metadata parsed, every other field kept as
+/// it came (without field 1).
+pub fn compact_from_message<K>(message: &[u8]) -> Result<Compact<K, Protobuf>, DecodeError> {
+    let mut reader = WireReader::new(message);
+    let mut metadata = ObjectMeta::default();
+    let mut rest = Vec::with_capacity(message.len());
+    let mut start = reader.position();
+    while let Some((number, value)) = reader.next_field()? {
+        let end = reader.position();
+        if number == 1 {
+            field::message::<ObjectMeta, _>(&mut metadata, value, &reader)
+                .map_err(|e| e.within("object", 1))?;
+        } else {
+            rest.extend_from_slice(&message[start..end]);
+        }
+        start = end;
+    }
+    Ok(Compact::from_parts(
+        metadata,
+        Protobuf::Message(rest.into_boxed_slice()),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Message;
+    use clientgo_apimachinery::Object;
+    use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+
+    #[test]
+    fn an_entry_keeps_the_message_without_its_metadata_and_decodes_whole() {
+        crate::registered_types();
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                namespace: Some("default".into()),
+                labels: Some([("app".to_string(), "web".to_string())].into()),
+                ..Default::default()
+            },
+            spec: Some(PodSpec {
+                containers: vec![Container {
+                    name: "app".into(),
+                    image: Some("nginx".into()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let message = pod.encode();
+        let entry: Compact<Pod, Protobuf> = compact_from_message(&message).unwrap();
+        assert_eq!(entry.name(), Some("web"));
+        assert_eq!(entry.labels()["app"], "web");
+        assert!(entry.heap_bytes() > 0);
+        let Protobuf::Message(kept) = entry.body() else {
+            panic!("a message")
+        };
+        assert!(kept.len() < message.len(), "the metadata is not kept twice");
+        assert_eq!(*entry.decode().unwrap(), pod);
+        assert!(compact_from_message::<Pod>(&message[..message.len() - 2]).is_err());
+    }
+}
