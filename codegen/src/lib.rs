@@ -70,7 +70,9 @@ pub use crd::{TypeMapping, resources_from_crds};
 pub use error::Error;
 pub use generate::{GenerateOptions, GeneratedFile, Target, generate};
 pub use model::{Resource, Stability};
-pub use openapi::{k8s_openapi_type_path, resources_from_openapi};
+pub use openapi::{
+    OpenApiResources, k8s_openapi_type_path, resources_from_openapi, resources_from_openapi_typed,
+};
 pub use output::{compare_output, write_output};
 pub use protobuf::{
     ProtobufGenError, ProtobufGenOptions, ProtobufSummary, generate_protobuf,

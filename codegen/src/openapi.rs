@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use crate::crd::TypeMapping;
 use crate::error::Error;
 use crate::model::Resource;
 
@@ -89,9 +90,37 @@ pub fn k8s_openapi_type_path(definition: &str) -> String {
     path
 }
 
-/// Every resource in an OpenAPI v2 document, sorted by group, version and
-/// plural. `file` names the document in errors.
+/// Every built-in resource in an OpenAPI v2 document, sorted by group,
+/// version and plural. `file` names the document in errors. Custom
+/// resources (definitions outside `io.k8s.*`, which k8s-openapi does not
+/// have) are left out; [`resources_from_openapi_typed`] maps them to Rust
+/// types.
 pub fn resources_from_openapi(file: &str, bytes: &[u8]) -> Result<Vec<Resource>, Error> {
+    Ok(resources_from_openapi_typed(file, bytes, &TypeMapping::new())?.resources)
+}
+
+/// What [`resources_from_openapi_typed`] found.
+#[derive(Debug, Clone, Default)]
+pub struct OpenApiResources {
+    /// The resources with a Rust type, sorted by group, version and plural.
+    pub resources: Vec<Resource>,
+    /// Custom resources (`group/version/plural`, with their kind) for which
+    /// no Rust type was named, left out.
+    pub untyped: Vec<String>,
+}
+
+/// Every resource in an OpenAPI v2 document (a file, or a cluster's
+/// `/openapi/v2`): built-in ones typed with k8s-openapi's types, custom
+/// ones (a cluster's CRDs, whose definitions are outside `io.k8s.*`) with
+/// the Rust type `types` names for their kind (`CronTab`, or
+/// `v1/CronTab` for one version), as `--crd` does. Custom resources with
+/// no type named are listed in [`OpenApiResources::untyped`] and left out,
+/// so the generated code never names a type that does not exist.
+pub fn resources_from_openapi_typed(
+    file: &str,
+    bytes: &[u8],
+    types: &TypeMapping,
+) -> Result<OpenApiResources, Error> {
     let document: Value = serde_json::from_slice(bytes).map_err(|e| Error::json(file, &e))?;
     let paths = document
         .get("paths")
@@ -172,12 +201,13 @@ pub fn resources_from_openapi(file: &str, bytes: &[u8]) -> Result<Vec<Resource>,
     }
 
     let mut resources = Vec::new();
+    let mut untyped = Vec::new();
     for ((group, version, plural), found) in gathered {
         let Some((_, kind)) = found.kind else {
             // Only subresource paths (a resource served elsewhere).
             continue;
         };
-        let type_path = match &found.list {
+        let definition = match &found.list {
             Some((list_path, list_definition)) => item_type(
                 file,
                 definitions,
@@ -188,11 +218,30 @@ pub fn resources_from_openapi(file: &str, bytes: &[u8]) -> Result<Vec<Resource>,
                 &kind,
             )?,
             None => match definition_of_kind(definitions, &group, &version, &kind) {
-                Some(definition) => k8s_openapi_type_path(definition),
+                Some(definition) => definition.to_string(),
                 // Not listable and no typed definition (a virtual
                 // resource such as tokenreviews' kin): no informer anyway.
                 None => continue,
             },
+        };
+        let type_path = if definition.starts_with("io.k8s.") {
+            k8s_openapi_type_path(&definition)
+        } else {
+            match types
+                .get(&format!("{version}/{kind}"))
+                .or_else(|| types.get(&kind))
+            {
+                Some(path) => path.clone(),
+                None => {
+                    let name = if group.is_empty() {
+                        format!("{version}/{plural}")
+                    } else {
+                        format!("{group}/{version}/{plural}")
+                    };
+                    untyped.push(format!("{name} ({kind})"));
+                    continue;
+                }
+            }
         };
         resources.push(Resource {
             group,
@@ -206,11 +255,12 @@ pub fn resources_from_openapi(file: &str, bytes: &[u8]) -> Result<Vec<Resource>,
         });
     }
     resources.sort();
-    Ok(resources)
+    Ok(OpenApiResources { resources, untyped })
 }
 
 /// Follows a list definition to its item definition and checks that the
-/// item carries the resource's group-version-kind.
+/// item carries the resource's group-version-kind; returns the item's
+/// definition name.
 fn item_type(
     file: &str,
     definitions: &serde_json::Map<String, Value>,
@@ -264,7 +314,7 @@ fn item_type(
             format!("does not include {group}/{version} {kind}, which {list_path} lists"),
         ));
     }
-    Ok(k8s_openapi_type_path(item))
+    Ok(item.to_string())
 }
 
 fn matches_gvk(gvk: &Value, group: &str, version: &str, kind: &str) -> bool {

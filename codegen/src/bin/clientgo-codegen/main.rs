@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clientgo_codegen::{
     ClusterOptions, Error, GenerateOptions, Resource, Target, TypeMapping, compare_output,
-    fetch_openapi, generate, resources_from_crds, resources_from_openapi, write_output,
+    fetch_openapi, generate, resources_from_crds, resources_from_openapi_typed, write_output,
 };
 
 fn main() -> ExitCode {
@@ -33,21 +33,32 @@ fn main() -> ExitCode {
 
 fn run(args: &args::Args) -> Result<ExitCode, Error> {
     let mut resources: Vec<Resource> = Vec::new();
+    let types: TypeMapping = args.types.iter().cloned().collect();
+    let mut untyped = Vec::new();
     for file in &args.openapi {
         let bytes = std::fs::read(file).map_err(|source| Error::Read {
             file: file.clone(),
             source,
         })?;
-        resources.extend(resources_from_openapi(&file.display().to_string(), &bytes)?);
+        let found = resources_from_openapi_typed(&file.display().to_string(), &bytes, &types)?;
+        resources.extend(found.resources);
+        untyped.extend(found.untyped);
     }
     if args.from_cluster {
         let bytes = fetch_openapi(&ClusterOptions {
             kubeconfig: args.kubeconfig.clone(),
             context: args.context.clone(),
         })?;
-        resources.extend(resources_from_openapi("the cluster's /openapi/v2", &bytes)?);
+        let found = resources_from_openapi_typed("the cluster's /openapi/v2", &bytes, &types)?;
+        resources.extend(found.resources);
+        untyped.extend(found.untyped);
     }
-    let types: TypeMapping = args.types.iter().cloned().collect();
+    for resource in &untyped {
+        eprintln!(
+            "clientgo-codegen: left out {resource}: a custom resource with no Rust type; \
+             name one with --type KIND=PATH"
+        );
+    }
     for file in &args.crds {
         let text = std::fs::read_to_string(file).map_err(|source| Error::Read {
             file: file.clone(),
