@@ -59,6 +59,20 @@ fn text(field: u32, value: WireValue<'_>) -> Result<&str, EnvelopeError> {
 }
 
 impl<'a> Unknown<'a> {
+    /// The envelope of an object's message `raw` of type `api_version`
+    /// `kind` (no content encoding or type, as the API server writes
+    /// objects), encoded: what a protobuf body or watch event's object is.
+    pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+        Unknown {
+            api_version,
+            kind,
+            raw,
+            content_encoding: "",
+            content_type: "",
+        }
+        .encode()
+    }
+
     /// Reads the envelope of `bytes` (magic included). Unknown fields are
     /// skipped, as protobuf requires.
     pub fn decode(bytes: &'a [u8]) -> Result<Self, EnvelopeError> {

@@ -26,6 +26,7 @@ pub mod arguments;
 pub mod connection;
 pub mod crontab;
 pub mod embedded;
+mod metrics_server;
 pub mod progress;
 
 #[rustfmt::skip]
@@ -34,6 +35,7 @@ pub mod generated;
 
 pub use connection::{CommonFlags, Connection};
 pub use embedded::{Embedded, EmbeddedOptions, SeededResource};
+pub use metrics_server::MetricsServer;
 pub use progress::{Progress, print_table};
 
 /// Parses the command line into `T` (clap: `--help` and `--version`

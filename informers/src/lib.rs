@@ -146,6 +146,8 @@ mod lister;
 mod metrics;
 mod pending_queue;
 mod processor;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod registration;
 mod resource_informer_factory;
 mod snapshot;
@@ -170,9 +172,11 @@ pub use informer_options::SharedIndexInformerOptions;
 pub use listener::HandlerStats;
 pub use lister::{Lister, NamespaceLister};
 pub use metrics::{
-    GaugeMetric, HistogramMetric, InformerMetricsProvider, NoopMetric, NoopMetricsProvider,
+    HistogramMetric, InformerMetricsProvider, NoopMetric, NoopMetricsProvider, SettableGaugeMetric,
 };
 pub use pending_queue::HandlerQueue;
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusInformerMetrics;
 pub use registration::ResourceEventHandlerRegistration;
 pub use resource_informer_factory::{
     CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory, FactoryObject,

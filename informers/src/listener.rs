@@ -12,7 +12,7 @@ use parking_lot::{Condvar, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::{Notification, ResourceEventHandler};
-use crate::metrics::{GaugeMetric, HistogramMetric};
+use crate::metrics::{HistogramMetric, SettableGaugeMetric};
 use crate::pending_queue::{HandlerQueue, PendingQueue};
 use crate::sync_signal::SyncSignal;
 
@@ -69,7 +69,7 @@ pub(crate) struct Listener<K> {
     panics: AtomicU64,
     resync: Mutex<ResyncState>,
     done: CancellationToken,
-    pending_metric: Arc<dyn GaugeMetric>,
+    pending_metric: Arc<dyn SettableGaugeMetric>,
     latency_metric: Arc<dyn HistogramMetric>,
     /// Signalled when the initial adds have all been delivered, and on
     /// close.
@@ -84,7 +84,7 @@ pub(crate) struct ListenerSettings {
     pub(crate) requested_resync: Duration,
     pub(crate) resync_period: Duration,
     pub(crate) now: Instant,
-    pub(crate) pending_metric: Arc<dyn GaugeMetric>,
+    pub(crate) pending_metric: Arc<dyn SettableGaugeMetric>,
     pub(crate) latency_metric: Arc<dyn HistogramMetric>,
     pub(crate) sync_signal: SyncSignal,
 }

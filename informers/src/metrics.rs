@@ -3,17 +3,7 @@
 
 use std::sync::Arc;
 
-/// A value that goes up and down (a queue depth, a resourceVersion).
-pub trait GaugeMetric: Send + Sync {
-    /// Sets the current value.
-    fn set(&self, value: f64);
-}
-
-/// A distribution of durations, observed in seconds.
-pub trait HistogramMetric: Send + Sync {
-    /// Records one duration, in seconds.
-    fn observe(&self, seconds: f64);
-}
+pub use clientgo_metrics::{HistogramMetric, NoopMetric, SettableGaugeMetric};
 
 /// Creates the metrics of an informer and of its handlers. Every method
 /// defaults to a metric that does nothing, so a provider implements only
@@ -29,7 +19,7 @@ pub trait HistogramMetric: Send + Sync {
 /// | `handler_latency` | seconds one handler call took | after every call |
 pub trait InformerMetricsProvider: Send + Sync {
     /// The depth of the informer's FIFO.
-    fn queued_items(&self, informer: &str) -> Arc<dyn GaugeMetric> {
+    fn queued_items(&self, informer: &str) -> Arc<dyn SettableGaugeMetric> {
         let _ = informer;
         Arc::new(NoopMetric)
     }
@@ -41,13 +31,13 @@ pub trait InformerMetricsProvider: Send + Sync {
     }
 
     /// The cache's resourceVersion.
-    fn store_resource_version(&self, informer: &str) -> Arc<dyn GaugeMetric> {
+    fn store_resource_version(&self, informer: &str) -> Arc<dyn SettableGaugeMetric> {
         let _ = informer;
         Arc::new(NoopMetric)
     }
 
     /// Notifications waiting for one handler.
-    fn handler_pending(&self, informer: &str, handler: &str) -> Arc<dyn GaugeMetric> {
+    fn handler_pending(&self, informer: &str, handler: &str) -> Arc<dyn SettableGaugeMetric> {
         let _ = (informer, handler);
         Arc::new(NoopMetric)
     }
@@ -65,23 +55,11 @@ pub struct NoopMetricsProvider;
 
 impl InformerMetricsProvider for NoopMetricsProvider {}
 
-/// A metric that records nothing.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoopMetric;
-
-impl GaugeMetric for NoopMetric {
-    fn set(&self, _value: f64) {}
-}
-
-impl HistogramMetric for NoopMetric {
-    fn observe(&self, _seconds: f64) {}
-}
-
 /// The metrics one informer updates.
 pub(crate) struct InformerMetrics {
-    pub(crate) queued_items: Arc<dyn GaugeMetric>,
+    pub(crate) queued_items: Arc<dyn SettableGaugeMetric>,
     pub(crate) processing_latency: Arc<dyn HistogramMetric>,
-    pub(crate) store_resource_version: Arc<dyn GaugeMetric>,
+    pub(crate) store_resource_version: Arc<dyn SettableGaugeMetric>,
 }
 
 impl InformerMetrics {

@@ -72,25 +72,14 @@ fn corpus() -> Corpus {
     corpus
 }
 
-fn envelope(kind: &str, raw: &[u8]) -> Vec<u8> {
-    Unknown {
-        api_version: "v1",
-        kind,
-        raw,
-        content_encoding: "",
-        content_type: "",
-    }
-    .encode()
-}
-
 fn protobuf_frame(message: &[u8]) -> Vec<u8> {
     let mut event = Vec::new();
     put::put_string(&mut event, 1, &"MODIFIED".to_string());
-    let object = envelope("Pod", message);
+    let object = Unknown::wrap("v1", "Pod", message);
     put::length_prefixed(&mut event, 2, |out| {
         put::put_bytes(out, 1, &k8s_openapi::ByteString(object));
     });
-    let outer = envelope("WatchEvent", &event);
+    let outer = Unknown::wrap("v1", "WatchEvent", &event);
     let mut frame = (outer.len() as u32).to_be_bytes().to_vec();
     frame.extend(outer);
     frame

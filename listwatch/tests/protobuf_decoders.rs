@@ -23,17 +23,6 @@ fn pod(name: &str, rv: &str) -> Pod {
     }
 }
 
-fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    Unknown {
-        api_version,
-        kind,
-        raw,
-        content_encoding: "",
-        content_type: "",
-    }
-    .encode()
-}
-
 fn list_body(pods: &[Pod], rv: &str) -> Vec<u8> {
     let mut list = Vec::new();
     let meta = ListMeta {
@@ -44,17 +33,17 @@ fn list_body(pods: &[Pod], rv: &str) -> Vec<u8> {
     for pod in pods {
         put::put_message::<Pod, _>(&mut list, 2, pod);
     }
-    envelope("v1", "PodList", &list)
+    Unknown::wrap("v1", "PodList", &list)
 }
 
 fn frame(event_type: &str, kind: &str, object: &[u8]) -> Vec<u8> {
     let mut event = Vec::new();
     put::put_string(&mut event, 1, &event_type.to_string());
-    let inner = envelope("v1", kind, object);
+    let inner = Unknown::wrap("v1", kind, object);
     put::length_prefixed(&mut event, 2, |out| {
         put::put_bytes(out, 1, &ByteString(inner))
     });
-    let outer = envelope("v1", "WatchEvent", &event);
+    let outer = Unknown::wrap("v1", "WatchEvent", &event);
     let mut bytes = (outer.len() as u32).to_be_bytes().to_vec();
     bytes.extend_from_slice(&outer);
     bytes

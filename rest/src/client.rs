@@ -56,6 +56,7 @@ pub(crate) struct ClientInner {
     warning_handler: Arc<dyn WarningHandler>,
     pub(crate) counters: Counters,
     pub(crate) content_type: crate::ContentType,
+    pub(crate) request_metrics: Option<Arc<dyn crate::RequestMetrics>>,
 }
 
 /// What is needed to build (and rebuild) the reqwest client.
@@ -163,6 +164,10 @@ impl RestClient {
                 throttle,
                 max_retries: config.max_retries,
                 content_type: config.content_type,
+                request_metrics: config
+                    .request_metrics
+                    .clone()
+                    .or_else(crate::metrics::default_request_metrics),
                 timeout: config.timeout,
                 default_headers,
                 warning_handler: config

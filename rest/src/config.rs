@@ -195,6 +195,10 @@ pub struct Config {
     /// protobuf for built-in types with JSON as the fallback (see
     /// [`ContentType`]).
     pub content_type: ContentType,
+    /// Where request metrics go; `None` (the default) reports to the
+    /// process-wide default ([`set_default_request_metrics`](crate::set_default_request_metrics)),
+    /// if one is set when the client is built.
+    pub request_metrics: Option<Arc<dyn crate::RequestMetrics>>,
 }
 
 impl Config {
@@ -223,6 +227,7 @@ impl Config {
             warning_handler: None,
             origin: "Config".to_string(),
             content_type: ContentType::Json,
+            request_metrics: None,
         }
     }
 
@@ -300,6 +305,13 @@ impl Config {
     #[must_use]
     pub fn impersonate(mut self, impersonation: Impersonation) -> Self {
         self.impersonate = impersonation;
+        self
+    }
+
+    /// Sets [`request_metrics`](Self::request_metrics).
+    #[must_use]
+    pub fn request_metrics(mut self, metrics: Arc<dyn crate::RequestMetrics>) -> Self {
+        self.request_metrics = Some(metrics);
         self
     }
 

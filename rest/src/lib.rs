@@ -72,7 +72,10 @@ mod exec;
 mod in_cluster;
 mod kubeconfig;
 mod loading_rules;
+mod metrics;
 mod options;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod request;
 mod resource_client;
 mod secret;
@@ -96,9 +99,12 @@ pub use kubeconfig::{
     AuthInfo, AuthProvider, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 pub use loading_rules::LoadingRules;
+pub use metrics::{RequestMetrics, set_default_request_metrics};
 pub use options::{
     DeleteOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusRequestMetrics;
 pub use request::{ByteStream, RawResponse, Request};
 pub use resource_client::ResourceClient;
 pub use secret::Secret;

@@ -461,9 +461,14 @@ impl Request {
         let mut retries = 0;
         let mut reauthenticated = false;
         let mut lane = streaming.then(|| inner.lanes.long_running());
+        let host = crate::metrics::host_label(&url);
+        let method = self.method.as_str().to_string();
         loop {
             if throttled && let Some(bucket) = &inner.throttle {
                 let waited = bucket.accept().await;
+                if let Some(metrics) = &inner.request_metrics {
+                    metrics.rate_limiter_latency(&method, &host, waited);
+                }
                 if !waited.is_zero() {
                     inner.counters.throttled.fetch_add(1, Ordering::Relaxed);
                     inner
@@ -498,6 +503,7 @@ impl Request {
                 builder = builder.timeout(timeout);
             }
             inner.counters.requests.fetch_add(1, Ordering::Relaxed);
+            let started = std::time::Instant::now();
             let sent = match &lane {
                 Some(ticket) => {
                     match send_long_running(ticket, builder, inner.watch_header_wait).await {
@@ -513,6 +519,25 @@ impl Request {
                 }
                 None => builder.send().await,
             };
+            let latency = started.elapsed();
+            let code_label = match &sent {
+                Ok(response) => response.status().as_u16().to_string(),
+                Err(_) => "<error>".to_string(),
+            };
+            if let Some(metrics) = &inner.request_metrics {
+                metrics.request_result(&code_label, &method, &host);
+                metrics.request_latency(&method, &host, latency);
+            }
+            // Never a header value: the URL has no credentials, and the
+            // query only selectors and versions.
+            tracing::debug!(
+                target: "clientgo_rest::request",
+                verb = %method,
+                url = %url,
+                status = %code_label,
+                duration_ms = latency.as_secs_f64() * 1000.0,
+                "request"
+            );
             match sent {
                 Ok(response) => {
                     inner.handle_warnings(response.headers());

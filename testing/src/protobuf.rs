@@ -60,18 +60,6 @@ impl Encoding {
     }
 }
 
-/// `k8s\0` and a `runtime.Unknown` around `raw`.
-fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    Unknown {
-        api_version,
-        kind,
-        raw,
-        content_encoding: "",
-        content_type: "",
-    }
-    .encode()
-}
-
 /// The object's message (no envelope), encoded once per stored version.
 pub(crate) fn message(object: &StoredObject, codec: &KindCodec) -> Result<Bytes, Status> {
     object
@@ -88,7 +76,7 @@ pub(crate) fn message(object: &StoredObject, codec: &KindCodec) -> Result<Bytes,
 
 /// One object, as `GET` answers it.
 pub(crate) fn object_body(object: &StoredObject, codec: &KindCodec) -> Result<Vec<u8>, Status> {
-    Ok(envelope(
+    Ok(Unknown::wrap(
         codec.api_version,
         codec.kind,
         &message(object, codec)?,
@@ -116,7 +104,7 @@ pub(crate) fn list_body(
         let bytes = message(item, codec)?;
         clientgo_protobuf::put::length_prefixed(&mut list, 2, |out| out.extend_from_slice(&bytes));
     }
-    Ok(envelope(
+    Ok(Unknown::wrap(
         codec.api_version,
         &format!("{}List", codec.kind),
         &list,
@@ -127,7 +115,7 @@ pub(crate) fn list_body(
 pub(crate) fn status_body(status: &Status) -> Vec<u8> {
     let json = serde_json::to_value(status).unwrap_or_default();
     let message = clientgo_protobuf::status_message_from_json(&json).unwrap_or_default();
-    envelope("v1", "Status", &message)
+    Unknown::wrap("v1", "Status", &message)
 }
 
 /// One watch frame: a 4-byte big-endian length, then a `WatchEvent`
@@ -143,7 +131,7 @@ fn frame(codec: &KindCodec, event_type: &str, object_envelope: &[u8]) -> Bytes {
             &k8s_openapi::ByteString(object_envelope.to_vec()),
         );
     });
-    let outer = envelope(codec.api_version, "WatchEvent", &event);
+    let outer = Unknown::wrap(codec.api_version, "WatchEvent", &event);
     let mut bytes = Vec::with_capacity(outer.len() + 4);
     bytes.extend_from_slice(&(outer.len() as u32).to_be_bytes());
     bytes.extend_from_slice(&outer);
@@ -192,7 +180,7 @@ pub(crate) fn bookmark_frame(codec: &KindCodec, revision: u64, initial_events_en
     frame(
         codec,
         "BOOKMARK",
-        &envelope(codec.api_version, codec.kind, &message),
+        &Unknown::wrap(codec.api_version, codec.kind, &message),
     )
 }
 
@@ -204,7 +192,7 @@ pub(crate) fn foreign_event_frame() -> Bytes {
     };
     let json = br#"{"apiVersion":"v1","kind":"Event","metadata":{"name":"foreign-object","namespace":"default"},"reason":"Foreign","involvedObject":{}}"#;
     let message = events.json_to_protobuf(json).unwrap_or_default();
-    frame(&events, "ADDED", &envelope("v1", "Event", &message))
+    frame(&events, "ADDED", &Unknown::wrap("v1", "Event", &message))
 }
 
 /// An ERROR frame carrying `status`.

@@ -12,31 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::time::Instant;
 
-/// A gauge that goes up and down (queue depth).
-pub trait GaugeMetric: Send + Sync {
-    /// Adds one.
-    fn inc(&self);
-    /// Subtracts one.
-    fn dec(&self);
-}
-
-/// A gauge set to a value (seconds of unfinished work).
-pub trait SettableGaugeMetric: Send + Sync {
-    /// Sets the value.
-    fn set(&self, value: f64);
-}
-
-/// A counter (adds, retries).
-pub trait CounterMetric: Send + Sync {
-    /// Adds one.
-    fn inc(&self);
-}
-
-/// A histogram of durations in seconds (queue latency, work duration).
-pub trait HistogramMetric: Send + Sync {
-    /// Records one observation.
-    fn observe(&self, seconds: f64);
-}
+pub use clientgo_metrics::{CounterMetric, GaugeMetric, HistogramMetric, SettableGaugeMetric};
 
 /// Creates the metrics of a named queue. The conventional Prometheus names
 /// are `workqueue_depth`, `workqueue_adds_total`,

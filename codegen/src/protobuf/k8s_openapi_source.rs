@@ -40,8 +40,10 @@ pub(crate) fn read(root: &Path) -> Result<Structs, ProtobufGenError> {
     let mut structs = Structs::new();
     for minor in MINORS {
         let dir = root.join("src").join(format!("v1_{minor}"));
-        let mut files = Vec::new();
-        collect(&dir, &mut files)?;
+        let files: Vec<PathBuf> = super::files::with_extension(&dir, "rs")?
+            .into_iter()
+            .filter(|path| path.file_name().is_some_and(|name| name != "mod.rs"))
+            .collect();
         if files.is_empty() {
             return Err(ProtobufGenError::K8sOpenapiSource(format!(
                 "{} has no .rs files",
@@ -70,29 +72,6 @@ pub(crate) fn read(root: &Path) -> Result<Structs, ProtobufGenError> {
         }
     }
     Ok(structs)
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ProtobufGenError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ProtobufGenError::Read {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for entry in entries {
-        let path = entry
-            .map_err(|source| ProtobufGenError::Read {
-                path: dir.to_path_buf(),
-                source,
-            })?
-            .path();
-        if path.is_dir() {
-            collect(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "rs")
-            && path.file_name().is_some_and(|n| n != "mod.rs")
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// The struct a k8s-openapi file defines (a plain `pub struct Name {`,

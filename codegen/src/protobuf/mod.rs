@@ -19,6 +19,7 @@
 //! version has is listed in the summary.
 
 mod error;
+mod files;
 mod generate;
 mod go_value_fields;
 mod k8s_openapi_source;
@@ -83,9 +84,7 @@ pub fn learn_value_fields(
     go_roots: &[(String, PathBuf)],
 ) -> Result<String, ProtobufGenError> {
     let mut packages = Vec::new();
-    let mut paths = Vec::new();
-    collect_protos(proto_dir, &mut paths)?;
-    for path in paths {
+    for path in files::with_extension(proto_dir, "proto")? {
         let text = std::fs::read_to_string(&path).map_err(|source| ProtobufGenError::Read {
             path: path.clone(),
             source,
@@ -102,23 +101,6 @@ pub fn learn_value_fields(
         }
     }
     go_value_fields::learn(&packages, go_roots)
-}
-
-fn collect_protos(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ProtobufGenError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ProtobufGenError::Read {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            collect_protos(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "proto") {
-            out.push(path);
-        }
-    }
-    out.sort();
-    Ok(())
 }
 
 /// k8s-openapi's source directory as Cargo resolved it for the workspace

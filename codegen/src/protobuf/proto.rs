@@ -3,7 +3,7 @@
 //! understood (proto2, `optional`/`repeated`/`map<,>` fields, no nested
 //! messages, enums or oneofs); anything else is an error naming the line.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::error::ProtobufGenError;
 
@@ -53,10 +53,7 @@ pub(crate) struct ProtoField {
 
 /// Every `generated.proto` under `root`, sorted by path.
 pub(crate) fn read_dir(root: &Path) -> Result<Vec<ProtoFile>, ProtobufGenError> {
-    let mut paths = Vec::new();
-    collect(root, &mut paths)?;
-    paths.sort();
-    paths
+    super::files::with_extension(root, "proto")?
         .iter()
         .map(|path| {
             let text = std::fs::read_to_string(path).map_err(|source| ProtobufGenError::Read {
@@ -66,27 +63,6 @@ pub(crate) fn read_dir(root: &Path) -> Result<Vec<ProtoFile>, ProtobufGenError> 
             parse(path, &text)
         })
         .collect()
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ProtobufGenError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ProtobufGenError::Read {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for entry in entries {
-        let path = entry
-            .map_err(|source| ProtobufGenError::Read {
-                path: dir.to_path_buf(),
-                source,
-            })?
-            .path();
-        if path.is_dir() {
-            collect(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "proto") {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// Parses one file's text.

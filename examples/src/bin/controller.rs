@@ -20,8 +20,8 @@ use clientgo_apimachinery::random::Random;
 use clientgo_apimachinery::{Compact, Object, compact_decodes};
 use clientgo_apimachinery::{GroupResource, LabelSelector};
 use clientgo_examples::{
-    CommonFlags, Connection, EmbeddedOptions, Failure, Progress, SeededResource, print_table,
-    run_main, say, start_and_sync,
+    CommonFlags, Connection, EmbeddedOptions, Failure, MetricsServer, Progress, SeededResource,
+    print_table, run_main, say, start_and_sync,
 };
 use clientgo_informers::{
     CompactLister, DEFAULT_DECODED_CAPACITY, InformerFactoryOptions, ObjectOrTombstone,
@@ -69,11 +69,42 @@ struct Flags {
     /// scale with it as client-go's 15/10/2)
     #[arg(long, value_name = "SECONDS", default_value_t = 15.0, value_parser = clientgo_examples::arguments::positive_seconds)]
     lease_duration: f64,
+    /// Serve Prometheus metrics (client-go's REST client and workqueue
+    /// families) at http://ADDR/metrics, such as 127.0.0.1:8080 (port 0
+    /// picks a free one)
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<std::net::SocketAddr>,
     /// Save the cache there every minute and on exit, and at the next start
     /// resume from it with a watch instead of a list (warm restart; only
     /// against the same cluster)
     #[arg(long, value_name = "DIR")]
     snapshot_dir: Option<String>,
+}
+
+/// Registers client-go's REST client and workqueue metric families as the
+/// process's defaults, and the informer families for the factory, and
+/// serves them all at `address`.
+async fn serve_metrics(
+    address: std::net::SocketAddr,
+) -> Result<
+    (
+        MetricsServer,
+        std::sync::Arc<clientgo_informers::PrometheusInformerMetrics>,
+    ),
+    Failure,
+> {
+    let registry = prometheus::Registry::new();
+    let informers = clientgo_informers::PrometheusInformerMetrics::register(&registry)
+        .map_err(|error| format!("cannot register the informer metrics: {error}"))?;
+    let rest = clientgo_rest::PrometheusRequestMetrics::register(&registry)
+        .map_err(|error| format!("cannot register the REST client metrics: {error}"))?;
+    clientgo_rest::set_default_request_metrics(std::sync::Arc::new(rest));
+    let queues = clientgo_workqueue::PrometheusMetricsProvider::new(&registry)
+        .map_err(|error| format!("cannot register the workqueue metrics: {error}"))?;
+    clientgo_workqueue::set_default_metrics_provider(std::sync::Arc::new(queues));
+    let server = MetricsServer::start(address, registry).await?;
+    say!("metrics at http://{}/metrics", server.address);
+    Ok((server, std::sync::Arc::new(informers)))
 }
 
 /// Counters shared by the handlers, the workers and the progress line.
@@ -123,6 +154,12 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
             "--workers must be at least 1 and --fail-percent at most 100".into(),
         ));
     }
+    // Metrics first: clients and queues report to the defaults set when
+    // they are built.
+    let metrics = match arguments.metrics_addr {
+        Some(address) => Some(serve_metrics(address).await?),
+        None => None,
+    };
 
     let mut connection = Connection::open(
         &flags,
@@ -152,6 +189,9 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     }
     if let Some(dir) = &snapshot_dir {
         options = options.snapshot(SnapshotOptions::new(dir));
+    }
+    if let Some((_, informer_metrics)) = &metrics {
+        options = options.metrics(informer_metrics.clone());
     }
     let factory = SharedInformerFactory::with_options(connection.client.clone(), options);
     // Compact objects: each pod kept as its JSON plus parsed metadata. The
