@@ -51,6 +51,6 @@ mod status;
 
 pub use compact::compact_from_message;
 pub use error::{DecodeError, Problem};
-pub use message::Message;
+pub use message::{Message, for_each_field};
 pub use registry::{Codec, KindCodec, by_kind, codec, registered_types};
 pub use status::{status_json, status_message_from_json, status_message_json};

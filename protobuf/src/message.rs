@@ -46,12 +46,10 @@ pub trait Message: Sized {
     fn encode_fields(&self, out: &mut Vec<u8>);
 
     /// Merges every field of the message in `reader`.
-    fn merge_from(&mut self, mut reader: WireReader<'_>) -> Result<(), DecodeError> {
-        while let Some((number, value)) = reader.next_field()? {
-            self.merge_field(number, value, &reader)
-                .map_err(|e| e.within(Self::NAME, number))?;
-        }
-        Ok(())
+    fn merge_from(&mut self, reader: WireReader<'_>) -> Result<(), DecodeError> {
+        for_each_field(reader, Self::NAME, |number, value, reader| {
+            self.merge_field(number, value, reader)
+        })
     }
 
     /// Decodes a whole message (no `k8s\0` envelope).
@@ -67,4 +65,18 @@ pub trait Message: Sized {
         self.encode_fields(&mut out);
         out
     }
+}
+
+/// Calls `field` for every field of the message in `reader`, in order; an
+/// error from it gains the field's place in `message` (its name in error
+/// paths).
+pub fn for_each_field(
+    mut reader: WireReader<'_>,
+    message: &str,
+    mut field: impl FnMut(u32, WireValue<'_>, &WireReader<'_>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    while let Some((number, value)) = reader.next_field()? {
+        field(number, value, &reader).map_err(|e| e.within(message, number))?;
+    }
+    Ok(())
 }

@@ -23,7 +23,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::error::{DecodeError, Problem};
 use crate::field;
-use crate::message::Message;
+use crate::message::{Message, for_each_field};
 use crate::put;
 
 /// Seconds and nanoseconds of a `Timestamp` message.
@@ -145,7 +145,7 @@ impl Message for IntOrString {
         Ok(())
     }
 
-    fn merge_from(&mut self, mut reader: WireReader<'_>) -> Result<(), DecodeError> {
+    fn merge_from(&mut self, reader: WireReader<'_>) -> Result<(), DecodeError> {
         let (mut kind, mut int, mut string) = (0i64, 0i32, String::new());
         if let IntOrString::String(s) = self {
             kind = 1;
@@ -153,15 +153,12 @@ impl Message for IntOrString {
         } else if let IntOrString::Int(i) = self {
             int = *i;
         }
-        while let Some((number, value)) = reader.next_field()? {
-            match number {
-                1 => field::int64(&mut kind, value),
-                2 => field::int32(&mut int, value),
-                3 => field::string(&mut string, value),
-                _ => Ok(()),
-            }
-            .map_err(|e| e.within(Self::NAME, number))?;
-        }
+        for_each_field(reader, Self::NAME, |number, value, _| match number {
+            1 => field::int64(&mut kind, value),
+            2 => field::int32(&mut int, value),
+            3 => field::string(&mut string, value),
+            _ => Ok(()),
+        })?;
         *self = match kind {
             0 => IntOrString::Int(int),
             1 => IntOrString::String(string),
@@ -248,17 +245,14 @@ impl Message for JSONSchemaPropsOrArray {
         Ok(())
     }
 
-    fn merge_from(&mut self, mut reader: WireReader<'_>) -> Result<(), DecodeError> {
+    fn merge_from(&mut self, reader: WireReader<'_>) -> Result<(), DecodeError> {
         let mut schema: Option<JSONSchemaProps> = None;
         let mut schemas: Vec<JSONSchemaProps> = Vec::new();
-        while let Some((number, value)) = reader.next_field()? {
-            match number {
-                1 => field::message::<JSONSchemaProps, _>(&mut schema, value, &reader),
-                2 => field::message::<JSONSchemaProps, _>(&mut schemas, value, &reader),
-                _ => Ok(()),
-            }
-            .map_err(|e| e.within(Self::NAME, number))?;
-        }
+        for_each_field(reader, Self::NAME, |number, value, reader| match number {
+            1 => field::message::<JSONSchemaProps, _>(&mut schema, value, reader),
+            2 => field::message::<JSONSchemaProps, _>(&mut schemas, value, reader),
+            _ => Ok(()),
+        })?;
         *self = match schema {
             Some(schema) if schemas.is_empty() => JSONSchemaPropsOrArray::Schema(Box::new(schema)),
             _ => JSONSchemaPropsOrArray::Schemas(schemas),
@@ -294,17 +288,14 @@ impl Message for JSONSchemaPropsOrBool {
         Ok(())
     }
 
-    fn merge_from(&mut self, mut reader: WireReader<'_>) -> Result<(), DecodeError> {
+    fn merge_from(&mut self, reader: WireReader<'_>) -> Result<(), DecodeError> {
         let mut allows = false;
         let mut schema: Option<JSONSchemaProps> = None;
-        while let Some((number, value)) = reader.next_field()? {
-            match number {
-                1 => field::boolean(&mut allows, value),
-                2 => field::message::<JSONSchemaProps, _>(&mut schema, value, &reader),
-                _ => Ok(()),
-            }
-            .map_err(|e| e.within(Self::NAME, number))?;
-        }
+        for_each_field(reader, Self::NAME, |number, value, reader| match number {
+            1 => field::boolean(&mut allows, value),
+            2 => field::message::<JSONSchemaProps, _>(&mut schema, value, reader),
+            _ => Ok(()),
+        })?;
         *self = match schema {
             Some(schema) => JSONSchemaPropsOrBool::Schema(Box::new(schema)),
             None => JSONSchemaPropsOrBool::Bool(allows),
@@ -340,17 +331,14 @@ impl Message for JSONSchemaPropsOrStringArray {
         Ok(())
     }
 
-    fn merge_from(&mut self, mut reader: WireReader<'_>) -> Result<(), DecodeError> {
+    fn merge_from(&mut self, reader: WireReader<'_>) -> Result<(), DecodeError> {
         let mut schema: Option<JSONSchemaProps> = None;
         let mut strings: Vec<String> = Vec::new();
-        while let Some((number, value)) = reader.next_field()? {
-            match number {
-                1 => field::message::<JSONSchemaProps, _>(&mut schema, value, &reader),
-                2 => field::string(&mut strings, value),
-                _ => Ok(()),
-            }
-            .map_err(|e| e.within(Self::NAME, number))?;
-        }
+        for_each_field(reader, Self::NAME, |number, value, reader| match number {
+            1 => field::message::<JSONSchemaProps, _>(&mut schema, value, reader),
+            2 => field::string(&mut strings, value),
+            _ => Ok(()),
+        })?;
         *self = match schema {
             Some(schema) if strings.is_empty() => {
                 JSONSchemaPropsOrStringArray::Schema(Box::new(schema))

@@ -35,6 +35,7 @@ pub(crate) enum Authenticator {
     Static(HeaderValue),
     TokenFile(TokenFile),
     Exec(Box<ExecAuthenticator>),
+    Oidc(Box<crate::oidc::OidcAuthenticator>),
 }
 
 impl Authenticator {
@@ -65,6 +66,11 @@ impl Authenticator {
                 certificate_slot: Arc::clone(certificate_slot),
                 origin: config.origin.clone(),
             })));
+        }
+        if let Some(oidc) = &config.oidc {
+            return Ok(Authenticator::Oidc(Box::new(
+                crate::oidc::OidcAuthenticator::new(oidc.clone(), config.origin.clone()),
+            )));
         }
         if let Some(path) = &config.bearer_token_file {
             return Ok(Authenticator::TokenFile(TokenFile {
@@ -102,6 +108,10 @@ impl Authenticator {
                 certificate_changed: false,
             }),
             Authenticator::Exec(exec) => exec.credentials().await,
+            Authenticator::Oidc(oidc) => Ok(Credentials {
+                authorization: oidc.header().await?,
+                certificate_changed: false,
+            }),
         }
     }
 
@@ -113,11 +123,12 @@ impl Authenticator {
             Authenticator::None | Authenticator::Static(_) => false,
             Authenticator::TokenFile(file) => file.invalidate(used).await,
             Authenticator::Exec(exec) => exec.invalidate(used).await,
+            Authenticator::Oidc(oidc) => oidc.invalidate().await,
         }
     }
 }
 
-fn bearer(token: &str) -> Result<HeaderValue, AuthError> {
+pub(crate) fn bearer(token: &str) -> Result<HeaderValue, AuthError> {
     let mut value = HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
         AuthError::InvalidHeaderValue {
             what: "bearer token",

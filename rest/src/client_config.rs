@@ -196,14 +196,21 @@ fn apply_user(
     let source_name = file.display().to_string();
     let field = |leaf: &str| format!("users[{name}].user.{leaf}");
     if let Some(provider) = &user.auth_provider {
-        return Err(ConfigError::InvalidField {
-            field: field("auth-provider"),
-            source_name,
-            message: format!(
-                "the {:?} auth provider is not supported (Kubernetes removed in-tree providers); use an exec plugin such as gke-gcloud-auth-plugin or kubelogin",
-                provider.name
-            ),
-        });
+        if provider.name != "oidc" {
+            return Err(ConfigError::InvalidField {
+                field: field("auth-provider"),
+                source_name,
+                message: format!(
+                    "the {:?} auth provider is not supported (Kubernetes removed in-tree providers); use an exec plugin such as gke-gcloud-auth-plugin or kubelogin",
+                    provider.name
+                ),
+            });
+        }
+        config.oidc = Some(oidc_config(
+            &provider.config,
+            &field("auth-provider.config"),
+            &source_name,
+        )?);
     }
     let certificate = load_pem(
         &user.client_certificate_data,
@@ -280,6 +287,43 @@ struct LoadedPem {
 
 /// Loads a PEM setting given as base64 in `<field>-data` (which wins) or as
 /// a file named by `<field>`.
+/// The `oidc` auth-provider's settings, as client-go's plugin reads them.
+fn oidc_config(
+    settings: &std::collections::BTreeMap<String, String>,
+    field: &str,
+    source_name: &str,
+) -> Result<crate::OidcConfig, ConfigError> {
+    let text = |key: &str| settings.get(key).filter(|v| !v.is_empty()).cloned();
+    let client_id = text("client-id").ok_or_else(|| ConfigError::InvalidField {
+        field: format!("{field}.client-id"),
+        source_name: source_name.to_string(),
+        message: "is required by the oidc auth-provider".to_string(),
+    })?;
+    if text("id-token").is_none()
+        && (text("refresh-token").is_none() || text("idp-issuer-url").is_none())
+    {
+        return Err(ConfigError::InvalidField {
+            field: format!("{field}.id-token"),
+            source_name: source_name.to_string(),
+            message: "the oidc auth-provider needs an id-token, or a refresh-token and idp-issuer-url to get one".to_string(),
+        });
+    }
+    let authority = load_pem(
+        &text("idp-certificate-authority-data"),
+        &text("idp-certificate-authority"),
+        &format!("{field}.idp-certificate-authority"),
+        source_name,
+    )?;
+    Ok(crate::OidcConfig {
+        id_token: text("id-token").map(crate::Secret::new),
+        refresh_token: text("refresh-token").map(crate::Secret::new),
+        issuer_url: text("idp-issuer-url"),
+        client_id,
+        client_secret: text("client-secret").map(crate::Secret::new),
+        issuer_certificate_authority: authority.map(|loaded| loaded.source),
+    })
+}
+
 fn load_pem(
     data: &Option<String>,
     file: &Option<String>,

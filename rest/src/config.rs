@@ -199,6 +199,9 @@ pub struct Config {
     /// process-wide default ([`set_default_request_metrics`](crate::set_default_request_metrics)),
     /// if one is set when the client is built.
     pub request_metrics: Option<Arc<dyn crate::RequestMetrics>>,
+    /// A kubeconfig's `oidc` auth-provider: an ID token, refreshed with
+    /// the refresh token through the issuer when it expires.
+    pub oidc: Option<crate::OidcConfig>,
 }
 
 impl Config {
@@ -228,6 +231,7 @@ impl Config {
             origin: "Config".to_string(),
             content_type: ContentType::Json,
             request_metrics: None,
+            oidc: None,
         }
     }
 

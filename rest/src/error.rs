@@ -235,6 +235,14 @@ pub enum AuthError {
         /// "bearer token", "username"...
         what: &'static str,
     },
+    /// The `oidc` auth-provider could not refresh its ID token.
+    #[error("the oidc auth-provider could not refresh its ID token from {issuer}: {message}")]
+    OidcRefresh {
+        /// The issuer's URL.
+        issuer: String,
+        /// What went wrong (never a token).
+        message: String,
+    },
 }
 
 /// An exec credential plugin failed.

@@ -47,13 +47,23 @@ pub struct ExecConfig {
     /// Pass the cluster's server and CA in `KUBERNETES_EXEC_INFO`.
     #[serde(default)]
     pub provide_cluster_info: bool,
-    /// `Never`, `IfAvailable` or `Always`. This client never gives a plugin
-    /// a terminal, so `Always` is refused; the others run non-interactively.
+    /// `Never`, `IfAvailable` (the default when unset) or `Always`: whether
+    /// the plugin may talk to the user, as client-go decides it. When
+    /// standard input is a terminal (and the mode is not `Never`) the plugin
+    /// runs interactively: the terminal is its standard input, its standard
+    /// error is shown, `spec.interactive` is true and no timeout applies
+    /// (a login can take as long as the user). `Always` without a terminal
+    /// is refused with an error saying so.
     #[serde(default)]
     pub interactive_mode: Option<String>,
-    /// How long the plugin may run (not a kubeconfig field).
+    /// How long a non-interactive run may take (not a kubeconfig field).
     #[serde(skip, default = "default_timeout")]
     pub timeout: Duration,
+    /// Whether standard input is a terminal: `None` (the default) asks the
+    /// operating system; `Some` decides for it, for programs that know
+    /// better and for tests (not a kubeconfig field).
+    #[serde(skip)]
+    pub stdin_is_terminal: Option<bool>,
 }
 
 fn default_timeout() -> Duration {
@@ -72,6 +82,7 @@ impl ExecConfig {
             provide_cluster_info: false,
             interactive_mode: Some("Never".to_string()),
             timeout: DEFAULT_EXEC_TIMEOUT,
+            stdin_is_terminal: None,
         }
     }
 
@@ -113,13 +124,16 @@ impl ExecConfig {
                 self.api_version, EXEC_API_VERSIONS[0], EXEC_API_VERSIONS[1]
             )));
         }
-        if self.interactive_mode.as_deref() == Some("Always") {
-            return Err(unusable(
-                "interactiveMode Always needs a terminal; clientgo-rs runs plugins non-interactively"
-                    .to_string(),
-            ));
-        }
-        Ok(())
+        self.interactive().map(|_| ()).map_err(unusable)
+    }
+
+    /// Whether this run is interactive (see
+    /// [`interactive_mode`](Self::interactive_mode)).
+    fn interactive(&self) -> Result<bool, String> {
+        let terminal = self
+            .stdin_is_terminal
+            .unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stdin()));
+        crate::exec_interactivity::interactive(self.interactive_mode.as_deref(), terminal)
     }
 }
 
@@ -211,7 +225,13 @@ pub(crate) async fn run_plugin(
     cluster: Option<&ExecClusterInfo>,
 ) -> Result<ExecCredential, ExecError> {
     config.check()?;
-    let mut spec = serde_json::json!({ "interactive": false });
+    let interactive = config
+        .interactive()
+        .map_err(|message| ExecError::Unusable {
+            command: config.command.clone(),
+            message,
+        })?;
+    let mut spec = serde_json::json!({ "interactive": interactive });
     if config.provide_cluster_info
         && let Some(cluster) = cluster
     {
@@ -227,7 +247,11 @@ pub(crate) async fn run_plugin(
     command
         .args(&config.args)
         .env("KUBERNETES_EXEC_INFO", exec_info.to_string())
-        .stdin(Stdio::null())
+        .stdin(if interactive {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -259,11 +283,22 @@ pub(crate) async fn run_plugin(
                     break;
                 }
                 seen.lock().extend_from_slice(&chunk[..read]);
+                if interactive {
+                    // The user must see the plugin's prompts.
+                    use std::io::Write as _;
+                    let _ = std::io::stderr().write_all(&chunk[..read]);
+                }
             }
         })
     });
 
-    let waited = tokio::time::timeout(config.timeout, child.wait()).await;
+    // An interactive login takes as long as the user does.
+    let limit = if interactive {
+        Duration::MAX
+    } else {
+        config.timeout
+    };
+    let waited = tokio::time::timeout(limit, child.wait()).await;
     let stderr_text = |seen: &Mutex<Vec<u8>>| tail_text(&seen.lock());
     let exit = match waited {
         Err(_elapsed) => {
@@ -436,7 +471,7 @@ mod tests {
     }
 
     #[test]
-    fn refuses_unsupported_versions_and_interactive_always() {
+    fn refuses_unsupported_versions_and_always_without_a_terminal() {
         assert!(
             ExecConfig::new("p", "client.authentication.k8s.io/v1alpha1")
                 .check()
@@ -444,6 +479,9 @@ mod tests {
         );
         let mut always = config();
         always.interactive_mode = Some("Always".to_string());
+        always.stdin_is_terminal = Some(false);
         assert!(always.check().unwrap_err().to_string().contains("Always"));
+        always.stdin_is_terminal = Some(true);
+        assert!(always.check().is_ok());
     }
 }

@@ -173,6 +173,10 @@ impl std::fmt::Debug for AuthInfo {
 pub struct AuthProvider {
     /// `gcp`, `azure`, `oidc`...
     pub name: String,
+    /// Its settings (`id-token`, `refresh-token`, `idp-issuer-url`,
+    /// `client-id`, … for `oidc`).
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
 }
 
 /// A context entry.

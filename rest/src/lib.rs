@@ -69,10 +69,12 @@ mod content_type;
 mod discovery;
 mod error;
 mod exec;
+mod exec_interactivity;
 mod in_cluster;
 mod kubeconfig;
 mod loading_rules;
 mod metrics;
+mod oidc;
 mod options;
 #[cfg(feature = "prometheus")]
 mod prometheus;
@@ -100,6 +102,7 @@ pub use kubeconfig::{
 };
 pub use loading_rules::LoadingRules;
 pub use metrics::{RequestMetrics, set_default_request_metrics};
+pub use oidc::OidcConfig;
 pub use options::{
     DeleteOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };

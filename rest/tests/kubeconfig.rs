@@ -285,6 +285,23 @@ fn bad_kubeconfigs_name_the_field_and_the_file() {
             &["users[u].user.auth-provider", "gcp", "exec"],
         ),
         (
+            "oidc-without-client-id",
+            format!(
+                "{good_cluster}users:\n- name: u\n  user:\n    auth-provider: {{name: oidc, config: {{id-token: t}}}}\n{context}"
+            ),
+            &["users[u].user.auth-provider.config.client-id", "oidc"],
+        ),
+        (
+            "oidc-without-a-token",
+            format!(
+                "{good_cluster}users:\n- name: u\n  user:\n    auth-provider: {{name: oidc, config: {{client-id: k}}}}\n{context}"
+            ),
+            &[
+                "users[u].user.auth-provider.config.id-token",
+                "refresh-token",
+            ],
+        ),
+        (
             "token-and-basic",
             format!(
                 "{good_cluster}users:\n- name: u\n  user: {{token: t, username: a, password: b}}\n{context}"

@@ -573,3 +573,156 @@ async fn exec_plugins_get_their_args_and_env() {
     let client = RestClient::new(Config::new(server.url()).exec(exec)).unwrap();
     assert_eq!(list_config_maps(client).await.unwrap(), 0);
 }
+
+/// client-go's interactive rule: a plugin that may talk to the user gets
+/// the terminal, is told `interactive: true` and has no timeout; `Always`
+/// without a terminal is refused, naming why.
+#[tokio::test]
+async fn interactive_plugins_get_the_terminal_and_no_timeout() {
+    let server = TestApiServer::builder()
+        .tls()
+        .bearer_token("from-plugin")
+        .start()
+        .await
+        .unwrap();
+    let directory = TempDir::new("exec-interactive");
+    let info = directory.path().join("exec-info.json");
+    let script = directory.script(
+        "slow-login.sh",
+        &format!(
+            "printf '%s' \"$KUBERNETES_EXEC_INFO\" > {info}\nsleep 2\n\
+             echo '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"from-plugin\"}}}}'",
+            info = info.display(),
+        ),
+    );
+    let plugin = |mode: &str, terminal: bool| {
+        let mut exec = ExecConfig::new(script.to_string_lossy(), "client.authentication.k8s.io/v1")
+            .timeout(Duration::from_secs(1));
+        exec.interactive_mode = Some(mode.to_string());
+        exec.stdin_is_terminal = Some(terminal);
+        exec
+    };
+
+    // At a terminal: interactive, and the 2 s login outlasts the 1 s timeout.
+    let client = RestClient::new(config_for(&server).exec(plugin("IfAvailable", true))).unwrap();
+    assert_eq!(list_config_maps(client).await.unwrap(), 0);
+    let seen: serde_json::Value = serde_json::from_slice(&std::fs::read(&info).unwrap()).unwrap();
+    assert_eq!(seen["spec"]["interactive"], true);
+
+    // Without one: told so, and held to the timeout.
+    let client = RestClient::new(config_for(&server).exec(plugin("IfAvailable", false))).unwrap();
+    let error = list_config_maps(client).await.unwrap_err().to_string();
+    assert!(
+        error.contains("1s") || error.contains("timed out") || error.contains("time"),
+        "{error}"
+    );
+    let seen: serde_json::Value = serde_json::from_slice(&std::fs::read(&info).unwrap()).unwrap();
+    assert_eq!(seen["spec"]["interactive"], false);
+
+    // Always without a terminal: refused before anything runs.
+    std::fs::remove_file(&info).unwrap();
+    let refused = RestClient::new(config_for(&server).exec(plugin("Always", false)));
+    let message = match refused {
+        Err(error) => error.to_string(),
+        Ok(client) => list_config_maps(client).await.unwrap_err().to_string(),
+    };
+    assert!(
+        message.contains("Always") && message.contains("terminal"),
+        "{message}"
+    );
+    assert!(!info.exists(), "the plugin did not run");
+}
+
+/// A JWT (unsigned: the test server compares tokens as strings) expiring
+/// at `exp`, seconds since the epoch.
+fn jwt(exp: u64) -> String {
+    use base64::Engine as _;
+    let encode = |value: serde_json::Value| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string())
+    };
+    format!(
+        "{}.{}.signature",
+        encode(serde_json::json!({"alg": "RS256"})),
+        encode(serde_json::json!({"sub": "me", "exp": exp}))
+    )
+}
+
+/// A kubeconfig for `server` whose user is an `oidc` auth-provider.
+fn oidc_kubeconfig(
+    server: &TestApiServer,
+    directory: &TempDir,
+    id_token: &str,
+    refresh: &str,
+) -> std::path::PathBuf {
+    use base64::Engine as _;
+    let ca = base64::engine::general_purpose::STANDARD.encode(server.ca_pem().unwrap());
+    let path = directory.path().join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+             clusters:\n- name: k\n  cluster: {{server: \"{url}\", certificate-authority-data: {ca}}}\n\
+             contexts:\n- name: c\n  context: {{cluster: k, user: u}}\n\
+             users:\n- name: u\n  user:\n    auth-provider:\n      name: oidc\n      config:\n\
+             \x20       client-id: kubectl\n        client-secret: s3cret\n        id-token: \"{id_token}\"\n\
+             \x20       refresh-token: {refresh}\n        idp-issuer-url: \"{url}\"\n        idp-certificate-authority-data: {ca}\n",
+            url = server.url(),
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn an_expired_oidc_token_is_refreshed_through_the_issuer() {
+    let fresh = jwt(4_000_000_000);
+    let server = TestApiServer::builder()
+        .tls()
+        .bearer_token(fresh.clone())
+        .oidc_issuer(clientgo_testing::OidcIssuer {
+            client_id: "kubectl".into(),
+            refresh_token: "refresh-1".into(),
+            id_token: fresh.clone(),
+            next_refresh_token: "refresh-2".into(),
+        })
+        .start()
+        .await
+        .unwrap();
+    let directory = TempDir::new("oidc");
+    let kubeconfig = oidc_kubeconfig(&server, &directory, &jwt(1), "refresh-1");
+    let config = Config::from_kubeconfig_file(&kubeconfig).unwrap();
+    let client = RestClient::new(config).unwrap();
+    for _ in 0..3 {
+        assert_eq!(list_config_maps(client.clone()).await.unwrap(), 0);
+    }
+    let records = server.requests().records();
+    let token_requests = records.iter().filter(|r| r.path == "/oidc/token").count();
+    assert_eq!(
+        token_requests, 1,
+        "refreshed once, then the fresh token is used"
+    );
+    let api: Vec<_> = records
+        .iter()
+        .filter(|r| r.path.starts_with("/api"))
+        .collect();
+    assert!(
+        api.iter().all(|r| r.status == 200),
+        "no request went out with the expired token"
+    );
+    let written = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(!written.contains("refresh-2"), "nothing is persisted");
+
+    // A refresh the issuer refuses is an error naming the issuer, never a
+    // token.
+    let refused = oidc_kubeconfig(&server, &directory, &jwt(1), "stolen");
+    let client = RestClient::new(Config::from_kubeconfig_file(&refused).unwrap()).unwrap();
+    let error = list_config_maps(client).await.unwrap_err().to_string();
+    assert!(
+        error.contains("oidc") && error.contains(&server.url()),
+        "{error}"
+    );
+    assert!(
+        !error.contains("stolen") && !error.contains(&fresh),
+        "{error}"
+    );
+}

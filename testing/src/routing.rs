@@ -50,7 +50,14 @@ pub(crate) async fn dispatch(
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let response = if !authenticated(&state, &request, peer.certified) {
+    let issuer_path = path == crate::oidc::DISCOVERY_PATH || path == crate::oidc::TOKEN_PATH;
+    let response = if let (Some(issuer), true) = (&state.oidc, issuer_path) {
+        // The identity provider's endpoints, outside the API's filters.
+        let body = read_body(request).await.unwrap_or_default();
+        let scheme = if state.tls { "https" } else { "http" };
+        let base_url = format!("{scheme}://{}", state.address);
+        crate::oidc::answer(issuer, &base_url, &method, &path, &body)
+    } else if !authenticated(&state, &request, peer.certified) {
         Some(status_response(&Status::unauthorized("Unauthorized")))
     } else if matches!(slot, Some(None)) {
         Some(too_many_requests_response())

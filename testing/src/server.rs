@@ -37,6 +37,10 @@ pub(crate) struct ServerState {
     pub(crate) in_flight: InFlight,
     /// Whether protobuf is served to clients asking for it.
     pub(crate) protobuf: bool,
+    /// Whether it serves HTTPS.
+    pub(crate) tls: bool,
+    /// The OpenID Connect issuer it plays, when asked to.
+    pub(crate) oidc: Option<crate::oidc::OidcIssuer>,
 }
 
 /// A Kubernetes API server for tests, on 127.0.0.1, speaking plain HTTP/1.1

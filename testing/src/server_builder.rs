@@ -36,6 +36,7 @@ pub struct TestApiServerBuilder {
     port: u16,
     watch_list: bool,
     protobuf: bool,
+    oidc: Option<crate::oidc::OidcIssuer>,
     watch_cache: bool,
     http2_max_concurrent_streams: u32,
     max_requests_in_flight: Option<usize>,
@@ -73,6 +74,7 @@ impl Default for TestApiServerBuilder {
             port: 0,
             watch_list: true,
             protobuf: true,
+            oidc: None,
             watch_cache: true,
             http2_max_concurrent_streams: DEFAULT_HTTP2_MAX_STREAMS,
             max_requests_in_flight: Some(DEFAULT_MAX_REQUESTS_IN_FLIGHT),
@@ -205,6 +207,15 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Plays an OpenID Connect issuer too, at the server's own URL:
+    /// discovery and a token endpoint trading `issuer`'s refresh token for
+    /// its ID token, for tests of clients' `oidc` auth-provider. Combine
+    /// with [`bearer_token`](Self::bearer_token) set to that ID token.
+    pub fn oidc_issuer(mut self, issuer: crate::oidc::OidcIssuer) -> Self {
+        self.oidc = Some(issuer);
+        self
+    }
+
     /// Binds this port instead of an ephemeral one.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -247,6 +258,8 @@ impl TestApiServerBuilder {
             denied: parking_lot::Mutex::new(self.denied),
             connections_accepted: AtomicU64::new(0),
             protobuf: self.protobuf,
+            tls: tls.is_some(),
+            oidc: self.oidc,
         });
         let acceptor = tls.as_ref().map(|tls| tls.acceptor.clone());
         let accepting = tokio::spawn(accept(listener, acceptor, Arc::clone(&state)));
