@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Receives the REST client's request metrics. Implemented by
-/// [`PrometheusRequestMetrics`](crate::PrometheusRequestMetrics) (the
+/// `PrometheusRequestMetrics` (the
 /// `prometheus` feature) under client-go's names; any other backend
 /// implements it directly. Called on the request's task, so
 /// implementations must be cheap and must not block.
