@@ -159,24 +159,39 @@ impl<'a> WireReader<'a> {
 
     fn long_varint(&mut self) -> Result<u64, WireError> {
         let start = self.offset + self.at;
-        let mut value: u64 = 0;
-        for index in 0..10 {
-            let Some(&byte) = self.bytes.get(self.at) else {
-                return Err(WireError::Truncated { at: start });
-            };
-            self.at += 1;
-            let bits = u64::from(byte & 0x7f);
-            // The tenth byte may carry only the top bit of a u64.
-            if index == 9 && bits > 1 {
-                return Err(WireError::BadVarint { at: start });
+        match read_varint(&self.bytes[self.at..]) {
+            Ok(Some((value, length))) => {
+                self.at += length;
+                Ok(value)
             }
-            value |= bits << (7 * index);
-            if byte & 0x80 == 0 {
-                return Ok(value);
-            }
+            Ok(None) => Err(WireError::Truncated { at: start }),
+            Err(_) => Err(WireError::BadVarint { at: start }),
         }
-        Err(WireError::BadVarint { at: start })
     }
+}
+
+/// The varint at the start of `bytes` and how many bytes it takes;
+/// `Ok(None)` when `bytes` end before it does (a reader waiting for more
+/// bytes asks again), an error when it is longer than 10 bytes or over 64
+/// bits. Every varint of the workspace is read through this.
+#[inline]
+pub fn read_varint(bytes: &[u8]) -> Result<Option<(u64, usize)>, WireError> {
+    let mut value: u64 = 0;
+    for (index, byte) in bytes.iter().take(10).enumerate() {
+        let bits = u64::from(byte & 0x7f);
+        // The tenth byte may carry only the top bit of a u64.
+        if index == 9 && bits > 1 {
+            return Err(WireError::BadVarint { at: 0 });
+        }
+        value |= bits << (7 * index);
+        if byte & 0x80 == 0 {
+            return Ok(Some((value, index + 1)));
+        }
+    }
+    if bytes.len() >= 10 {
+        return Err(WireError::BadVarint { at: 0 });
+    }
+    Ok(None)
 }
 
 /// Appends a varint.

@@ -42,20 +42,8 @@ impl Buffer {
 /// The varint at the start of `bytes` and its length; `None` when it is
 /// not complete yet.
 pub(crate) fn peek_varint(bytes: &[u8]) -> Result<Option<(u64, usize)>, FrameError> {
-    let mut value: u64 = 0;
-    for (index, byte) in bytes.iter().enumerate() {
-        if index >= 10 {
-            return Err(FrameError::protobuf("a varint longer than 10 bytes"));
-        }
-        value |= u64::from(byte & 0x7f) << (7 * index);
-        if byte & 0x80 == 0 {
-            return Ok(Some((value, index + 1)));
-        }
-    }
-    if bytes.len() >= 10 {
-        return Err(FrameError::protobuf("a varint longer than 10 bytes"));
-    }
-    Ok(None)
+    clientgo_apimachinery::protobuf_wire::read_varint(bytes)
+        .map_err(|_| FrameError::protobuf("a varint longer than 10 bytes"))
 }
 
 /// A length-delimited field's header at the start of `bytes`: field

@@ -3,7 +3,7 @@
 //! traits. The `_or_absent` variants are for Go value fields with
 //! `omitempty`: their zero value reads back as absent.
 
-use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue};
+use clientgo_apimachinery::protobuf_wire::{WireError, WireReader, WireValue, read_varint};
 use k8s_openapi::ByteString;
 
 use crate::error::{DecodeError, Problem};
@@ -82,26 +82,10 @@ fn varints(value: WireValue<'_>, mut each: impl FnMut(u64)) -> Result<(), Decode
         WireValue::Bytes(packed) => {
             let mut at = 0;
             while at < packed.len() {
-                let mut v: u64 = 0;
-                let mut shift = 0;
-                loop {
-                    let Some(byte) = packed.get(at) else {
-                        return Err(DecodeError::new(
-                            clientgo_apimachinery::protobuf_wire::WireError::Truncated { at },
-                        ));
-                    };
-                    at += 1;
-                    if shift >= 64 {
-                        return Err(DecodeError::new(
-                            clientgo_apimachinery::protobuf_wire::WireError::BadVarint { at },
-                        ));
-                    }
-                    v |= u64::from(byte & 0x7f) << shift;
-                    shift += 7;
-                    if byte & 0x80 == 0 {
-                        break;
-                    }
-                }
+                let (v, length) = read_varint(&packed[at..])
+                    .map_err(|_| WireError::BadVarint { at })?
+                    .ok_or(WireError::Truncated { at })?;
+                at += length;
                 each(v);
             }
             Ok(())

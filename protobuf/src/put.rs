@@ -4,7 +4,7 @@
 //! value, as the API server does), so the test server's protobuf has the
 //! shape the real one's has.
 
-use clientgo_apimachinery::protobuf_wire::put_varint;
+use clientgo_apimachinery::protobuf_wire::{self as wire, put_varint};
 use k8s_openapi::ByteString;
 
 use crate::message::Message;
@@ -27,20 +27,14 @@ pub fn length_prefixed(out: &mut Vec<u8>, number: u32, write: impl FnOnce(&mut V
     out.splice(start..start, prefix);
 }
 
-fn raw_bytes(out: &mut Vec<u8>, number: u32, bytes: &[u8]) {
-    key(out, number, 2);
-    put_varint(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
-}
-
 /// A `string` field, written for each value it holds.
 pub fn put_string<S: Each<String>>(out: &mut Vec<u8>, number: u32, field: &S) {
-    field.each(|v| raw_bytes(out, number, v.as_bytes()));
+    field.each(|v| wire::put_bytes(out, number, v.as_bytes()));
 }
 
 /// A `string` Go holds as a value: written even when absent, as `""`.
 pub fn put_string_value<S: Each<String>>(out: &mut Vec<u8>, number: u32, field: &S) {
-    raw_bytes(
+    wire::put_bytes(
         out,
         number,
         field.single().map_or(&[][..], |v| v.as_bytes()),
@@ -49,14 +43,14 @@ pub fn put_string_value<S: Each<String>>(out: &mut Vec<u8>, number: u32, field: 
 
 /// A `bytes` field.
 pub fn put_bytes<S: Each<ByteString>>(out: &mut Vec<u8>, number: u32, field: &S) {
-    field.each(|v| raw_bytes(out, number, &v.0));
+    field.each(|v| wire::put_bytes(out, number, &v.0));
 }
 
 /// A `bytes` Go holds as a value; written only when set and not empty
 /// (Go writes a nil slice as nothing).
 pub fn put_bytes_value<S: Each<ByteString>>(out: &mut Vec<u8>, number: u32, field: &S) {
     if let Some(v) = field.single().filter(|v| !v.0.is_empty()) {
-        raw_bytes(out, number, &v.0);
+        wire::put_bytes(out, number, &v.0);
     }
 }
 
@@ -123,7 +117,7 @@ pub fn put_map<V, S: MapSlot<V>>(
     };
     for (k, v) in entries {
         length_prefixed(out, number, |out| {
-            raw_bytes(out, 1, k.as_bytes());
+            wire::put_bytes(out, 1, k.as_bytes());
             put_value(out, v);
         });
     }
@@ -134,7 +128,7 @@ pub fn put_wrapped_strings<S: StringsSlot>(out: &mut Vec<u8>, number: u32, field
     if let Some(strings) = field.get() {
         length_prefixed(out, number, |out| {
             for s in strings {
-                raw_bytes(out, 1, s.as_bytes());
+                wire::put_bytes(out, 1, s.as_bytes());
             }
         });
     }
@@ -142,12 +136,12 @@ pub fn put_wrapped_strings<S: StringsSlot>(out: &mut Vec<u8>, number: u32, field
 
 /// A map value that is a string.
 pub fn string_value(out: &mut Vec<u8>, value: &String) {
-    raw_bytes(out, 2, value.as_bytes());
+    wire::put_bytes(out, 2, value.as_bytes());
 }
 
 /// A map value that is bytes.
 pub fn bytes_value(out: &mut Vec<u8>, value: &ByteString) {
-    raw_bytes(out, 2, &value.0);
+    wire::put_bytes(out, 2, &value.0);
 }
 
 /// A map value that is a message.

@@ -125,11 +125,7 @@ fn frame(codec: &KindCodec, event_type: &str, object_envelope: &[u8]) -> Bytes {
     let mut event = Vec::with_capacity(object_envelope.len() + 32);
     clientgo_protobuf::put::put_string(&mut event, 1, &event_type.to_string());
     clientgo_protobuf::put::length_prefixed(&mut event, 2, |out| {
-        clientgo_protobuf::put::put_bytes(
-            out,
-            1,
-            &k8s_openapi::ByteString(object_envelope.to_vec()),
-        );
+        clientgo_apimachinery::protobuf_wire::put_bytes(out, 1, object_envelope);
     });
     let outer = Unknown::wrap(codec.api_version, "WatchEvent", &event);
     let mut bytes = Vec::with_capacity(outer.len() + 4);
