@@ -57,6 +57,9 @@ pub(crate) struct ClientInner {
     pub(crate) counters: Counters,
     pub(crate) content_type: crate::ContentType,
     pub(crate) request_metrics: Option<Arc<dyn crate::RequestMetrics>>,
+    /// The `host` label of request metrics: every request goes to the
+    /// base URL's host, so it is worked out once.
+    pub(crate) host_label: String,
 }
 
 /// What is needed to build (and rebuild) the reqwest client.
@@ -154,6 +157,7 @@ impl RestClient {
         let auth = Authenticator::new(&config, &slot)?;
         let default_headers = impersonation_headers(&config)?;
         let throttle = TokenBucket::new(config.qps, config.burst);
+        let host_label = crate::metrics::host_label(&base_url);
         Ok(RestClient {
             inner: Arc::new(ClientInner {
                 base_url,
@@ -164,6 +168,7 @@ impl RestClient {
                 throttle,
                 max_retries: config.max_retries,
                 content_type: config.content_type,
+                host_label,
                 request_metrics: config
                     .request_metrics
                     .clone()

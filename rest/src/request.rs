@@ -461,13 +461,11 @@ impl Request {
         let mut retries = 0;
         let mut reauthenticated = false;
         let mut lane = streaming.then(|| inner.lanes.long_running());
-        let host = crate::metrics::host_label(&url);
-        let method = self.method.as_str().to_string();
         loop {
             if throttled && let Some(bucket) = &inner.throttle {
                 let waited = bucket.accept().await;
                 if let Some(metrics) = &inner.request_metrics {
-                    metrics.rate_limiter_latency(&method, &host, waited);
+                    metrics.rate_limiter_latency(self.method.as_str(), &inner.host_label, waited);
                 }
                 if !waited.is_zero() {
                     inner.counters.throttled.fetch_add(1, Ordering::Relaxed);
@@ -520,21 +518,23 @@ impl Request {
                 None => builder.send().await,
             };
             let latency = started.elapsed();
-            let code_label = match &sent {
-                Ok(response) => response.status().as_u16().to_string(),
-                Err(_) => "<error>".to_string(),
-            };
+            let code = sent
+                .as_ref()
+                .ok()
+                .map(|response| response.status().as_u16());
             if let Some(metrics) = &inner.request_metrics {
-                metrics.request_result(&code_label, &method, &host);
-                metrics.request_latency(&method, &host, latency);
+                let code = code.map_or_else(|| "<error>".to_string(), |code| code.to_string());
+                let method = self.method.as_str();
+                metrics.request_result(&code, method, &inner.host_label);
+                metrics.request_latency(method, &inner.host_label, latency);
             }
             // Never a header value: the URL has no credentials, and the
-            // query only selectors and versions.
+            // query only selectors and versions. (No answer: no status.)
             tracing::debug!(
                 target: "clientgo_rest::request",
-                verb = %method,
+                verb = %self.method,
                 url = %url,
-                status = %code_label,
+                status = ?code,
                 duration_ms = latency.as_secs_f64() * 1000.0,
                 "request"
             );
