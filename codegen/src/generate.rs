@@ -85,6 +85,19 @@ impl GenerateOptions {
     }
 }
 
+impl GenerateOptions {
+    /// The `#[cfg(feature = ..)]` line of a group's code: clientgo-informers
+    /// has one cargo feature per API group, named after its module, so a
+    /// user compiles only the groups they enable. Code generated for
+    /// another crate has no such features.
+    fn group_feature(&self, module: &str) -> String {
+        match self.target {
+            Target::Informers => format!("#[cfg(feature = {:?})]\n", file_stem(module)),
+            Target::External { .. } => String::new(),
+        }
+    }
+}
+
 /// The first Kubernetes minor version whose k8s-openapi has one of
 /// `resources`; `None` when the oldest supported one has one.
 fn first_minor<'r>(resources: impl IntoIterator<Item = &'r Resource>) -> Option<u32> {
@@ -250,6 +263,10 @@ fn root_file(
             )
         })
         .collect();
+    let gates: BTreeMap<&str, String> = gates
+        .into_iter()
+        .map(|(group, gate)| (group, options.group_feature(&modules[group]) + &gate))
+        .collect();
     for group in by_group.keys() {
         let _ = writeln!(out, "{}pub mod {};", gates[group], modules[*group]);
     }
@@ -301,12 +318,13 @@ fn root_file(
     };
     let _ = writeln!(
         out,
-        "/// The informer of a generated resource, found by group, version and\n/// plural, as a generic informer (created on first use, like the typed\n/// accessors); `None` for any other resource.\npub fn for_resource(factory: &{krate}::SharedInformerFactory, resource: &{krate}::apimachinery::GroupVersionResource) -> Option<{krate}::GenericInformer> {{\nmatch (resource.group.as_str(), resource.version.as_str(), resource.resource.as_str()) {{"
+        "/// The informer of a generated resource, found by group, version and\n/// plural, as a generic informer (created on first use, like the typed\n/// accessors); `None` for any other resource.\n///\n/// Inlined: it names every generated type, and so compiles every one of\n/// their informers, only in a crate that calls it.\n#[inline]\npub fn for_resource(factory: &{krate}::SharedInformerFactory, resource: &{krate}::apimachinery::GroupVersionResource) -> Option<{krate}::GenericInformer> {{\nmatch (resource.group.as_str(), resource.version.as_str(), resource.resource.as_str()) {{"
     );
     for resource in every_resource() {
         let _ = writeln!(
             out,
-            "{gate}({group:?}, {version:?}, {plural:?}) => Some({krate}::GenericInformer::from_informer(factory.informer_for::<{ty}>())),",
+            "{feature}{gate}({group:?}, {version:?}, {plural:?}) => Some({krate}::GenericInformer::from_informer(factory.informer_for::<{ty}>())),",
+            feature = options.group_feature(&modules[resource.group.as_str()]),
             gate = options.gate([*resource], None),
             group = resource.group,
             version = resource.version,
@@ -317,12 +335,13 @@ fn root_file(
     out.push_str("_ => None,\n}\n}\n");
     let _ = writeln!(
         out,
-        "/// Makes the factory's `for_resource` know every generated resource\n/// without creating any informer.\npub fn register_all(factory: &{krate}::SharedInformerFactory) {{"
+        "/// Makes the factory's `for_resource` know every generated resource\n/// without creating any informer (inlined, as `for_resource` is).\n#[inline]\npub fn register_all(factory: &{krate}::SharedInformerFactory) {{"
     );
     for resource in every_resource() {
         let _ = writeln!(
             out,
-            "{gate}factory.register::<{ty}>();",
+            "{feature}{gate}factory.register::<{ty}>();",
+            feature = options.group_feature(&modules[resource.group.as_str()]),
             gate = options.gate([*resource], None),
             ty = resource.type_path,
         );
@@ -420,22 +439,22 @@ fn resource_items(out: &mut String, resource: &Resource, krate: &str, gate: &str
     let plural = &resource.plural;
     let _ = writeln!(
         out,
-        "/// The factory's shared informer of {plural}, and listers over its cache.\n{gate}#[derive(Debug, Clone, Copy)]\npub struct {kind}Informer<'a> {{ factory: &'a {krate}::SharedInformerFactory }}\n{gate}impl {kind}Informer<'_> {{\n/// The shared informer, created on first use and started by the\n/// factory's `start`; every caller gets the same one.\npub fn informer(&self) -> {krate}::SharedIndexInformer<{ty}> {{ self.factory.informer_for::<{ty}>() }}\n/// A lister over the informer's cache.\npub fn lister(&self) -> {kind}Lister {{ {kind}Lister(self.informer().lister()) }}\n}}"
+        "/// The factory's shared informer of {plural}, and listers over its cache.\n{gate}#[derive(Debug, Clone, Copy)]\npub struct {kind}Informer<'a> {{ factory: &'a {krate}::SharedInformerFactory }}\n{gate}impl {kind}Informer<'_> {{\n/// The shared informer, created on first use and started by the\n/// factory's `start`; every caller gets the same one.\n#[inline]\npub fn informer(&self) -> {krate}::SharedIndexInformer<{ty}> {{ self.factory.informer_for::<{ty}>() }}\n/// A lister over the informer's cache.\n#[inline]\npub fn lister(&self) -> {kind}Lister {{ {kind}Lister(self.informer().lister()) }}\n}}"
     );
     let _ = writeln!(
         out,
-        "/// Reads cached {plural}; the objects are shared with the cache and\n/// must not be changed.\n{gate}#[derive(Debug, Clone)]\npub struct {kind}Lister({krate}::Lister<{ty}>);\n{gate}impl {kind}Lister {{\n/// The cached {plural} whose labels match `selector`.\npub fn list(&self, selector: &LabelSelector) -> Vec<Arc<{ty}>> {{ self.0.list(selector) }}"
+        "/// Reads cached {plural}; the objects are shared with the cache and\n/// must not be changed.\n{gate}#[derive(Debug, Clone)]\npub struct {kind}Lister({krate}::Lister<{ty}>);\n{gate}impl {kind}Lister {{\n/// The cached {plural} whose labels match `selector`.\n#[inline]\npub fn list(&self, selector: &LabelSelector) -> Vec<Arc<{ty}>> {{ self.0.list(selector) }}"
     );
     if resource.namespaced {
         let _ = writeln!(
             out,
-            "/// A lister of the {plural} in `namespace`.\npub fn {method}(&self, namespace: &str) -> {kind}NamespaceLister {{ {kind}NamespaceLister(self.0.namespace(namespace)) }}\n}}\n/// Reads the cached {plural} of one namespace.\n{gate}#[derive(Debug, Clone)]\npub struct {kind}NamespaceLister({krate}::NamespaceLister<{ty}>);\n{gate}impl {kind}NamespaceLister {{\n/// The namespace's cached {plural} whose labels match `selector`.\npub fn list(&self, selector: &LabelSelector) -> Vec<Arc<{ty}>> {{ self.0.list(selector) }}\n/// The cached object named `name` in the namespace, or\n/// [`Error::NotFound`]({krate}::Error::NotFound).\npub fn get(&self, name: &str) -> Result<Arc<{ty}>, {krate}::Error> {{ self.0.get(name) }}\n}}",
+            "/// A lister of the {plural} in `namespace`.\n#[inline]\npub fn {method}(&self, namespace: &str) -> {kind}NamespaceLister {{ {kind}NamespaceLister(self.0.namespace(namespace)) }}\n}}\n/// Reads the cached {plural} of one namespace.\n{gate}#[derive(Debug, Clone)]\npub struct {kind}NamespaceLister({krate}::NamespaceLister<{ty}>);\n{gate}impl {kind}NamespaceLister {{\n/// The namespace's cached {plural} whose labels match `selector`.\n#[inline]\npub fn list(&self, selector: &LabelSelector) -> Vec<Arc<{ty}>> {{ self.0.list(selector) }}\n/// The cached object named `name` in the namespace, or\n/// [`Error::NotFound`]({krate}::Error::NotFound).\n#[inline]\npub fn get(&self, name: &str) -> Result<Arc<{ty}>, {krate}::Error> {{ self.0.get(name) }}\n}}",
             method = accessor(plural)
         );
     } else {
         let _ = writeln!(
             out,
-            "/// The cached object named `name`, or\n/// [`Error::NotFound`]({krate}::Error::NotFound).\npub fn get(&self, name: &str) -> Result<Arc<{ty}>, {krate}::Error> {{ self.0.get(name) }}\n}}"
+            "/// The cached object named `name`, or\n/// [`Error::NotFound`]({krate}::Error::NotFound).\n#[inline]\npub fn get(&self, name: &str) -> Result<Arc<{ty}>, {krate}::Error> {{ self.0.get(name) }}\n}}"
         );
     }
 }

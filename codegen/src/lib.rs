@@ -59,6 +59,7 @@ mod crd;
 mod error;
 mod generate;
 mod k8s_openapi_versions;
+mod log_subscriber;
 mod model;
 mod naming;
 mod openapi;
@@ -69,6 +70,7 @@ pub use cluster::{ClusterOptions, fetch_openapi};
 pub use crd::{TypeMapping, resources_from_crds};
 pub use error::Error;
 pub use generate::{GenerateOptions, GeneratedFile, Target, generate};
+pub use log_subscriber::install_log_subscriber;
 pub use model::{Resource, Stability};
 pub use openapi::{
     OpenApiResources, k8s_openapi_type_path, resources_from_openapi, resources_from_openapi_typed,

@@ -54,6 +54,7 @@ where
             return std::process::ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }
     };
+    clientgo_testing::install_log_subscriber("warn");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -143,6 +143,11 @@ impl SharedInformerFactory {
     /// use. Knows every GA built-in resource (see [`crate::builtin`]) and
     /// every type asked for or [`register`](Self::register)ed; errors for
     /// any other.
+    ///
+    /// Inlined, because it can create the informer of any built-in type: a
+    /// crate that calls it compiles the informers of every enabled group,
+    /// and a crate that does not, none.
+    #[inline]
     pub fn for_resource(&self, resource: &ApiResource) -> Result<GenericInformer, Error> {
         let gvr = resource.group_version_resource();
         let constructor = self.known.lock().get(&gvr).cloned();

@@ -69,6 +69,7 @@ struct HttpSettings {
     connect_timeout: Duration,
     proxy: Proxy,
     http1_only: bool,
+    disable_compression: bool,
 }
 
 #[derive(Debug, Default)]
@@ -145,6 +146,7 @@ impl RestClient {
             connect_timeout: config.connect_timeout,
             proxy: config.proxy.clone(),
             http1_only: config.tls.disable_http2,
+            disable_compression: config.disable_compression,
         };
         // Built once here so a bad setting is an error now; later clients
         // (new lanes, renewed connections) use the same settings and fall
@@ -297,11 +299,18 @@ fn build_http(settings: &HttpSettings) -> Result<reqwest::Client, ConfigError> {
     builder = match &settings.proxy {
         Proxy::FromEnvironment => builder,
         Proxy::None => builder.no_proxy(),
-        Proxy::Url(url) => builder.proxy(
-            reqwest::Proxy::all(url.as_str())
-                .map_err(|e| ConfigError::HttpClient(format!("proxy-url {url:?}: {e}")))?,
-        ),
+        Proxy::Url(url) => {
+            let dial = crate::proxy_url::dial_url(url)
+                .map_err(|e| ConfigError::HttpClient(format!("proxy-url: {e}")))?;
+            builder.proxy(
+                reqwest::Proxy::all(dial.as_str())
+                    .map_err(|e| ConfigError::HttpClient(format!("proxy-url {url:?}: {e}")))?,
+            )
+        }
     };
+    if settings.disable_compression {
+        builder = builder.no_gzip();
+    }
     if settings.http1_only {
         builder = builder.http1_only();
     }

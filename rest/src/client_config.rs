@@ -182,8 +182,14 @@ fn cluster_settings(name: &str, cluster: &Cluster, file: &Path) -> Result<Config
         });
     }
     if let Some(proxy) = cluster.proxy_url.clone().filter(|p| !p.is_empty()) {
+        crate::proxy_url::dial_url(&proxy).map_err(|message| ConfigError::InvalidField {
+            field: field("proxy-url"),
+            source_name: source_name.clone(),
+            message,
+        })?;
         config.proxy = Proxy::Url(proxy);
     }
+    config.disable_compression = cluster.disable_compression.unwrap_or(false);
     Ok(config)
 }
 

@@ -202,6 +202,13 @@ pub struct Config {
     /// A kubeconfig's `oidc` auth-provider: an ID token, refreshed with
     /// the refresh token through the issuer when it expires.
     pub oidc: Option<crate::OidcConfig>,
+    /// Whether responses are asked for uncompressed. `false` (the default,
+    /// as in client-go) sends `Accept-Encoding: gzip`, and kube-apiserver
+    /// then compresses large non-watch answers (over 128 KiB); the client
+    /// decompresses them as they stream. A kubeconfig cluster's
+    /// `disable-compression: true` sets it: on a fast network, compressing
+    /// a large list costs the server more time than the bytes saved.
+    pub disable_compression: bool,
 }
 
 impl Config {
@@ -232,6 +239,7 @@ impl Config {
             content_type: ContentType::Json,
             request_metrics: None,
             oidc: None,
+            disable_compression: false,
         }
     }
 
@@ -366,6 +374,14 @@ impl Config {
     #[must_use]
     pub fn proxy(mut self, proxy: Proxy) -> Self {
         self.proxy = proxy;
+        self
+    }
+
+    /// Asks for uncompressed responses (see
+    /// [`disable_compression`](Self::disable_compression)).
+    #[must_use]
+    pub fn disable_compression(mut self, disable: bool) -> Self {
+        self.disable_compression = disable;
         self
     }
 

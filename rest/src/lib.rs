@@ -78,6 +78,7 @@ mod oidc;
 mod options;
 #[cfg(feature = "prometheus")]
 mod prometheus;
+mod proxy_url;
 mod request;
 mod resource_client;
 mod secret;

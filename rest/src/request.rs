@@ -14,6 +14,7 @@ use reqwest::Method;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tracing::Instrument;
 
 use crate::client::RestClient;
 use crate::connection_lanes::LaneTicket;
@@ -501,10 +502,24 @@ impl Request {
                 builder = builder.timeout(timeout);
             }
             inner.counters.requests.fetch_add(1, Ordering::Relaxed);
+            // One span per attempt: verb and path (never a header value;
+            // the query holds only selectors and versions), then the
+            // status and duration once answered.
+            let span = tracing::debug_span!(
+                target: "clientgo_rest::request",
+                "request",
+                verb = %self.method,
+                path = %path_of(&url),
+                status = tracing::field::Empty,
+                duration_ms = tracing::field::Empty,
+            );
             let started = std::time::Instant::now();
             let sent = match &lane {
                 Some(ticket) => {
-                    match send_long_running(ticket, builder, inner.watch_header_wait).await {
+                    match send_long_running(ticket, builder, inner.watch_header_wait)
+                        .instrument(span.clone())
+                        .await
+                    {
                         Some(sent) => sent,
                         None => {
                             // Queued behind its connection's stream limit:
@@ -515,7 +530,7 @@ impl Request {
                         }
                     }
                 }
-                None => builder.send().await,
+                None => builder.send().instrument(span.clone()).await,
             };
             let latency = started.elapsed();
             let code = sent
@@ -528,16 +543,20 @@ impl Request {
                 metrics.request_result(&code, method, &inner.host_label);
                 metrics.request_latency(method, &inner.host_label, latency);
             }
-            // Never a header value: the URL has no credentials, and the
-            // query only selectors and versions. (No answer: no status.)
-            tracing::debug!(
-                target: "clientgo_rest::request",
-                verb = %self.method,
-                url = %url,
-                status = ?code,
-                duration_ms = latency.as_secs_f64() * 1000.0,
-                "request"
-            );
+            let duration_ms = latency.as_secs_f64() * 1000.0;
+            if let Some(code) = code {
+                span.record("status", code);
+            }
+            span.record("duration_ms", duration_ms);
+            // (No answer: no status.)
+            span.in_scope(|| {
+                tracing::debug!(
+                    target: "clientgo_rest::request",
+                    status = ?code,
+                    duration_ms,
+                    "answered"
+                );
+            });
             match sent {
                 Ok(response) => {
                     inner.handle_warnings(response.headers());
@@ -781,9 +800,32 @@ pub(crate) fn status_from_body(
     status
 }
 
+/// The path and query of `url`, for logs (the scheme and host are the
+/// client's and the same for every request).
+fn path_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    url[after_scheme..]
+        .find('/')
+        .map_or("/", |i| &url[after_scheme + i..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn logged_paths_drop_scheme_and_host() {
+        for (url, path) in [
+            ("https://h:6443/api/v1/pods?watch=1", "/api/v1/pods?watch=1"),
+            (
+                "http://127.0.0.1:1/prefix/apis/apps/v1",
+                "/prefix/apis/apps/v1",
+            ),
+            ("https://h", "/"),
+        ] {
+            assert_eq!(path_of(url), path);
+        }
+    }
 
     #[test]
     fn html_pages_become_a_status_with_capped_text() {

@@ -89,6 +89,7 @@
 
 mod auth;
 mod churn;
+mod compression;
 mod connection;
 mod crd;
 mod discovery;
@@ -96,6 +97,7 @@ mod fake_lister_watcher;
 mod faults;
 mod handlers;
 mod in_flight;
+mod log_subscriber;
 mod oidc;
 mod patch;
 pub mod process_memory;
@@ -109,6 +111,7 @@ mod routing;
 mod seeded_random;
 mod server;
 mod server_builder;
+mod socks5_proxy;
 mod storage;
 mod storage_reads;
 mod storage_writes;
@@ -119,6 +122,7 @@ pub use churn::{ChurnCounts, ChurnOptions, ChurnWriter, ObjectGenerator};
 pub use crd::custom_resource_definition;
 pub use fake_lister_watcher::{FakeListerWatcher, FakeWatch};
 pub use faults::{Corruption, Failure, Faults};
+pub use log_subscriber::install_log_subscriber;
 pub use oidc::OidcIssuer;
 pub use realistic::{realistic_deployment, realistic_pod};
 pub use registry::ResourceRegistry;
@@ -129,6 +133,7 @@ pub use server_builder::{
     DEFAULT_BOOKMARK_INTERVAL, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_MAX_REQUESTS_IN_FLIGHT,
     TestApiServerBuilder,
 };
+pub use socks5_proxy::{Socks5Proxy, Socks5ProxyOptions, Socks5Target};
 pub use storage::{
     EventType, ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StorageEvent,
     StorageOptions, StorageWatch, StoredObject,

@@ -70,6 +70,8 @@ pub struct RequestRecord {
     /// The request's headers, as sent (credentials included: this is a
     /// test server).
     pub headers: hyper::HeaderMap,
+    /// The answer's `Content-Encoding` (`gzip` when it was compressed).
+    pub response_encoding: Option<String>,
 }
 
 impl RequestRecord {

@@ -42,6 +42,11 @@ pub(crate) async fn dispatch(
     let target = parsed.as_ref().ok().and_then(Option::as_ref);
     let watching = options.as_ref().is_ok_and(|o| o.watch);
     let verb = verb_of(&method, target, watching);
+    // kube-apiserver compresses resource requests' answers, never a watch's.
+    let compress = state.gzip
+        && target.is_some()
+        && verb != Verb::Watch
+        && crate::compression::accepts_gzip(&headers);
     // The real filter chain: authentication, then max-in-flight (which
     // lets long-running requests through), then authorization. Injected
     // latency counts as serving time.
@@ -65,7 +70,13 @@ pub(crate) async fn dispatch(
         respond(&state, request, verb, parsed, options).await
     };
     drop(slot);
-    let mut response = response;
+    let mut response = match response {
+        Some(response) if compress => Some(
+            crate::compression::gzip_response(response, crate::compression::GZIP_THRESHOLD_BYTES)
+                .await,
+        ),
+        other => other,
+    };
     if let (Some(response), Some(text)) = (response.as_mut(), state.faults.warning()) {
         let quoted = format!("299 - {:?}", text);
         if let Ok(value) = header::HeaderValue::from_str(&quoted) {
@@ -83,6 +94,12 @@ pub(crate) async fn dispatch(
         http_version,
         connection: peer.connection,
         headers,
+        response_encoding: response.as_ref().and_then(|r| {
+            r.headers()
+                .get(header::CONTENT_ENCODING)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        }),
     });
     response
 }

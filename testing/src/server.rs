@@ -37,6 +37,8 @@ pub(crate) struct ServerState {
     pub(crate) in_flight: InFlight,
     /// Whether protobuf is served to clients asking for it.
     pub(crate) protobuf: bool,
+    /// Whether large answers are gzip-compressed for clients asking for it.
+    pub(crate) gzip: bool,
     /// Whether it serves HTTPS.
     pub(crate) tls: bool,
     /// The OpenID Connect issuer it plays, when asked to.

@@ -36,6 +36,7 @@ pub struct TestApiServerBuilder {
     port: u16,
     watch_list: bool,
     protobuf: bool,
+    gzip: bool,
     oidc: Option<crate::oidc::OidcIssuer>,
     watch_cache: bool,
     http2_max_concurrent_streams: u32,
@@ -74,6 +75,7 @@ impl Default for TestApiServerBuilder {
             port: 0,
             watch_list: true,
             protobuf: true,
+            gzip: true,
             oidc: None,
             watch_cache: true,
             http2_max_concurrent_streams: DEFAULT_HTTP2_MAX_STREAMS,
@@ -200,6 +202,15 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Compresses answers to resource requests other than watches with
+    /// gzip when the client's `Accept-Encoding` asks for it and the body is
+    /// over 128 KiB, as kube-apiserver does with its `APIResponseCompression`
+    /// feature (on by default). Off, it plays a server with that feature off.
+    pub fn gzip(mut self, compress: bool) -> Self {
+        self.gzip = compress;
+        self
+    }
+
     /// Encodes objects of built-in types as protobuf when they are written
     /// (see [`StorageOptions::encode_protobuf_on_write`]); off by default.
     pub fn encode_protobuf_on_write(mut self, encode: bool) -> Self {
@@ -258,6 +269,7 @@ impl TestApiServerBuilder {
             denied: parking_lot::Mutex::new(self.denied),
             connections_accepted: AtomicU64::new(0),
             protobuf: self.protobuf,
+            gzip: self.gzip,
             tls: tls.is_some(),
             oidc: self.oidc,
         });

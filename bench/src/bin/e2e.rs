@@ -73,6 +73,7 @@ fn main() {
         Ok(flags) => flags,
         Err(error) => error.exit(),
     };
+    clientgo_testing::install_log_subscriber("warn");
     if flags.clients.is_empty() {
         flags.clients = ClientKind::ALL.to_vec();
     }

@@ -44,6 +44,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    clientgo_codegen::install_log_subscriber();
     match run(&args) {
         Ok(code) => code,
         Err(problem) => {

@@ -24,6 +24,10 @@ impl CronTabInformers for clientgo_informers::SharedInformerFactory {
 /// The informer of a generated resource, found by group, version and
 /// plural, as a generic informer (created on first use, like the typed
 /// accessors); `None` for any other resource.
+///
+/// Inlined: it names every generated type, and so compiles every one of
+/// their informers, only in a crate that calls it.
+#[inline]
 pub fn for_resource(
     factory: &clientgo_informers::SharedInformerFactory,
     resource: &clientgo_informers::apimachinery::GroupVersionResource,
@@ -45,7 +49,8 @@ pub fn for_resource(
 }
 
 /// Makes the factory's `for_resource` know every generated resource
-/// without creating any informer.
+/// without creating any informer (inlined, as `for_resource` is).
+#[inline]
 pub fn register_all(factory: &clientgo_informers::SharedInformerFactory) {
     factory.register::<crate::crontab::CronTab>();
 }

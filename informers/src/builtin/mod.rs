@@ -7,120 +7,158 @@
 //! gives a resource's informer and lister; `for_resource` finds one by
 //! group, version and plural.
 
+#[cfg(feature = "core")]
 pub mod core;
+#[cfg(feature = "admissionregistration")]
 pub mod admissionregistration;
+#[cfg(feature = "apiextensions")]
 pub mod apiextensions;
+#[cfg(feature = "apiregistration")]
 pub mod apiregistration;
+#[cfg(feature = "apps")]
 pub mod apps;
+#[cfg(feature = "autoscaling")]
 pub mod autoscaling;
+#[cfg(feature = "batch")]
 pub mod batch;
+#[cfg(feature = "certificates")]
 pub mod certificates;
+#[cfg(feature = "coordination")]
 pub mod coordination;
+#[cfg(feature = "discovery")]
 pub mod discovery;
+#[cfg(feature = "events")]
 pub mod events;
+#[cfg(feature = "flowcontrol")]
 pub mod flowcontrol;
+#[cfg(feature = "networking")]
 pub mod networking;
+#[cfg(feature = "node")]
 pub mod node;
+#[cfg(feature = "policy")]
 pub mod policy;
+#[cfg(feature = "rbac")]
 pub mod rbac;
+#[cfg(feature = "resource")]
 #[cfg(k8s_openapi_ge_1_34)]
 pub mod resource;
+#[cfg(feature = "scheduling")]
 pub mod scheduling;
+#[cfg(feature = "storage")]
 pub mod storage;
 
 impl crate::SharedInformerFactory {
     /// The informers of the core group.
+    #[cfg(feature = "core")]
     pub fn core(&self) -> core::Group<'_> {
         core::Group::new(self)
     }
 
     /// The informers of the admissionregistration.k8s.io group.
+    #[cfg(feature = "admissionregistration")]
     pub fn admissionregistration(&self) -> admissionregistration::Group<'_> {
         admissionregistration::Group::new(self)
     }
 
     /// The informers of the apiextensions.k8s.io group.
+    #[cfg(feature = "apiextensions")]
     pub fn apiextensions(&self) -> apiextensions::Group<'_> {
         apiextensions::Group::new(self)
     }
 
     /// The informers of the apiregistration.k8s.io group.
+    #[cfg(feature = "apiregistration")]
     pub fn apiregistration(&self) -> apiregistration::Group<'_> {
         apiregistration::Group::new(self)
     }
 
     /// The informers of the apps group.
+    #[cfg(feature = "apps")]
     pub fn apps(&self) -> apps::Group<'_> {
         apps::Group::new(self)
     }
 
     /// The informers of the autoscaling group.
+    #[cfg(feature = "autoscaling")]
     pub fn autoscaling(&self) -> autoscaling::Group<'_> {
         autoscaling::Group::new(self)
     }
 
     /// The informers of the batch group.
+    #[cfg(feature = "batch")]
     pub fn batch(&self) -> batch::Group<'_> {
         batch::Group::new(self)
     }
 
     /// The informers of the certificates.k8s.io group.
+    #[cfg(feature = "certificates")]
     pub fn certificates(&self) -> certificates::Group<'_> {
         certificates::Group::new(self)
     }
 
     /// The informers of the coordination.k8s.io group.
+    #[cfg(feature = "coordination")]
     pub fn coordination(&self) -> coordination::Group<'_> {
         coordination::Group::new(self)
     }
 
     /// The informers of the discovery.k8s.io group.
+    #[cfg(feature = "discovery")]
     pub fn discovery(&self) -> discovery::Group<'_> {
         discovery::Group::new(self)
     }
 
     /// The informers of the events.k8s.io group.
+    #[cfg(feature = "events")]
     pub fn events(&self) -> events::Group<'_> {
         events::Group::new(self)
     }
 
     /// The informers of the flowcontrol.apiserver.k8s.io group.
+    #[cfg(feature = "flowcontrol")]
     pub fn flowcontrol(&self) -> flowcontrol::Group<'_> {
         flowcontrol::Group::new(self)
     }
 
     /// The informers of the networking.k8s.io group.
+    #[cfg(feature = "networking")]
     pub fn networking(&self) -> networking::Group<'_> {
         networking::Group::new(self)
     }
 
     /// The informers of the node.k8s.io group.
+    #[cfg(feature = "node")]
     pub fn node(&self) -> node::Group<'_> {
         node::Group::new(self)
     }
 
     /// The informers of the policy group.
+    #[cfg(feature = "policy")]
     pub fn policy(&self) -> policy::Group<'_> {
         policy::Group::new(self)
     }
 
     /// The informers of the rbac.authorization.k8s.io group.
+    #[cfg(feature = "rbac")]
     pub fn rbac(&self) -> rbac::Group<'_> {
         rbac::Group::new(self)
     }
 
     /// The informers of the resource.k8s.io group.
+    #[cfg(feature = "resource")]
     #[cfg(k8s_openapi_ge_1_34)]
     pub fn resource(&self) -> resource::Group<'_> {
         resource::Group::new(self)
     }
 
     /// The informers of the scheduling.k8s.io group.
+    #[cfg(feature = "scheduling")]
     pub fn scheduling(&self) -> scheduling::Group<'_> {
         scheduling::Group::new(self)
     }
 
     /// The informers of the storage.k8s.io group.
+    #[cfg(feature = "storage")]
     pub fn storage(&self) -> storage::Group<'_> {
         storage::Group::new(self)
     }
@@ -129,6 +167,10 @@ impl crate::SharedInformerFactory {
 /// The informer of a generated resource, found by group, version and
 /// plural, as a generic informer (created on first use, like the typed
 /// accessors); `None` for any other resource.
+///
+/// Inlined: it names every generated type, and so compiles every one of
+/// their informers, only in a crate that calls it.
+#[inline]
 pub fn for_resource(
     factory: &crate::SharedInformerFactory,
     resource: &crate::apimachinery::GroupVersionResource,
@@ -138,6 +180,7 @@ pub fn for_resource(
         resource.version.as_str(),
         resource.resource.as_str(),
     ) {
+        #[cfg(feature = "core")]
         ("", "v1", "configmaps") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -145,6 +188,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "endpoints") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -152,6 +196,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "events") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -159,6 +204,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "limitranges") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -166,6 +212,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "namespaces") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -173,6 +220,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "nodes") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -180,6 +228,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "persistentvolumes") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -188,6 +237,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "persistentvolumeclaims") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -198,6 +248,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "pods") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -205,6 +256,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "podtemplates") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -212,6 +264,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "replicationcontrollers") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -222,6 +275,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "resourcequotas") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -229,6 +283,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "secrets") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -236,6 +291,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "services") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -243,6 +299,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "core")]
         ("", "v1", "serviceaccounts") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -250,6 +307,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "admissionregistration")]
         #[cfg(k8s_openapi_ge_1_36)]
         ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies") => {
             Some(
@@ -261,6 +319,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "admissionregistration")]
         #[cfg(k8s_openapi_ge_1_36)]
         ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings") => {
             Some(
@@ -272,6 +331,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "admissionregistration")]
         ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -282,6 +342,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "admissionregistration")]
         ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -292,6 +353,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "admissionregistration")]
         ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -302,6 +364,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "admissionregistration")]
         ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -312,6 +375,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "apiextensions")]
         ("apiextensions.k8s.io", "v1", "customresourcedefinitions") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -322,6 +386,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "apiregistration")]
         ("apiregistration.k8s.io", "v1", "apiservices") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -332,6 +397,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "apps")]
         ("apps", "v1", "controllerrevisions") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -340,6 +406,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "apps")]
         ("apps", "v1", "daemonsets") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -347,6 +414,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "apps")]
         ("apps", "v1", "deployments") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -354,6 +422,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "apps")]
         ("apps", "v1", "replicasets") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -361,6 +430,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "apps")]
         ("apps", "v1", "statefulsets") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -368,6 +438,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "autoscaling")]
         ("autoscaling", "v1", "horizontalpodautoscalers") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -378,6 +449,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "autoscaling")]
         ("autoscaling", "v2", "horizontalpodautoscalers") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -388,6 +460,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "batch")]
         ("batch", "v1", "cronjobs") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -395,6 +468,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "batch")]
         ("batch", "v1", "jobs") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -402,6 +476,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "certificates")]
         ("certificates.k8s.io", "v1", "certificatesigningrequests") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -412,6 +487,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "coordination")]
         ("coordination.k8s.io", "v1", "leases") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -419,6 +495,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "discovery")]
         ("discovery.k8s.io", "v1", "endpointslices") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -427,6 +504,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "events")]
         ("events.k8s.io", "v1", "events") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -434,6 +512,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "flowcontrol")]
         ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -442,6 +521,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "flowcontrol")]
         ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -452,6 +532,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "networking")]
         ("networking.k8s.io", "v1", "ipaddresses") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -459,6 +540,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "networking")]
         ("networking.k8s.io", "v1", "ingresses") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -466,6 +548,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "networking")]
         ("networking.k8s.io", "v1", "ingressclasses") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -474,6 +557,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "networking")]
         ("networking.k8s.io", "v1", "networkpolicies") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -484,6 +568,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "networking")]
         ("networking.k8s.io", "v1", "servicecidrs") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -492,6 +577,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "node")]
         ("node.k8s.io", "v1", "runtimeclasses") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -499,6 +585,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "policy")]
         ("policy", "v1", "poddisruptionbudgets") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -509,6 +596,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "rbac")]
         ("rbac.authorization.k8s.io", "v1", "clusterroles") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -516,6 +604,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "rbac")]
         ("rbac.authorization.k8s.io", "v1", "clusterrolebindings") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -524,6 +613,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "rbac")]
         ("rbac.authorization.k8s.io", "v1", "roles") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -531,6 +621,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "rbac")]
         ("rbac.authorization.k8s.io", "v1", "rolebindings") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -538,6 +629,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "resource")]
         #[cfg(k8s_openapi_ge_1_34)]
         ("resource.k8s.io", "v1", "deviceclasses") => {
             Some(
@@ -546,6 +638,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "resource")]
         #[cfg(k8s_openapi_ge_1_34)]
         ("resource.k8s.io", "v1", "resourceclaims") => {
             Some(
@@ -555,6 +648,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "resource")]
         #[cfg(k8s_openapi_ge_1_34)]
         ("resource.k8s.io", "v1", "resourceclaimtemplates") => {
             Some(
@@ -566,6 +660,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "resource")]
         #[cfg(k8s_openapi_ge_1_34)]
         ("resource.k8s.io", "v1", "resourceslices") => {
             Some(
@@ -575,6 +670,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "scheduling")]
         ("scheduling.k8s.io", "v1", "priorityclasses") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -585,6 +681,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "storage")]
         ("storage.k8s.io", "v1", "csidrivers") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -592,6 +689,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "storage")]
         ("storage.k8s.io", "v1", "csinodes") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -599,6 +697,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "storage")]
         ("storage.k8s.io", "v1", "csistoragecapacities") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -609,6 +708,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "storage")]
         ("storage.k8s.io", "v1", "storageclasses") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -616,6 +716,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "storage")]
         ("storage.k8s.io", "v1", "volumeattachments") => {
             Some(
                 crate::GenericInformer::from_informer(
@@ -626,6 +727,7 @@ pub fn for_resource(
                 ),
             )
         }
+        #[cfg(feature = "storage")]
         #[cfg(k8s_openapi_ge_1_34)]
         ("storage.k8s.io", "v1", "volumeattributesclasses") => {
             Some(
@@ -642,97 +744,138 @@ pub fn for_resource(
 }
 
 /// Makes the factory's `for_resource` know every generated resource
-/// without creating any informer.
+/// without creating any informer (inlined, as `for_resource` is).
+#[inline]
 pub fn register_all(factory: &crate::SharedInformerFactory) {
-    factory.register::<k8s_openapi::api::core::v1::ConfigMap>();
-    factory.register::<k8s_openapi::api::core::v1::Endpoints>();
-    factory.register::<k8s_openapi::api::core::v1::Event>();
+    #[cfg(feature = "core")] factory.register::<k8s_openapi::api::core::v1::ConfigMap>();
+    #[cfg(feature = "core")] factory.register::<k8s_openapi::api::core::v1::Endpoints>();
+    #[cfg(feature = "core")] factory.register::<k8s_openapi::api::core::v1::Event>();
+    #[cfg(feature = "core")]
     factory.register::<k8s_openapi::api::core::v1::LimitRange>();
-    factory.register::<k8s_openapi::api::core::v1::Namespace>();
-    factory.register::<k8s_openapi::api::core::v1::Node>();
+    #[cfg(feature = "core")] factory.register::<k8s_openapi::api::core::v1::Namespace>();
+    #[cfg(feature = "core")] factory.register::<k8s_openapi::api::core::v1::Node>();
+    #[cfg(feature = "core")]
     factory.register::<k8s_openapi::api::core::v1::PersistentVolume>();
+    #[cfg(feature = "core")]
     factory.register::<k8s_openapi::api::core::v1::PersistentVolumeClaim>();
-    factory.register::<k8s_openapi::api::core::v1::Pod>();
+    #[cfg(feature = "core")] factory.register::<k8s_openapi::api::core::v1::Pod>();
+    #[cfg(feature = "core")]
     factory.register::<k8s_openapi::api::core::v1::PodTemplate>();
+    #[cfg(feature = "core")]
     factory.register::<k8s_openapi::api::core::v1::ReplicationController>();
+    #[cfg(feature = "core")]
     factory.register::<k8s_openapi::api::core::v1::ResourceQuota>();
-    factory.register::<k8s_openapi::api::core::v1::Secret>();
-    factory.register::<k8s_openapi::api::core::v1::Service>();
+    #[cfg(feature = "core")] factory.register::<k8s_openapi::api::core::v1::Secret>();
+    #[cfg(feature = "core")] factory.register::<k8s_openapi::api::core::v1::Service>();
+    #[cfg(feature = "core")]
     factory.register::<k8s_openapi::api::core::v1::ServiceAccount>();
-    #[cfg(k8s_openapi_ge_1_36)]
+    #[cfg(feature = "admissionregistration")] #[cfg(k8s_openapi_ge_1_36)]
     factory
         .register::<
             k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy,
         >();
-    #[cfg(k8s_openapi_ge_1_36)]
+    #[cfg(feature = "admissionregistration")] #[cfg(k8s_openapi_ge_1_36)]
     factory
         .register::<
             k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
         >();
+    #[cfg(feature = "admissionregistration")]
     factory
         .register::<
             k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
         >();
+    #[cfg(feature = "admissionregistration")]
     factory
         .register::<
             k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
         >();
+    #[cfg(feature = "admissionregistration")]
     factory
         .register::<
             k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
         >();
+    #[cfg(feature = "admissionregistration")]
     factory
         .register::<
             k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
         >();
+    #[cfg(feature = "apiextensions")]
     factory
         .register::<
             k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         >();
+    #[cfg(feature = "apiregistration")]
     factory
         .register::<
             k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
         >();
+    #[cfg(feature = "apps")]
     factory.register::<k8s_openapi::api::apps::v1::ControllerRevision>();
-    factory.register::<k8s_openapi::api::apps::v1::DaemonSet>();
+    #[cfg(feature = "apps")] factory.register::<k8s_openapi::api::apps::v1::DaemonSet>();
+    #[cfg(feature = "apps")]
     factory.register::<k8s_openapi::api::apps::v1::Deployment>();
+    #[cfg(feature = "apps")]
     factory.register::<k8s_openapi::api::apps::v1::ReplicaSet>();
+    #[cfg(feature = "apps")]
     factory.register::<k8s_openapi::api::apps::v1::StatefulSet>();
+    #[cfg(feature = "autoscaling")]
     factory.register::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>();
+    #[cfg(feature = "autoscaling")]
     factory.register::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>();
-    factory.register::<k8s_openapi::api::batch::v1::CronJob>();
-    factory.register::<k8s_openapi::api::batch::v1::Job>();
+    #[cfg(feature = "batch")] factory.register::<k8s_openapi::api::batch::v1::CronJob>();
+    #[cfg(feature = "batch")] factory.register::<k8s_openapi::api::batch::v1::Job>();
+    #[cfg(feature = "certificates")]
     factory.register::<k8s_openapi::api::certificates::v1::CertificateSigningRequest>();
+    #[cfg(feature = "coordination")]
     factory.register::<k8s_openapi::api::coordination::v1::Lease>();
+    #[cfg(feature = "discovery")]
     factory.register::<k8s_openapi::api::discovery::v1::EndpointSlice>();
-    factory.register::<k8s_openapi::api::events::v1::Event>();
+    #[cfg(feature = "events")] factory.register::<k8s_openapi::api::events::v1::Event>();
+    #[cfg(feature = "flowcontrol")]
     factory.register::<k8s_openapi::api::flowcontrol::v1::FlowSchema>();
+    #[cfg(feature = "flowcontrol")]
     factory.register::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>();
+    #[cfg(feature = "networking")]
     factory.register::<k8s_openapi::api::networking::v1::IPAddress>();
+    #[cfg(feature = "networking")]
     factory.register::<k8s_openapi::api::networking::v1::Ingress>();
+    #[cfg(feature = "networking")]
     factory.register::<k8s_openapi::api::networking::v1::IngressClass>();
+    #[cfg(feature = "networking")]
     factory.register::<k8s_openapi::api::networking::v1::NetworkPolicy>();
+    #[cfg(feature = "networking")]
     factory.register::<k8s_openapi::api::networking::v1::ServiceCIDR>();
+    #[cfg(feature = "node")]
     factory.register::<k8s_openapi::api::node::v1::RuntimeClass>();
+    #[cfg(feature = "policy")]
     factory.register::<k8s_openapi::api::policy::v1::PodDisruptionBudget>();
+    #[cfg(feature = "rbac")]
     factory.register::<k8s_openapi::api::rbac::v1::ClusterRole>();
+    #[cfg(feature = "rbac")]
     factory.register::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>();
-    factory.register::<k8s_openapi::api::rbac::v1::Role>();
+    #[cfg(feature = "rbac")] factory.register::<k8s_openapi::api::rbac::v1::Role>();
+    #[cfg(feature = "rbac")]
     factory.register::<k8s_openapi::api::rbac::v1::RoleBinding>();
-    #[cfg(k8s_openapi_ge_1_34)]
+    #[cfg(feature = "resource")] #[cfg(k8s_openapi_ge_1_34)]
     factory.register::<k8s_openapi::api::resource::v1::DeviceClass>();
-    #[cfg(k8s_openapi_ge_1_34)]
+    #[cfg(feature = "resource")] #[cfg(k8s_openapi_ge_1_34)]
     factory.register::<k8s_openapi::api::resource::v1::ResourceClaim>();
-    #[cfg(k8s_openapi_ge_1_34)]
+    #[cfg(feature = "resource")] #[cfg(k8s_openapi_ge_1_34)]
     factory.register::<k8s_openapi::api::resource::v1::ResourceClaimTemplate>();
-    #[cfg(k8s_openapi_ge_1_34)]
+    #[cfg(feature = "resource")] #[cfg(k8s_openapi_ge_1_34)]
     factory.register::<k8s_openapi::api::resource::v1::ResourceSlice>();
+    #[cfg(feature = "scheduling")]
     factory.register::<k8s_openapi::api::scheduling::v1::PriorityClass>();
+    #[cfg(feature = "storage")]
     factory.register::<k8s_openapi::api::storage::v1::CSIDriver>();
+    #[cfg(feature = "storage")]
     factory.register::<k8s_openapi::api::storage::v1::CSINode>();
+    #[cfg(feature = "storage")]
     factory.register::<k8s_openapi::api::storage::v1::CSIStorageCapacity>();
+    #[cfg(feature = "storage")]
     factory.register::<k8s_openapi::api::storage::v1::StorageClass>();
+    #[cfg(feature = "storage")]
     factory.register::<k8s_openapi::api::storage::v1::VolumeAttachment>();
-    #[cfg(k8s_openapi_ge_1_34)]
+    #[cfg(feature = "storage")] #[cfg(k8s_openapi_ge_1_34)]
     factory.register::<k8s_openapi::api::storage::v1::VolumeAttributesClass>();
 }

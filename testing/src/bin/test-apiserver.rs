@@ -238,6 +238,7 @@ fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }
     };
+    clientgo_testing::install_log_subscriber("warn");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }
     };
+    clientgo_codegen::install_log_subscriber();
     match run(&args) {
         Ok(code) => code,
         Err(error) => {

@@ -34,6 +34,7 @@ pub struct CronTabInformer<'a> {
 impl CronTabInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> clientgo_informers::SharedIndexInformer<crate::crontab::CronTab> {
@@ -41,6 +42,7 @@ impl CronTabInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> CronTabLister {
         CronTabLister(self.informer().lister())
     }
@@ -53,11 +55,13 @@ pub struct CronTabLister(clientgo_informers::Lister<crate::crontab::CronTab>);
 
 impl CronTabLister {
     /// The cached crontabs whose labels match `selector`.
+    #[inline]
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<crate::crontab::CronTab>> {
         self.0.list(selector)
     }
 
     /// A lister of the crontabs in `namespace`.
+    #[inline]
     pub fn crontabs(&self, namespace: &str) -> CronTabNamespaceLister {
         CronTabNamespaceLister(self.0.namespace(namespace))
     }
@@ -71,12 +75,14 @@ pub struct CronTabNamespaceLister(
 
 impl CronTabNamespaceLister {
     /// The namespace's cached crontabs whose labels match `selector`.
+    #[inline]
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<crate::crontab::CronTab>> {
         self.0.list(selector)
     }
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](clientgo_informers::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

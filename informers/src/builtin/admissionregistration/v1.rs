@@ -81,6 +81,7 @@ pub struct MutatingAdmissionPolicyInformer<'a> {
 impl MutatingAdmissionPolicyInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -93,6 +94,7 @@ impl MutatingAdmissionPolicyInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> MutatingAdmissionPolicyLister {
         MutatingAdmissionPolicyLister(self.informer().lister())
     }
@@ -108,6 +110,7 @@ pub struct MutatingAdmissionPolicyLister(
 #[cfg(k8s_openapi_ge_1_36)]
 impl MutatingAdmissionPolicyLister {
     /// The cached mutatingadmissionpolicies whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -117,6 +120,7 @@ impl MutatingAdmissionPolicyLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -139,6 +143,7 @@ pub struct MutatingAdmissionPolicyBindingInformer<'a> {
 impl MutatingAdmissionPolicyBindingInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -151,6 +156,7 @@ impl MutatingAdmissionPolicyBindingInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> MutatingAdmissionPolicyBindingLister {
         MutatingAdmissionPolicyBindingLister(self.informer().lister())
     }
@@ -168,6 +174,7 @@ pub struct MutatingAdmissionPolicyBindingLister(
 #[cfg(k8s_openapi_ge_1_36)]
 impl MutatingAdmissionPolicyBindingLister {
     /// The cached mutatingadmissionpolicybindings whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -179,6 +186,7 @@ impl MutatingAdmissionPolicyBindingLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -199,6 +207,7 @@ pub struct MutatingWebhookConfigurationInformer<'a> {
 impl MutatingWebhookConfigurationInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -211,6 +220,7 @@ impl MutatingWebhookConfigurationInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> MutatingWebhookConfigurationLister {
         MutatingWebhookConfigurationLister(self.informer().lister())
     }
@@ -227,6 +237,7 @@ pub struct MutatingWebhookConfigurationLister(
 
 impl MutatingWebhookConfigurationLister {
     /// The cached mutatingwebhookconfigurations whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -238,6 +249,7 @@ impl MutatingWebhookConfigurationLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -258,6 +270,7 @@ pub struct ValidatingAdmissionPolicyInformer<'a> {
 impl ValidatingAdmissionPolicyInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -270,6 +283,7 @@ impl ValidatingAdmissionPolicyInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ValidatingAdmissionPolicyLister {
         ValidatingAdmissionPolicyLister(self.informer().lister())
     }
@@ -284,6 +298,7 @@ pub struct ValidatingAdmissionPolicyLister(
 
 impl ValidatingAdmissionPolicyLister {
     /// The cached validatingadmissionpolicies whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -295,6 +310,7 @@ impl ValidatingAdmissionPolicyLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -315,6 +331,7 @@ pub struct ValidatingAdmissionPolicyBindingInformer<'a> {
 impl ValidatingAdmissionPolicyBindingInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -327,6 +344,7 @@ impl ValidatingAdmissionPolicyBindingInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ValidatingAdmissionPolicyBindingLister {
         ValidatingAdmissionPolicyBindingLister(self.informer().lister())
     }
@@ -343,6 +361,7 @@ pub struct ValidatingAdmissionPolicyBindingLister(
 
 impl ValidatingAdmissionPolicyBindingLister {
     /// The cached validatingadmissionpolicybindings whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -356,6 +375,7 @@ impl ValidatingAdmissionPolicyBindingLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -378,6 +398,7 @@ pub struct ValidatingWebhookConfigurationInformer<'a> {
 impl ValidatingWebhookConfigurationInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -390,6 +411,7 @@ impl ValidatingWebhookConfigurationInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ValidatingWebhookConfigurationLister {
         ValidatingWebhookConfigurationLister(self.informer().lister())
     }
@@ -406,6 +428,7 @@ pub struct ValidatingWebhookConfigurationLister(
 
 impl ValidatingWebhookConfigurationLister {
     /// The cached validatingwebhookconfigurations whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -417,6 +440,7 @@ impl ValidatingWebhookConfigurationLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

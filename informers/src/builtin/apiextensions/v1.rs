@@ -34,6 +34,7 @@ pub struct CustomResourceDefinitionInformer<'a> {
 impl CustomResourceDefinitionInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -46,6 +47,7 @@ impl CustomResourceDefinitionInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> CustomResourceDefinitionLister {
         CustomResourceDefinitionLister(self.informer().lister())
     }
@@ -62,6 +64,7 @@ pub struct CustomResourceDefinitionLister(
 
 impl CustomResourceDefinitionLister {
     /// The cached customresourcedefinitions whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -75,6 +78,7 @@ impl CustomResourceDefinitionLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

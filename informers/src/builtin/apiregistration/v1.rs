@@ -34,6 +34,7 @@ pub struct APIServiceInformer<'a> {
 impl APIServiceInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -46,6 +47,7 @@ impl APIServiceInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> APIServiceLister {
         APIServiceLister(self.informer().lister())
     }
@@ -62,6 +64,7 @@ pub struct APIServiceLister(
 
 impl APIServiceLister {
     /// The cached apiservices whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -73,6 +76,7 @@ impl APIServiceLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

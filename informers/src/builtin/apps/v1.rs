@@ -62,6 +62,7 @@ pub struct ControllerRevisionInformer<'a> {
 impl ControllerRevisionInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::apps::v1::ControllerRevision> {
@@ -69,6 +70,7 @@ impl ControllerRevisionInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ControllerRevisionLister {
         ControllerRevisionLister(self.informer().lister())
     }
@@ -83,6 +85,7 @@ pub struct ControllerRevisionLister(
 
 impl ControllerRevisionLister {
     /// The cached controllerrevisions whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -91,6 +94,7 @@ impl ControllerRevisionLister {
     }
 
     /// A lister of the controllerrevisions in `namespace`.
+    #[inline]
     pub fn controllerrevisions(
         &self,
         namespace: &str,
@@ -107,6 +111,7 @@ pub struct ControllerRevisionNamespaceLister(
 
 impl ControllerRevisionNamespaceLister {
     /// The namespace's cached controllerrevisions whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -116,6 +121,7 @@ impl ControllerRevisionNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -133,6 +139,7 @@ pub struct DaemonSetInformer<'a> {
 impl DaemonSetInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::apps::v1::DaemonSet> {
@@ -140,6 +147,7 @@ impl DaemonSetInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> DaemonSetLister {
         DaemonSetLister(self.informer().lister())
     }
@@ -152,6 +160,7 @@ pub struct DaemonSetLister(crate::Lister<k8s_openapi::api::apps::v1::DaemonSet>)
 
 impl DaemonSetLister {
     /// The cached daemonsets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -160,6 +169,7 @@ impl DaemonSetLister {
     }
 
     /// A lister of the daemonsets in `namespace`.
+    #[inline]
     pub fn daemonsets(&self, namespace: &str) -> DaemonSetNamespaceLister {
         DaemonSetNamespaceLister(self.0.namespace(namespace))
     }
@@ -173,6 +183,7 @@ pub struct DaemonSetNamespaceLister(
 
 impl DaemonSetNamespaceLister {
     /// The namespace's cached daemonsets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -182,6 +193,7 @@ impl DaemonSetNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -199,6 +211,7 @@ pub struct DeploymentInformer<'a> {
 impl DeploymentInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::apps::v1::Deployment> {
@@ -206,6 +219,7 @@ impl DeploymentInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> DeploymentLister {
         DeploymentLister(self.informer().lister())
     }
@@ -218,6 +232,7 @@ pub struct DeploymentLister(crate::Lister<k8s_openapi::api::apps::v1::Deployment
 
 impl DeploymentLister {
     /// The cached deployments whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -226,6 +241,7 @@ impl DeploymentLister {
     }
 
     /// A lister of the deployments in `namespace`.
+    #[inline]
     pub fn deployments(&self, namespace: &str) -> DeploymentNamespaceLister {
         DeploymentNamespaceLister(self.0.namespace(namespace))
     }
@@ -239,6 +255,7 @@ pub struct DeploymentNamespaceLister(
 
 impl DeploymentNamespaceLister {
     /// The namespace's cached deployments whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -248,6 +265,7 @@ impl DeploymentNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -265,6 +283,7 @@ pub struct ReplicaSetInformer<'a> {
 impl ReplicaSetInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::apps::v1::ReplicaSet> {
@@ -272,6 +291,7 @@ impl ReplicaSetInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ReplicaSetLister {
         ReplicaSetLister(self.informer().lister())
     }
@@ -284,6 +304,7 @@ pub struct ReplicaSetLister(crate::Lister<k8s_openapi::api::apps::v1::ReplicaSet
 
 impl ReplicaSetLister {
     /// The cached replicasets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -292,6 +313,7 @@ impl ReplicaSetLister {
     }
 
     /// A lister of the replicasets in `namespace`.
+    #[inline]
     pub fn replicasets(&self, namespace: &str) -> ReplicaSetNamespaceLister {
         ReplicaSetNamespaceLister(self.0.namespace(namespace))
     }
@@ -305,6 +327,7 @@ pub struct ReplicaSetNamespaceLister(
 
 impl ReplicaSetNamespaceLister {
     /// The namespace's cached replicasets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -314,6 +337,7 @@ impl ReplicaSetNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -331,6 +355,7 @@ pub struct StatefulSetInformer<'a> {
 impl StatefulSetInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::apps::v1::StatefulSet> {
@@ -338,6 +363,7 @@ impl StatefulSetInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> StatefulSetLister {
         StatefulSetLister(self.informer().lister())
     }
@@ -350,6 +376,7 @@ pub struct StatefulSetLister(crate::Lister<k8s_openapi::api::apps::v1::StatefulS
 
 impl StatefulSetLister {
     /// The cached statefulsets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -358,6 +385,7 @@ impl StatefulSetLister {
     }
 
     /// A lister of the statefulsets in `namespace`.
+    #[inline]
     pub fn statefulsets(&self, namespace: &str) -> StatefulSetNamespaceLister {
         StatefulSetNamespaceLister(self.0.namespace(namespace))
     }
@@ -371,6 +399,7 @@ pub struct StatefulSetNamespaceLister(
 
 impl StatefulSetNamespaceLister {
     /// The namespace's cached statefulsets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -380,6 +409,7 @@ impl StatefulSetNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -34,6 +34,7 @@ pub struct HorizontalPodAutoscalerInformer<'a> {
 impl HorizontalPodAutoscalerInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -44,6 +45,7 @@ impl HorizontalPodAutoscalerInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> HorizontalPodAutoscalerLister {
         HorizontalPodAutoscalerLister(self.informer().lister())
     }
@@ -58,6 +60,7 @@ pub struct HorizontalPodAutoscalerLister(
 
 impl HorizontalPodAutoscalerLister {
     /// The cached horizontalpodautoscalers whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -66,6 +69,7 @@ impl HorizontalPodAutoscalerLister {
     }
 
     /// A lister of the horizontalpodautoscalers in `namespace`.
+    #[inline]
     pub fn horizontalpodautoscalers(
         &self,
         namespace: &str,
@@ -82,6 +86,7 @@ pub struct HorizontalPodAutoscalerNamespaceLister(
 
 impl HorizontalPodAutoscalerNamespaceLister {
     /// The namespace's cached horizontalpodautoscalers whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -91,6 +96,7 @@ impl HorizontalPodAutoscalerNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -41,6 +41,7 @@ pub struct CronJobInformer<'a> {
 impl CronJobInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::batch::v1::CronJob> {
@@ -48,6 +49,7 @@ impl CronJobInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> CronJobLister {
         CronJobLister(self.informer().lister())
     }
@@ -60,6 +62,7 @@ pub struct CronJobLister(crate::Lister<k8s_openapi::api::batch::v1::CronJob>);
 
 impl CronJobLister {
     /// The cached cronjobs whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -68,6 +71,7 @@ impl CronJobLister {
     }
 
     /// A lister of the cronjobs in `namespace`.
+    #[inline]
     pub fn cronjobs(&self, namespace: &str) -> CronJobNamespaceLister {
         CronJobNamespaceLister(self.0.namespace(namespace))
     }
@@ -81,6 +85,7 @@ pub struct CronJobNamespaceLister(
 
 impl CronJobNamespaceLister {
     /// The namespace's cached cronjobs whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -90,6 +95,7 @@ impl CronJobNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -107,6 +113,7 @@ pub struct JobInformer<'a> {
 impl JobInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::batch::v1::Job> {
@@ -114,6 +121,7 @@ impl JobInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> JobLister {
         JobLister(self.informer().lister())
     }
@@ -126,6 +134,7 @@ pub struct JobLister(crate::Lister<k8s_openapi::api::batch::v1::Job>);
 
 impl JobLister {
     /// The cached jobs whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -134,6 +143,7 @@ impl JobLister {
     }
 
     /// A lister of the jobs in `namespace`.
+    #[inline]
     pub fn jobs(&self, namespace: &str) -> JobNamespaceLister {
         JobNamespaceLister(self.0.namespace(namespace))
     }
@@ -145,6 +155,7 @@ pub struct JobNamespaceLister(crate::NamespaceLister<k8s_openapi::api::batch::v1
 
 impl JobNamespaceLister {
     /// The namespace's cached jobs whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -154,6 +165,7 @@ impl JobNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -34,6 +34,7 @@ pub struct CertificateSigningRequestInformer<'a> {
 impl CertificateSigningRequestInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -46,6 +47,7 @@ impl CertificateSigningRequestInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> CertificateSigningRequestLister {
         CertificateSigningRequestLister(self.informer().lister())
     }
@@ -60,6 +62,7 @@ pub struct CertificateSigningRequestLister(
 
 impl CertificateSigningRequestLister {
     /// The cached certificatesigningrequests whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -69,6 +72,7 @@ impl CertificateSigningRequestLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -34,6 +34,7 @@ pub struct LeaseInformer<'a> {
 impl LeaseInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::coordination::v1::Lease> {
@@ -41,6 +42,7 @@ impl LeaseInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> LeaseLister {
         LeaseLister(self.informer().lister())
     }
@@ -53,6 +55,7 @@ pub struct LeaseLister(crate::Lister<k8s_openapi::api::coordination::v1::Lease>)
 
 impl LeaseLister {
     /// The cached leases whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -61,6 +64,7 @@ impl LeaseLister {
     }
 
     /// A lister of the leases in `namespace`.
+    #[inline]
     pub fn leases(&self, namespace: &str) -> LeaseNamespaceLister {
         LeaseNamespaceLister(self.0.namespace(namespace))
     }
@@ -74,6 +78,7 @@ pub struct LeaseNamespaceLister(
 
 impl LeaseNamespaceLister {
     /// The namespace's cached leases whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -83,6 +88,7 @@ impl LeaseNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -132,6 +132,7 @@ pub struct ConfigMapInformer<'a> {
 impl ConfigMapInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::ConfigMap> {
@@ -139,6 +140,7 @@ impl ConfigMapInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ConfigMapLister {
         ConfigMapLister(self.informer().lister())
     }
@@ -151,6 +153,7 @@ pub struct ConfigMapLister(crate::Lister<k8s_openapi::api::core::v1::ConfigMap>)
 
 impl ConfigMapLister {
     /// The cached configmaps whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -159,6 +162,7 @@ impl ConfigMapLister {
     }
 
     /// A lister of the configmaps in `namespace`.
+    #[inline]
     pub fn configmaps(&self, namespace: &str) -> ConfigMapNamespaceLister {
         ConfigMapNamespaceLister(self.0.namespace(namespace))
     }
@@ -172,6 +176,7 @@ pub struct ConfigMapNamespaceLister(
 
 impl ConfigMapNamespaceLister {
     /// The namespace's cached configmaps whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -181,6 +186,7 @@ impl ConfigMapNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -198,6 +204,7 @@ pub struct EndpointsInformer<'a> {
 impl EndpointsInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::Endpoints> {
@@ -205,6 +212,7 @@ impl EndpointsInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> EndpointsLister {
         EndpointsLister(self.informer().lister())
     }
@@ -217,6 +225,7 @@ pub struct EndpointsLister(crate::Lister<k8s_openapi::api::core::v1::Endpoints>)
 
 impl EndpointsLister {
     /// The cached endpoints whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -225,6 +234,7 @@ impl EndpointsLister {
     }
 
     /// A lister of the endpoints in `namespace`.
+    #[inline]
     pub fn endpoints(&self, namespace: &str) -> EndpointsNamespaceLister {
         EndpointsNamespaceLister(self.0.namespace(namespace))
     }
@@ -238,6 +248,7 @@ pub struct EndpointsNamespaceLister(
 
 impl EndpointsNamespaceLister {
     /// The namespace's cached endpoints whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -247,6 +258,7 @@ impl EndpointsNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -264,6 +276,7 @@ pub struct EventInformer<'a> {
 impl EventInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::Event> {
@@ -271,6 +284,7 @@ impl EventInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> EventLister {
         EventLister(self.informer().lister())
     }
@@ -283,6 +297,7 @@ pub struct EventLister(crate::Lister<k8s_openapi::api::core::v1::Event>);
 
 impl EventLister {
     /// The cached events whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -291,6 +306,7 @@ impl EventLister {
     }
 
     /// A lister of the events in `namespace`.
+    #[inline]
     pub fn events(&self, namespace: &str) -> EventNamespaceLister {
         EventNamespaceLister(self.0.namespace(namespace))
     }
@@ -304,6 +320,7 @@ pub struct EventNamespaceLister(
 
 impl EventNamespaceLister {
     /// The namespace's cached events whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -313,6 +330,7 @@ impl EventNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -330,6 +348,7 @@ pub struct LimitRangeInformer<'a> {
 impl LimitRangeInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::LimitRange> {
@@ -337,6 +356,7 @@ impl LimitRangeInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> LimitRangeLister {
         LimitRangeLister(self.informer().lister())
     }
@@ -349,6 +369,7 @@ pub struct LimitRangeLister(crate::Lister<k8s_openapi::api::core::v1::LimitRange
 
 impl LimitRangeLister {
     /// The cached limitranges whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -357,6 +378,7 @@ impl LimitRangeLister {
     }
 
     /// A lister of the limitranges in `namespace`.
+    #[inline]
     pub fn limitranges(&self, namespace: &str) -> LimitRangeNamespaceLister {
         LimitRangeNamespaceLister(self.0.namespace(namespace))
     }
@@ -370,6 +392,7 @@ pub struct LimitRangeNamespaceLister(
 
 impl LimitRangeNamespaceLister {
     /// The namespace's cached limitranges whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -379,6 +402,7 @@ impl LimitRangeNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -396,6 +420,7 @@ pub struct NamespaceInformer<'a> {
 impl NamespaceInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::Namespace> {
@@ -403,6 +428,7 @@ impl NamespaceInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> NamespaceLister {
         NamespaceLister(self.informer().lister())
     }
@@ -415,6 +441,7 @@ pub struct NamespaceLister(crate::Lister<k8s_openapi::api::core::v1::Namespace>)
 
 impl NamespaceLister {
     /// The cached namespaces whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -424,6 +451,7 @@ impl NamespaceLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -441,6 +469,7 @@ pub struct NodeInformer<'a> {
 impl NodeInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::Node> {
@@ -448,6 +477,7 @@ impl NodeInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> NodeLister {
         NodeLister(self.informer().lister())
     }
@@ -460,6 +490,7 @@ pub struct NodeLister(crate::Lister<k8s_openapi::api::core::v1::Node>);
 
 impl NodeLister {
     /// The cached nodes whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -469,6 +500,7 @@ impl NodeLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -486,6 +518,7 @@ pub struct PersistentVolumeInformer<'a> {
 impl PersistentVolumeInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::PersistentVolume> {
@@ -493,6 +526,7 @@ impl PersistentVolumeInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> PersistentVolumeLister {
         PersistentVolumeLister(self.informer().lister())
     }
@@ -507,6 +541,7 @@ pub struct PersistentVolumeLister(
 
 impl PersistentVolumeLister {
     /// The cached persistentvolumes whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -516,6 +551,7 @@ impl PersistentVolumeLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -533,6 +569,7 @@ pub struct PersistentVolumeClaimInformer<'a> {
 impl PersistentVolumeClaimInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::PersistentVolumeClaim> {
@@ -540,6 +577,7 @@ impl PersistentVolumeClaimInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> PersistentVolumeClaimLister {
         PersistentVolumeClaimLister(self.informer().lister())
     }
@@ -554,6 +592,7 @@ pub struct PersistentVolumeClaimLister(
 
 impl PersistentVolumeClaimLister {
     /// The cached persistentvolumeclaims whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -562,6 +601,7 @@ impl PersistentVolumeClaimLister {
     }
 
     /// A lister of the persistentvolumeclaims in `namespace`.
+    #[inline]
     pub fn persistentvolumeclaims(
         &self,
         namespace: &str,
@@ -578,6 +618,7 @@ pub struct PersistentVolumeClaimNamespaceLister(
 
 impl PersistentVolumeClaimNamespaceLister {
     /// The namespace's cached persistentvolumeclaims whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -587,6 +628,7 @@ impl PersistentVolumeClaimNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -604,6 +646,7 @@ pub struct PodInformer<'a> {
 impl PodInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::Pod> {
@@ -611,6 +654,7 @@ impl PodInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> PodLister {
         PodLister(self.informer().lister())
     }
@@ -623,6 +667,7 @@ pub struct PodLister(crate::Lister<k8s_openapi::api::core::v1::Pod>);
 
 impl PodLister {
     /// The cached pods whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -631,6 +676,7 @@ impl PodLister {
     }
 
     /// A lister of the pods in `namespace`.
+    #[inline]
     pub fn pods(&self, namespace: &str) -> PodNamespaceLister {
         PodNamespaceLister(self.0.namespace(namespace))
     }
@@ -642,6 +688,7 @@ pub struct PodNamespaceLister(crate::NamespaceLister<k8s_openapi::api::core::v1:
 
 impl PodNamespaceLister {
     /// The namespace's cached pods whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -651,6 +698,7 @@ impl PodNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -668,6 +716,7 @@ pub struct PodTemplateInformer<'a> {
 impl PodTemplateInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::PodTemplate> {
@@ -675,6 +724,7 @@ impl PodTemplateInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> PodTemplateLister {
         PodTemplateLister(self.informer().lister())
     }
@@ -687,6 +737,7 @@ pub struct PodTemplateLister(crate::Lister<k8s_openapi::api::core::v1::PodTempla
 
 impl PodTemplateLister {
     /// The cached podtemplates whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -695,6 +746,7 @@ impl PodTemplateLister {
     }
 
     /// A lister of the podtemplates in `namespace`.
+    #[inline]
     pub fn podtemplates(&self, namespace: &str) -> PodTemplateNamespaceLister {
         PodTemplateNamespaceLister(self.0.namespace(namespace))
     }
@@ -708,6 +760,7 @@ pub struct PodTemplateNamespaceLister(
 
 impl PodTemplateNamespaceLister {
     /// The namespace's cached podtemplates whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -717,6 +770,7 @@ impl PodTemplateNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -734,6 +788,7 @@ pub struct ReplicationControllerInformer<'a> {
 impl ReplicationControllerInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::ReplicationController> {
@@ -741,6 +796,7 @@ impl ReplicationControllerInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ReplicationControllerLister {
         ReplicationControllerLister(self.informer().lister())
     }
@@ -755,6 +811,7 @@ pub struct ReplicationControllerLister(
 
 impl ReplicationControllerLister {
     /// The cached replicationcontrollers whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -763,6 +820,7 @@ impl ReplicationControllerLister {
     }
 
     /// A lister of the replicationcontrollers in `namespace`.
+    #[inline]
     pub fn replicationcontrollers(
         &self,
         namespace: &str,
@@ -779,6 +837,7 @@ pub struct ReplicationControllerNamespaceLister(
 
 impl ReplicationControllerNamespaceLister {
     /// The namespace's cached replicationcontrollers whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -788,6 +847,7 @@ impl ReplicationControllerNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -805,6 +865,7 @@ pub struct ResourceQuotaInformer<'a> {
 impl ResourceQuotaInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::ResourceQuota> {
@@ -812,6 +873,7 @@ impl ResourceQuotaInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ResourceQuotaLister {
         ResourceQuotaLister(self.informer().lister())
     }
@@ -824,6 +886,7 @@ pub struct ResourceQuotaLister(crate::Lister<k8s_openapi::api::core::v1::Resourc
 
 impl ResourceQuotaLister {
     /// The cached resourcequotas whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -832,6 +895,7 @@ impl ResourceQuotaLister {
     }
 
     /// A lister of the resourcequotas in `namespace`.
+    #[inline]
     pub fn resourcequotas(&self, namespace: &str) -> ResourceQuotaNamespaceLister {
         ResourceQuotaNamespaceLister(self.0.namespace(namespace))
     }
@@ -845,6 +909,7 @@ pub struct ResourceQuotaNamespaceLister(
 
 impl ResourceQuotaNamespaceLister {
     /// The namespace's cached resourcequotas whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -854,6 +919,7 @@ impl ResourceQuotaNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -871,6 +937,7 @@ pub struct SecretInformer<'a> {
 impl SecretInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::Secret> {
@@ -878,6 +945,7 @@ impl SecretInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> SecretLister {
         SecretLister(self.informer().lister())
     }
@@ -890,6 +958,7 @@ pub struct SecretLister(crate::Lister<k8s_openapi::api::core::v1::Secret>);
 
 impl SecretLister {
     /// The cached secrets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -898,6 +967,7 @@ impl SecretLister {
     }
 
     /// A lister of the secrets in `namespace`.
+    #[inline]
     pub fn secrets(&self, namespace: &str) -> SecretNamespaceLister {
         SecretNamespaceLister(self.0.namespace(namespace))
     }
@@ -911,6 +981,7 @@ pub struct SecretNamespaceLister(
 
 impl SecretNamespaceLister {
     /// The namespace's cached secrets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -920,6 +991,7 @@ impl SecretNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -937,6 +1009,7 @@ pub struct ServiceInformer<'a> {
 impl ServiceInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::Service> {
@@ -944,6 +1017,7 @@ impl ServiceInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ServiceLister {
         ServiceLister(self.informer().lister())
     }
@@ -956,6 +1030,7 @@ pub struct ServiceLister(crate::Lister<k8s_openapi::api::core::v1::Service>);
 
 impl ServiceLister {
     /// The cached services whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -964,6 +1039,7 @@ impl ServiceLister {
     }
 
     /// A lister of the services in `namespace`.
+    #[inline]
     pub fn services(&self, namespace: &str) -> ServiceNamespaceLister {
         ServiceNamespaceLister(self.0.namespace(namespace))
     }
@@ -977,6 +1053,7 @@ pub struct ServiceNamespaceLister(
 
 impl ServiceNamespaceLister {
     /// The namespace's cached services whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -986,6 +1063,7 @@ impl ServiceNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -1003,6 +1081,7 @@ pub struct ServiceAccountInformer<'a> {
 impl ServiceAccountInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::core::v1::ServiceAccount> {
@@ -1010,6 +1089,7 @@ impl ServiceAccountInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ServiceAccountLister {
         ServiceAccountLister(self.informer().lister())
     }
@@ -1024,6 +1104,7 @@ pub struct ServiceAccountLister(
 
 impl ServiceAccountLister {
     /// The cached serviceaccounts whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -1032,6 +1113,7 @@ impl ServiceAccountLister {
     }
 
     /// A lister of the serviceaccounts in `namespace`.
+    #[inline]
     pub fn serviceaccounts(&self, namespace: &str) -> ServiceAccountNamespaceLister {
         ServiceAccountNamespaceLister(self.0.namespace(namespace))
     }
@@ -1045,6 +1127,7 @@ pub struct ServiceAccountNamespaceLister(
 
 impl ServiceAccountNamespaceLister {
     /// The namespace's cached serviceaccounts whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -1054,6 +1137,7 @@ impl ServiceAccountNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

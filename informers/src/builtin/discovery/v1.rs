@@ -34,6 +34,7 @@ pub struct EndpointSliceInformer<'a> {
 impl EndpointSliceInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::discovery::v1::EndpointSlice> {
@@ -41,6 +42,7 @@ impl EndpointSliceInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> EndpointSliceLister {
         EndpointSliceLister(self.informer().lister())
     }
@@ -55,6 +57,7 @@ pub struct EndpointSliceLister(
 
 impl EndpointSliceLister {
     /// The cached endpointslices whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -63,6 +66,7 @@ impl EndpointSliceLister {
     }
 
     /// A lister of the endpointslices in `namespace`.
+    #[inline]
     pub fn endpointslices(&self, namespace: &str) -> EndpointSliceNamespaceLister {
         EndpointSliceNamespaceLister(self.0.namespace(namespace))
     }
@@ -76,6 +80,7 @@ pub struct EndpointSliceNamespaceLister(
 
 impl EndpointSliceNamespaceLister {
     /// The namespace's cached endpointslices whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -85,6 +90,7 @@ impl EndpointSliceNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

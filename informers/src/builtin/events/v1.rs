@@ -34,6 +34,7 @@ pub struct EventInformer<'a> {
 impl EventInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::events::v1::Event> {
@@ -41,6 +42,7 @@ impl EventInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> EventLister {
         EventLister(self.informer().lister())
     }
@@ -53,6 +55,7 @@ pub struct EventLister(crate::Lister<k8s_openapi::api::events::v1::Event>);
 
 impl EventLister {
     /// The cached events whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -61,6 +64,7 @@ impl EventLister {
     }
 
     /// A lister of the events in `namespace`.
+    #[inline]
     pub fn events(&self, namespace: &str) -> EventNamespaceLister {
         EventNamespaceLister(self.0.namespace(namespace))
     }
@@ -74,6 +78,7 @@ pub struct EventNamespaceLister(
 
 impl EventNamespaceLister {
     /// The namespace's cached events whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -83,6 +88,7 @@ impl EventNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -41,6 +41,7 @@ pub struct FlowSchemaInformer<'a> {
 impl FlowSchemaInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::flowcontrol::v1::FlowSchema> {
@@ -48,6 +49,7 @@ impl FlowSchemaInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> FlowSchemaLister {
         FlowSchemaLister(self.informer().lister())
     }
@@ -62,6 +64,7 @@ pub struct FlowSchemaLister(
 
 impl FlowSchemaLister {
     /// The cached flowschemas whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -71,6 +74,7 @@ impl FlowSchemaLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -88,6 +92,7 @@ pub struct PriorityLevelConfigurationInformer<'a> {
 impl PriorityLevelConfigurationInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -100,6 +105,7 @@ impl PriorityLevelConfigurationInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> PriorityLevelConfigurationLister {
         PriorityLevelConfigurationLister(self.informer().lister())
     }
@@ -114,6 +120,7 @@ pub struct PriorityLevelConfigurationLister(
 
 impl PriorityLevelConfigurationLister {
     /// The cached prioritylevelconfigurations whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -123,6 +130,7 @@ impl PriorityLevelConfigurationLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

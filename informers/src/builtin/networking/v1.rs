@@ -62,6 +62,7 @@ pub struct IPAddressInformer<'a> {
 impl IPAddressInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::networking::v1::IPAddress> {
@@ -69,6 +70,7 @@ impl IPAddressInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> IPAddressLister {
         IPAddressLister(self.informer().lister())
     }
@@ -81,6 +83,7 @@ pub struct IPAddressLister(crate::Lister<k8s_openapi::api::networking::v1::IPAdd
 
 impl IPAddressLister {
     /// The cached ipaddresses whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -90,6 +93,7 @@ impl IPAddressLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -107,6 +111,7 @@ pub struct IngressInformer<'a> {
 impl IngressInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::networking::v1::Ingress> {
@@ -114,6 +119,7 @@ impl IngressInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> IngressLister {
         IngressLister(self.informer().lister())
     }
@@ -126,6 +132,7 @@ pub struct IngressLister(crate::Lister<k8s_openapi::api::networking::v1::Ingress
 
 impl IngressLister {
     /// The cached ingresses whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -134,6 +141,7 @@ impl IngressLister {
     }
 
     /// A lister of the ingresses in `namespace`.
+    #[inline]
     pub fn ingresses(&self, namespace: &str) -> IngressNamespaceLister {
         IngressNamespaceLister(self.0.namespace(namespace))
     }
@@ -147,6 +155,7 @@ pub struct IngressNamespaceLister(
 
 impl IngressNamespaceLister {
     /// The namespace's cached ingresses whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -156,6 +165,7 @@ impl IngressNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -173,6 +183,7 @@ pub struct IngressClassInformer<'a> {
 impl IngressClassInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::networking::v1::IngressClass> {
@@ -180,6 +191,7 @@ impl IngressClassInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> IngressClassLister {
         IngressClassLister(self.informer().lister())
     }
@@ -194,6 +206,7 @@ pub struct IngressClassLister(
 
 impl IngressClassLister {
     /// The cached ingressclasses whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -203,6 +216,7 @@ impl IngressClassLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -220,6 +234,7 @@ pub struct NetworkPolicyInformer<'a> {
 impl NetworkPolicyInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::networking::v1::NetworkPolicy> {
@@ -227,6 +242,7 @@ impl NetworkPolicyInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> NetworkPolicyLister {
         NetworkPolicyLister(self.informer().lister())
     }
@@ -241,6 +257,7 @@ pub struct NetworkPolicyLister(
 
 impl NetworkPolicyLister {
     /// The cached networkpolicies whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -249,6 +266,7 @@ impl NetworkPolicyLister {
     }
 
     /// A lister of the networkpolicies in `namespace`.
+    #[inline]
     pub fn networkpolicies(&self, namespace: &str) -> NetworkPolicyNamespaceLister {
         NetworkPolicyNamespaceLister(self.0.namespace(namespace))
     }
@@ -262,6 +280,7 @@ pub struct NetworkPolicyNamespaceLister(
 
 impl NetworkPolicyNamespaceLister {
     /// The namespace's cached networkpolicies whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -271,6 +290,7 @@ impl NetworkPolicyNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -288,6 +308,7 @@ pub struct ServiceCIDRInformer<'a> {
 impl ServiceCIDRInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::networking::v1::ServiceCIDR> {
@@ -295,6 +316,7 @@ impl ServiceCIDRInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ServiceCIDRLister {
         ServiceCIDRLister(self.informer().lister())
     }
@@ -309,6 +331,7 @@ pub struct ServiceCIDRLister(
 
 impl ServiceCIDRLister {
     /// The cached servicecidrs whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -318,6 +341,7 @@ impl ServiceCIDRLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -34,6 +34,7 @@ pub struct RuntimeClassInformer<'a> {
 impl RuntimeClassInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::node::v1::RuntimeClass> {
@@ -41,6 +42,7 @@ impl RuntimeClassInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> RuntimeClassLister {
         RuntimeClassLister(self.informer().lister())
     }
@@ -53,6 +55,7 @@ pub struct RuntimeClassLister(crate::Lister<k8s_openapi::api::node::v1::RuntimeC
 
 impl RuntimeClassLister {
     /// The cached runtimeclasses whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -62,6 +65,7 @@ impl RuntimeClassLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

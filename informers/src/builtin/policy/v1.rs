@@ -34,6 +34,7 @@ pub struct PodDisruptionBudgetInformer<'a> {
 impl PodDisruptionBudgetInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::policy::v1::PodDisruptionBudget> {
@@ -41,6 +42,7 @@ impl PodDisruptionBudgetInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> PodDisruptionBudgetLister {
         PodDisruptionBudgetLister(self.informer().lister())
     }
@@ -55,6 +57,7 @@ pub struct PodDisruptionBudgetLister(
 
 impl PodDisruptionBudgetLister {
     /// The cached poddisruptionbudgets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -63,6 +66,7 @@ impl PodDisruptionBudgetLister {
     }
 
     /// A lister of the poddisruptionbudgets in `namespace`.
+    #[inline]
     pub fn poddisruptionbudgets(
         &self,
         namespace: &str,
@@ -79,6 +83,7 @@ pub struct PodDisruptionBudgetNamespaceLister(
 
 impl PodDisruptionBudgetNamespaceLister {
     /// The namespace's cached poddisruptionbudgets whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -88,6 +93,7 @@ impl PodDisruptionBudgetNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

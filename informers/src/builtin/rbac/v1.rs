@@ -55,6 +55,7 @@ pub struct ClusterRoleInformer<'a> {
 impl ClusterRoleInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::rbac::v1::ClusterRole> {
@@ -62,6 +63,7 @@ impl ClusterRoleInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ClusterRoleLister {
         ClusterRoleLister(self.informer().lister())
     }
@@ -74,6 +76,7 @@ pub struct ClusterRoleLister(crate::Lister<k8s_openapi::api::rbac::v1::ClusterRo
 
 impl ClusterRoleLister {
     /// The cached clusterroles whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -83,6 +86,7 @@ impl ClusterRoleLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -100,6 +104,7 @@ pub struct ClusterRoleBindingInformer<'a> {
 impl ClusterRoleBindingInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::rbac::v1::ClusterRoleBinding> {
@@ -107,6 +112,7 @@ impl ClusterRoleBindingInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ClusterRoleBindingLister {
         ClusterRoleBindingLister(self.informer().lister())
     }
@@ -121,6 +127,7 @@ pub struct ClusterRoleBindingLister(
 
 impl ClusterRoleBindingLister {
     /// The cached clusterrolebindings whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -130,6 +137,7 @@ impl ClusterRoleBindingLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -147,6 +155,7 @@ pub struct RoleInformer<'a> {
 impl RoleInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::rbac::v1::Role> {
@@ -154,6 +163,7 @@ impl RoleInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> RoleLister {
         RoleLister(self.informer().lister())
     }
@@ -166,6 +176,7 @@ pub struct RoleLister(crate::Lister<k8s_openapi::api::rbac::v1::Role>);
 
 impl RoleLister {
     /// The cached roles whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -174,6 +185,7 @@ impl RoleLister {
     }
 
     /// A lister of the roles in `namespace`.
+    #[inline]
     pub fn roles(&self, namespace: &str) -> RoleNamespaceLister {
         RoleNamespaceLister(self.0.namespace(namespace))
     }
@@ -185,6 +197,7 @@ pub struct RoleNamespaceLister(crate::NamespaceLister<k8s_openapi::api::rbac::v1
 
 impl RoleNamespaceLister {
     /// The namespace's cached roles whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -194,6 +207,7 @@ impl RoleNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -211,6 +225,7 @@ pub struct RoleBindingInformer<'a> {
 impl RoleBindingInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::rbac::v1::RoleBinding> {
@@ -218,6 +233,7 @@ impl RoleBindingInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> RoleBindingLister {
         RoleBindingLister(self.informer().lister())
     }
@@ -230,6 +246,7 @@ pub struct RoleBindingLister(crate::Lister<k8s_openapi::api::rbac::v1::RoleBindi
 
 impl RoleBindingLister {
     /// The cached rolebindings whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -238,6 +255,7 @@ impl RoleBindingLister {
     }
 
     /// A lister of the rolebindings in `namespace`.
+    #[inline]
     pub fn rolebindings(&self, namespace: &str) -> RoleBindingNamespaceLister {
         RoleBindingNamespaceLister(self.0.namespace(namespace))
     }
@@ -251,6 +269,7 @@ pub struct RoleBindingNamespaceLister(
 
 impl RoleBindingNamespaceLister {
     /// The namespace's cached rolebindings whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -260,6 +279,7 @@ impl RoleBindingNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -55,6 +55,7 @@ pub struct DeviceClassInformer<'a> {
 impl DeviceClassInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::resource::v1::DeviceClass> {
@@ -62,6 +63,7 @@ impl DeviceClassInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> DeviceClassLister {
         DeviceClassLister(self.informer().lister())
     }
@@ -74,6 +76,7 @@ pub struct DeviceClassLister(crate::Lister<k8s_openapi::api::resource::v1::Devic
 
 impl DeviceClassLister {
     /// The cached deviceclasses whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -83,6 +86,7 @@ impl DeviceClassLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -100,6 +104,7 @@ pub struct ResourceClaimInformer<'a> {
 impl ResourceClaimInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::resource::v1::ResourceClaim> {
@@ -107,6 +112,7 @@ impl ResourceClaimInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ResourceClaimLister {
         ResourceClaimLister(self.informer().lister())
     }
@@ -121,6 +127,7 @@ pub struct ResourceClaimLister(
 
 impl ResourceClaimLister {
     /// The cached resourceclaims whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -129,6 +136,7 @@ impl ResourceClaimLister {
     }
 
     /// A lister of the resourceclaims in `namespace`.
+    #[inline]
     pub fn resourceclaims(&self, namespace: &str) -> ResourceClaimNamespaceLister {
         ResourceClaimNamespaceLister(self.0.namespace(namespace))
     }
@@ -142,6 +150,7 @@ pub struct ResourceClaimNamespaceLister(
 
 impl ResourceClaimNamespaceLister {
     /// The namespace's cached resourceclaims whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -151,6 +160,7 @@ impl ResourceClaimNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -168,6 +178,7 @@ pub struct ResourceClaimTemplateInformer<'a> {
 impl ResourceClaimTemplateInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -178,6 +189,7 @@ impl ResourceClaimTemplateInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ResourceClaimTemplateLister {
         ResourceClaimTemplateLister(self.informer().lister())
     }
@@ -192,6 +204,7 @@ pub struct ResourceClaimTemplateLister(
 
 impl ResourceClaimTemplateLister {
     /// The cached resourceclaimtemplates whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -200,6 +213,7 @@ impl ResourceClaimTemplateLister {
     }
 
     /// A lister of the resourceclaimtemplates in `namespace`.
+    #[inline]
     pub fn resourceclaimtemplates(
         &self,
         namespace: &str,
@@ -216,6 +230,7 @@ pub struct ResourceClaimTemplateNamespaceLister(
 
 impl ResourceClaimTemplateNamespaceLister {
     /// The namespace's cached resourceclaimtemplates whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -225,6 +240,7 @@ impl ResourceClaimTemplateNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -245,6 +261,7 @@ pub struct ResourceSliceInformer<'a> {
 impl ResourceSliceInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::resource::v1::ResourceSlice> {
@@ -252,6 +269,7 @@ impl ResourceSliceInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ResourceSliceLister {
         ResourceSliceLister(self.informer().lister())
     }
@@ -266,6 +284,7 @@ pub struct ResourceSliceLister(
 
 impl ResourceSliceLister {
     /// The cached resourceslices whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -275,6 +294,7 @@ impl ResourceSliceLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -34,6 +34,7 @@ pub struct PriorityClassInformer<'a> {
 impl PriorityClassInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::scheduling::v1::PriorityClass> {
@@ -41,6 +42,7 @@ impl PriorityClassInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> PriorityClassLister {
         PriorityClassLister(self.informer().lister())
     }
@@ -55,6 +57,7 @@ pub struct PriorityClassLister(
 
 impl PriorityClassLister {
     /// The cached priorityclasses whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -64,6 +67,7 @@ impl PriorityClassLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

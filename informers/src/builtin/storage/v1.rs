@@ -70,6 +70,7 @@ pub struct CSIDriverInformer<'a> {
 impl CSIDriverInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::storage::v1::CSIDriver> {
@@ -77,6 +78,7 @@ impl CSIDriverInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> CSIDriverLister {
         CSIDriverLister(self.informer().lister())
     }
@@ -89,6 +91,7 @@ pub struct CSIDriverLister(crate::Lister<k8s_openapi::api::storage::v1::CSIDrive
 
 impl CSIDriverLister {
     /// The cached csidrivers whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -98,6 +101,7 @@ impl CSIDriverLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -115,6 +119,7 @@ pub struct CSINodeInformer<'a> {
 impl CSINodeInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::storage::v1::CSINode> {
@@ -122,6 +127,7 @@ impl CSINodeInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> CSINodeLister {
         CSINodeLister(self.informer().lister())
     }
@@ -134,6 +140,7 @@ pub struct CSINodeLister(crate::Lister<k8s_openapi::api::storage::v1::CSINode>);
 
 impl CSINodeLister {
     /// The cached csinodes whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -143,6 +150,7 @@ impl CSINodeLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -160,6 +168,7 @@ pub struct CSIStorageCapacityInformer<'a> {
 impl CSIStorageCapacityInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::storage::v1::CSIStorageCapacity> {
@@ -167,6 +176,7 @@ impl CSIStorageCapacityInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> CSIStorageCapacityLister {
         CSIStorageCapacityLister(self.informer().lister())
     }
@@ -181,6 +191,7 @@ pub struct CSIStorageCapacityLister(
 
 impl CSIStorageCapacityLister {
     /// The cached csistoragecapacities whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -189,6 +200,7 @@ impl CSIStorageCapacityLister {
     }
 
     /// A lister of the csistoragecapacities in `namespace`.
+    #[inline]
     pub fn csistoragecapacities(
         &self,
         namespace: &str,
@@ -205,6 +217,7 @@ pub struct CSIStorageCapacityNamespaceLister(
 
 impl CSIStorageCapacityNamespaceLister {
     /// The namespace's cached csistoragecapacities whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -214,6 +227,7 @@ impl CSIStorageCapacityNamespaceLister {
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -231,6 +245,7 @@ pub struct StorageClassInformer<'a> {
 impl StorageClassInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::storage::v1::StorageClass> {
@@ -238,6 +253,7 @@ impl StorageClassInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> StorageClassLister {
         StorageClassLister(self.informer().lister())
     }
@@ -252,6 +268,7 @@ pub struct StorageClassLister(
 
 impl StorageClassLister {
     /// The cached storageclasses whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -261,6 +278,7 @@ impl StorageClassLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -278,6 +296,7 @@ pub struct VolumeAttachmentInformer<'a> {
 impl VolumeAttachmentInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<k8s_openapi::api::storage::v1::VolumeAttachment> {
@@ -285,6 +304,7 @@ impl VolumeAttachmentInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> VolumeAttachmentLister {
         VolumeAttachmentLister(self.informer().lister())
     }
@@ -299,6 +319,7 @@ pub struct VolumeAttachmentLister(
 
 impl VolumeAttachmentLister {
     /// The cached volumeattachments whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -308,6 +329,7 @@ impl VolumeAttachmentLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -327,6 +349,7 @@ pub struct VolumeAttributesClassInformer<'a> {
 impl VolumeAttributesClassInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> crate::SharedIndexInformer<
@@ -337,6 +360,7 @@ impl VolumeAttributesClassInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> VolumeAttributesClassLister {
         VolumeAttributesClassLister(self.informer().lister())
     }
@@ -352,6 +376,7 @@ pub struct VolumeAttributesClassLister(
 #[cfg(k8s_openapi_ge_1_34)]
 impl VolumeAttributesClassLister {
     /// The cached volumeattributesclasses whose labels match `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &LabelSelector,
@@ -361,6 +386,7 @@ impl VolumeAttributesClassLister {
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](crate::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -34,6 +34,7 @@ pub struct ClusterWidgetInformer<'a> {
 impl ClusterWidgetInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(
         &self,
     ) -> clientgo_informers::SharedIndexInformer<crate::ClusterWidget> {
@@ -41,6 +42,7 @@ impl ClusterWidgetInformer<'_> {
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> ClusterWidgetLister {
         ClusterWidgetLister(self.informer().lister())
     }
@@ -53,12 +55,14 @@ pub struct ClusterWidgetLister(clientgo_informers::Lister<crate::ClusterWidget>)
 
 impl ClusterWidgetLister {
     /// The cached clusterwidgets whose labels match `selector`.
+    #[inline]
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<crate::ClusterWidget>> {
         self.0.list(selector)
     }
 
     /// The cached object named `name`, or
     /// [`Error::NotFound`](clientgo_informers::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -34,11 +34,13 @@ pub struct CronTabInformer<'a> {
 impl CronTabInformer<'_> {
     /// The shared informer, created on first use and started by the
     /// factory's `start`; every caller gets the same one.
+    #[inline]
     pub fn informer(&self) -> clientgo_informers::SharedIndexInformer<crate::CronTab> {
         self.factory.informer_for::<crate::CronTab>()
     }
 
     /// A lister over the informer's cache.
+    #[inline]
     pub fn lister(&self) -> CronTabLister {
         CronTabLister(self.informer().lister())
     }
@@ -51,11 +53,13 @@ pub struct CronTabLister(clientgo_informers::Lister<crate::CronTab>);
 
 impl CronTabLister {
     /// The cached crontabs whose labels match `selector`.
+    #[inline]
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<crate::CronTab>> {
         self.0.list(selector)
     }
 
     /// A lister of the crontabs in `namespace`.
+    #[inline]
     pub fn crontabs(&self, namespace: &str) -> CronTabNamespaceLister {
         CronTabNamespaceLister(self.0.namespace(namespace))
     }
@@ -67,12 +71,14 @@ pub struct CronTabNamespaceLister(clientgo_informers::NamespaceLister<crate::Cro
 
 impl CronTabNamespaceLister {
     /// The namespace's cached crontabs whose labels match `selector`.
+    #[inline]
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<crate::CronTab>> {
         self.0.list(selector)
     }
 
     /// The cached object named `name` in the namespace, or
     /// [`Error::NotFound`](clientgo_informers::Error::NotFound).
+    #[inline]
     pub fn get(
         &self,
         name: &str,
