@@ -10,12 +10,13 @@ use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::auth::Authenticator;
-use crate::config::{Config, Proxy};
+use crate::config::{Config, PemSource, Proxy};
 use crate::connection_lanes::{ConnectionLanes, LaneStats};
 use crate::error::{ConfigError, Error};
 use crate::request::Request;
 use crate::throttle::TokenBucket;
 use crate::tls::{ClientCertificateSlot, certified_key, client_tls_config, read_pem};
+use crate::tls_file_reload::TlsFileReload;
 use crate::warnings::{LogWarnings, WarningHandler, parse_warning_header};
 
 /// A client for one API server: cheap to clone (clones share the
@@ -60,6 +61,8 @@ pub(crate) struct ClientInner {
     /// The `host` label of request metrics: every request goes to the
     /// base URL's host, so it is worked out once.
     pub(crate) host_label: String,
+    /// Re-reads certificate files, when the configuration names any.
+    pub(crate) tls_reload: Option<TlsFileReload>,
 }
 
 /// What is needed to build (and rebuild) the reqwest client.
@@ -117,6 +120,7 @@ impl RestClient {
             message: format!("{base_url:?} is not a URL: {e}"),
         })?;
         let slot = Arc::new(ClientCertificateSlot::default());
+        let mut client_pem = None;
         match (&config.tls.client_certificate, &config.tls.client_key) {
             (Some(certificate), Some(key)) => {
                 let certificate = read_pem(certificate, "client-certificate", &config.origin)?;
@@ -127,6 +131,7 @@ impl RestClient {
                     ("client-certificate", "client-key"),
                     &config.origin,
                 )?));
+                client_pem = Some((certificate, key));
             }
             (None, None) => {}
             (Some(_), None) | (None, Some(_)) => {
@@ -139,7 +144,20 @@ impl RestClient {
                 .into());
             }
         }
-        let tls = client_tls_config(&config, Arc::clone(&slot))?;
+        let (tls, verifier) = client_tls_config(&config, Arc::clone(&slot))?;
+        let authority_pem = match &config.tls.certificate_authority {
+            Some(source @ PemSource::File(_)) => {
+                Some(read_pem(source, "certificate-authority", &config.origin)?)
+            }
+            _ => None,
+        };
+        let tls_reload = TlsFileReload::new(
+            &config,
+            client_pem,
+            authority_pem,
+            Arc::clone(&slot),
+            verifier,
+        );
         let settings = HttpSettings {
             tls,
             user_agent: config.user_agent.clone(),
@@ -171,6 +189,7 @@ impl RestClient {
                 max_retries: config.max_retries,
                 content_type: config.content_type,
                 host_label,
+                tls_reload,
                 request_metrics: config
                     .request_metrics
                     .clone()
@@ -265,7 +284,7 @@ impl ClientInner {
     /// watches in flight keep their connections until they end.
     pub(crate) fn renew_connections(&self) {
         self.lanes.renew();
-        tracing::debug!(base_url = %self.base_url, "client certificate changed; new connections from now on");
+        tracing::debug!(base_url = %self.base_url, "TLS credentials changed; new connections from now on");
     }
 
     /// Hands every `Warning` header of a response to the handler.

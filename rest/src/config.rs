@@ -209,6 +209,14 @@ pub struct Config {
     /// `disable-compression: true` sets it: on a fast network, compressing
     /// a large list costs the server more time than the bytes saved.
     pub disable_compression: bool,
+    /// How often client certificate, key and certificate authority files
+    /// are re-read (client-go's 5 minutes,
+    /// [`DEFAULT_TLS_FILE_RELOAD_INTERVAL`](crate::DEFAULT_TLS_FILE_RELOAD_INTERVAL)),
+    /// checked when a request is made; a change is used by the next
+    /// connections. Zero turns re-reading off. Applies only to settings
+    /// read from files (a kubeconfig's `client-certificate`/`client-key`
+    /// pair and `certificate-authority`), never to inline data.
+    pub tls_file_reload_interval: Duration,
 }
 
 impl Config {
@@ -240,6 +248,7 @@ impl Config {
             request_metrics: None,
             oidc: None,
             disable_compression: false,
+            tls_file_reload_interval: crate::DEFAULT_TLS_FILE_RELOAD_INTERVAL,
         }
     }
 
@@ -382,6 +391,14 @@ impl Config {
     #[must_use]
     pub fn disable_compression(mut self, disable: bool) -> Self {
         self.disable_compression = disable;
+        self
+    }
+
+    /// Sets how often certificate files are re-read (see
+    /// [`tls_file_reload_interval`](Self::tls_file_reload_interval)).
+    #[must_use]
+    pub fn tls_file_reload_interval(mut self, interval: Duration) -> Self {
+        self.tls_file_reload_interval = interval;
         self
     }
 

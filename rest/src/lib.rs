@@ -84,6 +84,7 @@ mod resource_client;
 mod secret;
 mod throttle;
 mod tls;
+mod tls_file_reload;
 mod warnings;
 
 pub use client::{ClientStats, RestClient};
@@ -113,6 +114,7 @@ pub use request::{ByteStream, RawResponse, Request};
 pub use resource_client::ResourceClient;
 pub use secret::Secret;
 pub use throttle::TokenBucket;
+pub use tls_file_reload::DEFAULT_TLS_FILE_RELOAD_INTERVAL;
 pub use warnings::{
     CollectWarnings, LogWarnings, NoWarnings, Warning, WarningHandler, parse_warning_header,
 };

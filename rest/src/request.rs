@@ -476,6 +476,11 @@ impl Request {
                         .fetch_add(waited.as_micros() as u64, Ordering::Relaxed);
                 }
             }
+            if let Some(reload) = &inner.tls_reload
+                && reload.check()
+            {
+                inner.renew_connections();
+            }
             let credentials = inner.auth.credentials().await?;
             if credentials.certificate_changed {
                 inner.renew_connections();

@@ -135,17 +135,120 @@ impl ResolvesClientCert for ClientCertificateSlot {
     }
 }
 
+/// How the server's certificate is verified, replaceable while the client
+/// runs (a certificate authority file that changed). rustls asks at every
+/// handshake, so a new one takes effect on the next connection.
+#[derive(Debug)]
+pub(crate) struct ServerVerifierSlot {
+    current: RwLock<Arc<dyn ServerCertVerifier>>,
+}
+
+impl ServerVerifierSlot {
+    /// Replaces the verifier.
+    pub(crate) fn set(&self, verifier: Arc<dyn ServerCertVerifier>) {
+        *self.current.write() = verifier;
+    }
+
+    fn get(&self) -> Arc<dyn ServerCertVerifier> {
+        Arc::clone(&self.current.read())
+    }
+}
+
+impl ServerCertVerifier for ServerVerifierSlot {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.get()
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.get()
+            .verify_tls12_signature(message, certificate, signature)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.get()
+            .verify_tls13_signature(message, certificate, signature)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.get().supported_verify_schemes()
+    }
+}
+
+/// A verifier trusting the certificates in `ca_pem` (a certificate
+/// authority file re-read while the client runs), with `config`'s server
+/// name override.
+pub(crate) fn verifier_for_ca(
+    config: &Config,
+    ca_pem: &[u8],
+) -> Result<Arc<dyn ServerCertVerifier>, ConfigError> {
+    let origin = config.origin.as_str();
+    let mut roots = rustls::RootCertStore::empty();
+    add_ca_certificates(&mut roots, ca_pem, origin)?;
+    pinned_verifier(config, roots)
+}
+
+/// Verifies against `roots`, with `config`'s server name override.
+fn pinned_verifier(
+    config: &Config,
+    roots: rustls::RootCertStore,
+) -> Result<Arc<dyn ServerCertVerifier>, ConfigError> {
+    let origin = config.origin.as_str();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(roots),
+        Arc::clone(&provider),
+    )
+    .build()
+    .map_err(|e| tls_error("certificate-authority", origin, e.to_string()))?;
+    Ok(match &config.tls.server_name {
+        Some(name) => {
+            let name = ServerName::try_from(name.clone()).map_err(|e| {
+                tls_error(
+                    "tls-server-name",
+                    origin,
+                    format!("{name:?} is not a valid name: {e}"),
+                )
+            })?;
+            Arc::new(OverrideServerName {
+                inner: webpki,
+                name,
+            })
+        }
+        None => webpki,
+    })
+}
+
 /// Builds the rustls configuration for `config`, with `client_certificate`
-/// as the source of client certificates.
+/// as the source of client certificates. The server verifier goes into a
+/// new [`ServerVerifierSlot`], returned beside the configuration so a
+/// re-read certificate authority can replace it.
 pub(crate) fn client_tls_config(
     config: &Config,
     client_certificate: Arc<ClientCertificateSlot>,
-) -> Result<rustls::ClientConfig, ConfigError> {
-    let origin = config.origin.as_str();
+) -> Result<(rustls::ClientConfig, Arc<ServerVerifierSlot>), ConfigError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| ConfigError::HttpClient(format!("TLS protocol versions: {e}")))?;
+    let origin = config.origin.as_str();
 
     let verifier: Arc<dyn ServerCertVerifier> = if config.tls.insecure_skip_verify {
         tracing::warn!(
@@ -159,41 +262,22 @@ pub(crate) fn client_tls_config(
                 .supported_schemes(),
         })
     } else {
-        let roots = root_store(config)?;
-        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
-            Arc::new(roots),
-            Arc::clone(&provider),
-        )
-        .build()
-        .map_err(|e| tls_error("certificate-authority", origin, e.to_string()))?;
-        match &config.tls.server_name {
-            Some(name) => {
-                let name = ServerName::try_from(name.clone()).map_err(|e| {
-                    tls_error(
-                        "tls-server-name",
-                        origin,
-                        format!("{name:?} is not a valid name: {e}"),
-                    )
-                })?;
-                Arc::new(OverrideServerName {
-                    inner: webpki,
-                    name,
-                })
-            }
-            None => webpki,
-        }
+        pinned_verifier(config, root_store(config)?)?
     };
+    let slot = Arc::new(ServerVerifierSlot {
+        current: RwLock::new(verifier),
+    });
 
     let mut tls = builder
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
+        .with_custom_certificate_verifier(Arc::clone(&slot) as Arc<dyn ServerCertVerifier>)
         .with_client_cert_resolver(client_certificate);
     tls.alpn_protocols = if config.tls.disable_http2 {
         vec![b"http/1.1".to_vec()]
     } else {
         vec![b"h2".to_vec(), b"http/1.1".to_vec()]
     };
-    Ok(tls)
+    Ok((tls, slot))
 }
 
 fn root_store(config: &Config) -> Result<rustls::RootCertStore, ConfigError> {
@@ -202,15 +286,7 @@ fn root_store(config: &Config) -> Result<rustls::RootCertStore, ConfigError> {
     match &config.tls.certificate_authority {
         Some(source) => {
             let pem = read_pem(source, "certificate-authority", origin)?;
-            for certificate in parse_certificates(&pem, "certificate-authority", origin)? {
-                roots.add(certificate).map_err(|e| {
-                    tls_error(
-                        "certificate-authority",
-                        origin,
-                        format!("unusable certificate: {e}"),
-                    )
-                })?;
-            }
+            add_ca_certificates(&mut roots, &pem, origin)?;
         }
         None => {
             let added = add_system_roots(&mut roots);
@@ -223,6 +299,24 @@ fn root_store(config: &Config) -> Result<rustls::RootCertStore, ConfigError> {
         }
     }
     Ok(roots)
+}
+
+/// Adds every certificate of a certificate authority's PEM text.
+fn add_ca_certificates(
+    roots: &mut rustls::RootCertStore,
+    pem: &[u8],
+    origin: &str,
+) -> Result<(), ConfigError> {
+    for certificate in parse_certificates(pem, "certificate-authority", origin)? {
+        roots.add(certificate).map_err(|e| {
+            tls_error(
+                "certificate-authority",
+                origin,
+                format!("unusable certificate: {e}"),
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// Adds the system's trusted certificates; returns how many were added.

@@ -24,6 +24,8 @@ use crate::{BoxError, EventClock, Figures};
 pub(super) enum Mode {
     /// List (pages of 500) then watch.
     List,
+    /// The same, asking for uncompressed pages.
+    NoGzip,
     /// Watch-list.
     WatchList,
     /// List then watch, with `strip_managed_fields`.
@@ -47,7 +49,11 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         Mode::Protobuf { .. } | Mode::CompactProtobuf => ContentType::Protobuf,
         _ => ContentType::Json,
     };
-    let rest = RestClient::new(Config::new(&plan.url).content_type(content_type))?;
+    let rest = RestClient::new(
+        Config::new(&plan.url)
+            .content_type(content_type)
+            .disable_compression(mode == Mode::NoGzip),
+    )?;
     let watch_list = matches!(
         mode,
         Mode::WatchList
@@ -81,7 +87,7 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         move || clock.record()
     };
     match mode {
-        Mode::List | Mode::WatchList | Mode::Strip | Mode::Protobuf { .. } => {
+        Mode::List | Mode::NoGzip | Mode::WatchList | Mode::Strip | Mode::Protobuf { .. } => {
             let informer = factory.core().v1().pods().informer();
             informer.add_event_handler(
                 ResourceEventHandlerFuncs::<Pod>::new().on_update(move |_, _| counter()),

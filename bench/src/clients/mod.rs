@@ -43,6 +43,10 @@ pub enum ClientKind {
     /// clientgo-rs's SharedIndexInformer (from the factory), list then
     /// watch.
     Clientgo,
+    /// [`Clientgo`](Self::Clientgo) with `disable_compression`: pages
+    /// come uncompressed (the default asks for gzip, and the server
+    /// compresses each page of 500 pods, as kube-apiserver does).
+    ClientgoNoGzip,
     /// The same with watch-list (a streaming initial list).
     ClientgoWatchList,
     /// The same as [`Clientgo`](Self::Clientgo) with the factory's
@@ -77,9 +81,10 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 13] = [
+    pub const ALL: [ClientKind; 14] = [
         ClientKind::Limit,
         ClientKind::Clientgo,
+        ClientKind::ClientgoNoGzip,
         ClientKind::ClientgoWatchList,
         ClientKind::ClientgoStrip,
         ClientKind::ClientgoCompact,
@@ -98,6 +103,7 @@ impl ClientKind {
         match self {
             ClientKind::Limit => "limit",
             ClientKind::Clientgo => "clientgo",
+            ClientKind::ClientgoNoGzip => "clientgo-nogzip",
             ClientKind::ClientgoWatchList => "clientgo-watchlist",
             ClientKind::ClientgoStrip => "clientgo-strip",
             ClientKind::ClientgoCompact => "clientgo-compact",
@@ -123,6 +129,7 @@ impl ClientKind {
         use clientgo::Mode;
         match self {
             ClientKind::ClientgoWatchList => Mode::WatchList,
+            ClientKind::ClientgoNoGzip => Mode::NoGzip,
             ClientKind::ClientgoStrip => Mode::Strip,
             ClientKind::ClientgoCompact => Mode::Compact {
                 watch_list: false,
