@@ -323,13 +323,13 @@ fn root_file(
     for resource in every_resource() {
         let _ = writeln!(
             out,
-            "{feature}{gate}({group:?}, {version:?}, {plural:?}) => Some({krate}::GenericInformer::from_informer(factory.informer_for::<{ty}>())),",
+            "{feature}{gate}({group:?}, {version:?}, {plural:?}) => Some({krate}::GenericInformer::from_informer({informer})),",
             feature = options.group_feature(&modules[resource.group.as_str()]),
             gate = options.gate([*resource], None),
             group = resource.group,
             version = resource.version,
             plural = resource.plural,
-            ty = resource.type_path,
+            informer = informer_expression(resource, krate, "factory"),
         );
     }
     out.push_str("_ => None,\n}\n}\n");
@@ -337,7 +337,11 @@ fn root_file(
         out,
         "/// Makes the factory's `for_resource` know every generated resource\n/// without creating any informer (inlined, as `for_resource` is).\n#[inline]\npub fn register_all(factory: &{krate}::SharedInformerFactory) {{"
     );
-    for resource in every_resource() {
+    // Resources with no Rust type are found by `for_resource` above only.
+    if every_resource().all(|resource| resource.is_dynamic()) {
+        out.push_str("let _ = factory;\n");
+    }
+    for resource in every_resource().filter(|resource| !resource.is_dynamic()) {
         let _ = writeln!(
             out,
             "{feature}{gate}factory.register::<{ty}>();",
@@ -433,13 +437,45 @@ fn version_file(
     }
 }
 
+/// The Rust type of `resource`'s cached objects.
+fn object_type(resource: &Resource, krate: &str) -> String {
+    if resource.is_dynamic() {
+        format!("{krate}::apimachinery::DynamicObject")
+    } else {
+        resource.type_path.clone()
+    }
+}
+
+/// The expression giving `factory`'s informer of `resource`: by type, or
+/// for a resource with no Rust type, by its group, version, kind and plural
+/// as `DynamicObject`s.
+fn informer_expression(resource: &Resource, krate: &str, factory: &str) -> String {
+    if resource.is_dynamic() {
+        let scope = if resource.namespaced {
+            "namespaced"
+        } else {
+            "cluster_scoped"
+        };
+        format!(
+            "{factory}.dynamic_informer_for(&{krate}::apimachinery::ApiResource::{scope}({krate}::apimachinery::GroupVersionKind::new({group:?}, {version:?}, {kind:?}), {plural:?}))",
+            group = resource.group,
+            version = resource.version,
+            kind = resource.kind,
+            plural = resource.plural,
+        )
+    } else {
+        format!("{factory}.informer_for::<{}>()", resource.type_path)
+    }
+}
+
 fn resource_items(out: &mut String, resource: &Resource, krate: &str, gate: &str) {
     let kind = &resource.kind;
-    let ty = &resource.type_path;
+    let ty = &object_type(resource, krate);
+    let informer = informer_expression(resource, krate, "self.factory");
     let plural = &resource.plural;
     let _ = writeln!(
         out,
-        "/// The factory's shared informer of {plural}, and listers over its cache.\n{gate}#[derive(Debug, Clone, Copy)]\npub struct {kind}Informer<'a> {{ factory: &'a {krate}::SharedInformerFactory }}\n{gate}impl {kind}Informer<'_> {{\n/// The shared informer, created on first use and started by the\n/// factory's `start`; every caller gets the same one.\n#[inline]\npub fn informer(&self) -> {krate}::SharedIndexInformer<{ty}> {{ self.factory.informer_for::<{ty}>() }}\n/// A lister over the informer's cache.\n#[inline]\npub fn lister(&self) -> {kind}Lister {{ {kind}Lister(self.informer().lister()) }}\n}}"
+        "/// The factory's shared informer of {plural}, and listers over its cache.\n{gate}#[derive(Debug, Clone, Copy)]\npub struct {kind}Informer<'a> {{ factory: &'a {krate}::SharedInformerFactory }}\n{gate}impl {kind}Informer<'_> {{\n/// The shared informer, created on first use and started by the\n/// factory's `start`; every caller gets the same one.\n#[inline]\npub fn informer(&self) -> {krate}::SharedIndexInformer<{ty}> {{ {informer} }}\n/// A lister over the informer's cache.\n#[inline]\npub fn lister(&self) -> {kind}Lister {{ {kind}Lister(self.informer().lister()) }}\n}}"
     );
     let _ = writeln!(
         out,

@@ -71,7 +71,7 @@ pub use crd::{TypeMapping, resources_from_crds};
 pub use error::Error;
 pub use generate::{GenerateOptions, GeneratedFile, Target, generate};
 pub use log_subscriber::install_log_subscriber;
-pub use model::{Resource, Stability};
+pub use model::{DYNAMIC_OBJECT, Resource, Stability};
 pub use openapi::{
     OpenApiResources, k8s_openapi_type_path, resources_from_openapi, resources_from_openapi_typed,
 };

@@ -60,7 +60,18 @@ pub struct Resource {
     pub type_path: String,
 }
 
+/// The `type_path` of a custom resource given no Rust type: its informer
+/// caches `DynamicObject`s (clientgo-informers' re-export of
+/// clientgo-apimachinery's), created with the resource's group, version,
+/// kind and plural instead of from a type.
+pub const DYNAMIC_OBJECT: &str = "clientgo_informers::apimachinery::DynamicObject";
+
 impl Resource {
+    /// Whether its objects are [`DYNAMIC_OBJECT`]s (no Rust type was named).
+    pub fn is_dynamic(&self) -> bool {
+        self.type_path == DYNAMIC_OBJECT
+    }
+
     /// Whether it can be listed and watched, so an informer can run on it.
     pub fn is_watchable(&self) -> bool {
         self.verbs.contains("list") && self.verbs.contains("watch")

@@ -94,18 +94,24 @@ pub fn k8s_openapi_type_path(definition: &str) -> String {
 /// version and plural. `file` names the document in errors. Custom
 /// resources (definitions outside `io.k8s.*`, which k8s-openapi does not
 /// have) are left out; [`resources_from_openapi_typed`] maps them to Rust
-/// types.
+/// types or `DynamicObject`.
 pub fn resources_from_openapi(file: &str, bytes: &[u8]) -> Result<Vec<Resource>, Error> {
-    Ok(resources_from_openapi_typed(file, bytes, &TypeMapping::new())?.resources)
+    let found = resources_from_openapi_typed(file, bytes, &TypeMapping::new())?;
+    Ok(found
+        .resources
+        .into_iter()
+        .filter(|resource| !resource.is_dynamic())
+        .collect())
 }
 
 /// What [`resources_from_openapi_typed`] found.
 #[derive(Debug, Clone, Default)]
 pub struct OpenApiResources {
-    /// The resources with a Rust type, sorted by group, version and plural.
+    /// The resources, sorted by group, version and plural; custom ones with
+    /// no Rust type named have [`DYNAMIC_OBJECT`](crate::DYNAMIC_OBJECT).
     pub resources: Vec<Resource>,
     /// Custom resources (`group/version/plural`, with their kind) for which
-    /// no Rust type was named, left out.
+    /// no Rust type was named, generated as `DynamicObject`s.
     pub untyped: Vec<String>,
 }
 
@@ -114,8 +120,10 @@ pub struct OpenApiResources {
 /// ones (a cluster's CRDs, whose definitions are outside `io.k8s.*`) with
 /// the Rust type `types` names for their kind (`CronTab`, or
 /// `v1/CronTab` for one version), as `--crd` does. Custom resources with
-/// no type named are listed in [`OpenApiResources::untyped`] and left out,
-/// so the generated code never names a type that does not exist.
+/// no type named get [`DYNAMIC_OBJECT`](crate::DYNAMIC_OBJECT) and are
+/// listed in [`OpenApiResources::untyped`]: their informers cache
+/// `DynamicObject`s, so the generated code never names a type that does
+/// not exist.
 pub fn resources_from_openapi_typed(
     file: &str,
     bytes: &[u8],
@@ -239,7 +247,7 @@ pub fn resources_from_openapi_typed(
                         format!("{group}/{version}/{plural}")
                     };
                     untyped.push(format!("{name} ({kind})"));
-                    continue;
+                    crate::DYNAMIC_OBJECT.to_string()
                 }
             }
         };

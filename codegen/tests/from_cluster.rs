@@ -125,7 +125,7 @@ fn spec_with_a_crd() -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_clusters_crds_get_the_types_named_or_are_left_out() {
+async fn a_clusters_crds_get_the_types_named_or_dynamic_objects() {
     let server = TestApiServer::builder()
         .openapi_v2(spec_with_a_crd())
         .start()
@@ -135,17 +135,22 @@ async fn a_clusters_crds_get_the_types_named_or_are_left_out() {
     let kubeconfig = root.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
 
-    // No type named: left out, said so, and nothing names a type that
-    // does not exist.
+    // No type named: DynamicObjects, said so, and nothing names a type
+    // that does not exist.
     let out = root.join("untyped");
     let output = from_cluster(&kubeconfig, &[], &out).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(
-        stderr.contains("left out stable.example.com/v1/crontabs (CronTab)"),
+        stderr.contains("stable.example.com/v1/crontabs (CronTab) has no Rust type"),
         "{stderr}"
     );
-    assert!(!out.join("stable").exists());
+    let generated = fs::read_to_string(out.join("stable/v1.rs")).unwrap();
+    assert!(
+        generated.contains("clientgo_informers::apimachinery::DynamicObject"),
+        "{generated}"
+    );
+    assert!(generated.contains("dynamic_informer_for"), "{generated}");
     for entry in fs::read_dir(&out).unwrap() {
         let path = entry.unwrap().path();
         if path.is_file() {

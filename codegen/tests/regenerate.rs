@@ -97,6 +97,30 @@ fn the_committed_example_crd_informers_are_what_the_manifest_gives() {
 }
 
 #[test]
+fn the_committed_dynamic_crd_informers_are_what_the_spec_gives() {
+    let output = codegen(&[
+        "--openapi",
+        "codegen/tests/fixtures/crd-spec.json",
+        "--trait",
+        "DynamicCronTabInformers",
+        "--out",
+        "informers/tests/dynamic_crontab_informers",
+        "--check",
+    ]);
+    assert!(
+        output.status.success(),
+        "informers/tests/dynamic_crontab_informers is stale:\n{}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    assert!(
+        text(&output.stderr).contains("stable.example.com/v1/crontabs (CronTab) has no Rust type"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
 fn check_reports_a_stale_file_and_writing_replaces_it() {
     let out = scratch("stale");
     let out_arg = out.join("generated").display().to_string();

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, GroupVersionResource, KnownScope, Object};
+use clientgo_apimachinery::{ApiResource, DynamicObject, GroupVersionResource, KnownScope, Object};
 use clientgo_rest::{ResourceClient, RestClient};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -21,6 +21,7 @@ use crate::factory_options::InformerFactoryOptions;
 use crate::generic_informer::GenericInformer;
 use crate::informer::SharedIndexInformer;
 use crate::lister::Lister;
+use crate::resource_informer_factory::DynamicSharedInformerFactory;
 use crate::wait::SyncError;
 
 type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send + Sync>;
@@ -48,6 +49,8 @@ pub struct SharedInformerFactory {
     options: InformerFactoryOptions,
     core: FactoryCore<TypeId>,
     known: Mutex<HashMap<GroupVersionResource, Constructor>>,
+    /// Informers of resources with no Rust type, as `DynamicObject`s.
+    dynamic: DynamicSharedInformerFactory,
 }
 
 impl fmt::Debug for SharedInformerFactory {
@@ -71,6 +74,7 @@ impl SharedInformerFactory {
     /// A factory with options.
     pub fn with_options(client: RestClient, options: InformerFactoryOptions) -> Self {
         SharedInformerFactory {
+            dynamic: DynamicSharedInformerFactory::with_options(client.clone(), options.clone()),
             client,
             options,
             core: FactoryCore::new(),
@@ -121,6 +125,18 @@ impl SharedInformerFactory {
         K::Scope: KnownScope,
     {
         self.informer_for::<K>().lister()
+    }
+
+    /// The factory's informer of `resource` as [`DynamicObject`]s, created
+    /// on first use with the factory's options and started, waited for and
+    /// shut down with its typed informers. Generated accessors use it for
+    /// custom resources that were given no Rust type
+    /// (`clientgo-codegen --from-cluster` without `--type`).
+    pub fn dynamic_informer_for(
+        &self,
+        resource: &ApiResource,
+    ) -> SharedIndexInformer<DynamicObject> {
+        self.dynamic.for_resource(resource)
     }
 
     /// Makes [`for_resource`](Self::for_resource) know `K` without
@@ -178,6 +194,7 @@ impl SharedInformerFactory {
     /// fires or [`shutdown`](Self::shutdown). Never blocks.
     pub fn start(&self, cancel: &CancellationToken) {
         self.core.start(cancel);
+        self.dynamic.start(cancel);
     }
 
     /// Waits up to `timeout` for every started informer to sync. Gives up
@@ -189,13 +206,19 @@ impl SharedInformerFactory {
         &self,
         timeout: Duration,
     ) -> Result<BTreeMap<String, bool>, SyncError> {
-        self.core
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut synced = self
+            .core
             .wait_for_cache_sync(timeout, self.options.lasting_errors)
-            .await
+            .await?;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        synced.extend(self.dynamic.wait_for_cache_sync(left).await?);
+        Ok(synced)
     }
 
     /// Stops every started informer and waits for their tasks to end.
     pub async fn shutdown(&self) {
         self.core.shutdown().await;
+        self.dynamic.shutdown().await;
     }
 }

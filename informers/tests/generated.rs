@@ -2,7 +2,9 @@
 //! the built-in ones committed in `clientgo_informers::builtin`
 //! (`factory.core().v1().pods()`), and the ones generated from
 //! `codegen/tests/fixtures/crontab.yaml` into `tests/crontab_informers/`
-//! (`factory.stable().v1().crontabs()`), against the test API server.
+//! (`factory.stable().v1().crontabs()`), and the ones generated from a
+//! cluster's spec with no Rust type for its CRD, in
+//! `tests/dynamic_crontab_informers/`, against the test API server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 mod support;
@@ -12,6 +14,12 @@ mod support;
 #[rustfmt::skip]
 #[allow(dead_code, unreachable_pub)]
 mod crontab_informers;
+
+// Generated from `codegen/tests/fixtures/crd-spec.json` (a cluster's
+// `/openapi/v2` serving CronTabs) with no `--type`: DynamicObjects.
+#[rustfmt::skip]
+#[allow(dead_code, unreachable_pub)]
+mod dynamic_crontab_informers;
 
 use std::time::Duration;
 
@@ -200,6 +208,72 @@ async fn informers_generated_from_crds_watch_custom_resources() {
     assert_eq!(
         by_lookup.lister().list(&LabelSelector::everything()).len(),
         1
+    );
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informers_generated_without_a_type_cache_dynamic_objects() {
+    use dynamic_crontab_informers::DynamicCronTabInformers;
+
+    let server = TestApiServer::builder().start().await.unwrap();
+    let client = client(&server);
+    let crd: CustomResourceDefinition = serde_json::from_value(custom_resource_definition(
+        "stable.example.com",
+        "v1",
+        "CronTab",
+        "crontabs",
+        true,
+    ))
+    .unwrap();
+    ResourceClient::<CustomResourceDefinition>::all(client.clone())
+        .create(&PostParams::default(), &crd)
+        .await
+        .unwrap();
+    let crontabs = GroupResource::new("stable.example.com", "crontabs");
+    server
+        .storage()
+        .create(
+            &crontabs,
+            "default",
+            json!({"metadata": {"name": "nightly"}, "spec": {"cronSpec": "0 3 * * *"}}),
+        )
+        .unwrap();
+
+    let factory = SharedInformerFactory::new(client, Duration::ZERO);
+    let accessor = DynamicCronTabInformers::stable(&factory).v1().crontabs();
+    let lister = accessor.lister();
+    start_and_sync(&factory).await;
+
+    let nightly = lister.crontabs("default").get("nightly").unwrap();
+    assert_eq!(nightly.data["spec"]["cronSpec"], "0 3 * * *");
+    assert_eq!(nightly.metadata.name.as_deref(), Some("nightly"));
+
+    // Created later: the dynamic informer watches, like a typed one.
+    let created = server
+        .storage()
+        .create(
+            &crontabs,
+            "default",
+            json!({"metadata": {"name": "hourly"}, "spec": {"cronSpec": "0 * * * *"}}),
+        )
+        .unwrap();
+    accessor
+        .informer()
+        .wait_for_resource_version(&created.resource_version.to_string())
+        .await
+        .unwrap();
+    assert_eq!(lister.list(&LabelSelector::everything()).len(), 2);
+
+    // The same informer through the generated `for_resource`.
+    let by_lookup = dynamic_crontab_informers::for_resource(
+        &factory,
+        &GroupVersionResource::new("stable.example.com", "v1", "crontabs"),
+    )
+    .unwrap();
+    assert_eq!(
+        by_lookup.lister().list(&LabelSelector::everything()).len(),
+        2
     );
     factory.shutdown().await;
 }

@@ -56,8 +56,8 @@ fn run(args: &args::Args) -> Result<ExitCode, Error> {
     }
     for resource in &untyped {
         eprintln!(
-            "clientgo-codegen: left out {resource}: a custom resource with no Rust type; \
-             name one with --type KIND=PATH"
+            "clientgo-codegen: {resource} has no Rust type: its informer caches DynamicObjects; \
+             name a type with --type KIND=PATH"
         );
     }
     for file in &args.crds {
