@@ -131,7 +131,10 @@ impl SharedInformerFactory {
     /// on first use with the factory's options and started, waited for and
     /// shut down with its typed informers. Generated accessors use it for
     /// custom resources that were given no Rust type
-    /// (`clientgo-codegen --from-cluster` without `--type`).
+    /// (`clientgo-codegen --from-cluster` without `--type`). Inlined, so
+    /// the dynamic informer's code is compiled only in a crate that calls
+    /// it.
+    #[inline]
     pub fn dynamic_informer_for(
         &self,
         resource: &ApiResource,
