@@ -137,10 +137,13 @@ impl ResolvesClientCert for ClientCertificateSlot {
 
 /// How the server's certificate is verified, replaceable while the client
 /// runs (a certificate authority file that changed). rustls asks at every
-/// handshake, so a new one takes effect on the next connection.
+/// handshake, so a new one takes effect on the next connection. With a
+/// server name set (client-go's `TLSClientConfig.ServerName`), the
+/// certificate is verified against it instead of the URL's host.
 #[derive(Debug)]
 pub(crate) struct ServerVerifierSlot {
     current: RwLock<Arc<dyn ServerCertVerifier>>,
+    server_name: Option<ServerName<'static>>,
 }
 
 impl ServerVerifierSlot {
@@ -163,6 +166,7 @@ impl ServerCertVerifier for ServerVerifierSlot {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        let server_name = self.server_name.as_ref().unwrap_or(server_name);
         self.get()
             .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
@@ -193,8 +197,7 @@ impl ServerCertVerifier for ServerVerifierSlot {
 }
 
 /// A verifier trusting the certificates in `ca_pem` (a certificate
-/// authority file re-read while the client runs), with `config`'s server
-/// name override.
+/// authority file re-read while the client runs).
 pub(crate) fn verifier_for_ca(
     config: &Config,
     ca_pem: &[u8],
@@ -202,38 +205,20 @@ pub(crate) fn verifier_for_ca(
     let origin = config.origin.as_str();
     let mut roots = rustls::RootCertStore::empty();
     add_ca_certificates(&mut roots, ca_pem, origin)?;
-    pinned_verifier(config, roots)
+    pinned_verifier(roots, origin)
 }
 
-/// Verifies against `roots`, with `config`'s server name override.
+/// Verifies against `roots`.
 fn pinned_verifier(
-    config: &Config,
     roots: rustls::RootCertStore,
+    origin: &str,
 ) -> Result<Arc<dyn ServerCertVerifier>, ConfigError> {
-    let origin = config.origin.as_str();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
-        Arc::new(roots),
-        Arc::clone(&provider),
-    )
-    .build()
-    .map_err(|e| tls_error("certificate-authority", origin, e.to_string()))?;
-    Ok(match &config.tls.server_name {
-        Some(name) => {
-            let name = ServerName::try_from(name.clone()).map_err(|e| {
-                tls_error(
-                    "tls-server-name",
-                    origin,
-                    format!("{name:?} is not a valid name: {e}"),
-                )
-            })?;
-            Arc::new(OverrideServerName {
-                inner: webpki,
-                name,
-            })
-        }
-        None => webpki,
-    })
+    let verifier =
+        rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .map_err(|e| tls_error("certificate-authority", origin, e.to_string()))?;
+    Ok(verifier)
 }
 
 /// Builds the rustls configuration for `config`, with `client_certificate`
@@ -262,10 +247,23 @@ pub(crate) fn client_tls_config(
                 .supported_schemes(),
         })
     } else {
-        pinned_verifier(config, root_store(config)?)?
+        pinned_verifier(root_store(config)?, origin)?
+    };
+    let server_name = match &config.tls.server_name {
+        Some(name) if !config.tls.insecure_skip_verify => {
+            Some(ServerName::try_from(name.clone()).map_err(|e| {
+                tls_error(
+                    "tls-server-name",
+                    origin,
+                    format!("{name:?} is not a valid name: {e}"),
+                )
+            })?)
+        }
+        _ => None,
     };
     let slot = Arc::new(ServerVerifierSlot {
         current: RwLock::new(verifier),
+        server_name,
     });
 
     let mut tls = builder
@@ -342,52 +340,6 @@ fn add_bundle(roots: &mut rustls::RootCertStore, path: &Path) -> Option<usize> {
         .collect();
     let (added, _ignored) = roots.add_parsable_certificates(certificates);
     Some(added)
-}
-
-/// Verifies the server's certificate against a configured name instead of
-/// the URL's host (client-go's `TLSClientConfig.ServerName`).
-#[derive(Debug)]
-struct OverrideServerName {
-    inner: Arc<rustls::client::WebPkiServerVerifier>,
-    name: ServerName<'static>,
-}
-
-impl ServerCertVerifier for OverrideServerName {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        self.inner
-            .verify_server_cert(end_entity, intermediates, &self.name, ocsp_response, now)
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        certificate: &CertificateDer<'_>,
-        signature: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner
-            .verify_tls12_signature(message, certificate, signature)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        certificate: &CertificateDer<'_>,
-        signature: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner
-            .verify_tls13_signature(message, certificate, signature)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
 }
 
 /// Accepts any server certificate: `insecure-skip-tls-verify`.
