@@ -52,5 +52,7 @@ mod status;
 pub use compact::compact_from_message;
 pub use error::{DecodeError, Problem};
 pub use message::{Message, for_each_field};
-pub use registry::{Codec, KindCodec, by_kind, codec, registered_types};
+pub use registry::{Codec, codec, registered_types};
+#[cfg(feature = "kind-codecs")]
+pub use registry::{KindCodec, by_kind};
 pub use status::{status_json, status_message_from_json, status_message_json};

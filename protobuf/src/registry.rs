@@ -52,6 +52,7 @@ impl<K: Message> Codec<K> {
 /// converting to and from JSON: for code that holds objects as JSON (the
 /// test server, tools printing protobuf) and for checking decoders
 /// against JSON twins.
+#[cfg(feature = "kind-codecs")]
 #[derive(Debug, Clone, Copy)]
 pub struct KindCodec {
     /// `apps/v1`.
@@ -63,6 +64,7 @@ pub struct KindCodec {
     normalize: fn(&[u8]) -> Result<serde_json::Value, serde_json::Error>,
 }
 
+#[cfg(feature = "kind-codecs")]
 impl KindCodec {
     fn of<K>() -> Self
     where
@@ -104,6 +106,7 @@ impl KindCodec {
 /// The registered codecs, by type and by apiVersion and kind.
 pub(crate) struct Registry {
     codecs: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    #[cfg(feature = "kind-codecs")]
     kinds: HashMap<(&'static str, &'static str), KindCodec>,
     /// Message decoders by type, for `Compact<K, Protobuf>` entries
     /// (installed into clientgo-apimachinery).
@@ -124,6 +127,7 @@ impl Registry {
     {
         self.codecs
             .insert(TypeId::of::<K>(), Box::new(Codec::<K>::of()));
+        #[cfg(feature = "kind-codecs")]
         self.kinds
             .insert((K::API_VERSION, K::KIND), KindCodec::of::<K>());
         // Compact entries keeping the message: ingested with the metadata
@@ -149,6 +153,7 @@ fn registry() -> &'static Registry {
     REGISTRY.get_or_init(|| {
         let mut built = Registry {
             codecs: HashMap::new(),
+            #[cfg(feature = "kind-codecs")]
             kinds: HashMap::new(),
             decoders: HashMap::new(),
         };
@@ -180,6 +185,7 @@ pub fn codec<K: 'static>() -> Option<Codec<K>> {
 
 /// The codec of the resource type with this apiVersion and kind, when it
 /// has one.
+#[cfg(feature = "kind-codecs")]
 pub fn by_kind(api_version: &str, kind: &str) -> Option<KindCodec> {
     registry().kinds.get(&(api_version, kind)).copied()
 }
