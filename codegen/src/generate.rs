@@ -560,6 +560,33 @@ mod tests {
         assert!(root.contains("impl crate::SharedInformerFactory"));
         assert!(root.contains(r#"("apps", "v1", "deployments") => {"#));
         assert!(root.contains("factory.register::<k8s_openapi::api::x::v1::Pod>();"));
+        // Every function that names a type is inlined, so the library
+        // never instantiates an informer (the build-time guarantee).
+        for file in &files {
+            let lines: Vec<&str> = file.contents.lines().collect();
+            for (index, line) in lines.iter().enumerate() {
+                let names_a_type = [
+                    "pub fn informer(",
+                    "pub fn lister(",
+                    "pub fn list(",
+                    "pub fn get(",
+                    "pub fn for_resource(",
+                    "pub fn register_all(",
+                ]
+                .iter()
+                .any(|start| line.trim_start().starts_with(start));
+                if names_a_type {
+                    assert_eq!(
+                        lines[index - 1].trim(),
+                        "#[inline]",
+                        "{}: {line}",
+                        file.path.display()
+                    );
+                }
+            }
+        }
+        // Each group is behind its cargo feature in clientgo-informers.
+        assert!(root.contains("#[cfg(feature = \"apps\")]\npub mod apps;"));
         assert!(!root.contains("widgets"));
 
         let with_beta = generate(
