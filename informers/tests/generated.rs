@@ -133,36 +133,56 @@ async fn for_resource_knows_every_built_in_resource_without_asking_first() {
 // generated for (`--type CronTab=crate::CronTab`).
 include!("../../codegen/tests/fixtures/crontab_types.rs");
 
+/// Creates CRDs through the API, as `kubectl apply` would:
+/// (group, version, kind, plural, namespaced) each.
+async fn create_crds(client: &clientgo_rest::RestClient, crds: &[(&str, &str, &str, &str, bool)]) {
+    let api = ResourceClient::<CustomResourceDefinition>::all(client.clone());
+    for (group, version, kind, plural, namespaced) in crds {
+        let crd: CustomResourceDefinition = serde_json::from_value(custom_resource_definition(
+            group,
+            version,
+            kind,
+            plural,
+            *namespaced,
+        ))
+        .unwrap();
+        api.create(&PostParams::default(), &crd).await.unwrap();
+    }
+}
+
+/// Stores a CronTab named `name` in `default`; gives its resourceVersion.
+fn create_crontab(server: &TestApiServer, name: &str, schedule: &str) -> String {
+    server
+        .storage()
+        .create(
+            &GroupResource::new("stable.example.com", "crontabs"),
+            "default",
+            json!({"metadata": {"name": name}, "spec": {"cronSpec": schedule}}),
+        )
+        .unwrap()
+        .resource_version
+        .to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informers_generated_from_crds_watch_custom_resources() {
     let server = TestApiServer::builder().start().await.unwrap();
     let client = client(&server);
-    let crds = ResourceClient::<CustomResourceDefinition>::all(client.clone());
-    for (group, version, kind, plural, namespaced) in [
-        ("stable.example.com", "v1", "CronTab", "crontabs", true),
-        (
-            "example.com",
-            "v1alpha1",
-            "ClusterWidget",
-            "clusterwidgets",
-            false,
-        ),
-    ] {
-        let crd: CustomResourceDefinition = serde_json::from_value(custom_resource_definition(
-            group, version, kind, plural, namespaced,
-        ))
-        .unwrap();
-        crds.create(&PostParams::default(), &crd).await.unwrap();
-    }
-    let crontabs = GroupResource::new("stable.example.com", "crontabs");
-    server
-        .storage()
-        .create(
-            &crontabs,
-            "default",
-            json!({"metadata": {"name": "nightly"}, "spec": {"cronSpec": "0 3 * * *"}}),
-        )
-        .unwrap();
+    create_crds(
+        &client,
+        &[
+            ("stable.example.com", "v1", "CronTab", "crontabs", true),
+            (
+                "example.com",
+                "v1alpha1",
+                "ClusterWidget",
+                "clusterwidgets",
+                false,
+            ),
+        ],
+    )
+    .await;
+    create_crontab(&server, "nightly", "0 3 * * *");
 
     let factory = SharedInformerFactory::new(client, Duration::ZERO);
     crontab_informers::register_all(&factory);
@@ -218,27 +238,12 @@ async fn informers_generated_without_a_type_cache_dynamic_objects() {
 
     let server = TestApiServer::builder().start().await.unwrap();
     let client = client(&server);
-    let crd: CustomResourceDefinition = serde_json::from_value(custom_resource_definition(
-        "stable.example.com",
-        "v1",
-        "CronTab",
-        "crontabs",
-        true,
-    ))
-    .unwrap();
-    ResourceClient::<CustomResourceDefinition>::all(client.clone())
-        .create(&PostParams::default(), &crd)
-        .await
-        .unwrap();
-    let crontabs = GroupResource::new("stable.example.com", "crontabs");
-    server
-        .storage()
-        .create(
-            &crontabs,
-            "default",
-            json!({"metadata": {"name": "nightly"}, "spec": {"cronSpec": "0 3 * * *"}}),
-        )
-        .unwrap();
+    create_crds(
+        &client,
+        &[("stable.example.com", "v1", "CronTab", "crontabs", true)],
+    )
+    .await;
+    create_crontab(&server, "nightly", "0 3 * * *");
 
     let factory = SharedInformerFactory::new(client, Duration::ZERO);
     let accessor = DynamicCronTabInformers::stable(&factory).v1().crontabs();
@@ -250,17 +255,10 @@ async fn informers_generated_without_a_type_cache_dynamic_objects() {
     assert_eq!(nightly.metadata.name.as_deref(), Some("nightly"));
 
     // Created later: the dynamic informer watches, like a typed one.
-    let created = server
-        .storage()
-        .create(
-            &crontabs,
-            "default",
-            json!({"metadata": {"name": "hourly"}, "spec": {"cronSpec": "0 * * * *"}}),
-        )
-        .unwrap();
+    let created = create_crontab(&server, "hourly", "0 * * * *");
     accessor
         .informer()
-        .wait_for_resource_version(&created.resource_version.to_string())
+        .wait_for_resource_version(&created)
         .await
         .unwrap();
     assert_eq!(lister.list(&LabelSelector::everything()).len(), 2);

@@ -51,6 +51,25 @@ fn last_list(server: &TestApiServer) -> clientgo_testing::RequestRecord {
         .expect("a list was made")
 }
 
+/// Whether the request's `Accept-Encoding` named gzip.
+fn asked_for_gzip(record: &clientgo_testing::RequestRecord) -> bool {
+    record
+        .header_values("accept-encoding")
+        .iter()
+        .any(|v| v.contains("gzip"))
+}
+
+/// Lists the config maps of `default` with a client built from `config`
+/// and gives their number.
+async fn count_config_maps(config: Config) -> usize {
+    config_maps(RestClient::new(config).unwrap())
+        .list(&ListOptions::default())
+        .await
+        .unwrap()
+        .items
+        .len()
+}
+
 #[tokio::test]
 async fn large_lists_are_asked_for_and_read_gzip_compressed() {
     let server = server_with_a_large_list(TestApiServer::builder()).await;
@@ -65,14 +84,7 @@ async fn large_lists_are_asked_for_and_read_gzip_compressed() {
         "the decompressed body is whole"
     );
     let record = last_list(&server);
-    assert!(
-        record
-            .header_values("accept-encoding")
-            .iter()
-            .any(|v| v.contains("gzip")),
-        "{:?}",
-        record.headers
-    );
+    assert!(asked_for_gzip(&record), "{:?}", record.headers);
     assert_eq!(record.response_encoding.as_deref(), Some("gzip"));
 
     // A small answer is not compressed, as kube-apiserver leaves it.
@@ -110,32 +122,19 @@ async fn large_lists_stream_through_the_informer_path_compressed() {
 #[tokio::test]
 async fn disable_compression_asks_for_plain_answers() {
     let server = server_with_a_large_list(TestApiServer::builder()).await;
-    let client = RestClient::new(config_for(&server).disable_compression(true)).unwrap();
-    let list = config_maps(client)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(list.items.len(), 200);
-    let record = last_list(&server);
-    assert!(
-        !record
-            .header_values("accept-encoding")
-            .iter()
-            .any(|v| v.contains("gzip")),
-        "{:?}",
-        record.headers
+    assert_eq!(
+        count_config_maps(config_for(&server).disable_compression(true)).await,
+        200
     );
+    let record = last_list(&server);
+    assert!(!asked_for_gzip(&record), "{:?}", record.headers);
     assert_eq!(record.response_encoding, None);
 }
 
 #[tokio::test]
 async fn a_server_without_compression_answers_plain() {
     let server = server_with_a_large_list(TestApiServer::builder().gzip(false)).await;
-    let list = config_maps(RestClient::new(config_for(&server)).unwrap())
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(list.items.len(), 200);
+    assert_eq!(count_config_maps(config_for(&server)).await, 200);
     assert_eq!(last_list(&server).response_encoding, None);
 }
 
@@ -162,12 +161,7 @@ async fn watches_are_never_compressed() {
         .into_iter()
         .find(|r| r.verb == Verb::Watch)
         .unwrap();
-    assert!(
-        watch
-            .header_values("accept-encoding")
-            .iter()
-            .any(|v| v.contains("gzip"))
-    );
+    assert!(asked_for_gzip(&watch));
     assert_eq!(watch.response_encoding, None);
 }
 
@@ -190,11 +184,7 @@ async fn kubeconfig_disable_compression_is_honoured() {
     );
     let config = Config::from_kubeconfig_file(&path).unwrap();
     assert!(config.disable_compression);
-    let list = config_maps(RestClient::new(config).unwrap())
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(list.items.len(), 200);
+    assert_eq!(count_config_maps(config).await, 200);
     assert_eq!(last_list(&server).response_encoding, None);
 }
 
