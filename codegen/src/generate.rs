@@ -64,6 +64,17 @@ impl GenerateOptions {
         }
     }
 
+    /// The `#[cfg(feature = ..)]` line of a group's code: clientgo-informers
+    /// has one cargo feature per API group, named after its module, so a
+    /// user compiles only the groups they enable. Code generated for
+    /// another crate has no such features.
+    fn group_feature(&self, module: &str) -> String {
+        match self.target {
+            Target::Informers => format!("#[cfg(feature = {:?})]\n", file_stem(module)),
+            Target::External { .. } => String::new(),
+        }
+    }
+
     /// The `#[cfg(..)]` line for code about `resources`, inside code
     /// already gated on `enclosing`: empty when every supported
     /// k8s-openapi version has one of them, or the enclosing gate already
@@ -81,19 +92,6 @@ impl GenerateOptions {
                 format!("#[cfg({})]\n", cfg_name(minor))
             }
             _ => String::new(),
-        }
-    }
-}
-
-impl GenerateOptions {
-    /// The `#[cfg(feature = ..)]` line of a group's code: clientgo-informers
-    /// has one cargo feature per API group, named after its module, so a
-    /// user compiles only the groups they enable. Code generated for
-    /// another crate has no such features.
-    fn group_feature(&self, module: &str) -> String {
-        match self.target {
-            Target::Informers => format!("#[cfg(feature = {:?})]\n", file_stem(module)),
-            Target::External { .. } => String::new(),
         }
     }
 }
@@ -254,18 +252,15 @@ fn root_file(
     let mut out = String::from(
         "//! Typed informers and listers, by group and version.\n//!\n//! Reach them through the factory: `factory.<group>().<version>().<plural>()`\n//! gives a resource's informer and lister; `for_resource` finds one by\n//! group, version and plural.\n",
     );
+    // Each group's gate: its cargo feature, then the k8s-openapi version
+    // its types need.
     let gates: BTreeMap<&str, String> = by_group
         .iter()
         .map(|(group, versions)| {
-            (
-                *group,
-                options.gate(versions.values().flatten().copied(), None),
-            )
+            let feature = options.group_feature(&modules[*group]);
+            let version = options.gate(versions.values().flatten().copied(), None);
+            (*group, feature + &version)
         })
-        .collect();
-    let gates: BTreeMap<&str, String> = gates
-        .into_iter()
-        .map(|(group, gate)| (group, options.group_feature(&modules[group]) + &gate))
         .collect();
     for group in by_group.keys() {
         let _ = writeln!(out, "{}pub mod {};", gates[group], modules[*group]);

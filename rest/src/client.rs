@@ -10,7 +10,7 @@ use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::auth::Authenticator;
-use crate::config::{Config, PemSource, Proxy};
+use crate::config::{Config, Proxy};
 use crate::connection_lanes::{ConnectionLanes, LaneStats};
 use crate::error::{ConfigError, Error};
 use crate::request::Request;
@@ -144,22 +144,16 @@ impl RestClient {
                 .into());
             }
         }
-        let (tls, verifier) = client_tls_config(&config, Arc::clone(&slot))?;
-        let authority_pem = match &config.tls.certificate_authority {
-            Some(source @ PemSource::File(_)) => {
-                Some(read_pem(source, "certificate-authority", &config.origin)?)
-            }
-            _ => None,
-        };
+        let tls = client_tls_config(&config, Arc::clone(&slot))?;
         let tls_reload = TlsFileReload::new(
             &config,
             client_pem,
-            authority_pem,
+            tls.authority_pem,
             Arc::clone(&slot),
-            verifier,
+            tls.verifier,
         );
         let settings = HttpSettings {
-            tls,
+            tls: tls.config,
             user_agent: config.user_agent.clone(),
             connect_timeout: config.connect_timeout,
             proxy: config.proxy.clone(),

@@ -198,11 +198,11 @@ impl ServerCertVerifier for ServerVerifierSlot {
 
 /// A verifier trusting the certificates in `ca_pem` (a certificate
 /// authority file re-read while the client runs).
+/// `origin` names the configuration in errors.
 pub(crate) fn verifier_for_ca(
-    config: &Config,
     ca_pem: &[u8],
+    origin: &str,
 ) -> Result<Arc<dyn ServerCertVerifier>, ConfigError> {
-    let origin = config.origin.as_str();
     let mut roots = rustls::RootCertStore::empty();
     add_ca_certificates(&mut roots, ca_pem, origin)?;
     pinned_verifier(roots, origin)
@@ -221,70 +221,91 @@ fn pinned_verifier(
     Ok(verifier)
 }
 
+/// What [`client_tls_config`] builds.
+pub(crate) struct ClientTls {
+    /// The rustls configuration.
+    pub(crate) config: rustls::ClientConfig,
+    /// Its server verifier, replaceable when a certificate authority file
+    /// is re-read.
+    pub(crate) verifier: Arc<ServerVerifierSlot>,
+    /// The certificate authority's PEM as read (none when the system's
+    /// roots are used or verification is off).
+    pub(crate) authority_pem: Option<Vec<u8>>,
+}
+
 /// Builds the rustls configuration for `config`, with `client_certificate`
-/// as the source of client certificates. The server verifier goes into a
-/// new [`ServerVerifierSlot`], returned beside the configuration so a
-/// re-read certificate authority can replace it.
+/// as the source of client certificates and the server verifier in a new
+/// [`ServerVerifierSlot`].
 pub(crate) fn client_tls_config(
     config: &Config,
     client_certificate: Arc<ClientCertificateSlot>,
-) -> Result<(rustls::ClientConfig, Arc<ServerVerifierSlot>), ConfigError> {
+) -> Result<ClientTls, ConfigError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| ConfigError::HttpClient(format!("TLS protocol versions: {e}")))?;
     let origin = config.origin.as_str();
 
-    let verifier: Arc<dyn ServerCertVerifier> = if config.tls.insecure_skip_verify {
+    let mut authority_pem = None;
+    let (verifier, server_name): (Arc<dyn ServerCertVerifier>, _) = if config
+        .tls
+        .insecure_skip_verify
+    {
         tracing::warn!(
             host = %config.host,
             origin,
             "TLS certificate verification is disabled (insecure-skip-tls-verify): anyone on the path can impersonate the API server"
         );
-        Arc::new(NoVerification {
-            schemes: provider
-                .signature_verification_algorithms
-                .supported_schemes(),
-        })
+        let schemes = provider
+            .signature_verification_algorithms
+            .supported_schemes();
+        (Arc::new(NoVerification { schemes }), None)
     } else {
-        pinned_verifier(root_store(config)?, origin)?
-    };
-    let server_name = match &config.tls.server_name {
-        Some(name) if !config.tls.insecure_skip_verify => {
-            Some(ServerName::try_from(name.clone()).map_err(|e| {
+        let (roots, pem) = root_store(config)?;
+        authority_pem = pem;
+        let server_name = match &config.tls.server_name {
+            Some(name) => Some(ServerName::try_from(name.clone()).map_err(|e| {
                 tls_error(
                     "tls-server-name",
                     origin,
                     format!("{name:?} is not a valid name: {e}"),
                 )
-            })?)
-        }
-        _ => None,
+            })?),
+            None => None,
+        };
+        (pinned_verifier(roots, origin)?, server_name)
     };
-    let slot = Arc::new(ServerVerifierSlot {
+    let verifier = Arc::new(ServerVerifierSlot {
         current: RwLock::new(verifier),
         server_name,
     });
 
     let mut tls = builder
         .dangerous()
-        .with_custom_certificate_verifier(Arc::clone(&slot) as Arc<dyn ServerCertVerifier>)
+        .with_custom_certificate_verifier(Arc::clone(&verifier) as Arc<dyn ServerCertVerifier>)
         .with_client_cert_resolver(client_certificate);
     tls.alpn_protocols = if config.tls.disable_http2 {
         vec![b"http/1.1".to_vec()]
     } else {
         vec![b"h2".to_vec(), b"http/1.1".to_vec()]
     };
-    Ok((tls, slot))
+    Ok(ClientTls {
+        config: tls,
+        verifier,
+        authority_pem,
+    })
 }
 
-fn root_store(config: &Config) -> Result<rustls::RootCertStore, ConfigError> {
+/// The trusted roots: the configured certificate authority (with its PEM,
+/// as read) or the system's.
+fn root_store(config: &Config) -> Result<(rustls::RootCertStore, Option<Vec<u8>>), ConfigError> {
     let origin = config.origin.as_str();
     let mut roots = rustls::RootCertStore::empty();
     match &config.tls.certificate_authority {
         Some(source) => {
             let pem = read_pem(source, "certificate-authority", origin)?;
             add_ca_certificates(&mut roots, &pem, origin)?;
+            return Ok((roots, Some(pem)));
         }
         None => {
             let added = add_system_roots(&mut roots);
@@ -296,7 +317,7 @@ fn root_store(config: &Config) -> Result<rustls::RootCertStore, ConfigError> {
             }
         }
     }
-    Ok(roots)
+    Ok((roots, None))
 }
 
 /// Adds every certificate of a certificate authority's PEM text.

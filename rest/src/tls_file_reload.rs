@@ -86,8 +86,8 @@ pub(crate) struct TlsFileReload {
     watched: Mutex<Watched>,
     certificate: Arc<ClientCertificateSlot>,
     verifier: Arc<ServerVerifierSlot>,
-    /// For the verifier's server name override and error messages.
-    config: Config,
+    /// Where the configuration came from, for error messages.
+    origin: String,
 }
 
 impl TlsFileReload {
@@ -116,9 +116,8 @@ impl TlsFileReload {
             _ => None,
         };
         let authority = match (&config.tls.certificate_authority, authority_pem) {
-            (Some(PemSource::File(path)), Some(pem)) if !config.tls.insecure_skip_verify => {
-                Some((path.clone(), pem))
-            }
+            // No PEM when verification is off: nothing to re-read then.
+            (Some(PemSource::File(path)), Some(pem)) => Some((path.clone(), pem)),
             _ => None,
         };
         if client.is_none() && authority.is_none() {
@@ -133,7 +132,7 @@ impl TlsFileReload {
             }),
             certificate,
             verifier,
-            config: config.clone(),
+            origin: config.origin.clone(),
         })
     }
 
@@ -142,14 +141,17 @@ impl TlsFileReload {
     /// anything changed, so the caller renews its connections. Blocks the
     /// caller for two or three small file reads, once per interval.
     pub(crate) fn check(&self) -> bool {
-        let mut watched = self.watched.lock();
+        // Another caller is checking: go on with what is in use.
+        let Some(mut watched) = self.watched.try_lock() else {
+            return false;
+        };
         let now = Instant::now();
         if now < watched.next_check {
             return false;
         }
         // Once per interval, even when the reload fails (client-go's rule).
         watched.next_check = now + self.interval;
-        let origin = self.config.origin.as_str();
+        let origin = self.origin.as_str();
         let mut changed = false;
         if let Some((cert_path, key_path, current)) = &mut watched.client {
             let read = std::fs::read(&*cert_path)
@@ -183,10 +185,9 @@ impl TlsFileReload {
         }
         if let Some((path, current)) = &mut watched.authority {
             let read = std::fs::read(&*path).map_err(|e| e.to_string());
-            let config = &self.config;
             let mut built = None;
             let (decision, bytes) = decide(current, read, |pem| {
-                built = Some(verifier_for_ca(config, pem).map_err(|e| e.to_string())?);
+                built = Some(verifier_for_ca(pem, origin).map_err(|e| e.to_string())?);
                 Ok(())
             });
             match (decision, bytes, built) {
