@@ -317,9 +317,14 @@ impl<K: k8s_openapi::ListableResource, B: CompactBody> k8s_openapi::ListableReso
     const LIST_KIND: &'static str = K::LIST_KIND;
 }
 
-impl<K, B: CompactBody> crate::Object for Compact<K, B> {
+impl<K: crate::Object, B: CompactBody> crate::Object for Compact<K, B> {
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
+    }
+
+    /// `K`'s: a compact entry keeps no `apiVersion` or `kind` of its own.
+    fn fixed_type() -> Option<(&'static str, &'static str)> {
+        K::fixed_type()
     }
 
     /// The metadata, to change (a transform); forgets the entry's

@@ -116,6 +116,10 @@ impl Object for DynamicObject {
         &mut self.metadata
     }
 
+    fn object_type(&self) -> Option<(&str, &str)> {
+        Some((self.api_version.as_deref()?, self.kind.as_deref()?))
+    }
+
     fn fill_type_from_list(&mut self, list_api_version: &str, list_kind: &str) {
         let unset = |field: &Option<String>| field.as_deref().is_none_or(str::is_empty);
         if unset(&self.api_version) && unset(&self.kind) && !list_api_version.is_empty() {

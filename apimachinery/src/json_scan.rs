@@ -46,6 +46,94 @@ pub fn member_value(json: &[u8], key: &[u8]) -> Option<Range<usize>> {
     Some(find_member(json, root, key)?.value)
 }
 
+/// A watch event's `type` and its object's `apiVersion` and `kind`, as
+/// written between their quotes; each `None` when absent, not a string, or
+/// spelled with escapes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct EventTypes<'a> {
+    /// The event's `type` (`ADDED`, `ERROR`, ...).
+    pub event_type: Option<&'a [u8]>,
+    /// The object's `apiVersion`.
+    pub api_version: Option<&'a [u8]>,
+    /// The object's `kind`.
+    pub kind: Option<&'a [u8]>,
+}
+
+/// Reads a watch event's `type` and its object's `apiVersion` and `kind`
+/// without parsing the object: the scan stops inside the object as soon as
+/// both are found (the API server writes them first), so it costs a few
+/// dozen bytes per event. `None` when the bytes are not an object.
+pub fn watch_event_types(event: &[u8]) -> Option<EventTypes<'_>> {
+    let root = skip_whitespace(event, 0)?;
+    let mut types = EventTypes::default();
+    let mut object_seen = false;
+    walk_members(event, root, |key, value| {
+        match key {
+            b"type" => types.event_type = string_at(event, value),
+            b"object" => {
+                object_seen = true;
+                let _ = walk_members(event, value, |key, value| {
+                    match key {
+                        b"apiVersion" => types.api_version = string_at(event, value),
+                        b"kind" => types.kind = string_at(event, value),
+                        _ => {}
+                    }
+                    types.api_version.is_some() && types.kind.is_some()
+                });
+            }
+            _ => {}
+        }
+        types.event_type.is_some() && object_seen
+    })?;
+    Some(types)
+}
+
+/// The contents of the string starting at `start`; `None` when it is not
+/// a string or holds an escape.
+fn string_at(json: &[u8], start: usize) -> Option<&[u8]> {
+    let end = skip_string(json, start)?;
+    let inner = json.get(start + 1..end - 1)?;
+    (!inner.contains(&b'\\')).then_some(inner)
+}
+
+/// Hands each key of the object at `start` (its `{`) and the start of its
+/// value to `visit`, until `visit` returns `true` or the object ends. A
+/// value is skipped only when the walk goes on past it. `None` when the
+/// bytes are not an object.
+fn walk_members(
+    json: &[u8],
+    start: usize,
+    mut visit: impl FnMut(&[u8], usize) -> bool,
+) -> Option<()> {
+    if json.get(start) != Some(&b'{') {
+        return None;
+    }
+    let mut position = skip_whitespace(json, start + 1)?;
+    if json.get(position) == Some(&b'}') {
+        return Some(());
+    }
+    loop {
+        let key_end = skip_string(json, position)?;
+        let key = json.get(position + 1..key_end - 1)?;
+        position = skip_whitespace(json, key_end)?;
+        if json.get(position) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_whitespace(json, position + 1)?;
+        if visit(key, value_start) {
+            return Some(());
+        }
+        let value_end = skip_value(json, value_start)?;
+        let after = skip_whitespace(json, value_end)?;
+        match json.get(after) {
+            Some(b',') => {}
+            Some(b'}') => return Some(()),
+            _ => return None,
+        }
+        position = skip_whitespace(json, after + 1)?;
+    }
+}
+
 /// One member of an object.
 struct Member {
     /// The value's bytes.
@@ -280,5 +368,25 @@ mod tests {
                 "{sample:?}"
             );
         }
+    }
+
+    #[test]
+    fn event_types_are_read_without_the_rest_of_the_object() {
+        let event = br#"{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}}"#;
+        let types = watch_event_types(event).unwrap();
+        assert_eq!(types.event_type, Some(&b"ADDED"[..]));
+        assert_eq!(types.api_version, Some(&b"v1"[..]));
+        assert_eq!(types.kind, Some(&b"Pod"[..]));
+        // The object first, the kind last, an escaped kind, no object.
+        let late = br#"{"object":{"metadata":{"name":"a"},"apiVersion":"v1","kind":"Pod"},"type":"MODIFIED"}"#;
+        let types = watch_event_types(late).unwrap();
+        assert_eq!(types.event_type, Some(&b"MODIFIED"[..]));
+        assert_eq!(types.kind, Some(&b"Pod"[..]));
+        let escaped = br#"{"type":"ADDED","object":{"apiVersion":"v1","kind":"P\u006fd"}}"#;
+        assert_eq!(watch_event_types(escaped).unwrap().kind, None);
+        let bare = br#"{"type":"BOOKMARK"}"#;
+        assert_eq!(watch_event_types(bare).unwrap().api_version, None);
+        assert_eq!(watch_event_types(b"[1]"), None);
+        assert_eq!(watch_event_types(b"{\"type\":"), None);
     }
 }

@@ -107,6 +107,31 @@ pub trait Object {
         let _ = (list_api_version, list_kind);
     }
 
+    /// The `apiVersion` and `kind` every object of this Rust type has on
+    /// the wire, when the type fixes them: a k8s-openapi or custom
+    /// resource type's own, `Compact<K>`'s `K`'s, `PartialObjectMetadata`'s.
+    /// `None` (the default) for a type that holds objects of any kind
+    /// ([`DynamicObject`](crate::DynamicObject)). Watch decoders skip an
+    /// event of another type by it before decoding the object, as
+    /// client-go's reflector skips an event of an unexpected type.
+    fn fixed_type() -> Option<(&'static str, &'static str)>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
+    /// The `apiVersion` and `kind` this object says it has: its own
+    /// fields for a `DynamicObject` or a `PartialObjectMetadata`, else
+    /// [`fixed_type`](Object::fixed_type). The reflector skips an event
+    /// whose object names another type than the resource it watches.
+    fn object_type(&self) -> Option<(&str, &str)>
+    where
+        Self: Sized,
+    {
+        Self::fixed_type()
+    }
+
     /// How objects of this type are saved in a cache snapshot and read
     /// back (warm restart), when they can be: `Some` for
     /// [`Compact`](crate::Compact) entries, `None` (the default) for the
@@ -136,6 +161,10 @@ where
 
     fn meta_mut(&mut self) -> &mut ObjectMeta {
         self.metadata_mut()
+    }
+
+    fn fixed_type() -> Option<(&'static str, &'static str)> {
+        Some((K::API_VERSION, K::KIND))
     }
 }
 

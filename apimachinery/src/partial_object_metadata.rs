@@ -67,6 +67,14 @@ impl Object for PartialObjectMetadata {
     fn meta_mut(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
+
+    fn fixed_type() -> Option<(&'static str, &'static str)> {
+        Some((META_API_VERSION, "PartialObjectMetadata"))
+    }
+
+    fn object_type(&self) -> Option<(&str, &str)> {
+        Some((self.api_version.as_deref()?, self.kind.as_deref()?))
+    }
 }
 
 /// A page of metadata-only objects (`kind: PartialObjectMetadataList`).

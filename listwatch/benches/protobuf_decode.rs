@@ -79,9 +79,8 @@ fn protobuf_frame(message: &[u8]) -> Vec<u8> {
     put::length_prefixed(&mut event, 2, |out| {
         put::put_bytes(out, 1, &k8s_openapi::ByteString(object));
     });
-    let outer = Unknown::wrap("v1", "WatchEvent", &event);
-    let mut frame = (outer.len() as u32).to_be_bytes().to_vec();
-    frame.extend(outer);
+    let mut frame = (event.len() as u32).to_be_bytes().to_vec();
+    frame.extend(event);
     frame
 }
 

@@ -56,6 +56,15 @@ pub trait ListerWatcher<K>: Send + Sync {
     /// A name for logs: the resource, and the namespace if scoped.
     fn describe(&self) -> String;
 
+    /// The `apiVersion` and `kind` of the objects this source serves, when
+    /// it knows them and `K` does not fix them (a dynamic resource's, from
+    /// its `ApiResource`). The reflector skips watch events whose object
+    /// names another type; `None` (the default) leaves it with `K`'s
+    /// [`fixed_type`](Object::fixed_type).
+    fn object_type(&self) -> Option<(String, String)> {
+        None
+    }
+
     /// What this source is, as precisely as it can say: the server, the
     /// resource, the namespace and the selectors every request carries.
     /// Two sources with the same identity serve the same objects, so a
@@ -347,6 +356,11 @@ where
 
     fn supports_watch_list(&self) -> bool {
         self.watch_list
+    }
+
+    fn object_type(&self) -> Option<(String, String)> {
+        let (api_version, kind) = self.client.received_type();
+        Some((api_version.to_string(), kind.to_string()))
     }
 
     fn describe(&self) -> String {

@@ -2,7 +2,7 @@
 //! as [`WatchDecoder`](crate::WatchDecoder) does for JSON.
 
 use clientgo_apimachinery::protobuf_wire::WireReader;
-use clientgo_apimachinery::{Bookmark, Status, Unknown, WatchEvent};
+use clientgo_apimachinery::{Bookmark, Object, Status, Unknown, WatchEvent};
 use clientgo_protobuf::Codec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -12,18 +12,22 @@ use crate::watch_decoder::FrameError;
 /// Frames and decodes protobuf watch events from byte chunks.
 ///
 /// The stream (`application/vnd.kubernetes.protobuf;stream=watch`) is a
-/// sequence of frames, each a 4-byte big-endian length and that many bytes:
-/// a `k8s\0` envelope around a `meta.v1.WatchEvent` (`type = 1`, `object
-/// = 2`), whose object is itself a `k8s\0` envelope around the object's
-/// message. ADDED, MODIFIED and DELETED objects are decoded with the
-/// type's [`Codec`]; a BOOKMARK's object only for its metadata; an ERROR's
-/// as a `Status`.
+/// sequence of frames, each a 4-byte big-endian length and that many bytes.
+/// As kube-apiserver writes it, a frame is a bare `meta.v1.WatchEvent`
+/// message (`type = 1`, `object = 2`), with no `k8s\0` magic and no
+/// `runtime.Unknown` envelope around it; only the object inside
+/// (`object.raw`) is `k8s\0` + `Unknown` around the object's message.
+/// ADDED, MODIFIED and DELETED objects are decoded with the type's
+/// [`Codec`]; a BOOKMARK's object only for its metadata; an ERROR's as a
+/// `Status`.
 ///
 /// A frame longer than the limit is refused before it is buffered; a
 /// malformed frame, an unknown event type and a stream cut inside a frame
 /// are [`FrameError`]s, after which the decoder yields nothing. An event
-/// of another type than the one expected is skipped and counted, as the
-/// JSON decoder does.
+/// whose object's envelope names another type than `K`'s
+/// ([`Object::fixed_type`], or the one given to
+/// [`expect_type`](Self::expect_type)) is skipped before its object is
+/// decoded, and counted, as the JSON decoder does.
 #[derive(Debug)]
 pub struct ProtobufWatchDecoder<K> {
     codec: Codec<K>,
@@ -36,23 +40,27 @@ pub struct ProtobufWatchDecoder<K> {
     after_decode: Option<fn(&mut K)>,
 }
 
-impl<K> ProtobufWatchDecoder<K> {
+impl<K: Object> ProtobufWatchDecoder<K> {
     /// A decoder of `codec`'s type refusing frames larger than
-    /// `max_frame_bytes`.
+    /// `max_frame_bytes`, expecting objects of `K`'s fixed type.
     pub fn new(codec: Codec<K>, max_frame_bytes: usize) -> Self {
         ProtobufWatchDecoder {
             codec,
             buffer: Buffer::default(),
             max_frame_bytes,
-            expected_type: None,
+            expected_type: K::fixed_type()
+                .map(|(api_version, kind)| (api_version.to_string(), kind.to_string())),
             skipped: 0,
             failed: false,
             after_decode: None,
         }
     }
+}
 
-    /// Names the type of the watched objects: an event of another type is
-    /// skipped (see [`WatchDecoder::expect_type`](crate::WatchDecoder::expect_type)).
+impl<K> ProtobufWatchDecoder<K> {
+    /// Names the type of the watched objects, in place of `K`'s fixed
+    /// type: an event of another type is skipped (see
+    /// [`WatchDecoder::expect_type`](crate::WatchDecoder::expect_type)).
     #[must_use]
     pub fn expect_type(mut self, api_version: &str, kind: &str) -> Self {
         self.expected_type = Some((api_version.to_string(), kind.to_string()));
@@ -123,9 +131,7 @@ impl<K> ProtobufWatchDecoder<K> {
 
     /// One frame's event; `None` for an event of an unexpected type.
     fn decode_frame(&self, frame: &[u8]) -> Result<Option<WatchEvent<K>>, FrameError> {
-        let envelope = Unknown::decode(frame)
-            .map_err(|e| FrameError::protobuf(format!("a watch frame: {e}")))?;
-        let (event_type, object) = watch_event(envelope.raw)?;
+        let (event_type, object) = watch_event(frame)?;
         let object = Unknown::decode(object)
             .map_err(|e| FrameError::protobuf(format!("a watch event's object: {e}")))?;
         let decode = |raw: &[u8]| {
@@ -175,8 +181,8 @@ impl<K> ProtobufWatchDecoder<K> {
     }
 }
 
-/// `meta.v1.WatchEvent`: its type and its object's raw bytes (the
-/// `RawExtension`'s `raw`).
+/// A bare `meta.v1.WatchEvent` message (one whole frame): its type and its
+/// object's raw bytes (the `RawExtension`'s `raw`).
 fn watch_event(bytes: &[u8]) -> Result<(String, &[u8]), FrameError> {
     let wire = |e: clientgo_apimachinery::protobuf_wire::WireError| FrameError::Protobuf(e.into());
     let mut reader = WireReader::new(bytes);

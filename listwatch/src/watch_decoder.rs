@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use clientgo_apimachinery::{DecodeError, WatchEvent};
 use serde::de::DeserializeOwned;
 
-use clientgo_apimachinery::json_scan::{ObjectAt, managed_fields_member};
+use clientgo_apimachinery::json_scan::{ObjectAt, managed_fields_member, watch_event_types};
 
 /// The largest event accepted by default: 16 MiB. The API server limits
 /// objects to about 1.5 MiB in etcd, so a bigger frame is a broken or
@@ -128,12 +128,15 @@ impl<K> WatchDecoder<K> {
         }
     }
 
-    /// Names the type of the watched objects. A well-formed event whose
-    /// object says it is of another `apiVersion` or `kind` (and does not
-    /// decode as `K`) is then skipped with a warning, and the events after
-    /// it are decoded as usual: client-go's reflector does the same with an
-    /// event of an unexpected type. Without it such an event is a
-    /// [`FrameError::Malformed`] that ends the stream.
+    /// Names the type of the watched objects. An event whose object says
+    /// it is of another `apiVersion` or `kind` is then skipped with a
+    /// warning before it is decoded, and the events after it are decoded
+    /// as usual: client-go's reflector does the same with an event of an
+    /// unexpected type. Without it such an event is decoded as `K` (an
+    /// error that ends the stream for a typed `K`). [`WatchStream`]
+    /// names `K`'s fixed type itself.
+    ///
+    /// [`WatchStream`]: crate::WatchStream
     #[must_use]
     pub fn expect_type(mut self, api_version: &str, kind: &str) -> Self {
         self.expected_type = Some((api_version.to_string(), kind.to_string()));
@@ -295,67 +298,45 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
                 self.scratch.extend_from_slice(&frame[member.end..]);
                 frame = &self.scratch;
             }
-            match serde_json::from_slice::<WatchEvent<K>>(frame) {
-                Ok(event) => return Some(Ok(event)),
-                Err(error) => {
-                    if let Some((api_version, kind)) =
-                        other_type(frame, self.expected_type.as_ref())
-                    {
-                        self.skipped += 1;
-                        let expected = self.expected_type.as_ref();
-                        tracing::warn!(
-                            api_version,
-                            kind,
-                            expected_api_version = expected.map(|e| e.0.as_str()),
-                            expected_kind = expected.map(|e| e.1.as_str()),
-                            "skipping a watch event whose object is of another type"
-                        );
-                        continue;
-                    }
-                    self.failed = true;
-                    return Some(Err(FrameError::Malformed(DecodeError::from_serde(
-                        "watch event",
-                        frame,
-                        &error,
-                    ))));
-                }
+            if let Some(expected) = &self.expected_type
+                && let Some((api_version, kind)) = other_type(frame, expected)
+            {
+                self.skipped += 1;
+                tracing::warn!(
+                    api_version,
+                    kind,
+                    expected_api_version = expected.0.as_str(),
+                    expected_kind = expected.1.as_str(),
+                    "skipping a watch event whose object is of another type"
+                );
+                continue;
             }
+            return Some(
+                serde_json::from_slice::<WatchEvent<K>>(frame).map_err(|error| {
+                    self.failed = true;
+                    FrameError::Malformed(DecodeError::from_serde("watch event", frame, &error))
+                }),
+            );
         }
     }
 }
 
-/// The envelope of an event, read only as far as the object's type.
-#[derive(serde::Deserialize)]
-struct EventTypeProbe {
-    #[serde(rename = "type")]
-    event_type: String,
-    object: ObjectTypeProbe,
-}
-
-#[derive(serde::Deserialize)]
-struct ObjectTypeProbe {
-    #[serde(rename = "apiVersion", default)]
-    api_version: String,
-    #[serde(default)]
-    kind: String,
-}
-
-/// The type of a well-formed event's object when it is not `expected`:
-/// an ADDED, MODIFIED, DELETED or BOOKMARK event whose object names an
-/// `apiVersion` and `kind` other than the expected ones. `None` without an
-/// expectation, for anything malformed, and for an object of the expected
-/// type (which then failed to decode for another reason).
-fn other_type(frame: &[u8], expected: Option<&(String, String)>) -> Option<(String, String)> {
-    let (expected_api_version, expected_kind) = expected?;
-    let probe: EventTypeProbe = serde_json::from_slice(frame).ok()?;
+/// The type of an event's object when it is not `expected`: an ADDED,
+/// MODIFIED, DELETED or BOOKMARK event whose object names an `apiVersion`
+/// and `kind` other than the expected ones, read by a scan that stops at
+/// them. `None` for an ERROR event (its object is a `Status`), for an
+/// object that names no type, and for anything malformed (which the
+/// decode then reports).
+fn other_type<'a>(frame: &'a [u8], expected: &(String, String)) -> Option<(&'a str, &'a str)> {
+    let types = watch_event_types(frame)?;
     let known = matches!(
-        probe.event_type.as_str(),
-        "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK"
+        types.event_type?,
+        b"ADDED" | b"MODIFIED" | b"DELETED" | b"BOOKMARK"
     );
-    let object = probe.object;
-    let named = !object.api_version.is_empty() && !object.kind.is_empty();
-    let other = object.api_version != *expected_api_version || object.kind != *expected_kind;
-    (known && named && other).then_some((object.api_version, object.kind))
+    let api_version = std::str::from_utf8(types.api_version?).ok()?;
+    let kind = std::str::from_utf8(types.kind?).ok()?;
+    let other = api_version != expected.0 || kind != expected.1;
+    (known && other).then_some((api_version, kind))
 }
 
 #[cfg(test)]

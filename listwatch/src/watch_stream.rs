@@ -4,7 +4,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use clientgo_apimachinery::WatchEvent;
+use clientgo_apimachinery::{Object, WatchEvent};
 use clientgo_rest::ByteStream;
 use futures_core::Stream;
 use serde::de::DeserializeOwned;
@@ -116,19 +116,26 @@ impl<K: DeserializeOwned + Send> EventStream<K> for WatchStream<K> {
     }
 }
 
-impl<K: DeserializeOwned> WatchStream<K> {
-    /// Decodes `body` with frames of at most `max_frame_bytes`.
+impl<K: DeserializeOwned + Object> WatchStream<K> {
+    /// Decodes `body` with frames of at most `max_frame_bytes`. Events
+    /// whose object is of another type than `K`'s fixed one
+    /// ([`Object::fixed_type`]) are skipped before they are decoded.
     pub fn new(body: ByteStream, max_frame_bytes: usize) -> Self {
+        let mut decoder = WatchDecoder::new(max_frame_bytes);
+        if let Some((api_version, kind)) = K::fixed_type() {
+            decoder = decoder.expect_type(api_version, kind);
+        }
         WatchStream {
             body,
-            decoder: Decoder::Json(WatchDecoder::new(max_frame_bytes)),
+            decoder: Decoder::Json(decoder),
             done: false,
             bytes_received: 0,
         }
     }
 
     /// Decodes `body` as a protobuf watch stream of `codec`'s type (the
-    /// answer to a watch asking for protobuf, when the server gave it).
+    /// answer to a watch asking for protobuf, when the server gave it),
+    /// skipping events of another type as [`new`](Self::new) does.
     pub fn protobuf(
         body: ByteStream,
         codec: clientgo_protobuf::Codec<K>,
@@ -141,7 +148,9 @@ impl<K: DeserializeOwned> WatchStream<K> {
             bytes_received: 0,
         }
     }
+}
 
+impl<K: DeserializeOwned> WatchStream<K> {
     /// Applies `hook` to every object a protobuf stream decodes.
     #[must_use]
     pub fn after_protobuf_decode(mut self, hook: fn(&mut K)) -> Self {
@@ -169,7 +178,8 @@ impl<K: DeserializeOwned> WatchStream<K> {
     }
 
     /// Skips well-formed events whose object is of another type than
-    /// `apiVersion` `kind` (see [`WatchDecoder::expect_type`]).
+    /// `apiVersion` `kind`, in place of `K`'s fixed type (a dynamic
+    /// object's resource; see [`WatchDecoder::expect_type`]).
     #[must_use]
     pub fn expect_type(mut self, api_version: &str, kind: &str) -> Self {
         self.decoder = match self.decoder {

@@ -43,9 +43,10 @@ fn frame(event_type: &str, kind: &str, object: &[u8]) -> Vec<u8> {
     put::length_prefixed(&mut event, 2, |out| {
         put::put_bytes(out, 1, &ByteString(inner))
     });
-    let outer = Unknown::wrap("v1", "WatchEvent", &event);
-    let mut bytes = (outer.len() as u32).to_be_bytes().to_vec();
-    bytes.extend_from_slice(&outer);
+    // A bare WatchEvent, as kube-apiserver frames it: only the object
+    // inside has the envelope.
+    let mut bytes = (event.len() as u32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(&event);
     bytes
 }
 
@@ -146,7 +147,8 @@ fn watch_frames_split_anywhere_decode_the_same() {
     };
     stream.extend(frame("ERROR", "Status", &status.encode()));
     for chunk in 1..=stream.len() {
-        let mut decoder = ProtobufWatchDecoder::new(codec(), 1 << 20).expect_type("v1", "Pod");
+        // Pod's own type is expected with nothing said.
+        let mut decoder = ProtobufWatchDecoder::new(codec(), 1 << 20);
         let mut events = Vec::new();
         for piece in stream.chunks(chunk) {
             decoder.push(piece);
@@ -176,6 +178,22 @@ fn watch_frames_split_anywhere_decode_the_same() {
         };
         assert_eq!(status.code, 410);
     }
+}
+
+/// The wire issue: an event wrapped in a `k8s\0` envelope of its own is
+/// not what kube-apiserver sends, and is refused rather than guessed at.
+#[test]
+fn an_enveloped_watch_event_is_not_a_frame() {
+    let added = frame("ADDED", "Pod", &pod("a", "1").encode());
+    let enveloped = Unknown::wrap("v1", "WatchEvent", &added[4..]);
+    let mut bytes = (enveloped.len() as u32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(&enveloped);
+    let mut decoder = ProtobufWatchDecoder::new(codec(), 1 << 20);
+    decoder.push(&bytes);
+    assert!(matches!(
+        decoder.next_event(),
+        Some(Err(FrameError::Protobuf(_)))
+    ));
 }
 
 #[test]

@@ -18,12 +18,11 @@
 //! | condition | action | request sent |
 //! |---|---|---|
 //! | start | watch-list (or list when off or unsupported) | `GET ?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=300..599` |
-//! | watch-list refused (422, 403, any other answer) | list, then watch, this round; watch-list again next round | `GET ?resourceVersion=0&limit=500` |
+//! | watch-list fails otherwise (422, 403, 500, an ERROR event, a bad, oversized or undecodable frame, a broken connection, closed within 1 s with no events, the store refusing the state) | report, then list and watch this round ("making progress is better than deadlocking"); watch-list again next round | `GET ?resourceVersion=0&limit=500` |
 //! | watch-list: 410 or too-large RV | ask again at once at ""; refused at "" too: back off first | watch-list without `resourceVersion` |
-//! | watch-list: 429, connection refused, bad frame, broken connection | back off, ask again | watch-list |
-//! | watch-list ends before the initial-events-end bookmark | ask again (after a backoff if it lasted < 1 s) | watch-list |
+//! | watch-list: 429, connection refused | back off, ask again | watch-list |
+//! | watch-list ends cleanly before the initial-events-end bookmark | ask again | watch-list |
 //! | watch-list: no bytes for the idle timeout (once periodic bookmarks were seen), or no answer to the request within it | ask again at once | watch-list |
-//! | watch-list: the store refuses the state (replace or transform fails) | report, back off, ask again | watch-list |
 //! | initial-events-end bookmark | replace the store at its RV; the same stream goes on as the watch | none |
 //! | list at RV "" or "0" | pages of 500, continue tokens followed | `GET ?resourceVersion=0&limit=500`, then `?limit=500&continue=…` |
 //! | list at a synced RV | one unpaginated request (the watch cache answers); pages if an RV=0 list was ever paginated | `GET ?resourceVersion=<last>` |
@@ -52,8 +51,10 @@
 //! it lasted, how many events it carried and the retry state (bad frames
 //! in a row, the 500 window), it returns the action; the loops only do the
 //! I/O. Each row is a unit test there. A watch event of another kind than
-//! the resource's is no ending: the decoder skips it and the stream goes
-//! on.
+//! the resource's is no ending: the reflector knows the kind it watches
+//! (`K`'s fixed type, or the lister-watcher's for dynamic objects), skips
+//! the event and counts it ([`ReflectorStats::other_type_events`]), and the
+//! stream goes on; typed decoders skip such events before decoding them.
 //!
 //! ADDED events of a watch started at "" or "0" do not move the last
 //! resourceVersion until another event type arrives (they come in no

@@ -206,8 +206,8 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
         Outcome::StoreRefused => {
             return match ended.phase {
                 Phase::WatchList => decision(
-                    BackOffAndRetry { at_least: None },
-                    "the store refused the watch-list's state; asking again",
+                    FallBackToList,
+                    "the store refused the watch-list's state; listing and watching for this attempt",
                 ),
                 _ => decision(Relist, "the store refused a change; relisting"),
             };
@@ -216,8 +216,8 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
             let very_short = ended.is_very_short();
             return match ended.phase {
                 Phase::WatchList if very_short => decision(
-                    BackOffAndRetry { at_least: None },
-                    "watch-list ended at once before its initial-events-end bookmark",
+                    FallBackToList,
+                    "watch-list ended at once before its initial-events-end bookmark (very short watch); listing and watching for this attempt",
                 ),
                 Phase::WatchList => decision(
                     Retry,
@@ -261,13 +261,13 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
                 )
             }
         }
-        (Phase::WatchList, FrameTooLarge | BadFrame | ConnectionBroken) => decision(
-            BackOffAndRetry { at_least: None },
-            "watch-list stream broke; backing off, then asking again",
-        ),
+        // client-go: "making progress is better than deadlocking". Every
+        // other failure of a watch-list (a refusal, a 500, an ERROR event,
+        // a bad, oversized or undecodable frame, a broken connection)
+        // lists instead for this attempt.
         (Phase::WatchList, _) => decision(
             FallBackToList,
-            "watch-list refused; listing and watching for this attempt",
+            "watch-list failed; listing and watching for this attempt",
         ),
         (Phase::List | Phase::OpenWatch, _) => {
             decision(Relist, "failed; backing off, then relisting")
@@ -396,6 +396,15 @@ mod tests {
         assert_eq!(failed(Phase::WatchList, Other), FallBackToList);
     }
 
+    /// The wire issue's fix: watch-list used to back off and ask again,
+    /// forever, after these; client-go lists instead.
+    #[test]
+    fn watch_list_failing_otherwise_falls_back_to_list() {
+        for cause in [InternalError, BadFrame, FrameTooLarge, ConnectionBroken] {
+            assert_eq!(failed(Phase::WatchList, cause), FallBackToList, "{cause:?}");
+        }
+    }
+
     #[test]
     fn watch_list_unavailable_resource_version_asks_again_at_latest() {
         assert_eq!(failed(Phase::WatchList, ExpiredOrGone), RetryAtLatest);
@@ -415,7 +424,7 @@ mod tests {
     }
 
     #[test]
-    fn watch_list_busy_or_broken_backs_off_and_asks_again() {
+    fn watch_list_busy_or_refused_connection_backs_off_and_asks_again() {
         let busy = TooManyRequests {
             retry_after: Some(3 * SECOND),
         };
@@ -425,13 +434,10 @@ mod tests {
                 at_least: Some(3 * SECOND)
             }
         );
-        for cause in [ConnectionRefused, BadFrame, FrameTooLarge, ConnectionBroken] {
-            assert_eq!(
-                failed(Phase::WatchList, cause),
-                BackOffAndRetry { at_least: None },
-                "{cause:?}"
-            );
-        }
+        assert_eq!(
+            failed(Phase::WatchList, ConnectionRefused),
+            BackOffAndRetry { at_least: None }
+        );
     }
 
     #[test]
@@ -442,14 +448,14 @@ mod tests {
             events: 0,
             ..ended(Phase::WatchList, Outcome::Ended)
         };
-        assert_eq!(action(at_once), BackOffAndRetry { at_least: None });
+        assert_eq!(action(at_once), FallBackToList, "a very short watch");
     }
 
     #[test]
-    fn watch_list_store_refusal_backs_off_and_asks_again() {
+    fn watch_list_store_refusal_falls_back_to_list() {
         assert_eq!(
             action(ended(Phase::WatchList, Outcome::StoreRefused)),
-            BackOffAndRetry { at_least: None }
+            FallBackToList
         );
     }
 

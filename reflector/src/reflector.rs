@@ -101,6 +101,9 @@ pub struct Reflector<K, L> {
     periodic_bookmarks: AtomicBool,
     /// The saved state the first sync resumes from (taken when used).
     resume: Mutex<Option<ResumePoint<K>>>,
+    /// The `apiVersion` and `kind` of the watched objects: `K`'s fixed
+    /// type, else the lister-watcher's. Events naming another are skipped.
+    expected_type: Option<(String, String)>,
     /// A saved state whose resume was refused (410): replaced into the
     /// store just before the next sync's own replace, so that handlers
     /// hear of objects deleted meanwhile as tombstones.
@@ -135,7 +138,11 @@ where
             .name
             .clone()
             .unwrap_or_else(|| lister_watcher.describe());
+        let expected_type = K::fixed_type()
+            .map(|(api_version, kind)| (api_version.to_string(), kind.to_string()))
+            .or_else(|| lister_watcher.object_type());
         Reflector {
+            expected_type,
             lister_watcher,
             store,
             options,
@@ -154,6 +161,33 @@ where
             resume: Mutex::new(resume),
             prelude: Mutex::new(None),
         }
+    }
+
+    /// Whether `object` names another type than the watched resource's
+    /// (client-go's reflector checks each event's type against its
+    /// expected type and skips the event): logged and counted. Typed
+    /// decoders skip such events before decoding them; this catches the
+    /// rest (dynamic and metadata objects, in-memory sources).
+    pub(crate) fn is_other_type(&self, object: &K) -> bool {
+        let Some((expected_api_version, expected_kind)) = &self.expected_type else {
+            return false;
+        };
+        let Some((api_version, kind)) = object.object_type() else {
+            return false;
+        };
+        if api_version == expected_api_version && kind == expected_kind {
+            return false;
+        }
+        Counters::bump(&self.counters.other_type_events);
+        tracing::warn!(
+            api_version,
+            kind,
+            %expected_api_version,
+            %expected_kind,
+            name = object.name().unwrap_or_default(),
+            "skipping a watch event whose object is of another type"
+        );
+        true
     }
 
     /// Notes that the server sends periodic bookmarks on this resource's

@@ -34,6 +34,9 @@ pub struct ReflectorStats {
     /// Resumes refused with 410 Gone (or an expired resourceVersion),
     /// followed by a list.
     pub resume_fallbacks: u64,
+    /// Watch events skipped because their object named another type than
+    /// the watched resource's.
+    pub other_type_events: u64,
 }
 
 #[derive(Debug, Default)]
@@ -51,6 +54,7 @@ pub(crate) struct Counters {
     pub(crate) resyncs: AtomicU64,
     pub(crate) resumes: AtomicU64,
     pub(crate) resume_fallbacks: AtomicU64,
+    pub(crate) other_type_events: AtomicU64,
 }
 
 impl Counters {
@@ -74,6 +78,7 @@ impl Counters {
             resyncs: read(&self.resyncs),
             resumes: read(&self.resumes),
             resume_fallbacks: read(&self.resume_fallbacks),
+            other_type_events: read(&self.other_type_events),
         }
     }
 }

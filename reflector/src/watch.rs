@@ -223,6 +223,13 @@ where
         // change the object in place instead of copying it.
         let version_of =
             |object: &K| advance.then(|| object.resource_version().unwrap_or_default().to_owned());
+        if let WatchEvent::Added(object)
+        | WatchEvent::Modified(object)
+        | WatchEvent::Deleted(object) = &event
+            && self.is_other_type(object)
+        {
+            return Ok(());
+        }
         let (operation, outcome, resource_version) = match event {
             WatchEvent::Added(object) => {
                 let version = version_of(&object);

@@ -131,6 +131,10 @@ where
                 Next::Failed(error) => return Some(Err(self.watch_failed(from, true, error))),
             };
             match event {
+                WatchEvent::Added(object)
+                | WatchEvent::Modified(object)
+                | WatchEvent::Deleted(object)
+                    if self.is_other_type(&object) => {}
                 WatchEvent::Added(object) | WatchEvent::Modified(object) => {
                     // An object the cache holds at the same version is
                     // reused, as a list's are, so a watch-list relist does

@@ -118,19 +118,20 @@ pub(crate) fn status_body(status: &Status) -> Vec<u8> {
     Unknown::wrap("v1", "Status", &message)
 }
 
-/// One watch frame: a 4-byte big-endian length, then a `WatchEvent`
-/// (`type = 1`, `object = 2` a `RawExtension` whose `raw` is the enveloped
-/// object) in its own envelope.
-fn frame(codec: &KindCodec, event_type: &str, object_envelope: &[u8]) -> Bytes {
+/// One watch frame as kube-apiserver writes it: a 4-byte big-endian
+/// length, then a bare `meta.v1.WatchEvent` (`type = 1`, `object = 2` a
+/// `RawExtension` whose `raw` is the enveloped object). The event itself
+/// has no `k8s\0` envelope; only the object inside it does (recorded in
+/// `real-apiserver-1.36/watch-pods.pb.body`).
+fn frame(event_type: &str, object_envelope: &[u8]) -> Bytes {
     let mut event = Vec::with_capacity(object_envelope.len() + 32);
     clientgo_protobuf::put::put_string(&mut event, 1, &event_type.to_string());
     clientgo_protobuf::put::length_prefixed(&mut event, 2, |out| {
         clientgo_apimachinery::protobuf_wire::put_bytes(out, 1, object_envelope);
     });
-    let outer = Unknown::wrap(codec.api_version, "WatchEvent", &event);
-    let mut bytes = Vec::with_capacity(outer.len() + 4);
-    bytes.extend_from_slice(&(outer.len() as u32).to_be_bytes());
-    bytes.extend_from_slice(&outer);
+    let mut bytes = Vec::with_capacity(event.len() + 4);
+    bytes.extend_from_slice(&(event.len() as u32).to_be_bytes());
+    bytes.extend_from_slice(&event);
     Bytes::from(bytes)
 }
 
@@ -140,7 +141,7 @@ pub(crate) fn event_frame(
     event_type: &str,
     object: &StoredObject,
 ) -> Result<Bytes, Status> {
-    Ok(frame(codec, event_type, &object_body(object, codec)?))
+    Ok(frame(event_type, &object_body(object, codec)?))
 }
 
 /// A BOOKMARK frame: an object of the type with only a resourceVersion
@@ -174,7 +175,6 @@ pub(crate) fn bookmark_frame(codec: &KindCodec, revision: u64, initial_events_en
             out
         });
     frame(
-        codec,
         "BOOKMARK",
         &Unknown::wrap(codec.api_version, codec.kind, &message),
     )
@@ -188,12 +188,12 @@ pub(crate) fn foreign_event_frame() -> Bytes {
     };
     let json = br#"{"apiVersion":"v1","kind":"Event","metadata":{"name":"foreign-object","namespace":"default"},"reason":"Foreign","involvedObject":{}}"#;
     let message = events.json_to_protobuf(json).unwrap_or_default();
-    frame(&events, "ADDED", &Unknown::wrap("v1", "Event", &message))
+    frame("ADDED", &Unknown::wrap("v1", "Event", &message))
 }
 
 /// An ERROR frame carrying `status`.
-pub(crate) fn error_frame(codec: &KindCodec, status: &Status) -> Bytes {
-    frame(codec, "ERROR", &status_body(status))
+pub(crate) fn error_frame(status: &Status) -> Bytes {
+    frame("ERROR", &status_body(status))
 }
 
 /// The message of a `ListMeta`, for tests.

@@ -106,7 +106,7 @@ fn error_line(status: &Status) -> Bytes {
 fn error_event(encoding: Encoding, status: &Status) -> Bytes {
     match encoding {
         Encoding::Json => error_line(status),
-        Encoding::Protobuf(codec) => crate::protobuf::error_frame(&codec, status),
+        Encoding::Protobuf(_) => crate::protobuf::error_frame(status),
     }
 }
 
