@@ -742,3 +742,76 @@ async fn a_watch_event_of_another_kind_is_skipped_and_the_watch_goes_on() {
         running.stop().await;
     }
 }
+
+/// One way of breaking a watch-list, ordered from the test server.
+type Breakage = (&'static str, fn(&TestApiServer));
+
+/// The wire issue: a watch-list that fails in a way client-go does not
+/// retry (anything but 429 and a refused connection) lists instead for
+/// that round, and the store syncs; it used to back off and ask for
+/// watch-list again, forever. In JSON and in protobuf, each way the test
+/// server can break it.
+#[tokio::test]
+async fn a_broken_watch_list_falls_back_to_a_list_and_syncs() {
+    let breakages: [Breakage; 5] = [
+        ("a 500 answer", |server| {
+            server
+                .faults()
+                .fail_next(Some(Verb::Watch), Status::internal_error("boom"))
+        }),
+        ("an ERROR event", |server| {
+            server
+                .faults()
+                .error_event_next_watch(Status::internal_error("boom"))
+        }),
+        ("a malformed frame", |server| {
+            server.faults().corrupt_next_watch(Corruption::Malformed)
+        }),
+        ("a frame cut off by the connection's end", |server| {
+            server.faults().corrupt_next_watch(Corruption::Truncated)
+        }),
+        ("a frame over the limit", |server| {
+            server
+                .faults()
+                .corrupt_next_watch(Corruption::Oversized(100 * 1024))
+        }),
+    ];
+    for protobuf in [false, true] {
+        for (what, breakage) in breakages {
+            let what = format!("{what} (protobuf {protobuf})");
+            let server = seeded(TestApiServer::builder(), 10).await;
+            let cache = cache();
+            breakage(&server);
+            let lister = lister(&server, |config| {
+                if protobuf {
+                    config.content_type(clientgo_rest::ContentType::Protobuf)
+                } else {
+                    config
+                }
+            })
+            .max_frame_bytes(64 * 1024);
+            let running = Running::start(lister, cache.clone(), fast_options());
+            converge(&server, &*cache).await;
+            create(&server, "later");
+            converge(&server, &*cache).await;
+
+            let stats = running.reflector.stats();
+            assert_eq!(stats.watch_list_fallbacks, 1, "{what}");
+            assert_eq!((stats.watch_lists, stats.lists), (0, 1), "{what}");
+            assert_eq!(running.reflector.mode(), ReflectorMode::ListWatch, "{what}");
+            let watches = watches(&server);
+            assert_eq!(
+                watches[0].list_options().send_initial_events,
+                Some(true),
+                "{what}"
+            );
+            assert_eq!(
+                watches[1].list_options().send_initial_events,
+                None,
+                "{what}: a plain watch after the list"
+            );
+            assert_eq!(lists(&server).len(), 1, "{what}");
+            running.stop().await;
+        }
+    }
+}

@@ -77,6 +77,8 @@ struct State {
     warning: Option<String>,
     latency: Duration,
     corruption: Option<Corruption>,
+    /// The Status of an ERROR event ending the next watch.
+    error_event: Option<Status>,
     /// Watches that still get an event of another kind first.
     foreign_events: usize,
     stall: Option<Duration>,
@@ -134,13 +136,22 @@ impl Faults {
         self.state.lock().latency = latency;
     }
 
-    /// Sends a bad frame in the next watch, then ends it.
+    /// Sends a bad frame in the next watch, then ends it. The frame comes
+    /// after the watch's initial events and before a watch-list's
+    /// initial-events-end bookmark, so it breaks a watch-list too.
     pub fn corrupt_next_watch(&self, corruption: Corruption) {
         self.state.lock().corruption = Some(corruption);
     }
 
-    /// Makes the next watch send, before anything written after it
-    /// started, one well-formed ADDED event whose object is of another kind
+    /// Ends the next watch with an ERROR event carrying `status`, sent
+    /// where [`corrupt_next_watch`](Self::corrupt_next_watch) sends its
+    /// frame (a watch-list's ends before its bookmark).
+    pub fn error_event_next_watch(&self, status: Status) {
+        self.state.lock().error_event = Some(status);
+    }
+
+    /// Makes the next watch send, after its initial events (before a
+    /// watch-list's initial-events-end bookmark), one well-formed ADDED event whose object is of another kind
     /// (a `v1` `Event` named `foreign-object`), and then carry on as usual:
     /// clients should skip it and keep the stream, as client-go's reflector
     /// does.
@@ -216,6 +227,10 @@ impl Faults {
 
     pub(crate) fn take_corruption(&self) -> Option<Corruption> {
         self.state.lock().corruption.take()
+    }
+
+    pub(crate) fn take_error_event(&self) -> Option<Status> {
+        self.state.lock().error_event.take()
     }
 
     pub(crate) fn take_foreign_event(&self) -> bool {

@@ -167,13 +167,19 @@ const BAD_EVENT_START: &[u8] =
 /// pieces until they are done or the client hangs up.
 async fn send_corruption(sender: &mpsc::Sender<Bytes>, corruption: Corruption, encoding: Encoding) {
     if let Encoding::Protobuf(_) = encoding {
-        // A frame whose envelope is garbage, or one cut off after its
-        // length: the protobuf counterparts of the JSON corruptions.
-        let frame: &'static [u8] = match corruption {
-            Corruption::Truncated => b"\0\0\0\x40k8s\0\x0a",
-            _ => b"\0\0\0\x05k8s\0\xff",
+        // A WatchEvent whose type field claims more bytes than the frame
+        // holds, or a frame cut off after its length: the protobuf
+        // counterparts of the JSON corruptions.
+        let frame: Bytes = match corruption {
+            Corruption::Truncated => Bytes::from_static(b"\0\0\0\x40\x0a\x05ADDED"),
+            // A length past the client's limit: a client that buffers
+            // before checking waits for bytes that never come.
+            Corruption::Oversized(length) => {
+                Bytes::copy_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_be_bytes())
+            }
+            _ => Bytes::from_static(b"\0\0\0\x03\x0a\x05A"),
         };
-        let _ = sender.send(Bytes::from_static(frame)).await;
+        let _ = sender.send(frame).await;
         return;
     }
     let frame = match corruption {
@@ -330,6 +336,7 @@ pub(crate) fn watch(
     let stall = faults.take_stall();
     let corruption = faults.take_corruption();
     let foreign = faults.take_foreign_event();
+    let error_status = faults.take_error_event();
     tokio::spawn(async move {
         if let Some(stall) = stall {
             tokio::select! {
@@ -370,15 +377,13 @@ pub(crate) fn watch(
                 return;
             }
         }
-        if start.initial_events_end
-            && sender
-                .send(bookmark_event(encoding, &path.resource, start.after, true))
-                .await
-                .is_err()
-        {
+        // The ordered faults come after the initial events and before a
+        // watch-list's bookmark, so they can break a watch-list too.
+        if foreign && sender.send(foreign_event(encoding)).await.is_err() {
             return;
         }
-        if foreign && sender.send(foreign_event(encoding)).await.is_err() {
+        if let Some(status) = error_status {
+            let _ = sender.send(error_event(encoding, &status)).await;
             return;
         }
         if let Some(corruption) = corruption {
@@ -387,6 +392,14 @@ pub(crate) fn watch(
                 () = dropped.cancelled() => {}
                 () = shutdown.cancelled() => {}
             }
+            return;
+        }
+        if start.initial_events_end
+            && sender
+                .send(bookmark_event(encoding, &path.resource, start.after, true))
+                .await
+                .is_err()
+        {
             return;
         }
         let timeout = options.timeout_seconds.map(Duration::from_secs);
