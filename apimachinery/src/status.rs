@@ -291,6 +291,12 @@ pub struct StatusMeta {
     /// The resource version, when the server set one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
+    /// A fresh continue token: a 410 `Expired` answer to a list whose
+    /// continue token was compacted away carries one, to go on with an
+    /// inconsistent list (client-go's pager does not use it; it lists
+    /// again).
+    #[serde(default, rename = "continue", skip_serializing_if = "Option::is_none")]
+    pub continue_: Option<String>,
 }
 
 /// The `status` field of a [`Status`]: whether the operation succeeded.

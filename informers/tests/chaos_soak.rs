@@ -1,11 +1,12 @@
-//! The chaos soak: informers of three resource types, in three factories
-//! (watch-list, list+watch with managedFields stripped, and watch-list
-//! keeping objects compact, `Compact<K>`), each with a
+//! The chaos soak: informers of three resource types, in four factories
+//! (watch-list, list+watch with managedFields stripped, watch-list
+//! keeping objects compact, `Compact<K>`, and watch-list in protobuf, so
+//! every fault also meets the protobuf decoders), each with a
 //! fast handler, a slow handler and a workqueue controller, run against a
 //! server that three writers keep busy while a seeded schedule injects
 //! every fault the test server knows. When the writers stop and the
 //! informers settle, every cache, every handler's view and every
-//! controller's last reconcile must equal the server's state. A fourth
+//! controller's last reconcile must equal the server's state. A fifth
 //! factory of compact informers with snapshots is restarted like a process
 //! every 8 seconds of the storm, each generation resuming from the last
 //! one's snapshots (warm restart); its caches and fresh handlers must
@@ -696,6 +697,10 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let rss_before_informers = process_memory::rss_mib();
 
     let client = RestClient::new(Config::new(server.url())).unwrap();
+    let protobuf_client = RestClient::new(
+        Config::new(server.url()).content_type(clientgo_rest::ContentType::Protobuf),
+    )
+    .unwrap();
     // Backoffs shorter than client-go's (800 ms doubling to 30 s), so a
     // fault every second does not keep an informer in backoff for the
     // whole run; the recovery paths are the same.
@@ -727,6 +732,16 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             false,
             SharedInformerFactory::with_options(
                 client.clone(),
+                InformerFactoryOptions::default().backoff(backoff),
+            ),
+        ),
+        // The same faults met by the protobuf decoders, framed as
+        // kube-apiserver frames a protobuf watch.
+        (
+            "protobuf-watch-list",
+            false,
+            SharedInformerFactory::with_options(
+                protobuf_client,
                 InformerFactoryOptions::default().backoff(backoff),
             ),
         ),

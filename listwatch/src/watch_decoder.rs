@@ -322,17 +322,16 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
 }
 
 /// The type of an event's object when it is not `expected`: an ADDED,
-/// MODIFIED, DELETED or BOOKMARK event whose object names an `apiVersion`
-/// and `kind` other than the expected ones, read by a scan that stops at
-/// them. `None` for an ERROR event (its object is a `Status`), for an
-/// object that names no type, and for anything malformed (which the
-/// decode then reports).
+/// MODIFIED or DELETED event whose object names an `apiVersion` and `kind`
+/// other than the expected ones, read by a scan that stops at them.
+/// `None` for an ERROR event (its object is a `Status`), for a BOOKMARK
+/// (it carries only a resourceVersion, and a metadata-only watch's names
+/// the resource's kind), as the protobuf decoder does, for an object that
+/// names no type, and for anything malformed (which the decode then
+/// reports).
 fn other_type<'a>(frame: &'a [u8], expected: &(String, String)) -> Option<(&'a str, &'a str)> {
     let types = watch_event_types(frame)?;
-    let known = matches!(
-        types.event_type?,
-        b"ADDED" | b"MODIFIED" | b"DELETED" | b"BOOKMARK"
-    );
+    let known = matches!(types.event_type?, b"ADDED" | b"MODIFIED" | b"DELETED");
     let api_version = std::str::from_utf8(types.api_version?).ok()?;
     let kind = std::str::from_utf8(types.kind?).ok()?;
     let other = api_version != expected.0 || kind != expected.1;

@@ -27,6 +27,15 @@
 //!   with the smallest limit learned. The server answers a watch's headers
 //!   at once, so a real wait is rare; a mistaken one costs a connection.
 //!
+//! - A lane dials once. Its client starts with no connection, and whether
+//!   the connection will be HTTP/2 is known only after the TLS handshake,
+//!   so requests sent at once on a fresh client would each dial one (ten
+//!   informers starting together opened up to ten, one of which stayed).
+//!   The first request on a fresh lane dials; the others wait until its
+//!   response headers arrive (or it ends), then share its connection, as
+//!   Go's transport lets one dial per host serve the requests waiting for
+//!   it.
+//!
 //! Over HTTP/1.1 each request has a connection of its own anyway, headers
 //! come at once, and the lanes only spread watches over a few pools.
 
@@ -78,6 +87,25 @@ struct Lane {
     answered: usize,
     /// The most it may carry at once, once learned.
     limit: Option<usize>,
+    /// `true` once the lane's client has a connection (its first request
+    /// was answered or ended); requests wait for it before sending.
+    dialed: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Whether a request is dialing for the lane now.
+    dialing: bool,
+}
+
+impl Lane {
+    fn new(id: u64, client: reqwest::Client, limit: Option<usize>) -> Self {
+        Lane {
+            id,
+            client,
+            assigned: 0,
+            answered: 0,
+            limit,
+            dialed: Arc::new(tokio::sync::watch::Sender::new(false)),
+            dialing: false,
+        }
+    }
 }
 
 impl Lane {
@@ -94,6 +122,20 @@ pub(crate) struct LaneTicket {
     lane: u64,
     client: reqwest::Client,
     answered: bool,
+    /// How this request relates to its lane's first connection.
+    dial: Dial,
+}
+
+/// A long-running request's part in its lane's first connection.
+#[derive(Debug)]
+enum Dial {
+    /// The lane was connected when the request took its place.
+    Connected,
+    /// The request dials for the lane: once it is answered or ends, the
+    /// lane is connected.
+    Dialing(Arc<tokio::sync::watch::Sender<bool>>),
+    /// The request waits for the one dialing.
+    Waiting(tokio::sync::watch::Receiver<bool>),
 }
 
 /// Statistics of the lanes, for tests and diagnostics.
@@ -142,13 +184,7 @@ impl ConnectionLanes {
                 state.next_id += 1;
                 let client = state.build.build();
                 let limit = state.learned_limit;
-                state.lanes.push(Lane {
-                    id,
-                    client,
-                    assigned: 0,
-                    answered: 0,
-                    limit,
-                });
+                state.lanes.push(Lane::new(id, client, limit));
                 tracing::debug!(
                     lane = id,
                     lanes = state.lanes.len(),
@@ -160,11 +196,20 @@ impl ConnectionLanes {
         };
         let lane = &mut state.lanes[index];
         lane.assigned += 1;
+        let dial = if *lane.dialed.borrow() {
+            Dial::Connected
+        } else if lane.dialing {
+            Dial::Waiting(lane.dialed.subscribe())
+        } else {
+            lane.dialing = true;
+            Dial::Dialing(Arc::clone(&lane.dialed))
+        };
         LaneTicket {
             state: Arc::clone(&self.state),
             lane: lane.id,
             client: lane.client.clone(),
             answered: false,
+            dial,
         }
     }
 
@@ -176,6 +221,10 @@ impl ConnectionLanes {
         let build = state.build.clone();
         for lane in &mut state.lanes {
             lane.client = build.build();
+            // The new client dials anew; a request still dialing for the
+            // old one marks the old sender only.
+            lane.dialed = Arc::new(tokio::sync::watch::Sender::new(false));
+            lane.dialing = false;
         }
     }
 
@@ -196,12 +245,27 @@ impl LaneTicket {
         &self.client
     }
 
+    /// Waits until the lane's client has a connection to share: at once
+    /// unless another request is dialing for the lane, then until that
+    /// request is answered or ends. Cancel-safe.
+    pub(crate) async fn wait_for_connection(&mut self) {
+        if let Dial::Waiting(dialed) = &mut self.dial {
+            // An error means the sender is gone (the lane was renewed or
+            // closed): nothing to wait for.
+            let _ = dialed.wait_for(|dialed| *dialed).await;
+            self.dial = Dial::Connected;
+        }
+    }
+
     /// Records that the response headers arrived.
     pub(crate) fn answered(&mut self) {
         if self.answered {
             return;
         }
         self.answered = true;
+        if let Dial::Dialing(dialed) = std::mem::replace(&mut self.dial, Dial::Connected) {
+            dialed.send_replace(true);
+        }
         let mut state = self.state.lock();
         if let Some(lane) = state.lanes.iter_mut().find(|lane| lane.id == self.lane) {
             lane.answered += 1;
@@ -238,6 +302,11 @@ impl LaneTicket {
 
 impl Drop for LaneTicket {
     fn drop(&mut self) {
+        // A request that dialed and ended without an answer lets the
+        // waiting ones go: one of them dials next.
+        if let Dial::Dialing(dialed) = &self.dial {
+            dialed.send_replace(true);
+        }
         let mut state = self.state.lock();
         let Some(index) = state.lanes.iter().position(|lane| lane.id == self.lane) else {
             return;
@@ -297,5 +366,34 @@ mod tests {
         let second = lanes.long_running();
         assert_eq!(lanes.stats().assigned, [2]);
         drop((only, second));
+    }
+
+    #[tokio::test]
+    async fn a_fresh_lane_dials_once_and_the_others_wait() {
+        let lanes = lanes();
+        let mut dialer = lanes.long_running();
+        let mut waiters: Vec<LaneTicket> = (0..3).map(|_| lanes.long_running()).collect();
+        assert_eq!(lanes.stats().assigned, [4], "one lane");
+        dialer.wait_for_connection().await;
+        let short = std::time::Duration::from_millis(20);
+        assert!(
+            tokio::time::timeout(short, waiters[0].wait_for_connection())
+                .await
+                .is_err(),
+            "waits for the dialer"
+        );
+        dialer.answered();
+        for waiter in &mut waiters {
+            waiter.wait_for_connection().await;
+        }
+        let mut later = lanes.long_running();
+        later.wait_for_connection().await;
+
+        // A dialer that ends unanswered lets the others go.
+        let lanes = super::tests::lanes();
+        let dialer = lanes.long_running();
+        let mut waiter = lanes.long_running();
+        drop(dialer);
+        waiter.wait_for_connection().await;
     }
 }

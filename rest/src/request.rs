@@ -485,6 +485,9 @@ impl Request {
             if credentials.certificate_changed {
                 inner.renew_connections();
             }
+            if let Some(ticket) = &mut lane {
+                ticket.wait_for_connection().await;
+            }
             let client = match &lane {
                 Some(lane) => lane.client().clone(),
                 None => inner.lanes.general(),

@@ -726,3 +726,38 @@ async fn an_expired_oidc_token_is_refreshed_through_the_issuer() {
         "{error}"
     );
 }
+
+/// The wire issue: watches started together on a fresh client (ten
+/// informers starting at once) raced to dial before HTTP/2 was
+/// negotiated, and each opened a connection of its own. A lane dials once
+/// and the others share its connection.
+#[tokio::test]
+async fn watches_started_together_share_one_connection() {
+    let server = TestApiServer::builder().tls().start().await.unwrap();
+    let client = RestClient::new(config_for(&server)).unwrap();
+    let config_maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    let opening: Vec<_> = (0..10)
+        .map(|_| {
+            let config_maps = config_maps.clone();
+            tokio::spawn(async move { config_maps.watch(&ListOptions::default()).await })
+        })
+        .collect();
+    let mut watches = Vec::new();
+    for handle in opening {
+        let watch = tokio::time::timeout(Duration::from_secs(10), handle)
+            .await
+            .expect("every concurrent watch is answered")
+            .unwrap()
+            .unwrap();
+        assert_eq!(watch.http_version(), reqwest::Version::HTTP_2);
+        watches.push(watch);
+    }
+    let watch_connections: std::collections::BTreeSet<u64> = server
+        .requests()
+        .of(Verb::Watch)
+        .iter()
+        .map(|record| record.connection)
+        .collect();
+    assert_eq!(watch_connections.len(), 1, "{watch_connections:?}");
+    assert_eq!(client.lane_stats().assigned, [10]);
+}
