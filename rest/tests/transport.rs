@@ -759,5 +759,10 @@ async fn watches_started_together_share_one_connection() {
         .map(|record| record.connection)
         .collect();
     assert_eq!(watch_connections.len(), 1, "{watch_connections:?}");
+    assert_eq!(
+        server.connections_accepted(),
+        1,
+        "no spare connection dialed and left idle"
+    );
     assert_eq!(client.lane_stats().assigned, [10]);
 }

@@ -148,6 +148,15 @@ impl TestApiServer {
         self.address
     }
 
+    /// How many connections the server has accepted, including those that
+    /// never carried a request (a client that dialed twice and kept the
+    /// spare idle).
+    pub fn connections_accepted(&self) -> u64 {
+        self.state
+            .connections_accepted
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The server's store, for seeding and inspecting state directly.
     pub fn storage(&self) -> &Arc<Storage> {
         &self.state.storage
