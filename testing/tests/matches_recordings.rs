@@ -1,0 +1,257 @@
+//! The test server against a real kube-apiserver 1.36.2: the requests
+//! recorded in `../shared/fixtures/real-apiserver-1.36/` are sent to a test
+//! server holding the same objects, and its answers are compared with the
+//! recordings for what a client can observe: the status code, the
+//! content type, the framing (the `k8s\0` envelope and its kind; a
+//! protobuf watch's bare `WatchEvent` frames), which fields are present
+//! (list items without `kind`, watch objects with it, a Status's fields)
+//! and the sequence of watch events. Skips cleanly when `../shared` is
+//! absent.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use clientgo_apimachinery::{GroupResource, Unknown};
+use clientgo_testing::{RecordedAnswer, TestApiServer};
+use serde_json::{Value, json};
+
+const NAMESPACE: &str = "/api/v1/namespaces/fixtures";
+const JSON: &str = "application/json";
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// A test server holding what the recordings' namespace held: three pods
+/// `pod-1..3` labelled `app=fixture,index=N` and a config map `cm-1`.
+async fn fixture_server() -> TestApiServer {
+    let server = TestApiServer::builder().start().await.unwrap();
+    for index in 1..=3 {
+        let pod = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("pod-{index}"), "labels": {"app": "fixture", "index": index.to_string()}},
+            "spec": {"containers": [{"name": format!("pod-{index}"), "image": "registry.k8s.io/pause:3.10"}]},
+        });
+        server
+            .storage()
+            .create(&GroupResource::new("", "pods"), "fixtures", pod)
+            .unwrap();
+    }
+    let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm-1"}, "data": {"a": "b"}});
+    server
+        .storage()
+        .create(&GroupResource::new("", "configmaps"), "fixtures", config_map)
+        .unwrap();
+    server
+}
+
+/// The test server's answer: code, content type and body.
+async fn ask(server: &TestApiServer, path: &str, accept: &str) -> (u16, String, Vec<u8>) {
+    let response = support::http_client()
+        .get(format!("{}{path}", server.url()))
+        .header("accept", accept)
+        .send()
+        .await
+        .unwrap();
+    let code = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|value| value.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (code, content_type, response.bytes().await.unwrap().to_vec())
+}
+
+fn keys(value: &Value) -> BTreeSet<String> {
+    value
+        .as_object()
+        .map(|object| object.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// What a client can observe of a JSON body: its top-level fields, its
+/// kind, a list's metadata fields and whether its items name their type,
+/// a Status's reason and code.
+fn json_shape(body: &[u8]) -> Value {
+    let value: Value = serde_json::from_slice(body).unwrap();
+    let items_typed: Option<Vec<bool>> = value["items"].as_array().map(|items| {
+        items
+            .iter()
+            .map(|item| item.get("kind").is_some() || item.get("apiVersion").is_some())
+            .collect()
+    });
+    json!({
+        "fields": keys(&value),
+        "kind": value["kind"],
+        "metadata": keys(&value["metadata"]),
+        "items named with their type": items_typed.map(|typed| typed.iter().any(|t| *t)),
+        "reason": value["reason"],
+        "code": value["code"],
+        "details": keys(&value["details"]),
+    })
+}
+
+/// The `k8s\0` envelope's apiVersion and kind of a protobuf body.
+fn envelope_shape(body: &[u8]) -> (String, String) {
+    let envelope = Unknown::decode(body).unwrap();
+    (envelope.api_version.to_string(), envelope.kind.to_string())
+}
+
+/// Sends `path` as each recording `NAME.json` / `NAME.pb` was asked and
+/// compares the answers.
+async fn compare(server: &TestApiServer, name: &str, path: &str) {
+    let Some(dir) = RecordedAnswer::directory() else {
+        eprintln!("skipped: ../shared/fixtures/real-apiserver-1.36 is absent");
+        return;
+    };
+    for (encoding, accept) in [("json", JSON), ("pb", PROTOBUF)] {
+        let recorded = RecordedAnswer::read(&dir, &format!("{name}.{encoding}")).unwrap();
+        let (code, content_type, body) = ask(server, path, accept).await;
+        let what = format!("{name}.{encoding} ({path})");
+        assert_eq!(code, recorded.code, "{what}: status");
+        assert_eq!(
+            content_type,
+            recorded.header("content-type").unwrap_or_default(),
+            "{what}: content type"
+        );
+        if content_type.starts_with(JSON) {
+            assert_eq!(
+                json_shape(&body),
+                json_shape(&recorded.body),
+                "{what}: fields"
+            );
+        } else if content_type == PROTOBUF {
+            assert_eq!(
+                envelope_shape(&body),
+                envelope_shape(&recorded.body),
+                "{what}: envelope"
+            );
+        } else {
+            assert_eq!(body, recorded.body, "{what}: body");
+        }
+    }
+}
+
+#[tokio::test]
+async fn lists_gets_and_errors_answer_as_the_real_server() {
+    let server = fixture_server().await;
+    for (name, path) in [
+        ("list-pods-rv0", format!("{NAMESPACE}/pods?resourceVersion=0")),
+        ("list-pods-limit2", format!("{NAMESPACE}/pods?limit=2")),
+        ("list-configmaps", format!("{NAMESPACE}/configmaps")),
+        ("get-pod", format!("{NAMESPACE}/pods/pod-1")),
+        ("get-pod-404", format!("{NAMESPACE}/pods/missing")),
+        ("list-unknown-resource-404", format!("{NAMESPACE}/nopes")),
+        (
+            "list-unserved-group-404",
+            "/apis/nope.example.com/v1/things".to_string(),
+        ),
+        (
+            "list-pods-future-rv",
+            format!("{NAMESPACE}/pods?resourceVersion=99999999&resourceVersionMatch=NotOlderThan"),
+        ),
+    ] {
+        compare(&server, name, &path).await;
+    }
+}
+
+/// A watch's events as a client sees them: the type, and for objects
+/// whether they name their type; periodic bookmarks left out.
+fn json_events(body: &[u8]) -> Vec<(String, bool, BTreeSet<String>)> {
+    body.split(|byte| *byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let event: Value = serde_json::from_slice(line).unwrap();
+            let object = &event["object"];
+            let annotations = keys(&object["metadata"]["annotations"]);
+            (
+                event["type"].as_str().unwrap().to_string(),
+                object.get("kind").is_some() && object.get("apiVersion").is_some(),
+                annotations,
+            )
+        })
+        .filter(|(event_type, _, annotations)| event_type != "BOOKMARK" || !annotations.is_empty())
+        .collect()
+}
+
+/// A protobuf watch's frames: each a bare `WatchEvent` (its first byte is
+/// field 1's key, never the envelope's `k`), as its type and its object's
+/// envelope kind; periodic bookmarks left out.
+fn protobuf_events(mut body: &[u8]) -> Vec<(String, String)> {
+    let mut events = Vec::new();
+    while body.len() >= 4 {
+        let length = u32::from_be_bytes(body[..4].try_into().unwrap()) as usize;
+        let frame = &body[4..4 + length];
+        body = &body[4 + length..];
+        assert_eq!(frame[0], 0x0a, "a bare WatchEvent starts with its type");
+        let type_length = usize::from(frame[1]);
+        let event_type = String::from_utf8(frame[2..2 + type_length].to_vec()).unwrap();
+        // Field 2 (the RawExtension), then its field 1 (raw): two
+        // length-delimited headers before the object's envelope.
+        let mut rest = &frame[2 + type_length..];
+        for _ in 0..2 {
+            assert_eq!(rest[0] & 7, 2, "length-delimited");
+            let mut index = 1;
+            while rest[index] & 0x80 != 0 {
+                index += 1;
+            }
+            rest = &rest[index + 1..];
+        }
+        let (_, kind) = envelope_shape(rest);
+        events.push((event_type, kind));
+    }
+    // Periodic bookmarks come as time passes; the initial-events-end one
+    // is the first bookmark of a watch-list.
+    let mut seen_bookmark = false;
+    events.retain(|(event_type, _)| {
+        if event_type != "BOOKMARK" {
+            return true;
+        }
+        let first = !seen_bookmark;
+        seen_bookmark = true;
+        first
+    });
+    events
+}
+
+#[tokio::test]
+async fn a_watch_list_and_a_compacted_watch_frame_as_the_real_server() {
+    let Some(dir) = RecordedAnswer::directory() else {
+        eprintln!("skipped: ../shared/fixtures/real-apiserver-1.36 is absent");
+        return;
+    };
+    let server = fixture_server().await;
+    let watch_list = format!(
+        "{NAMESPACE}/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1"
+    );
+    // Only the initial events: the recording's later changes were made
+    // while it was open.
+    let (code, content_type, body) = ask(&server, &watch_list, JSON).await;
+    let recorded = RecordedAnswer::read(&dir, "watchlist-pods.json").unwrap();
+    assert_eq!(
+        (code, content_type.as_str()),
+        (recorded.code, recorded.header("content-type").unwrap())
+    );
+    assert_eq!(json_events(&body), json_events(&recorded.body)[..4]);
+    let (code, content_type, body) = ask(&server, &watch_list, PROTOBUF).await;
+    let recorded = RecordedAnswer::read(&dir, "watchlist-pods.pb").unwrap();
+    assert_eq!(
+        (code, content_type.as_str()),
+        (recorded.code, recorded.header("content-type").unwrap())
+    );
+    assert_eq!(protobuf_events(&body), protobuf_events(&recorded.body)[..4]);
+
+    // A watch from a resourceVersion the history no longer holds: one
+    // ERROR event with a 410 Status, then the end.
+    server.compact_history();
+    let too_old = format!("{NAMESPACE}/pods?watch=true&resourceVersion=1&timeoutSeconds=1");
+    let (_, _, body) = ask(&server, &too_old, JSON).await;
+    let recorded = RecordedAnswer::read(&dir, "watch-pods-too-old-410.json").unwrap();
+    assert_eq!(json_events(&body), json_events(&recorded.body));
+    let error: Value = serde_json::from_slice(body.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let recorded_error: Value =
+        serde_json::from_slice(recorded.body.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(json_shape(&serde_json::to_vec(&error["object"]).unwrap()), json_shape(&serde_json::to_vec(&recorded_error["object"]).unwrap()));
+    let (_, _, body) = ask(&server, &too_old, PROTOBUF).await;
+    let recorded = RecordedAnswer::read(&dir, "watch-pods-too-old-410.pb").unwrap();
+    assert_eq!(protobuf_events(&body), protobuf_events(&recorded.body));
+}
