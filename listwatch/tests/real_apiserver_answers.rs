@@ -105,10 +105,8 @@ async fn list_in_both(name: &str) -> Option<ListSeen> {
         "{name}: continue and remaining count"
     );
     assert!(
-        protobuf
-            .0
-            .iter()
-            .all(|(_, rv, labels, _)| !rv.is_empty() && labels["app"] != "")
+        protobuf.0.iter().all(|(_, rv, labels, _)| !rv.is_empty()
+            && labels.get("app").is_some_and(|app| !app.is_empty()))
     );
     Some(json)
 }
