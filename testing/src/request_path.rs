@@ -37,11 +37,16 @@ pub(crate) fn parse(
         return Ok(None);
     }
     let lookup = |plural: &str| registry.get(group, version, plural).cloned();
-    let not_found = |plural: &str| {
-        Status::not_found(
-            &clientgo_apimachinery::GroupResource::new(group, plural),
-            "",
+    // As kube-apiserver answers a resource a served group does not have
+    // (recorded in `real-apiserver-1.36/list-unknown-resource-404`): a
+    // NotFound Status with this message and empty details.
+    let not_found = || {
+        Status::failure(
+            404,
+            clientgo_apimachinery::StatusReason::NotFound,
+            "the server could not find the requested resource",
         )
+        .with_details(clientgo_apimachinery::StatusDetails::default())
     };
     // `namespaces/{ns}/{plural}...` addresses a namespaced resource, unless
     // the third segment is not one (then it is the namespace object's own
@@ -62,6 +67,15 @@ pub(crate) fn parse(
             subresource: subresource.map(str::to_string),
         }));
     }
+    // Any other `namespaces/{ns}/{x}` is a namespace's subresource only
+    // for the core group's `status` and `finalize`; anything else is a
+    // resource the group does not have.
+    if let ["namespaces", _, third, ..] = rest
+        && !(group.is_empty() && matches!(*third, "status" | "finalize"))
+        && registry.serves(group, version)
+    {
+        return Err(not_found());
+    }
     let (plural, name, subresource) = match rest {
         [plural] => (*plural, None, None),
         [plural, name] => (*plural, Some(*name), None),
@@ -72,7 +86,7 @@ pub(crate) fn parse(
         if !registry.serves(group, version) {
             return Ok(None);
         }
-        return Err(not_found(plural));
+        return Err(not_found());
     };
     Ok(Some(ResourcePath {
         resource,

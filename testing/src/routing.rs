@@ -208,7 +208,19 @@ pub(crate) async fn route(
     let target = match parsed {
         Ok(Some(target)) => target,
         Ok(None) => return page_not_found(),
-        Err(status) => return status_response(&status),
+        // In protobuf when asked, as the real server answers an unknown
+        // resource of a served group.
+        Err(status) => {
+            let asked_protobuf = state.protobuf
+                && request
+                    .headers()
+                    .get(header::ACCEPT)
+                    .and_then(|value| value.to_str().ok())
+                    .is_some_and(|accept| {
+                        accept.contains(clientgo_apimachinery::PROTOBUF_MEDIA_TYPE)
+                    });
+            return answer_response_in(Err(status), asked_protobuf);
+        }
     };
     let options = match options {
         Ok(options) => options,

@@ -156,10 +156,7 @@ async fn lists_gets_and_errors_answer_as_the_real_server() {
         ("list-configmaps", format!("{NAMESPACE}/configmaps")),
         ("get-pod", format!("{NAMESPACE}/pods/pod-1")),
         ("get-pod-404", format!("{NAMESPACE}/pods/missing")),
-        // Not compared yet: the test server reads `namespaces/NS/nopes` as
-        // a subresource of the namespace and answers with its NotFound
-        // (details naming it); the real one answers "the server could not
-        // find the requested resource" with empty details.
+        ("list-unknown-resource-404", format!("{NAMESPACE}/nopes")),
         (
             "list-unserved-group-404",
             "/apis/nope.example.com/v1/things".to_string(),
