@@ -35,7 +35,12 @@ async fn server_with(count: usize) -> (TestApiServer, ResourceListerWatcher<Conf
             )
             .unwrap();
     }
-    let client = RestClient::new(Config::new(server.url())).unwrap();
+    // JSON: this file exercises the JSON decoders (the hostile frames
+    // below are JSON's); `protobuf_decoders.rs` and
+    // `real_apiserver_answers.rs` cover protobuf.
+    let client =
+        RestClient::new(Config::new(server.url()).content_type(clientgo_rest::ContentType::Json))
+            .unwrap();
     let lister =
         ResourceListerWatcher::new(ResourceClient::<ConfigMap>::namespaced(client, "default"));
     (server, lister)

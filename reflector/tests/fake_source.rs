@@ -211,3 +211,53 @@ async fn a_compacted_history_makes_the_rewatch_fail_and_the_reflector_relist() {
     running.converged().await;
     assert_eq!(source.lists(), 2, "410 on the rewatch, then a relist");
 }
+
+/// The wire issue: the reflector checks each watch event's kind itself, as
+/// client-go's does, whatever stream it reads. A dynamic source that says
+/// it serves config maps sends a Secret among them, in the watch-list's
+/// initial events and in the watch after it: the reflector skips both and
+/// counts them, and the cache holds only config maps. (Typed decoders skip
+/// such events before decoding; a dynamic object decodes whatever comes,
+/// so only the reflector's check keeps it out.)
+#[tokio::test]
+async fn the_reflector_skips_objects_of_another_kind_from_any_source() {
+    use clientgo_apimachinery::DynamicObject;
+    let object = |kind: &str, name: &str| DynamicObject {
+        api_version: Some("v1".into()),
+        kind: Some(kind.into()),
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            ..ObjectMeta::default()
+        },
+        ..DynamicObject::default()
+    };
+    let source = FakeListerWatcher::<DynamicObject>::new().serves_type("v1", "ConfigMap");
+    source.add(object("ConfigMap", "a"));
+    source.add(object("Secret", "stray-initial"));
+    let cache = Arc::new(Indexer::<DynamicObject>::new(IndexerOptions::default()));
+    let reflector = Arc::new(Reflector::new(
+        source.clone(),
+        cache.clone(),
+        ReflectorOptions::default(),
+    ));
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn({
+        let (reflector, cancel) = (Arc::clone(&reflector), cancel.clone());
+        async move { reflector.run(cancel).await }
+    });
+    wait_until("synced", || reflector.mode() == ReflectorMode::WatchList).await;
+    source.add(object("Secret", "stray-live"));
+    source.add(object("ConfigMap", "b"));
+    wait_until("b arrives", || cache.list().len() >= 2).await;
+    let mut names: Vec<String> = cache
+        .list()
+        .iter()
+        .map(|o| o.metadata.name.clone().unwrap_or_default())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(reflector.stats().other_type_events, 2);
+    cancel.cancel();
+    task.await.unwrap();
+}

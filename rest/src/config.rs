@@ -191,9 +191,9 @@ pub struct Config {
     /// Where this configuration came from, for error messages
     /// (`kubeconfig /home/me/.kube/config`, `in-cluster`, `Config`).
     pub origin: String,
-    /// Which encoding responses are asked in: JSON (the default), or
-    /// protobuf for built-in types with JSON as the fallback (see
-    /// [`ContentType`]).
+    /// Which encoding responses are asked in: protobuf for built-in types
+    /// with JSON as the fallback (the default, as client-go 1.35+), or
+    /// JSON (see [`ContentType`]).
     pub content_type: ContentType,
     /// Where request metrics go; `None` (the default) reports to the
     /// process-wide default ([`set_default_request_metrics`](crate::set_default_request_metrics)),
@@ -244,7 +244,7 @@ impl Config {
             proxy: Proxy::FromEnvironment,
             warning_handler: None,
             origin: "Config".to_string(),
-            content_type: ContentType::Json,
+            content_type: ContentType::default(),
             request_metrics: None,
             oidc: None,
             disable_compression: false,

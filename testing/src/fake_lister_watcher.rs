@@ -31,6 +31,7 @@ use tokio::sync::mpsc;
 pub struct FakeListerWatcher<K> {
     state: Arc<Mutex<State<K>>>,
     watch_list: bool,
+    object_type: Option<(String, String)>,
 }
 
 struct State<K> {
@@ -49,6 +50,7 @@ impl<K> Clone for FakeListerWatcher<K> {
         FakeListerWatcher {
             state: Arc::clone(&self.state),
             watch_list: self.watch_list,
+            object_type: self.object_type.clone(),
         }
     }
 }
@@ -84,7 +86,18 @@ impl<K> FakeListerWatcher<K> {
                 watches: 0,
             })),
             watch_list: true,
+            object_type: None,
         }
+    }
+
+    /// Says the source serves objects of `api_version` `kind` (what an
+    /// `ApiResource` tells a dynamic lister-watcher), so a reflector skips
+    /// watch events whose object names another type. Objects of any type
+    /// can still be added.
+    #[must_use]
+    pub fn serves_type(mut self, api_version: &str, kind: &str) -> Self {
+        self.object_type = Some((api_version.to_string(), kind.to_string()));
+        self
     }
 
     /// Whether the source says it serves watch-lists (default `true`).
@@ -274,6 +287,10 @@ impl<K: Object + Clone + Send + Sync + 'static> ListerWatcher<K> for FakeListerW
 
     fn supports_watch_list(&self) -> bool {
         self.watch_list
+    }
+
+    fn object_type(&self) -> Option<(String, String)> {
+        self.object_type.clone()
     }
 
     fn describe(&self) -> String {
