@@ -29,7 +29,8 @@ pub struct InformerFactoryOptions {
     pub tweak_list_options: Option<TweakListOptions>,
     /// Resync periods by resource.
     pub custom_resync: HashMap<GroupVersionResource, Duration>,
-    /// Drop `managedFields` from every object before caching it.
+    /// Drop `managedFields` from every object before caching it (the
+    /// default).
     pub strip_managed_fields: bool,
     /// Applied to every object's metadata before caching it.
     pub transform: Option<MetadataTransform>,
@@ -56,7 +57,7 @@ impl Default for InformerFactoryOptions {
             namespace: None,
             tweak_list_options: None,
             custom_resync: HashMap::new(),
-            strip_managed_fields: false,
+            strip_managed_fields: true,
             transform: None,
             use_watch_list: true,
             backoff: BackoffOptions::default(),
@@ -144,12 +145,19 @@ impl InformerFactoryOptions {
         self
     }
 
-    /// Drops `managedFields` before caching (the usual transform). The
-    /// factory's lister-watchers also leave `metadata.managedFields` out of
-    /// the JSON before decoding, so it is never built (faster, and no heap
-    /// holes from trees built only to be dropped; client-go decodes them
-    /// and drops them in the transform); the transform still runs, for any
-    /// object whose managed fields the scan did not find.
+    /// Drops `managedFields` before caching: on by default, as
+    /// kube-controller-manager and kube-scheduler install this transform on
+    /// their informers "for memory efficiency" (client-go's own default
+    /// keeps them). An object read from such a cache and sent back in an
+    /// update leaves the server's managed fields as they are (the server
+    /// keeps them when an update carries none); `false` keeps them, for a
+    /// controller that reads field ownership. The factory's
+    /// lister-watchers also leave `metadata.managedFields` out of the JSON
+    /// before decoding, so it is never built (faster, and no heap holes
+    /// from trees built only to be dropped; client-go decodes them and
+    /// drops them in the transform); the transform still runs, for any
+    /// object whose managed fields the scan did not find, and for protobuf,
+    /// which is decoded whole.
     #[must_use]
     pub fn strip_managed_fields(mut self, strip: bool) -> Self {
         self.strip_managed_fields = strip;

@@ -1,7 +1,8 @@
 //! The chaos soak: informers of three resource types, in four factories
 //! (watch-list, list+watch with managedFields stripped, watch-list
-//! keeping objects compact, `Compact<K>`, and watch-list in protobuf, so
-//! every fault also meets the protobuf decoders), each with a
+//! keeping objects compact, `Compact<K>`, all three in JSON, and one with
+//! every default: protobuf, watch-list, managedFields stripped, so every
+//! fault also meets the protobuf decoders), each with a
 //! fast handler, a slow handler and a workqueue controller, run against a
 //! server that three writers keep busy while a seeded schedule injects
 //! every fault the test server knows. When the writers stop and the
@@ -462,6 +463,7 @@ impl WarmRestarts {
         WarmRestarts {
             client: client.clone(),
             options: InformerFactoryOptions::default()
+                .strip_managed_fields(false)
                 .backoff(backoff)
                 .snapshot(SnapshotOptions::new(dir).interval(Duration::from_secs(2))),
             stop: stop.clone(),
@@ -697,8 +699,8 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let rss_before_informers = process_memory::rss_mib();
 
     let client = RestClient::new(Config::new(server.url())).unwrap();
-    let protobuf_client = RestClient::new(
-        Config::new(server.url()).content_type(clientgo_rest::ContentType::Protobuf),
+    let json_client = RestClient::new(
+        Config::new(server.url()).content_type(clientgo_rest::ContentType::Json),
     )
     .unwrap();
     // Backoffs shorter than client-go's (800 ms doubling to 30 s), so a
@@ -707,20 +709,24 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let backoff = BackoffOptions::default()
         .initial(Duration::from_millis(50))
         .cap(Duration::from_secs(2));
+    // The first three factories ask for JSON (the JSON decoders); the last
+    // takes every default (protobuf, watch-list, managedFields stripped).
     let factories = [
         (
             "watch-list",
             false,
             SharedInformerFactory::with_options(
-                client.clone(),
-                InformerFactoryOptions::default().backoff(backoff),
+                json_client.clone(),
+                InformerFactoryOptions::default()
+                    .strip_managed_fields(false)
+                    .backoff(backoff),
             ),
         ),
         (
             "list-watch-strip",
             true,
             SharedInformerFactory::with_options(
-                client.clone(),
+                json_client.clone(),
                 InformerFactoryOptions::default()
                     .use_watch_list(false)
                     .strip_managed_fields(true)
@@ -731,17 +737,19 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             "compact",
             false,
             SharedInformerFactory::with_options(
-                client.clone(),
-                InformerFactoryOptions::default().backoff(backoff),
+                json_client.clone(),
+                InformerFactoryOptions::default()
+                    .strip_managed_fields(false)
+                    .backoff(backoff),
             ),
         ),
-        // The same faults met by the protobuf decoders, framed as
+        // Every fault also meets the protobuf decoders, framed as
         // kube-apiserver frames a protobuf watch.
         (
-            "protobuf-watch-list",
-            false,
+            "defaults-protobuf-watch-list",
+            true,
             SharedInformerFactory::with_options(
-                protobuf_client,
+                client.clone(),
                 InformerFactoryOptions::default().backoff(backoff),
             ),
         ),
