@@ -262,6 +262,7 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
             verdict(memory <= 0.3)
         ));
     }
+    lines.extend(default_targets(summaries));
     lines.extend(compact_targets(summaries));
     lines.extend(protobuf_targets(summaries));
     for ours in [
@@ -282,6 +283,35 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
         }
     }
     lines
+}
+
+/// The fast-and-light-by-default issue's targets for the informer a user
+/// writes first (`clientgo-defaults`), against kube-rs's default watcher.
+fn default_targets(summaries: &[Summary]) -> Vec<String> {
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    let (Some(summary), Some(_)) = (
+        find(summaries, ClientKind::ClientgoDefaults),
+        find(summaries, ClientKind::KubeRs),
+    ) else {
+        return Vec::new();
+    };
+    let sync = ratio(summaries, summary, ClientKind::KubeRs, "sync_seconds");
+    let memory = ratio(summaries, summary, ClientKind::KubeRs, "kib_per_object");
+    let events = ratio(summaries, summary, ClientKind::KubeRs, "events_per_second");
+    vec![
+        format!(
+            "defaults: sync {sync:.2}x kube-rs's (target at most 0.35x: {})",
+            verdict(sync <= 0.35)
+        ),
+        format!(
+            "defaults: RSS per pod {memory:.2}x kube-rs's (target at most 0.2x: {})",
+            verdict(memory <= 0.2)
+        ),
+        format!(
+            "defaults: {events:.2}x kube-rs's events/s with a typed handler (target at least 1.5x: {})",
+            verdict(events >= 1.5)
+        ),
+    ]
 }
 
 /// The protobuf issue's target: the informer's sync at least 1.5x faster

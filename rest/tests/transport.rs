@@ -247,22 +247,32 @@ async fn watches_past_the_servers_stream_limit_open_more_connections() {
     // Watches opened together spread at once over lanes of the learned
     // limit.
     drop(watches);
-    let opening: Vec<_> = (0..10)
+    let _reopened = open_together(&config_maps, 10).await;
+    assert_eq!(client.lane_stats().assigned.iter().sum::<usize>(), 10);
+}
+
+/// Opens `count` watches at once, each on its own task, as informers
+/// starting together do; waits until every one is answered.
+async fn open_together(
+    config_maps: &ResourceClient<ConfigMap>,
+    count: usize,
+) -> Vec<clientgo_rest::ByteStream> {
+    let opening: Vec<_> = (0..count)
         .map(|_| {
             let config_maps = config_maps.clone();
             tokio::spawn(async move { config_maps.watch(&ListOptions::default()).await })
         })
         .collect();
-    let mut reopened = Vec::new();
+    let mut watches = Vec::new();
     for handle in opening {
         let watch = tokio::time::timeout(Duration::from_secs(10), handle)
             .await
             .expect("every concurrent watch is answered")
             .unwrap()
             .unwrap();
-        reopened.push(watch);
+        watches.push(watch);
     }
-    assert_eq!(client.lane_stats().assigned.iter().sum::<usize>(), 10);
+    watches
 }
 
 #[tokio::test]
@@ -736,22 +746,12 @@ async fn watches_started_together_share_one_connection() {
     let server = TestApiServer::builder().tls().start().await.unwrap();
     let client = RestClient::new(config_for(&server)).unwrap();
     let config_maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
-    let opening: Vec<_> = (0..10)
-        .map(|_| {
-            let config_maps = config_maps.clone();
-            tokio::spawn(async move { config_maps.watch(&ListOptions::default()).await })
-        })
-        .collect();
-    let mut watches = Vec::new();
-    for handle in opening {
-        let watch = tokio::time::timeout(Duration::from_secs(10), handle)
-            .await
-            .expect("every concurrent watch is answered")
-            .unwrap()
-            .unwrap();
-        assert_eq!(watch.http_version(), reqwest::Version::HTTP_2);
-        watches.push(watch);
-    }
+    let watches = open_together(&config_maps, 10).await;
+    assert!(
+        watches
+            .iter()
+            .all(|watch| watch.http_version() == reqwest::Version::HTTP_2)
+    );
     let watch_connections: std::collections::BTreeSet<u64> = server
         .requests()
         .of(Verb::Watch)

@@ -35,7 +35,7 @@ struct Flags {
     #[arg(long, value_name = "R", default_value_t = 3, value_parser = positive)]
     runs: usize,
     /// Comma-separated clients (default: all): limit, clientgo,
-    /// clientgo-watchlist, clientgo-strip, clientgo-compact,
+    /// clientgo-defaults, clientgo-nogzip, clientgo-watchlist, clientgo-strip, clientgo-compact,
     /// clientgo-compact-watchlist, clientgo-compact-typed,
     /// clientgo-compact-lz4, clientgo-protobuf, clientgo-protobuf-watchlist,
     /// clientgo-protobuf-compact, kube-rs, kube-rs-streaming

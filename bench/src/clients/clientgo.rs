@@ -22,6 +22,8 @@ use crate::{BoxError, EventClock, Figures};
 /// How the informer lists and what it keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Mode {
+    /// Every default: the content type and factory options as they come.
+    Defaults,
     /// List (pages of 500) then watch.
     List,
     /// The same, asking for uncompressed pages.
@@ -47,6 +49,7 @@ pub(super) enum Mode {
 pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxError> {
     let content_type = match mode {
         Mode::Protobuf { .. } | Mode::CompactProtobuf => ContentType::Protobuf,
+        Mode::Defaults => ContentType::default(),
         _ => ContentType::Json,
     };
     let rest = RestClient::new(
@@ -67,9 +70,13 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         mode,
         Mode::Strip | Mode::Compact { .. } | Mode::CompactTyped | Mode::CompactProtobuf
     );
-    let mut options = InformerFactoryOptions::default()
-        .use_watch_list(watch_list)
-        .strip_managed_fields(strip);
+    let mut options = if mode == Mode::Defaults {
+        InformerFactoryOptions::default()
+    } else {
+        InformerFactoryOptions::default()
+            .use_watch_list(watch_list)
+            .strip_managed_fields(strip)
+    };
     // Compact clients save their cache when they stop and go through a
     // warm restart after the other phases.
     let snapshot_dir = std::env::temp_dir().join(format!("clientgo-bench-{}", std::process::id()));
@@ -87,7 +94,12 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         move || clock.record()
     };
     match mode {
-        Mode::List | Mode::NoGzip | Mode::WatchList | Mode::Strip | Mode::Protobuf { .. } => {
+        Mode::Defaults
+        | Mode::List
+        | Mode::NoGzip
+        | Mode::WatchList
+        | Mode::Strip
+        | Mode::Protobuf { .. } => {
             let informer = factory.core().v1().pods().informer();
             informer.add_event_handler(
                 ResourceEventHandlerFuncs::<Pod>::new().on_update(move |_, _| counter()),

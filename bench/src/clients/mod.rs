@@ -43,6 +43,10 @@ pub enum ClientKind {
     /// clientgo-rs's SharedIndexInformer (from the factory), list then
     /// watch.
     Clientgo,
+    /// The informer a user writes first, with no option set:
+    /// `factory.core().v1().pods().informer()` with a handler of `Pod`, so
+    /// every default (protobuf, watch-list, managedFields cut).
+    ClientgoDefaults,
     /// [`Clientgo`](Self::Clientgo) with `disable_compression`: pages
     /// come uncompressed (the default asks for gzip, and the server
     /// compresses each page of 500 pods, as kube-apiserver does).
@@ -81,9 +85,10 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 14] = [
+    pub const ALL: [ClientKind; 15] = [
         ClientKind::Limit,
         ClientKind::Clientgo,
+        ClientKind::ClientgoDefaults,
         ClientKind::ClientgoNoGzip,
         ClientKind::ClientgoWatchList,
         ClientKind::ClientgoStrip,
@@ -103,6 +108,7 @@ impl ClientKind {
         match self {
             ClientKind::Limit => "limit",
             ClientKind::Clientgo => "clientgo",
+            ClientKind::ClientgoDefaults => "clientgo-defaults",
             ClientKind::ClientgoNoGzip => "clientgo-nogzip",
             ClientKind::ClientgoWatchList => "clientgo-watchlist",
             ClientKind::ClientgoStrip => "clientgo-strip",
@@ -129,6 +135,7 @@ impl ClientKind {
         use clientgo::Mode;
         match self {
             ClientKind::ClientgoWatchList => Mode::WatchList,
+            ClientKind::ClientgoDefaults => Mode::Defaults,
             ClientKind::ClientgoNoGzip => Mode::NoGzip,
             ClientKind::ClientgoStrip => Mode::Strip,
             ClientKind::ClientgoCompact => Mode::Compact {
