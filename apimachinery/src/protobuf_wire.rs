@@ -210,6 +210,62 @@ pub fn put_bytes(out: &mut Vec<u8>, number: u32, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
+/// The field of `ObjectMeta` that holds `managedFields`.
+const MANAGED_FIELDS: u32 = 17;
+
+/// Writes into `out` the resource message `message` without its
+/// `metadata.managedFields` (field 17 of `ObjectMeta`, itself field 1 of
+/// every resource message), so a decoder never builds the field managers'
+/// `fieldsV1` trees: the protobuf counterpart of
+/// [`json_scan::managed_fields_member`](crate::json_scan::managed_fields_member).
+/// Only keys and lengths are read; the other fields are copied as they
+/// are. `Ok(false)` (and `out` untouched) when there is nothing to leave
+/// out; an error for bytes that are not well-formed protobuf (which the
+/// caller's decode then reports as it would).
+pub fn without_managed_fields(message: &[u8], out: &mut Vec<u8>) -> Result<bool, WireError> {
+    let mut reader = WireReader::new(message);
+    let mut field_start = 0;
+    while let Some((number, value)) = reader.next_field()? {
+        let field_end = reader.position();
+        if let (1, WireValue::Bytes(metadata)) = (number, value) {
+            let mut kept_length = 0;
+            let mut managed = false;
+            let mut fields = WireReader::new(metadata);
+            let mut start = 0;
+            while let Some((number, _)) = fields.next_field()? {
+                let end = fields.position();
+                if number == MANAGED_FIELDS {
+                    managed = true;
+                } else {
+                    kept_length += end - start;
+                }
+                start = end;
+            }
+            if !managed {
+                return Ok(false);
+            }
+            out.clear();
+            out.reserve(message.len());
+            out.extend_from_slice(&message[..field_start]);
+            put_varint(out, (1 << 3) | 2);
+            put_varint(out, kept_length as u64);
+            let mut fields = WireReader::new(metadata);
+            let mut start = 0;
+            while let Some((number, _)) = fields.next_field()? {
+                let end = fields.position();
+                if number != MANAGED_FIELDS {
+                    out.extend_from_slice(&metadata[start..end]);
+                }
+                start = end;
+            }
+            out.extend_from_slice(&message[field_end..]);
+            return Ok(true);
+        }
+        field_start = field_end;
+    }
+    Ok(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,6 +349,51 @@ mod tests {
                     Ok(None) | Err(_) => break,
                 }
             }
+        }
+    }
+
+    #[test]
+    fn managed_fields_are_left_out_and_the_rest_kept_byte_for_byte() {
+        // metadata: name (1), managedFields (17) twice, labels (11); then
+        // a spec (2) after it and a field before it.
+        let mut metadata = Vec::new();
+        put_bytes(&mut metadata, 1, b"pod-1");
+        put_bytes(&mut metadata, 17, &[0x0a, 0x03, b'k', b'u', b'b']);
+        put_bytes(&mut metadata, 11, b"\x0a\x01a\x12\x01b");
+        put_bytes(&mut metadata, 17, &[0x0a, 0x01, b'x']);
+        let mut without = Vec::new();
+        put_bytes(&mut without, 1, b"pod-1");
+        put_bytes(&mut without, 11, b"\x0a\x01a\x12\x01b");
+        let message = |metadata: &[u8]| {
+            let mut message = Vec::new();
+            put_varint(&mut message, 9 << 3);
+            put_varint(&mut message, 7);
+            put_bytes(&mut message, 1, metadata);
+            put_bytes(&mut message, 2, b"spec bytes");
+            message
+        };
+        let mut out = Vec::new();
+        assert_eq!(
+            without_managed_fields(&message(&metadata), &mut out),
+            Ok(true)
+        );
+        assert_eq!(out, message(&without));
+        // Nothing to leave out: false, and `out` untouched.
+        let mut untouched = vec![1, 2, 3];
+        assert_eq!(
+            without_managed_fields(&message(&without), &mut untouched),
+            Ok(false)
+        );
+        assert_eq!(untouched, [1, 2, 3]);
+        // Bad bytes are an error, never a panic.
+        assert!(without_managed_fields(&[0x0a, 0x05, 0x8a], &mut out).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_are_rewritten_or_refused_never_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let mut out = Vec::new();
+            let _ = without_managed_fields(&bytes, &mut out);
         }
     }
 }

@@ -699,10 +699,9 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let rss_before_informers = process_memory::rss_mib();
 
     let client = RestClient::new(Config::new(server.url())).unwrap();
-    let json_client = RestClient::new(
-        Config::new(server.url()).content_type(clientgo_rest::ContentType::Json),
-    )
-    .unwrap();
+    let json_client =
+        RestClient::new(Config::new(server.url()).content_type(clientgo_rest::ContentType::Json))
+            .unwrap();
     // Backoffs shorter than client-go's (800 ms doubling to 30 s), so a
     // fault every second does not keep an informer in backoff for the
     // whole run; the recovery paths are the same.

@@ -231,10 +231,8 @@ where
         mut body: ByteStream,
         codec: Codec<K>,
     ) -> Result<ObjectList<K>, Error> {
-        let mut decoder = ProtobufListDecoder::new(codec, self.max_frame_bytes);
-        if self.skip_managed_fields {
-            decoder = decoder.after_decode(clear_managed_fields::<K>);
-        }
+        let mut decoder = ProtobufListDecoder::new(codec, self.max_frame_bytes)
+            .skip_managed_fields(self.skip_managed_fields);
         while let Some(chunk) = body.next_chunk().await? {
             decoder
                 .push(&chunk)
@@ -265,10 +263,6 @@ fn is_protobuf(body: &ByteStream) -> bool {
 /// speak protobuf for this resource.
 fn refuses_protobuf(error: &clientgo_rest::Error) -> bool {
     matches!(error, clientgo_rest::Error::Api(status) if status.code == 406 || status.code == 415)
-}
-
-fn clear_managed_fields<K: Object>(object: &mut K) {
-    object.meta_mut().managed_fields = None;
 }
 
 impl ResourceListerWatcher<DynamicObject> {
@@ -330,12 +324,9 @@ where
         let body = match self.protobuf_codec() {
             Some(codec) => match self.client.watch_accepting(&options, PROTOBUF_ACCEPT).await {
                 Ok(body) if is_protobuf(&body) => {
-                    let mut stream = WatchStream::protobuf(body, codec, self.max_frame_bytes)
-                        .expect_type(api_version, kind);
-                    if self.skip_managed_fields {
-                        stream = stream.after_protobuf_decode(clear_managed_fields::<K>);
-                    }
-                    return Ok(stream);
+                    return Ok(WatchStream::protobuf(body, codec, self.max_frame_bytes)
+                        .expect_type(api_version, kind)
+                        .skip_managed_fields(self.skip_managed_fields));
                 }
                 Ok(body) => {
                     self.fall_back_to_json("the watch was answered in JSON");

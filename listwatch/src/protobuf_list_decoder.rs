@@ -4,6 +4,7 @@
 
 use clientgo_apimachinery::ObjectList;
 use clientgo_apimachinery::protobuf_wire::WireReader;
+use clientgo_apimachinery::protobuf_wire::without_managed_fields;
 use clientgo_protobuf::{Codec, Message};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 
@@ -49,6 +50,10 @@ pub struct ProtobufListDecoder<K> {
     max_item_bytes: usize,
     /// Applied to every decoded object.
     after_decode: Option<fn(&mut K)>,
+    /// Leave `metadata.managedFields` out of each item before decoding it.
+    skip_managed_fields: bool,
+    /// An item's bytes without its managed fields.
+    scratch: Vec<u8>,
 }
 
 impl<K> ProtobufListDecoder<K> {
@@ -66,7 +71,20 @@ impl<K> ProtobufListDecoder<K> {
             saw_list: false,
             max_item_bytes,
             after_decode: None,
+            skip_managed_fields: false,
+            scratch: Vec::new(),
         }
+    }
+
+    /// Leaves `metadata.managedFields` out of every item's bytes before
+    /// decoding it, so the field managers' trees are never built
+    /// ([`without_managed_fields`]).
+    ///
+    /// [`without_managed_fields`]: clientgo_apimachinery::protobuf_wire::without_managed_fields
+    #[must_use]
+    pub fn skip_managed_fields(mut self, skip: bool) -> Self {
+        self.skip_managed_fields = skip;
+        self
     }
 
     /// Applies `hook` to every decoded object (the lister-watcher clears
@@ -207,6 +225,13 @@ impl<K> ProtobufListDecoder<K> {
                         self.metadata = ListMeta::decode(body).map_err(FrameError::Protobuf)?;
                     }
                     2 => {
+                        let body = if self.skip_managed_fields
+                            && without_managed_fields(body, &mut self.scratch) == Ok(true)
+                        {
+                            &self.scratch[..]
+                        } else {
+                            body
+                        };
                         let mut item = (self.codec.decode)(body).map_err(|e| {
                             FrameError::Protobuf(e.within("list item", self.items.len() as u32))
                         })?;

@@ -1,7 +1,7 @@
 //! [`ProtobufWatchDecoder`]: frames and decodes a protobuf watch stream,
 //! as [`WatchDecoder`](crate::WatchDecoder) does for JSON.
 
-use clientgo_apimachinery::protobuf_wire::WireReader;
+use clientgo_apimachinery::protobuf_wire::{WireReader, without_managed_fields};
 use clientgo_apimachinery::{Bookmark, Object, Status, Unknown, WatchEvent};
 use clientgo_protobuf::Codec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -38,6 +38,9 @@ pub struct ProtobufWatchDecoder<K> {
     failed: bool,
     /// Applied to every decoded object.
     after_decode: Option<fn(&mut K)>,
+    /// Leave `metadata.managedFields` out of each object before decoding
+    /// it.
+    skip_managed_fields: bool,
 }
 
 impl<K: Object> ProtobufWatchDecoder<K> {
@@ -53,6 +56,7 @@ impl<K: Object> ProtobufWatchDecoder<K> {
             skipped: 0,
             failed: false,
             after_decode: None,
+            skip_managed_fields: false,
         }
     }
 }
@@ -71,6 +75,14 @@ impl<K> ProtobufWatchDecoder<K> {
     #[must_use]
     pub fn after_decode(mut self, hook: fn(&mut K)) -> Self {
         self.after_decode = Some(hook);
+        self
+    }
+
+    /// Leaves `metadata.managedFields` out of every object's bytes before
+    /// decoding it (see [`ProtobufListDecoder::skip_managed_fields`](crate::ProtobufListDecoder::skip_managed_fields)).
+    #[must_use]
+    pub fn skip_managed_fields(mut self, skip: bool) -> Self {
+        self.skip_managed_fields = skip;
         self
     }
 
@@ -135,6 +147,14 @@ impl<K> ProtobufWatchDecoder<K> {
         let object = Unknown::decode(object)
             .map_err(|e| FrameError::protobuf(format!("a watch event's object: {e}")))?;
         let decode = |raw: &[u8]| {
+            let mut scratch = Vec::new();
+            let raw = if self.skip_managed_fields
+                && without_managed_fields(raw, &mut scratch) == Ok(true)
+            {
+                &scratch[..]
+            } else {
+                raw
+            };
             let mut object = (self.codec.decode)(raw).map_err(FrameError::Protobuf)?;
             if let Some(hook) = self.after_decode {
                 hook(&mut object);

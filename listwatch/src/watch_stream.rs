@@ -166,14 +166,15 @@ impl<K: DeserializeOwned> WatchStream<K> {
     }
 
     /// Leaves `metadata.managedFields` out of every event's object before
-    /// decoding it (see [`WatchDecoder::skip_managed_fields`]). JSON only:
-    /// a protobuf object is decoded whole (the informer strips managed
-    /// fields after decoding when asked to).
+    /// decoding it, so the field managers' trees are never built (see
+    /// [`WatchDecoder::skip_managed_fields`] and
+    /// [`ProtobufWatchDecoder::skip_managed_fields`]).
     #[must_use]
     pub fn skip_managed_fields(mut self, skip: bool) -> Self {
-        if let Decoder::Json(decoder) = self.decoder {
-            self.decoder = Decoder::Json(decoder.skip_managed_fields(skip));
-        }
+        self.decoder = match self.decoder {
+            Decoder::Json(decoder) => Decoder::Json(decoder.skip_managed_fields(skip)),
+            Decoder::Protobuf(decoder) => Decoder::Protobuf(decoder.skip_managed_fields(skip)),
+        };
         self
     }
 
