@@ -156,8 +156,8 @@ impl InformerFactoryOptions {
     /// before decoding, so it is never built (faster, and no heap holes
     /// from trees built only to be dropped; client-go decodes them and
     /// drops them in the transform); the transform still runs, for any
-    /// object whose managed fields the scan did not find, and for protobuf,
-    /// which is decoded whole.
+    /// object whose managed fields the scan did not find. Protobuf items
+    /// and watch objects have them cut from their bytes the same way.
     #[must_use]
     pub fn strip_managed_fields(mut self, strip: bool) -> Self {
         self.strip_managed_fields = strip;

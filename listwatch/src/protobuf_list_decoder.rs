@@ -87,8 +87,7 @@ impl<K> ProtobufListDecoder<K> {
         self
     }
 
-    /// Applies `hook` to every decoded object (the lister-watcher clears
-    /// managed fields with it when asked to skip them).
+    /// Applies `hook` to every decoded object.
     #[must_use]
     pub fn after_decode(mut self, hook: fn(&mut K)) -> Self {
         self.after_decode = Some(hook);

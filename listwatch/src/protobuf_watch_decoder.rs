@@ -176,9 +176,18 @@ impl<K> ProtobufWatchDecoder<K> {
                 bookmark.kind = Some(object.kind.to_string());
                 return Ok(Some(WatchEvent::Bookmark(bookmark)));
             }
-            _ => {}
+            "ADDED" | "MODIFIED" | "DELETED" => {}
+            other => {
+                return Err(FrameError::protobuf(format!(
+                    "a watch event of unknown type {other:?}"
+                )));
+            }
         }
+        // As the JSON decoder: only an object that names both its
+        // apiVersion and kind, and names another type, is skipped.
         if let Some((api_version, kind)) = &self.expected_type
+            && !object.api_version.is_empty()
+            && !object.kind.is_empty()
             && (object.api_version != api_version || object.kind != kind)
         {
             tracing::warn!(
@@ -191,12 +200,7 @@ impl<K> ProtobufWatchDecoder<K> {
         Ok(Some(match event_type.as_str() {
             "ADDED" => WatchEvent::Added(decode(object.raw)?),
             "MODIFIED" => WatchEvent::Modified(decode(object.raw)?),
-            "DELETED" => WatchEvent::Deleted(decode(object.raw)?),
-            other => {
-                return Err(FrameError::protobuf(format!(
-                    "a watch event of unknown type {other:?}"
-                )));
-            }
+            _ => WatchEvent::Deleted(decode(object.raw)?),
         }))
     }
 }

@@ -18,10 +18,10 @@
 //! | condition | action | request sent |
 //! |---|---|---|
 //! | start | watch-list (or list when off or unsupported) | `GET ?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=300..599` |
-//! | watch-list fails otherwise (422, 403, 500, an ERROR event, a bad, oversized or undecodable frame, a broken connection, closed within 1 s with no events, the store refusing the state) | report, then list and watch this round ("making progress is better than deadlocking"); watch-list again next round | `GET ?resourceVersion=0&limit=500` |
+//! | watch-list fails otherwise (422, 403, 500, an ERROR event, a bad, oversized or undecodable frame, a connection broken before the answer, closed within 1 s with no events, the store refusing the state) | report, then list and watch this round ("making progress is better than deadlocking"); watch-list again next round | `GET ?resourceVersion=0&limit=500` |
 //! | watch-list: 410 or too-large RV | ask again at once at ""; refused at "" too: back off first | watch-list without `resourceVersion` |
 //! | watch-list: 429, connection refused | back off, ask again | watch-list |
-//! | watch-list ends cleanly before the initial-events-end bookmark | ask again | watch-list |
+//! | watch-list ends before the initial-events-end bookmark: cleanly, its connection broken, or cut inside a frame (client-go's stream watcher takes the last two for a clean close) | ask again | watch-list |
 //! | watch-list: no bytes for the idle timeout (once periodic bookmarks were seen), or no answer to the request within it | ask again at once | watch-list |
 //! | initial-events-end bookmark | replace the store at its RV; the same stream goes on as the watch | none |
 //! | list at RV "" or "0" | pages of 500, continue tokens followed | `GET ?resourceVersion=0&limit=500`, then `?limit=500&continue=…` |

@@ -22,7 +22,9 @@ pub(crate) const FRAME_ERRORS_BEFORE_RELIST: u32 = 2;
 /// Which request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
-    /// A watch-list request, before its initial-events-end bookmark.
+    /// Opening a watch-list request, before any answer.
+    OpenWatchList,
+    /// A watch-list's stream, before its initial-events-end bookmark.
     WatchList,
     /// A list (all its pages).
     List,
@@ -47,8 +49,10 @@ pub(crate) enum Cause {
     InternalError,
     /// A frame over the size limit.
     FrameTooLarge,
-    /// A malformed or cut-off frame.
+    /// A malformed frame.
     BadFrame,
+    /// The stream ended inside a frame (client-go's unexpected EOF).
+    CutOff,
     /// No answer, or the connection broke (reset, closed, timed out).
     ConnectionBroken,
     /// Anything else (403, 404, 422, other Statuses).
@@ -79,6 +83,7 @@ impl Cause {
         }
         match error.frame_error() {
             Some(FrameError::TooLarge { .. }) => return Cause::FrameTooLarge,
+            Some(FrameError::Truncated { .. }) => return Cause::CutOff,
             Some(_) => return Cause::BadFrame,
             None => {}
         }
@@ -195,6 +200,14 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
     if ended.phase == Phase::Watch && ended.events > 0 {
         retry.frame_errors_in_a_row = 0;
     }
+    // client-go's stream watcher takes a connection broken or cut inside
+    // a frame mid-stream for a clean close: a watch-list stream ending so
+    // is asked again (unless it was very short), not turned into a list.
+    let outcome = match (ended.phase, ended.outcome) {
+        (Phase::WatchList, Outcome::Failed(ConnectionBroken | CutOff)) => Outcome::Ended,
+        (_, outcome) => outcome,
+    };
+    let ended = Ended { outcome, ..ended };
     let cause = match ended.outcome {
         Outcome::Failed(cause) => cause,
         Outcome::Idle => {
@@ -205,7 +218,7 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
         }
         Outcome::StoreRefused => {
             return match ended.phase {
-                Phase::WatchList => decision(
+                Phase::WatchList | Phase::OpenWatchList => decision(
                     FallBackToList,
                     "the store refused the watch-list's state; listing and watching for this attempt",
                 ),
@@ -227,6 +240,9 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
                     decision(Relist, "very short watch: closed at once with no events")
                 }
                 Phase::Watch | Phase::OpenWatch => decision(Retry, "watch closed; watching again"),
+                Phase::OpenWatchList => {
+                    decision(Retry, "watch-list closed unanswered; asking again")
+                }
                 Phase::List => decision(Retry, "the list ended early"),
             };
         }
@@ -235,17 +251,24 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
         retry.internal_errors.after(cause == InternalError, now);
     }
     match (ended.phase, cause) {
-        (Phase::WatchList | Phase::OpenWatch, TooManyRequests { retry_after }) => decision(
+        (
+            Phase::OpenWatchList | Phase::WatchList | Phase::OpenWatch,
+            TooManyRequests { retry_after },
+        ) => decision(
             BackOffAndRetry {
                 at_least: retry_after,
             },
             "the server is busy or down; backing off, then asking again",
         ),
-        (Phase::WatchList | Phase::OpenWatch, ConnectionRefused) => decision(
-            BackOffAndRetry { at_least: None },
-            "the server is busy or down; backing off, then asking again",
-        ),
-        (Phase::WatchList | Phase::List, cause) if cause.resource_version_unavailable() => {
+        (Phase::OpenWatchList | Phase::WatchList | Phase::OpenWatch, ConnectionRefused) => {
+            decision(
+                BackOffAndRetry { at_least: None },
+                "the server is busy or down; backing off, then asking again",
+            )
+        }
+        (Phase::OpenWatchList | Phase::WatchList | Phase::List, cause)
+            if cause.resource_version_unavailable() =>
+        {
             if ended.at_latest {
                 match ended.phase {
                     Phase::List => decision(Relist, "unavailable even at the latest state"),
@@ -264,8 +287,9 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
         // client-go: "making progress is better than deadlocking". Every
         // other failure of a watch-list (a refusal, a 500, an ERROR event,
         // a bad, oversized or undecodable frame, a broken connection)
-        // lists instead for this attempt.
-        (Phase::WatchList, _) => decision(
+        // lists instead for this attempt (a connection broken mid-stream
+        // is a clean end, above).
+        (Phase::OpenWatchList | Phase::WatchList, _) => decision(
             FallBackToList,
             "watch-list failed; listing and watching for this attempt",
         ),
@@ -290,7 +314,7 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
             Relist,
             "watch frame over the size limit; relisting (a list has no frame limit)",
         ),
-        (Phase::Watch, BadFrame) => {
+        (Phase::Watch, BadFrame | CutOff) => {
             retry.frame_errors_in_a_row += 1;
             if retry.frame_errors_in_a_row >= FRAME_ERRORS_BEFORE_RELIST {
                 decision(Relist, "bad watch frames in a row; relisting")
@@ -400,8 +424,31 @@ mod tests {
     /// forever, after these; client-go lists instead.
     #[test]
     fn watch_list_failing_otherwise_falls_back_to_list() {
-        for cause in [InternalError, BadFrame, FrameTooLarge, ConnectionBroken] {
+        for cause in [InternalError, BadFrame, FrameTooLarge, Other] {
             assert_eq!(failed(Phase::WatchList, cause), FallBackToList, "{cause:?}");
+        }
+        for cause in [InternalError, ConnectionBroken, Other] {
+            assert_eq!(
+                failed(Phase::OpenWatchList, cause),
+                FallBackToList,
+                "opening: {cause:?}"
+            );
+        }
+    }
+
+    /// client-go's stream watcher takes a connection broken, or a stream
+    /// cut inside a frame, for a clean close: the watch-list is asked for
+    /// again, and only a very short one falls back.
+    #[test]
+    fn watch_list_broken_mid_stream_asks_again_unless_very_short() {
+        for cause in [ConnectionBroken, CutOff] {
+            assert_eq!(failed(Phase::WatchList, cause), Retry, "{cause:?}");
+            let at_once = Ended {
+                lasted: SECOND / 2,
+                events: 0,
+                ..ended(Phase::WatchList, Outcome::Failed(cause))
+            };
+            assert_eq!(action(at_once), FallBackToList, "{cause:?}, very short");
         }
     }
 
@@ -436,6 +483,10 @@ mod tests {
         );
         assert_eq!(
             failed(Phase::WatchList, ConnectionRefused),
+            BackOffAndRetry { at_least: None }
+        );
+        assert_eq!(
+            failed(Phase::OpenWatchList, ConnectionRefused),
             BackOffAndRetry { at_least: None }
         );
     }
@@ -641,6 +692,14 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_cut_off_mid_watch_counts_as_a_bad_frame() {
+        assert_eq!(
+            failed(Phase::Watch, CutOff),
+            BackOffAndRetry { at_least: None }
+        );
+    }
+
+    #[test]
     fn frame_over_the_limit_relists() {
         assert_eq!(failed(Phase::Watch, FrameTooLarge), Relist);
     }
@@ -650,6 +709,7 @@ mod tests {
         assert_eq!(action(ended(Phase::Watch, Outcome::Idle)), Retry);
         assert_eq!(action(ended(Phase::OpenWatch, Outcome::Idle)), Retry);
         assert_eq!(action(ended(Phase::WatchList, Outcome::Idle)), Retry);
+        assert_eq!(action(ended(Phase::OpenWatchList, Outcome::Idle)), Retry);
     }
 
     #[test]

@@ -53,16 +53,16 @@ where
             }
             let from = self.rewatch_resource_version();
             let started = self.options.clock.now();
-            let outcome = match self.watch_list_once(&from, cancel).await {
+            let (phase, outcome, events) = match self.watch_list_once(&from, cancel).await {
                 Some(Ok(live)) => return WatchListEnd::Synced(live),
-                Some(Err(outcome)) => outcome,
+                Some(Err(ended)) => ended,
                 None => return WatchListEnd::Stopped,
             };
             let ended = Ended {
-                phase: Phase::WatchList,
+                phase,
                 outcome,
                 lasted: self.options.clock.since(started),
-                events: 0,
+                events,
                 at_latest: from.is_empty(),
             };
             match self
@@ -80,12 +80,13 @@ where
     }
 
     /// One watch-list request from `from`: the synced stream, or how it
-    /// ended (reported); `None` when cancelled.
+    /// ended (reported: opening it or its stream, how, and after how many
+    /// events); `None` when cancelled.
     async fn watch_list_once(
         &self,
         from: &str,
         cancel: &CancellationToken,
-    ) -> Option<Result<L::Watch, Outcome>> {
+    ) -> Option<Result<L::Watch, (Phase, Outcome, u64)>> {
         let mut options = ListOptions::default()
             .resource_version_match(ResourceVersionMatch::NotOlderThan)
             .send_initial_events(true)
@@ -96,8 +97,10 @@ where
         }
         let mut live = match self.open(&options, cancel).await? {
             Ok(live) => live,
-            Err(outcome) => return Some(Err(outcome)),
+            Err(outcome) => return Some(Err((Phase::OpenWatchList, outcome, 0))),
         };
+        let mut events = 0;
+        let ended = |outcome, events| Some(Err((Phase::WatchList, outcome, events)));
         let started = self.options.clock.now();
         let mut objects: HashMap<String, Arc<K>> = HashMap::new();
         let mut idle = IdleTimer::new();
@@ -125,11 +128,12 @@ where
                         objects = objects.len(),
                         "watch-list ended before its initial-events-end bookmark"
                     );
-                    return Some(Err(Outcome::Ended));
+                    return ended(Outcome::Ended, events);
                 }
-                Next::Idle => return Some(Err(self.idle_watch())),
-                Next::Failed(error) => return Some(Err(self.watch_failed(from, true, error))),
+                Next::Idle => return ended(self.idle_watch(), events),
+                Next::Failed(error) => return ended(self.watch_failed(from, true, error), events),
             };
+            events += 1;
             match event {
                 WatchEvent::Added(object)
                 | WatchEvent::Modified(object)
@@ -140,7 +144,7 @@ where
                     // reused, as a list's are, so a watch-list relist does
                     // not hold a second copy of everything unchanged.
                     let Some(object) = self.transformed(self.reuse_known(object)) else {
-                        return Some(Err(Outcome::StoreRefused));
+                        return ended(Outcome::StoreRefused, events);
                     };
                     objects.insert(meta_namespace_key(&*object), object);
                 }
@@ -160,7 +164,7 @@ where
                             operation: "replace",
                             source,
                         });
-                        return Some(Err(Outcome::StoreRefused));
+                        return ended(Outcome::StoreRefused, events);
                     }
                     self.synced(&resource_version, ReflectorMode::WatchList);
                     Counters::bump(&self.counters.watch_lists);
@@ -177,7 +181,7 @@ where
                         url: self.name.clone(),
                         status: Box::new(status),
                     };
-                    return Some(Err(self.watch_failed(from, true, error)));
+                    return ended(self.watch_failed(from, true, error), events);
                 }
             }
         }

@@ -32,14 +32,18 @@
 //!   so requests sent at once on a fresh client would each dial one (ten
 //!   informers starting together opened up to ten, one of which stayed).
 //!   The first request on a fresh lane dials; the others wait until its
-//!   response headers arrive (or it ends), then share its connection, as
-//!   Go's transport lets one dial per host serve the requests waiting for
-//!   it.
+//!   response headers arrive, then share its connection, as Go's transport
+//!   lets one dial per host serve the requests waiting for it. A dialer
+//!   that ends unanswered hands the dial to one of the waiters; a wait
+//!   longer than `watch_header_wait` gives up and sends anyway; a lane
+//!   left with no request dials anew for the next (its connection may
+//!   have gone with them).
 //!
 //! Over HTTP/1.1 each request has a connection of its own anyway, headers
 //! come at once, and the lanes only spread watches over a few pools.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -95,6 +99,25 @@ struct Lane {
 }
 
 impl Lane {
+    /// What a request taking a place on the lane does about its
+    /// connection: use it, dial it, or wait for the one dialing.
+    fn dial_for_request(&mut self) -> Dial {
+        if *self.dialed.borrow() {
+            Dial::Connected
+        } else if self.dialing {
+            Dial::Waiting(self.dialed.subscribe())
+        } else {
+            self.dialing = true;
+            Dial::Dialing(Arc::clone(&self.dialed))
+        }
+    }
+
+    /// Forgets the lane's connection: the next request dials.
+    fn forget_connection(&mut self) {
+        self.dialed = Arc::new(tokio::sync::watch::Sender::new(false));
+        self.dialing = false;
+    }
+
     fn new(id: u64, client: reqwest::Client, limit: Option<usize>) -> Self {
         Lane {
             id,
@@ -131,8 +154,8 @@ pub(crate) struct LaneTicket {
 enum Dial {
     /// The lane was connected when the request took its place.
     Connected,
-    /// The request dials for the lane: once it is answered or ends, the
-    /// lane is connected.
+    /// The request dials for the lane: once it is answered the lane is
+    /// connected; if it ends unanswered, a waiter dials instead.
     Dialing(Arc<tokio::sync::watch::Sender<bool>>),
     /// The request waits for the one dialing.
     Waiting(tokio::sync::watch::Receiver<bool>),
@@ -196,14 +219,7 @@ impl ConnectionLanes {
         };
         let lane = &mut state.lanes[index];
         lane.assigned += 1;
-        let dial = if *lane.dialed.borrow() {
-            Dial::Connected
-        } else if lane.dialing {
-            Dial::Waiting(lane.dialed.subscribe())
-        } else {
-            lane.dialing = true;
-            Dial::Dialing(Arc::clone(&lane.dialed))
-        };
+        let dial = lane.dial_for_request();
         LaneTicket {
             state: Arc::clone(&self.state),
             lane: lane.id,
@@ -223,8 +239,7 @@ impl ConnectionLanes {
             lane.client = build.build();
             // The new client dials anew; a request still dialing for the
             // old one marks the old sender only.
-            lane.dialed = Arc::new(tokio::sync::watch::Sender::new(false));
-            lane.dialing = false;
+            lane.forget_connection();
         }
     }
 
@@ -247,13 +262,26 @@ impl LaneTicket {
 
     /// Waits until the lane's client has a connection to share: at once
     /// unless another request is dialing for the lane, then until that
-    /// request is answered or ends. Cancel-safe.
-    pub(crate) async fn wait_for_connection(&mut self) {
-        if let Dial::Waiting(dialed) = &mut self.dial {
-            // An error means the sender is gone (the lane was renewed or
-            // closed): nothing to wait for.
-            let _ = dialed.wait_for(|dialed| *dialed).await;
-            self.dial = Dial::Connected;
+    /// request is answered, this one is handed the dial (the dialer ended
+    /// unanswered), or `limit` passes (then it sends anyway, and may open
+    /// a connection of its own). Cancel-safe.
+    pub(crate) async fn wait_for_connection(&mut self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while let Dial::Waiting(dialed) = &mut self.dial {
+            // An error means the sender is gone (the lane was renewed):
+            // look at the lane again, as after a change.
+            if tokio::time::timeout_at(deadline, dialed.changed())
+                .await
+                .is_err()
+            {
+                self.dial = Dial::Connected;
+                return;
+            }
+            let mut state = self.state.lock();
+            self.dial = match state.lanes.iter_mut().find(|lane| lane.id == self.lane) {
+                Some(lane) => lane.dial_for_request(),
+                None => Dial::Connected,
+            };
         }
     }
 
@@ -302,25 +330,51 @@ impl LaneTicket {
 
 impl Drop for LaneTicket {
     fn drop(&mut self) {
-        // A request that dialed and ended without an answer lets the
-        // waiting ones go: one of them dials next.
-        if let Dial::Dialing(dialed) = &self.dial {
-            dialed.send_replace(true);
+        // Waiters are woken outside the lock: they take it to look again.
+        if let Some(dialed) = self.leave_lane() {
+            dialed.send_modify(|_| {});
         }
+    }
+}
+
+impl LaneTicket {
+    /// Gives the ticket's place back; the dial to hand over, if this
+    /// request was dialing and ends unanswered.
+    fn leave_lane(&mut self) -> Option<Arc<tokio::sync::watch::Sender<bool>>> {
         let mut state = self.state.lock();
-        let Some(index) = state.lanes.iter().position(|lane| lane.id == self.lane) else {
-            return;
+        // A request that dialed and ended without an answer hands the dial
+        // over: the lane is no longer dialing, and the waiters look again
+        // (the first to look dials).
+        let handed_over = match &self.dial {
+            Dial::Dialing(dialed) => {
+                if let Some(lane) = state
+                    .lanes
+                    .iter_mut()
+                    .find(|lane| lane.id == self.lane && Arc::ptr_eq(&lane.dialed, dialed))
+                {
+                    lane.dialing = false;
+                }
+                Some(Arc::clone(dialed))
+            }
+            _ => None,
         };
+        let index = state.lanes.iter().position(|lane| lane.id == self.lane)?;
         let lane = &mut state.lanes[index];
         lane.assigned = lane.assigned.saturating_sub(1);
         if self.answered {
             lane.answered = lane.answered.saturating_sub(1);
+        }
+        if lane.assigned == 0 {
+            // Its connection may have gone with its requests (a server
+            // restart): the next request dials.
+            lane.forget_connection();
         }
         // An empty lane past the first is closed: its connection goes once
         // its pool idles out.
         if lane.assigned == 0 && state.lanes.len() > 1 {
             state.lanes.remove(index);
         }
+        handed_over
     }
 }
 
@@ -368,32 +422,68 @@ mod tests {
         drop((only, second));
     }
 
+    const LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
     #[tokio::test]
     async fn a_fresh_lane_dials_once_and_the_others_wait() {
         let lanes = lanes();
         let mut dialer = lanes.long_running();
         let mut waiters: Vec<LaneTicket> = (0..3).map(|_| lanes.long_running()).collect();
         assert_eq!(lanes.stats().assigned, [4], "one lane");
-        dialer.wait_for_connection().await;
+        dialer.wait_for_connection(LIMIT).await;
         let short = std::time::Duration::from_millis(20);
         assert!(
-            tokio::time::timeout(short, waiters[0].wait_for_connection())
+            tokio::time::timeout(short, waiters[0].wait_for_connection(LIMIT))
                 .await
                 .is_err(),
             "waits for the dialer"
         );
         dialer.answered();
         for waiter in &mut waiters {
-            waiter.wait_for_connection().await;
+            waiter.wait_for_connection(LIMIT).await;
         }
         let mut later = lanes.long_running();
-        later.wait_for_connection().await;
+        later.wait_for_connection(LIMIT).await;
 
-        // A dialer that ends unanswered lets the others go.
-        let lanes = super::tests::lanes();
+        assert!(
+            matches!(later.dial, Dial::Connected),
+            "the lane is connected"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dialer_ending_unanswered_hands_the_dial_to_one_waiter() {
+        let lanes = lanes();
+        let dialer = lanes.long_running();
+        let mut first = lanes.long_running();
+        let mut second = lanes.long_running();
+        drop(dialer);
+        first.wait_for_connection(LIMIT).await;
+        assert!(matches!(first.dial, Dial::Dialing(_)), "the first dials");
+        let short = Duration::from_millis(20);
+        assert!(
+            tokio::time::timeout(short, second.wait_for_connection(LIMIT))
+                .await
+                .is_err(),
+            "the second waits for the new dialer"
+        );
+        first.answered();
+        second.wait_for_connection(LIMIT).await;
+        assert!(matches!(second.dial, Dial::Connected));
+    }
+
+    #[tokio::test]
+    async fn a_wait_past_its_limit_sends_anyway_and_an_empty_lane_dials_anew() {
+        let lanes = lanes();
         let dialer = lanes.long_running();
         let mut waiter = lanes.long_running();
-        drop(dialer);
-        waiter.wait_for_connection().await;
+        waiter.wait_for_connection(Duration::from_millis(10)).await;
+        assert!(matches!(waiter.dial, Dial::Connected), "gave up waiting");
+        drop((dialer, waiter));
+        let next = lanes.long_running();
+        assert!(
+            matches!(next.dial, Dial::Dialing(_)),
+            "a lane left empty dials again"
+        );
     }
 }

@@ -486,7 +486,7 @@ impl Request {
                 inner.renew_connections();
             }
             if let Some(ticket) = &mut lane {
-                ticket.wait_for_connection().await;
+                ticket.wait_for_connection(inner.watch_header_wait).await;
             }
             let client = match &lane {
                 Some(lane) => lane.client().clone(),
