@@ -70,16 +70,23 @@ fn listings(server: &TestApiServer) -> usize {
 }
 
 /// Starts a second process's informer with a recorder registered before
-/// start, and waits until it has synced.
+/// start, and waits until it and the recorder have synced.
 async fn second_process(
     server: &TestApiServer,
     options: SnapshotOptions,
 ) -> (Running<Cm>, Recorder<Cm>) {
     let informer = snapshotting(server, options);
     let recorder = Recorder::default();
-    informer.add_event_handler(recorder.clone()).unwrap();
+    let registration = informer.add_event_handler(recorder.clone()).unwrap();
     let running = Running::start(informer);
     running.synced().await;
+    // Handlers run on their own threads: the informer's sync says the
+    // store holds the state, the registration's that the handler has
+    // been told it (under load the first can come well before the second).
+    support::wait_until("the handler has the initial state", move || {
+        registration.has_synced()
+    })
+    .await;
     (running, recorder)
 }
 
