@@ -223,47 +223,62 @@ const MANAGED_FIELDS: u32 = 17;
 /// out; an error for bytes that are not well-formed protobuf (which the
 /// caller's decode then reports as it would).
 pub fn without_managed_fields(message: &[u8], out: &mut Vec<u8>) -> Result<bool, WireError> {
-    let mut reader = WireReader::new(message);
-    let mut field_start = 0;
-    while let Some((number, value)) = reader.next_field()? {
-        let field_end = reader.position();
-        if let (1, WireValue::Bytes(metadata)) = (number, value) {
-            let mut kept_length = 0;
-            let mut managed = false;
-            let mut fields = WireReader::new(metadata);
-            let mut start = 0;
-            while let Some((number, _)) = fields.next_field()? {
-                let end = fields.position();
-                if number == MANAGED_FIELDS {
-                    managed = true;
-                } else {
-                    kept_length += end - start;
-                }
-                start = end;
+    for field in spans(message) {
+        let (number, value, span) = field?;
+        let (1, WireValue::Bytes(metadata)) = (number, value) else {
+            continue;
+        };
+        let mut kept_length = 0;
+        let mut managed = false;
+        for field in spans(metadata) {
+            let (number, _, field_span) = field?;
+            if number == MANAGED_FIELDS {
+                managed = true;
+            } else {
+                kept_length += field_span.len();
             }
-            if !managed {
-                return Ok(false);
-            }
-            out.clear();
-            out.reserve(message.len());
-            out.extend_from_slice(&message[..field_start]);
-            put_varint(out, (1 << 3) | 2);
-            put_varint(out, kept_length as u64);
-            let mut fields = WireReader::new(metadata);
-            let mut start = 0;
-            while let Some((number, _)) = fields.next_field()? {
-                let end = fields.position();
-                if number != MANAGED_FIELDS {
-                    out.extend_from_slice(&metadata[start..end]);
-                }
-                start = end;
-            }
-            out.extend_from_slice(&message[field_end..]);
-            return Ok(true);
         }
-        field_start = field_end;
+        if !managed {
+            return Ok(false);
+        }
+        out.clear();
+        out.reserve(message.len());
+        out.extend_from_slice(&message[..span.start]);
+        put_varint(out, (1 << 3) | 2);
+        put_varint(out, kept_length as u64);
+        // The first pass read every field, so this one cannot fail.
+        for (number, _, field_span) in spans(metadata).flatten() {
+            if number != MANAGED_FIELDS {
+                out.extend_from_slice(&metadata[field_span]);
+            }
+        }
+        out.extend_from_slice(&message[span.end..]);
+        return Ok(true);
     }
     Ok(false)
+}
+
+/// A message's fields with the bytes each spans (key, length and value);
+/// ends after the first error.
+fn spans(
+    message: &[u8],
+) -> impl Iterator<Item = Result<(u32, WireValue<'_>, std::ops::Range<usize>), WireError>> {
+    let mut reader = WireReader::new(message);
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        let start = reader.position();
+        match reader.next_field() {
+            Ok(Some((number, value))) => Some(Ok((number, value, start..reader.position()))),
+            Ok(None) => None,
+            Err(error) => {
+                failed = true;
+                Some(Err(error))
+            }
+        }
+    })
 }
 
 #[cfg(test)]

@@ -30,33 +30,50 @@ use crate::watch_decoder::FrameError;
 /// decoded, and counted, as the JSON decoder does.
 #[derive(Debug)]
 pub struct ProtobufWatchDecoder<K> {
-    codec: Codec<K>,
     buffer: Buffer,
     max_frame_bytes: usize,
-    expected_type: Option<(String, String)>,
     skipped: u64,
     failed: bool,
+    /// Turns one frame into its event (apart from the buffer, so a frame
+    /// borrowed from the buffer can be decoded with scratch space).
+    frames: FrameDecoder<K>,
+}
+
+/// What decoding one frame needs.
+#[derive(Debug)]
+struct FrameDecoder<K> {
+    codec: Codec<K>,
+    expected_type: Option<(String, String)>,
     /// Applied to every decoded object.
     after_decode: Option<fn(&mut K)>,
     /// Leave `metadata.managedFields` out of each object before decoding
     /// it.
     skip_managed_fields: bool,
+    /// An object's bytes without its managed fields, reused frame after
+    /// frame.
+    scratch: Vec<u8>,
 }
 
 impl<K: Object> ProtobufWatchDecoder<K> {
     /// A decoder of `codec`'s type refusing frames larger than
     /// `max_frame_bytes`, expecting objects of `K`'s fixed type.
     pub fn new(codec: Codec<K>, max_frame_bytes: usize) -> Self {
-        ProtobufWatchDecoder {
-            codec,
+        let decoder = ProtobufWatchDecoder {
             buffer: Buffer::default(),
             max_frame_bytes,
-            expected_type: K::fixed_type()
-                .map(|(api_version, kind)| (api_version.to_string(), kind.to_string())),
             skipped: 0,
             failed: false,
-            after_decode: None,
-            skip_managed_fields: false,
+            frames: FrameDecoder {
+                codec,
+                expected_type: None,
+                after_decode: None,
+                skip_managed_fields: false,
+                scratch: Vec::new(),
+            },
+        };
+        match K::fixed_type() {
+            Some((api_version, kind)) => decoder.expect_type(api_version, kind),
+            None => decoder,
         }
     }
 }
@@ -67,14 +84,14 @@ impl<K> ProtobufWatchDecoder<K> {
     /// [`WatchDecoder::expect_type`](crate::WatchDecoder::expect_type)).
     #[must_use]
     pub fn expect_type(mut self, api_version: &str, kind: &str) -> Self {
-        self.expected_type = Some((api_version.to_string(), kind.to_string()));
+        self.frames.expected_type = Some((api_version.to_string(), kind.to_string()));
         self
     }
 
     /// Applies `hook` to every decoded object.
     #[must_use]
     pub fn after_decode(mut self, hook: fn(&mut K)) -> Self {
-        self.after_decode = Some(hook);
+        self.frames.after_decode = Some(hook);
         self
     }
 
@@ -82,7 +99,7 @@ impl<K> ProtobufWatchDecoder<K> {
     /// decoding it (see [`ProtobufListDecoder::skip_managed_fields`](crate::ProtobufListDecoder::skip_managed_fields)).
     #[must_use]
     pub fn skip_managed_fields(mut self, skip: bool) -> Self {
-        self.skip_managed_fields = skip;
+        self.frames.skip_managed_fields = skip;
         self
     }
 
@@ -128,7 +145,7 @@ impl<K> ProtobufWatchDecoder<K> {
                 }));
             }
             let frame = rest.get(4..4 + length)?;
-            let decoded = self.decode_frame(frame);
+            let decoded = self.frames.decode(frame);
             self.buffer.consume(4 + length);
             match decoded {
                 Ok(Some(event)) => return Some(Ok(event)),
@@ -140,28 +157,18 @@ impl<K> ProtobufWatchDecoder<K> {
             }
         }
     }
+}
 
+impl<K> FrameDecoder<K> {
     /// One frame's event; `None` for an event of an unexpected type.
-    fn decode_frame(&self, frame: &[u8]) -> Result<Option<WatchEvent<K>>, FrameError> {
+    fn decode(&mut self, frame: &[u8]) -> Result<Option<WatchEvent<K>>, FrameError> {
         let (event_type, object) = watch_event(frame)?;
         let object = Unknown::decode(object)
             .map_err(|e| FrameError::protobuf(format!("a watch event's object: {e}")))?;
-        let decode = |raw: &[u8]| {
-            let mut scratch = Vec::new();
-            let raw = if self.skip_managed_fields
-                && without_managed_fields(raw, &mut scratch) == Ok(true)
-            {
-                &scratch[..]
-            } else {
-                raw
-            };
-            let mut object = (self.codec.decode)(raw).map_err(FrameError::Protobuf)?;
-            if let Some(hook) = self.after_decode {
-                hook(&mut object);
-            }
-            Ok(object)
-        };
-        match event_type.as_str() {
+        let event: fn(K) -> WatchEvent<K> = match event_type.as_str() {
+            "ADDED" => WatchEvent::Added,
+            "MODIFIED" => WatchEvent::Modified,
+            "DELETED" => WatchEvent::Deleted,
             "ERROR" => {
                 let status = clientgo_protobuf::status_message_json(object.raw)
                     .and_then(|json| serde_json::from_value::<Status>(json).ok())
@@ -176,13 +183,12 @@ impl<K> ProtobufWatchDecoder<K> {
                 bookmark.kind = Some(object.kind.to_string());
                 return Ok(Some(WatchEvent::Bookmark(bookmark)));
             }
-            "ADDED" | "MODIFIED" | "DELETED" => {}
             other => {
                 return Err(FrameError::protobuf(format!(
                     "a watch event of unknown type {other:?}"
                 )));
             }
-        }
+        };
         // As the JSON decoder: only an object that names both its
         // apiVersion and kind, and names another type, is skipped.
         if let Some((api_version, kind)) = &self.expected_type
@@ -197,11 +203,18 @@ impl<K> ProtobufWatchDecoder<K> {
             );
             return Ok(None);
         }
-        Ok(Some(match event_type.as_str() {
-            "ADDED" => WatchEvent::Added(decode(object.raw)?),
-            "MODIFIED" => WatchEvent::Modified(decode(object.raw)?),
-            _ => WatchEvent::Deleted(decode(object.raw)?),
-        }))
+        let raw = if self.skip_managed_fields
+            && without_managed_fields(object.raw, &mut self.scratch) == Ok(true)
+        {
+            &self.scratch[..]
+        } else {
+            object.raw
+        };
+        let mut decoded = (self.codec.decode)(raw).map_err(FrameError::Protobuf)?;
+        if let Some(hook) = self.after_decode {
+            hook(&mut decoded);
+        }
+        Ok(Some(event(decoded)))
     }
 }
 

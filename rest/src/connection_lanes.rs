@@ -91,8 +91,9 @@ struct Lane {
     answered: usize,
     /// The most it may carry at once, once learned.
     limit: Option<usize>,
-    /// `true` once the lane's client has a connection (its first request
-    /// was answered or ended); requests wait for it before sending.
+    /// `true` once the lane's client has a connection (the request dialing
+    /// for it was answered); a change with `false` hands the dial over.
+    /// Requests wait on it before sending.
     dialed: Arc<tokio::sync::watch::Sender<bool>>,
     /// Whether a request is dialing for the lane now.
     dialing: bool,
@@ -129,9 +130,7 @@ impl Lane {
             dialing: false,
         }
     }
-}
 
-impl Lane {
     fn has_room(&self) -> bool {
         self.limit.is_none_or(|limit| self.assigned < limit)
     }

@@ -151,10 +151,10 @@ impl Faults {
     }
 
     /// Makes the next watch send, after its initial events (before a
-    /// watch-list's initial-events-end bookmark), one well-formed ADDED event whose object is of another kind
-    /// (a `v1` `Event` named `foreign-object`), and then carry on as usual:
-    /// clients should skip it and keep the stream, as client-go's reflector
-    /// does.
+    /// watch-list's initial-events-end bookmark), one well-formed ADDED
+    /// event whose object is of another kind (a `v1` `Event` named
+    /// `foreign-object`), and then carry on as usual: clients should skip
+    /// it and keep the stream, as client-go's reflector does.
     pub fn foreign_event_next_watch(&self) {
         self.state.lock().foreign_events += 1;
     }

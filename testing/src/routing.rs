@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use clientgo_apimachinery::{GroupResource, ListOptions, Status};
+use clientgo_apimachinery::{GroupResource, ListOptions, PROTOBUF_MEDIA_TYPE, Status};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
@@ -205,29 +205,6 @@ pub(crate) async fn route(
             }
         }
     }
-    let target = match parsed {
-        Ok(Some(target)) => target,
-        Ok(None) => return page_not_found(),
-        // In protobuf when asked, as the real server answers an unknown
-        // resource of a served group.
-        Err(status) => {
-            let asked_protobuf = state.protobuf
-                && request
-                    .headers()
-                    .get(header::ACCEPT)
-                    .and_then(|value| value.to_str().ok())
-                    .is_some_and(|accept| {
-                        accept.contains(clientgo_apimachinery::PROTOBUF_MEDIA_TYPE)
-                    });
-            return answer_response_in(Err(status), asked_protobuf);
-        }
-    };
-    let options = match options {
-        Ok(options) => options,
-        Err(e) => return status_response(&Status::bad_request(e.to_string())),
-    };
-    let method = request.method().clone();
-    let storage = Arc::clone(&state.storage);
     let header_text = |name: header::HeaderName| {
         request
             .headers()
@@ -237,6 +214,22 @@ pub(crate) async fn route(
             .to_string()
     };
     let accept = header_text(header::ACCEPT);
+    let target = match parsed {
+        Ok(Some(target)) => target,
+        Ok(None) => return page_not_found(),
+        // In protobuf when asked, as the real server answers an unknown
+        // resource of a served group.
+        Err(status) => {
+            let protobuf = state.protobuf && accept.contains(PROTOBUF_MEDIA_TYPE);
+            return answer_response_in(Err(status), protobuf);
+        }
+    };
+    let options = match options {
+        Ok(options) => options,
+        Err(e) => return status_response(&Status::bad_request(e.to_string())),
+    };
+    let method = request.method().clone();
+    let storage = Arc::clone(&state.storage);
     let representation = Representation::from_accept(&accept);
     let typed_items = !state.registry.read().is_builtin(&target.resource);
     let content_type = header_text(header::CONTENT_TYPE);

@@ -81,22 +81,25 @@ fn keys(value: &Value) -> BTreeSet<String> {
 /// writes as the real one does (the objects of these tests are seeded
 /// straight into its storage).
 fn json_shape(body: &[u8]) -> Value {
-    let value: Value = serde_json::from_slice(body).unwrap();
+    value_shape(&serde_json::from_slice(body).unwrap())
+}
+
+/// [`json_shape`] of a value already parsed.
+fn value_shape(value: &Value) -> Value {
     let kind = value["kind"].as_str().unwrap_or_default();
     if kind != "Status" && !kind.ends_with("List") {
         return json!({"kind": kind, "apiVersion": value["apiVersion"]});
     }
-    let items_typed: Option<Vec<bool>> = value["items"].as_array().map(|items| {
+    let items_typed = value["items"].as_array().map(|items| {
         items
             .iter()
-            .map(|item| item.get("kind").is_some() || item.get("apiVersion").is_some())
-            .collect()
+            .any(|item| item.get("kind").is_some() || item.get("apiVersion").is_some())
     });
     json!({
-        "fields": keys(&value),
+        "fields": keys(value),
         "kind": value["kind"],
         "metadata": keys(&value["metadata"]),
-        "items named with their type": items_typed.map(|typed| typed.iter().any(|t| *t)),
+        "items named with their type": items_typed,
         "reason": value["reason"],
         "code": value["code"],
         "details": keys(&value["details"]),
@@ -109,6 +112,33 @@ fn envelope_shape(body: &[u8]) -> (String, String) {
     (envelope.api_version.to_string(), envelope.kind.to_string())
 }
 
+/// Sends `path` to the test server as the recording `name` was asked
+/// (`.pb`: for protobuf), checks that it answers with the recording's
+/// status and content type, and returns the content type, its body and
+/// the recorded one.
+async fn beside_recording(
+    server: &TestApiServer,
+    dir: &std::path::Path,
+    path: &str,
+    name: &str,
+) -> (String, Vec<u8>, Vec<u8>) {
+    let recorded = RecordedAnswer::read(dir, name).unwrap();
+    let accept = if name.ends_with(".pb") {
+        PROTOBUF
+    } else {
+        JSON
+    };
+    let (code, content_type, body) = ask(server, path, accept).await;
+    let what = format!("{name} ({path})");
+    assert_eq!(code, recorded.code, "{what}: status");
+    assert_eq!(
+        content_type,
+        recorded.header("content-type").unwrap_or_default(),
+        "{what}: content type"
+    );
+    (content_type, body, recorded.body)
+}
+
 /// Sends `path` as each recording `NAME.json` / `NAME.pb` was asked and
 /// compares the answers.
 async fn compare(server: &TestApiServer, name: &str, path: &str) {
@@ -116,30 +146,20 @@ async fn compare(server: &TestApiServer, name: &str, path: &str) {
         eprintln!("skipped: ../shared/fixtures/real-apiserver-1.36 is absent");
         return;
     };
-    for (encoding, accept) in [("json", JSON), ("pb", PROTOBUF)] {
-        let recorded = RecordedAnswer::read(&dir, &format!("{name}.{encoding}")).unwrap();
-        let (code, content_type, body) = ask(server, path, accept).await;
-        let what = format!("{name}.{encoding} ({path})");
-        assert_eq!(code, recorded.code, "{what}: status");
-        assert_eq!(
-            content_type,
-            recorded.header("content-type").unwrap_or_default(),
-            "{what}: content type"
-        );
+    for encoding in ["json", "pb"] {
+        let name = format!("{name}.{encoding}");
+        let (content_type, body, recorded) = beside_recording(server, &dir, path, &name).await;
+        let what = format!("{name} ({path})");
         if content_type.starts_with(JSON) {
-            assert_eq!(
-                json_shape(&body),
-                json_shape(&recorded.body),
-                "{what}: fields"
-            );
+            assert_eq!(json_shape(&body), json_shape(&recorded), "{what}: fields");
         } else if content_type == PROTOBUF {
             assert_eq!(
                 envelope_shape(&body),
-                envelope_shape(&recorded.body),
+                envelope_shape(&recorded),
                 "{what}: envelope"
             );
         } else {
-            assert_eq!(body, recorded.body, "{what}: body");
+            assert_eq!(body, recorded, "{what}: body");
         }
     }
 }
@@ -241,36 +261,27 @@ async fn a_watch_list_and_a_compacted_watch_frame_as_the_real_server() {
     );
     // Only the initial events: the recording's later changes were made
     // while it was open.
-    let (code, content_type, body) = ask(&server, &watch_list, JSON).await;
-    let recorded = RecordedAnswer::read(&dir, "watchlist-pods.json").unwrap();
-    assert_eq!(
-        (code, content_type.as_str()),
-        (recorded.code, recorded.header("content-type").unwrap())
-    );
-    assert_eq!(json_events(&body), json_events(&recorded.body)[..4]);
-    let (code, content_type, body) = ask(&server, &watch_list, PROTOBUF).await;
-    let recorded = RecordedAnswer::read(&dir, "watchlist-pods.pb").unwrap();
-    assert_eq!(
-        (code, content_type.as_str()),
-        (recorded.code, recorded.header("content-type").unwrap())
-    );
-    assert_eq!(protobuf_events(&body), protobuf_events(&recorded.body)[..4]);
+    let (_, body, recorded) =
+        beside_recording(&server, &dir, &watch_list, "watchlist-pods.json").await;
+    assert_eq!(json_events(&body), json_events(&recorded)[..4]);
+    let (_, body, recorded) =
+        beside_recording(&server, &dir, &watch_list, "watchlist-pods.pb").await;
+    assert_eq!(protobuf_events(&body), protobuf_events(&recorded)[..4]);
 
     // A watch from a resourceVersion the history no longer holds: one
     // ERROR event with a 410 Status, then the end.
     server.compact_history();
     let too_old = format!("{NAMESPACE}/pods?watch=true&resourceVersion=1&timeoutSeconds=1");
-    let (_, _, body) = ask(&server, &too_old, JSON).await;
-    let recorded = RecordedAnswer::read(&dir, "watch-pods-too-old-410.json").unwrap();
-    assert_eq!(json_events(&body), json_events(&recorded.body));
-    let error: Value = serde_json::from_slice(body.split(|b| *b == b'\n').next().unwrap()).unwrap();
-    let recorded_error: Value =
-        serde_json::from_slice(recorded.body.split(|b| *b == b'\n').next().unwrap()).unwrap();
-    assert_eq!(
-        json_shape(&serde_json::to_vec(&error["object"]).unwrap()),
-        json_shape(&serde_json::to_vec(&recorded_error["object"]).unwrap())
-    );
-    let (_, _, body) = ask(&server, &too_old, PROTOBUF).await;
-    let recorded = RecordedAnswer::read(&dir, "watch-pods-too-old-410.pb").unwrap();
-    assert_eq!(protobuf_events(&body), protobuf_events(&recorded.body));
+    let (_, body, recorded) =
+        beside_recording(&server, &dir, &too_old, "watch-pods-too-old-410.json").await;
+    assert_eq!(json_events(&body), json_events(&recorded));
+    let error_status = |body: &[u8]| {
+        let first = body.split(|byte| *byte == b'\n').next().unwrap();
+        let event: Value = serde_json::from_slice(first).unwrap();
+        value_shape(&event["object"])
+    };
+    assert_eq!(error_status(&body), error_status(&recorded));
+    let (_, body, recorded) =
+        beside_recording(&server, &dir, &too_old, "watch-pods-too-old-410.pb").await;
+    assert_eq!(protobuf_events(&body), protobuf_events(&recorded));
 }
