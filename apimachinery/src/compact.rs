@@ -223,7 +223,14 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
             }
         })?;
         DECODES.fetch_add(1, Ordering::Relaxed);
+        // The parsed metadata never holds managedFields (they stay in
+        // the body, as bytes, unless the source cut them): the body's go
+        // back in.
+        let managed_fields = object.meta_mut().managed_fields.take();
         *object.meta_mut() = self.metadata.clone();
+        if object.meta().managed_fields.is_none() {
+            object.meta_mut().managed_fields = managed_fields;
+        }
         if let Some(list_type) = self.list_type {
             object.fill_type_from_list(&list_type.api_version, &list_type.kind);
         }
@@ -318,6 +325,10 @@ impl<K: k8s_openapi::ListableResource, B: CompactBody> k8s_openapi::ListableReso
 }
 
 impl<K: crate::Object, B: CompactBody> crate::Object for Compact<K, B> {
+    fn compactable() -> bool {
+        false
+    }
+
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
     }

@@ -143,6 +143,18 @@ pub trait Object {
         None
     }
 
+    /// Whether an informer in compact storage may keep objects of this
+    /// type as compact entries (bytes plus parsed metadata): true (the
+    /// default) for resource types; false for a type that already is an
+    /// entry ([`Compact`](crate::Compact)) or holds only metadata
+    /// ([`PartialObjectMetadata`](crate::PartialObjectMetadata)).
+    fn compactable() -> bool
+    where
+        Self: Sized,
+    {
+        true
+    }
+
     /// The owner reference marked `controller: true`, if any.
     fn controller_reference(&self) -> Option<&OwnerReference> {
         self.owner_references()

@@ -64,6 +64,10 @@ impl Object for PartialObjectMetadata {
         &self.metadata
     }
 
+    fn compactable() -> bool {
+        false
+    }
+
     fn meta_mut(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }

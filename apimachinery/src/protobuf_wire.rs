@@ -258,6 +258,27 @@ pub fn without_managed_fields(message: &[u8], out: &mut Vec<u8>) -> Result<bool,
     Ok(false)
 }
 
+/// Splits the fields of an `ObjectMeta` message: `managedFields` (field
+/// 17) are appended to `managed`, every other field to `kept`, each as it
+/// was on the wire. A compact entry parses `kept` and keeps `managed` as
+/// bytes, decoded only with the whole object.
+pub fn split_managed_fields(
+    metadata: &[u8],
+    kept: &mut Vec<u8>,
+    managed: &mut Vec<u8>,
+) -> Result<(), WireError> {
+    for field in spans(metadata) {
+        let (number, _, span) = field?;
+        let out = if number == MANAGED_FIELDS {
+            &mut *managed
+        } else {
+            &mut *kept
+        };
+        out.extend_from_slice(&metadata[span]);
+    }
+    Ok(())
+}
+
 /// A message's fields with the bytes each spans (key, length and value);
 /// ends after the first error.
 fn spans(

@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::factory_core::FactoryCore;
 use crate::factory_options::InformerFactoryOptions;
 use crate::generic_informer::GenericInformer;
-use crate::informer::SharedIndexInformer;
+use crate::shared_index_informer::SharedIndexInformer;
 use crate::lister::Lister;
 use crate::resource_informer_factory::DynamicSharedInformerFactory;
 use crate::wait::SyncError;
@@ -185,12 +185,11 @@ impl SharedInformerFactory {
         let namespace = self.options.namespace_for(&resource);
         let client =
             ResourceClient::<K>::with_resource(self.client.clone(), resource.clone(), namespace);
-        let informer = SharedIndexInformer::new(
+        SharedIndexInformer::from_lister_watcher(
             self.options.lister_watcher(client),
             self.options.informer_options::<K>(&resource),
-        );
-        informer.set_discovery(self.client.clone());
-        informer
+            self.client.clone(),
+        )
     }
 
     /// Starts every informer not started yet; they run until `cancel`

@@ -8,12 +8,12 @@ use std::time::Duration;
 use clientgo_apimachinery::{ApiResource, GroupVersionResource, KnownScope, Object};
 use clientgo_listwatch::{ResourceListerWatcher, TweakListOptions};
 use clientgo_reflector::{BackoffOptions, ReflectorOptions};
-use clientgo_store::{TransformFunc, namespace_indexers};
 
 use crate::informer_options::SharedIndexInformerOptions;
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
 use crate::snapshot::SnapshotOptions;
-use crate::transform::{MetadataTransform, strip_managed_fields, transform_metadata};
+use crate::storage::Storage;
+use crate::transform::MetadataTransform;
 use crate::wait::LastingErrors;
 
 /// The settings a factory applies to each informer it creates (client-go's
@@ -29,6 +29,8 @@ pub struct InformerFactoryOptions {
     pub tweak_list_options: Option<TweakListOptions>,
     /// Resync periods by resource.
     pub custom_resync: HashMap<GroupVersionResource, Duration>,
+    /// How every informer's cache keeps objects (compact by default).
+    pub storage: Storage,
     /// Drop `managedFields` from every object before caching it (the
     /// default).
     pub strip_managed_fields: bool,
@@ -57,6 +59,7 @@ impl Default for InformerFactoryOptions {
             namespace: None,
             tweak_list_options: None,
             custom_resync: HashMap::new(),
+            storage: Storage::default(),
             strip_managed_fields: true,
             transform: None,
             use_watch_list: true,
@@ -75,6 +78,7 @@ impl fmt::Debug for InformerFactoryOptions {
             .field("namespace", &self.namespace)
             .field("tweak_list_options", &self.tweak_list_options.is_some())
             .field("custom_resync", &self.custom_resync)
+            .field("storage", &self.storage)
             .field("strip_managed_fields", &self.strip_managed_fields)
             .field("transform", &self.transform.is_some())
             .field("use_watch_list", &self.use_watch_list)
@@ -90,6 +94,13 @@ impl InformerFactoryOptions {
     #[must_use]
     pub fn default_resync(mut self, period: Duration) -> Self {
         self.default_resync = period;
+        self
+    }
+
+    /// Sets how every informer's cache keeps objects (see [`Storage`]).
+    #[must_use]
+    pub fn storage(mut self, storage: Storage) -> Self {
+        self.storage = storage;
         self
     }
 
@@ -238,16 +249,16 @@ impl InformerFactoryOptions {
         let mut options = SharedIndexInformerOptions::<K>::default()
             .name(name)
             .resource(resource.clone())
+            .storage(self.storage)
             .resync_period(resync)
-            .indexers(namespace_indexers())
             .metrics(Arc::clone(&self.metrics))
             .reflector(
                 ReflectorOptions::default()
                     .use_watch_list(self.use_watch_list)
                     .backoff(self.backoff),
             );
-        if let Some(transform) = self.transform_for::<K>() {
-            options = options.transform(transform);
+        if let Some(transform) = self.metadata_transform() {
+            options = options.metadata_transform(transform);
         }
         if let Some(snapshot) = &self.snapshot {
             options = options.snapshot(snapshot.clone());
@@ -255,15 +266,17 @@ impl InformerFactoryOptions {
         options
     }
 
-    fn transform_for<K>(&self) -> Option<TransformFunc<K>>
-    where
-        K: Object + Clone + Send + Sync + 'static,
-    {
-        let strip = self.strip_managed_fields.then(strip_managed_fields::<K>);
-        let custom = self.transform.clone().map(transform_metadata::<K>);
-        match (strip, custom) {
-            (Some(strip), Some(custom)) => Some(Arc::new(move |object| custom(strip(object)?))),
-            (strip, custom) => strip.or(custom),
+    /// Dropping managed fields (when asked), then the custom transform.
+    fn metadata_transform(&self) -> Option<MetadataTransform> {
+        let custom = self.transform.clone();
+        if !self.strip_managed_fields {
+            return custom;
         }
+        Some(Arc::new(move |meta| {
+            meta.managed_fields = None;
+            if let Some(custom) = &custom {
+                custom(meta);
+            }
+        }))
     }
 }

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use crate::informer::SharedIndexInformer;
+use crate::shared_index_informer::SharedIndexInformer;
 use crate::lister::Lister;
 use crate::wait::InformerSynced;
 

@@ -1,5 +1,7 @@
-//! [`SharedIndexInformer`]: one list and watch of a resource, an indexed
-//! cache, and any number of handlers (client-go's `sharedIndexInformer`).
+//! [`InformerCore`]: the engine under a
+//! [`SharedIndexInformer`](crate::SharedIndexInformer), over the type its
+//! cache keeps: one list and watch of a resource, an indexed cache, and
+//! the handlers' listeners (client-go's `sharedIndexInformer`).
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -8,12 +10,11 @@ use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::clock::Clock;
 use clientgo_apimachinery::{ApiResource, GroupResource, Object};
-use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher};
+use clientgo_listwatch::ListerWatcher;
 use clientgo_reflector::{
     Error as ReflectorError, Reflector, ReflectorMode, ReflectorOptions, ReflectorStats, WaitError,
     WatchErrorHandler, compare_resource_versions,
 };
-use clientgo_rest::ResourceClient;
 use clientgo_store::{
     Delta, DeltaHandler, Indexer, IndexerOptions, Indexers, KnownObjects, ObjectOrTombstone,
     PopError, ProcessError, Queue, RealFifo, RealFifoOptions, ReflectorStore, Store, TransformFunc,
@@ -24,6 +25,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::decode_cache::DecodeStats;
 use crate::erased_reflector::ErasedReflector;
 use crate::error::Error;
 use crate::handler::{Notification, ResourceEventHandler};
@@ -31,10 +33,8 @@ use crate::handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
 use crate::heavy_work::{HEAVY_WORK_OBJECTS, off_async_workers};
 use crate::informer_options::SharedIndexInformerOptions;
 use crate::listener::{Listener, ListenerSettings};
-use crate::lister::Lister;
 use crate::metrics::{InformerMetrics, InformerMetricsProvider};
 use crate::processor::Processor;
-use crate::registration::ResourceEventHandlerRegistration;
 use crate::snapshot::SnapshotOptions;
 use crate::sync_signal::{SyncChanges, SyncSignal};
 use crate::warm_restart::{SnapshotCounters, SnapshotFile, SnapshotStats};
@@ -114,29 +114,6 @@ impl<K> Drop for Inner<K> {
     }
 }
 
-/// A handle on an informer that does not keep it alive: what a handler
-/// registration holds, so a handler that captures its own registration
-/// does not keep its informer (and itself) alive forever.
-pub(crate) struct WeakInformer<K>(Weak<Inner<K>>);
-
-impl<K> Clone for WeakInformer<K> {
-    fn clone(&self) -> Self {
-        WeakInformer(Weak::clone(&self.0))
-    }
-}
-
-impl<K> WeakInformer<K> {
-    /// The informer, while any strong handle on it exists.
-    pub(crate) fn upgrade(&self) -> Option<SharedIndexInformer<K>> {
-        self.0.upgrade().map(|inner| SharedIndexInformer { inner })
-    }
-
-    /// Whether this is a handle on `informer`.
-    pub(crate) fn is(&self, informer: &SharedIndexInformer<K>) -> bool {
-        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&informer.inner))
-    }
-}
-
 /// Stops a run whose future is dropped before it returns (in a `select!`,
 /// a timeout, an aborted task): without it the reflector's task would go
 /// on listing and watching into a queue nobody pops. Dropping cancels the
@@ -169,41 +146,23 @@ impl<K> Drop for RunGuard<K> {
     }
 }
 
-/// One list and watch of a resource shared by many handlers, with an
-/// indexed cache (client-go's `SharedIndexInformer`).
-///
-/// **Pipeline.** A [`Reflector`] lists (or watch-lists) and watches the
-/// resource into a [`RealFifo`] in atomic mode; the informer's task pops
-/// deltas, applies each pop to the [`Indexer`] (a relist in one step, a
-/// batch of watch events in one transaction) and only then queues the
-/// notifications to every handler. Objects are the decoder's `Arc<K>`
-/// all the way: the FIFO, the cache and every handler share one
-/// allocation per object version.
-///
-/// **Contract** (client-go's): the cache is eventually consistent and
-/// goes through a subsequence of each object's states; notifications to
-/// one handler are sequential and in order per object; there is no order
-/// across objects; a delete carries the last known state.
-///
-/// **Handlers** each run on their own thread with their own queue (see
-/// [`HandlerQueue`](crate::HandlerQueue)), so a slow handler delays
-/// neither the cache nor other handlers.
-///
-/// The informer is a cheap handle: clones share the same cache and
-/// handlers. Drive it with [`run`](Self::run) on one task.
-pub struct SharedIndexInformer<K> {
+/// The engine of a [`SharedIndexInformer`](crate::SharedIndexInformer)
+/// over `K`, the type its cache keeps (the object type itself, or its
+/// compact entry); the public type's documentation states the contract.
+/// A cheap handle: clones share the cache and handlers.
+pub(crate) struct InformerCore<K> {
     inner: Arc<Inner<K>>,
 }
 
-impl<K> Clone for SharedIndexInformer<K> {
+impl<K> Clone for InformerCore<K> {
     fn clone(&self) -> Self {
-        SharedIndexInformer {
+        InformerCore {
             inner: Arc::clone(&self.inner),
         }
     }
 }
 
-impl<K> fmt::Debug for SharedIndexInformer<K> {
+impl<K> fmt::Debug for InformerCore<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedIndexInformer")
             .field("name", &self.inner.name)
@@ -213,21 +172,12 @@ impl<K> fmt::Debug for SharedIndexInformer<K> {
     }
 }
 
-impl<K> SharedIndexInformer<K> {
+impl<K> InformerCore<K> {
     /// The informer's name (logs, metrics, sync errors).
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.inner.name
     }
 
-    /// A handle that does not keep the informer alive.
-    pub(crate) fn downgrade(&self) -> WeakInformer<K> {
-        WeakInformer(Arc::downgrade(&self.inner))
-    }
-
-    /// Whether two handles are the same informer.
-    pub fn same_informer(&self, other: &SharedIndexInformer<K>) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
-    }
 }
 
 /// What a running informer's reflector and queue report.
@@ -243,15 +193,18 @@ pub struct InformerStats {
     pub cached: usize,
     /// Registered handlers.
     pub handlers: usize,
+    /// Decodes of cached entries, in compact storage (all zero in decoded
+    /// storage).
+    pub decodes: DecodeStats,
 }
 
-impl<K> SharedIndexInformer<K>
+impl<K> InformerCore<K>
 where
     K: Object + DeserializeOwned + Send + Sync + 'static,
 {
     /// An informer over any [`ListerWatcher`]. Nothing is requested until
     /// [`run`](Self::run).
-    pub fn new<L>(lister_watcher: L, options: SharedIndexInformerOptions<K>) -> Self
+    pub(crate) fn new<L>(lister_watcher: L, options: SharedIndexInformerOptions<K>) -> Self
     where
         L: ListerWatcher<K> + Clone + 'static,
     {
@@ -273,7 +226,7 @@ where
             Some(resource) => resource.group_resource(),
             None => GroupResource::new("", name.clone()),
         };
-        SharedIndexInformer {
+        InformerCore {
             inner: Arc::new(Inner {
                 name,
                 group_resource,
@@ -307,20 +260,6 @@ where
         }
     }
 
-    /// An informer over a typed, dynamic or metadata client; the resource
-    /// and name come from the client unless set in `options`.
-    pub fn from_client(client: ResourceClient<K>, options: SharedIndexInformerOptions<K>) -> Self {
-        let resource = client.resource().clone();
-        let options = SharedIndexInformerOptions {
-            resource: Some(options.resource.unwrap_or(resource)),
-            ..options
-        };
-        let discovery = client.client().clone();
-        let informer = SharedIndexInformer::new(ResourceListerWatcher::new(client), options);
-        informer.set_discovery(discovery);
-        informer
-    }
-
     /// Names the client whose discovery says whether the resource is
     /// served (once; later calls are ignored).
     pub(crate) fn set_discovery(&self, client: clientgo_rest::RestClient) {
@@ -330,7 +269,7 @@ where
     /// Whether the server serves this informer's resource, by discovery:
     /// `None` when it cannot tell (an informer not made from a client, or
     /// discovery itself failed).
-    pub async fn resource_served(&self) -> Option<bool> {
+    pub(crate) async fn resource_served(&self) -> Option<bool> {
         let client = self.inner.discovery.get()?;
         let resource = self.inner.resource.as_ref()?;
         match client
@@ -358,7 +297,7 @@ where
     /// too: the reflector's task is aborted (no request reaches the server
     /// after the drop), the queue closes and every handler's thread ends
     /// once its call in progress returns; the informer is then stopped.
-    pub async fn run(&self, cancel: CancellationToken) {
+    pub(crate) async fn run(&self, cancel: CancellationToken) {
         let span = tracing::info_span!("informer", name = %self.inner.name);
         self.run_inner(cancel).instrument(span).await;
     }
@@ -595,43 +534,15 @@ where
         });
     }
 
-    /// Registers a handler with the informer's default resync period.
-    /// See [`add_event_handler_with_options`](Self::add_event_handler_with_options).
-    pub fn add_event_handler(
+    /// Registers `handler` under `name`; see
+    /// [`SharedIndexInformer::add_event_handler_with_options`](crate::SharedIndexInformer::add_event_handler_with_options).
+    pub(crate) fn add_handler(
         &self,
-        handler: impl ResourceEventHandler<K> + 'static,
-    ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
-        self.add_event_handler_with_options(handler, HandlerOptions::default())
-    }
-
-    /// Registers a handler (client-go's `AddEventHandlerWithOptions`).
-    ///
-    /// - **Resync period** (the option, else the informer's default): a
-    ///   non-zero period under 1 s is raised to 1 s. If it is below the
-    ///   informer's resync check period, then before start the check period
-    ///   is lowered to it (and every handler's period recomputed); after
-    ///   start the handler's period is raised to the check period. An
-    ///   informer without resync (check period zero) gives no handler a
-    ///   resync.
-    /// - **Before start** the handler receives the initial list as adds
-    ///   with `is_in_initial_list = true`.
-    /// - **While running** it first receives an add (`is_in_initial_list =
-    ///   true`) for every cached object, queued while no other change is
-    ///   being distributed, then live changes; its registration reports
-    ///   synced only once those adds are delivered.
-    /// - **After the informer stopped** it is an error.
-    ///
-    /// The handler's thread starts at once; failing to start it is an
-    /// error.
-    pub fn add_event_handler_with_options(
-        &self,
-        handler: impl ResourceEventHandler<K> + 'static,
+        handler: Box<dyn ResourceEventHandler<K>>,
+        name: String,
         options: HandlerOptions,
-    ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
+    ) -> Result<Arc<Listener<K>>, Error> {
         let inner = &self.inner;
-        let name = options
-            .name
-            .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(&handler)));
         let mut setup = inner.setup.lock();
         if inner.stopped.is_cancelled() {
             return Err(Error::Stopped {
@@ -681,7 +592,7 @@ where
             pending_metric: inner.metrics_provider.handler_pending(&inner.name, &name),
             latency_metric: inner.metrics_provider.handler_latency(&inner.name, &name),
         };
-        let listener = Listener::spawn(settings, Box::new(handler)).map_err(|source| {
+        let listener = Listener::spawn(settings, handler).map_err(|source| {
             Error::HandlerThread {
                 informer: inner.name.clone(),
                 handler: name.clone(),
@@ -705,60 +616,40 @@ where
         }
         drop(setup);
         tracing::debug!(handler = %name, ?resync_period, "handler added");
-        Ok(ResourceEventHandlerRegistration {
-            informer: self.downgrade(),
-            listener,
-        })
+        Ok(listener)
     }
 
-    /// Removes a handler and returns at once (client-go's
-    /// `RemoveEventHandler`): notifications not yet delivered are dropped;
-    /// a call in progress may still be running. Removing a handler twice,
-    /// or one registered with another informer, does nothing.
-    pub fn remove_event_handler(&self, registration: &ResourceEventHandlerRegistration<K>) {
-        if !registration.informer.is(self) {
-            return;
-        }
-        if let Some(listener) = self.inner.processor.remove(registration.listener.id) {
+    /// Removes the handler whose listener is `id`, at once; pending
+    /// notifications are dropped. Unknown ids do nothing.
+    pub(crate) fn remove_handler(&self, id: u64) {
+        if let Some(listener) = self.inner.processor.remove(id) {
             listener.close();
             tracing::debug!(handler = %listener.name, "handler removed");
         }
-    }
-
-    /// Removes a handler and waits until its thread has ended, so the
-    /// handler is never called again once this returns (client-go's
-    /// `ShutDownEventHandler`). Never call it from the handler itself: it
-    /// would wait for its own end.
-    pub async fn shutdown_event_handler(&self, registration: &ResourceEventHandlerRegistration<K>) {
-        if !registration.informer.is(self) {
-            return;
-        }
-        self.remove_event_handler(registration);
-        registration.listener.finished().await;
     }
 
     /// Whether the initial list has been applied to the cache and handed
     /// to the handlers' queues (client-go's `HasSynced`). Handlers may not
     /// have processed it yet: see
     /// [`ResourceEventHandlerRegistration::has_synced`].
-    pub fn has_synced(&self) -> bool {
+    pub(crate) fn has_synced(&self) -> bool {
         self.inner.fifo.get().is_some_and(|fifo| fifo.has_synced())
     }
 
     /// A watcher of this informer's sync state: signalled when it syncs,
     /// reports a list or watch error, stops, or one of its handlers has
     /// received its initial adds. Take it before looking at the state.
-    pub fn sync_changes(&self) -> SyncChanges {
+    pub(crate) fn sync_changes(&self) -> SyncChanges {
         self.inner.sync_signal.subscribe()
     }
 
     /// Whether [`run`](Self::run) has begun.
-    pub fn is_started(&self) -> bool {
+    pub(crate) fn is_started(&self) -> bool {
         self.inner.setup.lock().started
     }
 
     /// Whether [`run`](Self::run) has returned.
-    pub fn is_stopped(&self) -> bool {
+    pub(crate) fn is_stopped(&self) -> bool {
         self.inner.stopped.is_cancelled()
     }
 
@@ -768,7 +659,7 @@ where
     /// it does not need to change as is (the relist hands it the cache's
     /// own objects); [`strip_managed_fields`](crate::strip_managed_fields)
     /// and [`transform_metadata`](crate::transform_metadata) do both.
-    pub fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), Error> {
+    pub(crate) fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), Error> {
         let mut setup = self.inner.setup.lock();
         if setup.started {
             return Err(self.already_started("the transform"));
@@ -779,7 +670,7 @@ where
 
     /// Sets the function called with every list and watch error; only
     /// before start. It runs on the reflector's task and must not block.
-    pub fn set_watch_error_handler(
+    pub(crate) fn set_watch_error_handler(
         &self,
         handler: impl Fn(&ReflectorError) + Send + Sync + 'static,
     ) -> Result<(), Error> {
@@ -788,6 +679,14 @@ where
             return Err(self.already_started("the watch error handler"));
         }
         setup.watch_error_handler = Some(Arc::new(handler));
+        Ok(())
+    }
+
+    /// An error naming `setting` once the informer has started.
+    pub(crate) fn check_not_started(&self, setting: &'static str) -> Result<(), Error> {
+        if self.inner.setup.lock().started {
+            return Err(self.already_started(setting));
+        }
         Ok(())
     }
 
@@ -802,7 +701,7 @@ where
     /// cached are indexed at once. Fails for a name already in use, for an
     /// index function that fails on a cached object, and after the
     /// informer stopped.
-    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
+    pub(crate) fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
         if self.is_stopped() {
             return Err(Error::Stopped {
                 informer: self.inner.name.clone(),
@@ -820,20 +719,17 @@ where
 
     /// The cache (client-go's `GetIndexer`). Its objects are shared:
     /// never mutate them.
-    pub fn indexer(&self) -> &Arc<Indexer<K>> {
+    pub(crate) fn indexer(&self) -> &Arc<Indexer<K>> {
         &self.inner.indexer
     }
 
-    /// A lister over the cache.
-    pub fn lister(&self) -> Lister<K> {
-        Lister::new(
-            Arc::clone(&self.inner.indexer),
-            self.inner.group_resource.clone(),
-        )
+    /// What listers name in not-found errors.
+    pub(crate) fn group_resource(&self) -> &GroupResource {
+        &self.inner.group_resource
     }
 
     /// The resource cached, when known.
-    pub fn resource(&self) -> Option<&ApiResource> {
+    pub(crate) fn resource(&self) -> Option<&ApiResource> {
         self.inner.resource.as_ref()
     }
 
@@ -842,7 +738,7 @@ where
     /// `LastSyncResourceVersion`). The cache may lag it slightly: use
     /// [`wait_for_resource_version`](Self::wait_for_resource_version) to
     /// wait for the cache.
-    pub fn last_sync_resource_version(&self) -> String {
+    pub(crate) fn last_sync_resource_version(&self) -> String {
         self.inner
             .reflector
             .get()
@@ -856,7 +752,7 @@ where
     /// your own writes). Handlers may not have been told yet. Fails at
     /// once for a non-integer, and when the informer stops first; wrap it
     /// in a timeout to bound the wait.
-    pub async fn wait_for_resource_version(&self, resource_version: &str) -> Result<(), WaitError> {
+    pub(crate) async fn wait_for_resource_version(&self, resource_version: &str) -> Result<(), WaitError> {
         if compare_resource_versions(resource_version, "0").is_none() {
             return Err(WaitError::NotComparable(resource_version.to_string()));
         }
@@ -887,7 +783,7 @@ where
 
     /// The last list or watch error since the last successful sync (so a
     /// caller can say why the cache is not synced).
-    pub fn last_error(&self) -> Option<Arc<ReflectorError>> {
+    pub(crate) fn last_error(&self) -> Option<Arc<ReflectorError>> {
         self.inner
             .reflector
             .get()
@@ -897,12 +793,12 @@ where
     /// Counters of the informer's snapshots (warm restart): loaded,
     /// refused, written. All zero without
     /// [`snapshot`](SharedIndexInformerOptions::snapshot).
-    pub fn snapshot_stats(&self) -> SnapshotStats {
+    pub(crate) fn snapshot_stats(&self) -> SnapshotStats {
         self.inner.snapshot_counters.read()
     }
 
     /// Counters of the informer's work.
-    pub fn stats(&self) -> InformerStats {
+    pub(crate) fn stats(&self) -> InformerStats {
         let reflector = self.inner.reflector.get();
         InformerStats {
             reflector: reflector.map(|r| r.stats()).unwrap_or_default(),
@@ -910,6 +806,7 @@ where
             queued: self.inner.fifo.get().map_or(0, |fifo| fifo.len()),
             cached: self.inner.indexer.len(),
             handlers: self.inner.processor.len(),
+            decodes: DecodeStats::default(),
         }
     }
 }
@@ -965,7 +862,7 @@ fn effective_resync_period(requested: Duration, check_period: Duration) -> Durat
 }
 
 /// `a::b::Handler<c::D>` → `Handler`.
-fn short_type_name(full: &str) -> String {
+pub(crate) fn short_type_name(full: &str) -> String {
     let base = full.split('<').next().unwrap_or(full);
     base.rsplit("::").next().unwrap_or(base).to_string()
 }

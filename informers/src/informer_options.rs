@@ -7,10 +7,14 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, Object};
 use clientgo_reflector::ReflectorOptions;
-use clientgo_store::{Indexers, TransformFunc, namespace_indexers};
+use clientgo_store::{Indexers, TransformFunc};
 
+use crate::decode_cache::DEFAULT_DECODE_CACHE_BYTES;
+use crate::metadata_index::{MetadataIndexers, namespace_metadata_indexers};
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
 use crate::snapshot::SnapshotOptions;
+use crate::storage::Storage;
+use crate::transform::MetadataTransform;
 
 /// How a [`SharedIndexInformer`](crate::SharedIndexInformer) is built.
 ///
@@ -19,8 +23,12 @@ use crate::snapshot::SnapshotOptions;
 /// | `name` | the ListerWatcher's description | `Identifier` / type name |
 /// | `resource` | from the client, when built with `from_client` | the example object's type |
 /// | `resync_period` | zero: no resync | `defaultEventHandlerResyncPeriod` |
-/// | `indexers` | the namespace index | none (the factories add the namespace index) |
+/// | `storage` | [`Storage::Compact`] | decoded objects |
+/// | `metadata_indexers` | the namespace index | none (the factories add the namespace index) |
+/// | `indexers` | none | `Indexers` |
+/// | `metadata_transform` | none | none |
 /// | `transform` | none | `SetTransform` |
+/// | `decode_cache_bytes` | [`DEFAULT_DECODE_CACHE_BYTES`](crate::DEFAULT_DECODE_CACHE_BYTES) | none |
 /// | `reflector` | the reflector's defaults (watch-list on, backoff 800 ms to 30 s) | the same |
 /// | `metrics` | nothing recorded | `InformerMetricsProvider` |
 /// | `snapshot` | none: every start lists | none (warm restart is ours) |
@@ -32,10 +40,25 @@ pub struct SharedIndexInformerOptions<K> {
     /// The resync period of handlers added without one; also the
     /// informer's resync check period. Zero: no resync.
     pub resync_period: Duration,
-    /// The cache's indexes.
+    /// How the cache keeps objects, for an informer made from a client
+    /// (one over a custom [`ListerWatcher`](clientgo_listwatch::ListerWatcher)
+    /// of `K` keeps them decoded).
+    pub storage: Storage,
+    /// Indexes over the metadata, which never decode.
+    pub metadata_indexers: MetadataIndexers,
+    /// Indexes over whole objects (in compact storage, each object
+    /// version is decoded once for them, at ingest).
     pub indexers: Indexers<K>,
-    /// Applied to every object before it is queued and cached.
+    /// Applied to every object's metadata before it is queued and cached,
+    /// in either storage; it must be idempotent.
+    pub metadata_transform: Option<MetadataTransform>,
+    /// Applied to every whole object: before it is queued and cached in
+    /// decoded storage, at each decode in compact storage (see
+    /// [`Storage`]). It must be idempotent.
     pub transform: Option<TransformFunc<K>>,
+    /// The bytes of decoded objects a compact informer's listers keep, as
+    /// estimated (0 keeps none).
+    pub decode_cache_bytes: usize,
     /// The reflector's settings. The informer sets its resync period,
     /// `should_resync`, transform and known objects itself.
     pub reflector: ReflectorOptions<K>,
@@ -54,8 +77,12 @@ impl<K: Object + 'static> Default for SharedIndexInformerOptions<K> {
             name: None,
             resource: None,
             resync_period: Duration::ZERO,
-            indexers: namespace_indexers(),
+            storage: Storage::default(),
+            metadata_indexers: namespace_metadata_indexers(),
+            indexers: Indexers::new(),
+            metadata_transform: None,
             transform: None,
+            decode_cache_bytes: DEFAULT_DECODE_CACHE_BYTES,
             reflector: ReflectorOptions::default(),
             metrics: Arc::new(NoopMetricsProvider),
             snapshot: None,
@@ -67,12 +94,18 @@ impl<K> fmt::Debug for SharedIndexInformerOptions<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut indexes: Vec<&String> = self.indexers.keys().collect();
         indexes.sort();
+        let mut metadata_indexes: Vec<&String> = self.metadata_indexers.keys().collect();
+        metadata_indexes.sort();
         f.debug_struct("SharedIndexInformerOptions")
             .field("name", &self.name)
             .field("resource", &self.resource)
             .field("resync_period", &self.resync_period)
+            .field("storage", &self.storage)
+            .field("metadata_indexers", &metadata_indexes)
             .field("indexers", &indexes)
+            .field("metadata_transform", &self.metadata_transform.is_some())
             .field("transform", &self.transform.is_some())
+            .field("decode_cache_bytes", &self.decode_cache_bytes)
             .field("reflector", &self.reflector)
             .field("snapshot", &self.snapshot)
             .finish_non_exhaustive()
@@ -101,17 +134,46 @@ impl<K> SharedIndexInformerOptions<K> {
         self
     }
 
-    /// Replaces the indexes (the namespace index is dropped unless included).
+    /// Sets how the cache keeps objects.
+    #[must_use]
+    pub fn storage(mut self, storage: Storage) -> Self {
+        self.storage = storage;
+        self
+    }
+
+    /// Replaces the metadata indexes (the namespace index is dropped
+    /// unless included).
+    #[must_use]
+    pub fn metadata_indexers(mut self, indexers: MetadataIndexers) -> Self {
+        self.metadata_indexers = indexers;
+        self
+    }
+
+    /// Replaces the whole-object indexes.
     #[must_use]
     pub fn indexers(mut self, indexers: Indexers<K>) -> Self {
         self.indexers = indexers;
         self
     }
 
-    /// Transforms objects before they are cached.
+    /// Changes every object's metadata before it is cached.
+    #[must_use]
+    pub fn metadata_transform(mut self, transform: MetadataTransform) -> Self {
+        self.metadata_transform = Some(transform);
+        self
+    }
+
+    /// Transforms whole objects (see the field).
     #[must_use]
     pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
         self.transform = Some(transform);
+        self
+    }
+
+    /// Sets the decode cache's budget in bytes.
+    #[must_use]
+    pub fn decode_cache_bytes(mut self, bytes: usize) -> Self {
+        self.decode_cache_bytes = bytes;
         self
     }
 

@@ -76,6 +76,56 @@ pub(crate) struct Listener<K> {
     sync_signal: SyncSignal,
 }
 
+/// What a handler's registration reads of its listener, whatever type
+/// the listener delivers (a registration of `K` may sit on a listener of
+/// compact entries).
+pub(crate) trait ListenerView: Send + Sync {
+    /// The listener's id in its informer's processor.
+    fn id(&self) -> u64;
+    /// The handler's name.
+    fn name(&self) -> &str;
+    /// Whether every initial add queued so far has been delivered.
+    fn initial_delivered(&self) -> bool;
+    /// The delivery counters.
+    fn stats(&self) -> HandlerStats;
+    /// The resync period asked for, and the one in effect.
+    fn resync_periods(&self) -> (Duration, Duration);
+    /// Whether the listener was closed.
+    fn is_closed(&self) -> bool;
+    /// Cancelled once the listener's thread has ended.
+    fn done(&self) -> &CancellationToken;
+}
+
+impl<K: Object + Send + Sync + 'static> ListenerView for Listener<K> {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn initial_delivered(&self) -> bool {
+        Listener::initial_delivered(self)
+    }
+
+    fn stats(&self) -> HandlerStats {
+        Listener::stats(self)
+    }
+
+    fn resync_periods(&self) -> (Duration, Duration) {
+        Listener::resync_periods(self)
+    }
+
+    fn is_closed(&self) -> bool {
+        Listener::is_closed(self)
+    }
+
+    fn done(&self) -> &CancellationToken {
+        &self.done
+    }
+}
+
 /// What a listener is built from.
 pub(crate) struct ListenerSettings {
     pub(crate) id: u64,

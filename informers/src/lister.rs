@@ -1,31 +1,59 @@
 //! [`Lister`] and [`NamespaceLister`]: reads of an informer's cache by
 //! label selector and by name (client-go's `GenericLister` and the
-//! generated listers).
+//! generated listers), in either [`Storage`](crate::Storage).
 
 use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::{GroupResource, LabelSelector, Object};
 use clientgo_store::{Indexer, NAMESPACE_INDEX, Store};
+use serde::de::DeserializeOwned;
 
+use crate::decode_cache::{DecodeCache, DecodeStats, Entry};
 use crate::error::Error;
+
+/// Where a lister reads: the cache of a decoded or a compact informer.
+enum Source<K> {
+    Decoded(Arc<Indexer<K>>),
+    Compact(Arc<Indexer<Entry<K>>>, Arc<DecodeCache<K>>),
+}
+
+impl<K> Clone for Source<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Source::Decoded(indexer) => Source::Decoded(Arc::clone(indexer)),
+            Source::Compact(indexer, decoder) => {
+                Source::Compact(Arc::clone(indexer), Arc::clone(decoder))
+            }
+        }
+    }
+}
 
 /// Lists and gets objects from an informer's cache.
 ///
-/// Results are the cache's own `Arc`s: read-only, shared with every other
-/// reader. For a namespaced resource use [`namespace`](Self::namespace)
-/// to read one namespace (through the namespace index);
-/// [`get`](Self::get) on the lister itself looks up cluster-scoped objects
-/// (key = name).
+/// For a namespaced resource use [`namespace`](Self::namespace) to read
+/// one namespace (through the namespace index); [`get`](Self::get) on the
+/// lister itself looks up cluster-scoped objects (key = name).
+///
+/// **Sharing.** Results are shared, read-only `Arc`s. With
+/// [`Storage::Decoded`](crate::Storage::Decoded) they are the cache's own
+/// objects. With [`Storage::Compact`](crate::Storage::Compact) each is
+/// decoded from its cached entry through the informer's cache of recent
+/// decodes (bounded in bytes, shared by every lister of the informer, each
+/// hit checked against the entry's resourceVersion); an entry that does
+/// not decode is an [`Error::Decode`] from `get` and is left out (logged
+/// and counted in [`decode_stats`](Self::decode_stats)) by `list`.
+/// [`keys`](Self::keys), [`contains`](Self::contains) and label selectors
+/// never decode.
 pub struct Lister<K> {
-    indexer: Arc<Indexer<K>>,
+    source: Source<K>,
     resource: GroupResource,
 }
 
 impl<K> Clone for Lister<K> {
     fn clone(&self) -> Self {
         Lister {
-            indexer: Arc::clone(&self.indexer),
+            source: self.source.clone(),
             resource: self.resource.clone(),
         }
     }
@@ -39,41 +67,176 @@ impl<K> fmt::Debug for Lister<K> {
     }
 }
 
-impl<K: Object + Send + Sync + 'static> Lister<K> {
-    /// A lister over `indexer`, naming `resource` in not-found errors.
-    pub fn new(indexer: Arc<Indexer<K>>, resource: GroupResource) -> Self {
-        Lister { indexer, resource }
+/// The objects of `indexer` whose labels match `selector`.
+fn matching<E: Object + Send + Sync + 'static>(
+    indexer: &Indexer<E>,
+    selector: &LabelSelector,
+) -> Vec<Arc<E>> {
+    if selector.is_empty() {
+        return indexer.list();
     }
-
-    /// Every cached object whose labels match `selector` (an empty
-    /// selector matches everything without reading labels), in no
-    /// particular order.
-    pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
-        if selector.is_empty() {
-            return self.indexer.list();
+    let mut found = Vec::new();
+    indexer.for_each(|_, object| {
+        if selector.matches(object.labels()) {
+            found.push(Arc::clone(object));
         }
-        let mut found = Vec::new();
-        self.indexer.for_each(|_, object| {
-            if selector.matches(object.labels()) {
-                found.push(Arc::clone(object));
+    });
+    found
+}
+
+/// The objects of `indexer` in `namespace` whose labels match `selector`,
+/// through the namespace index when there is one.
+fn in_namespace<E: Object + Send + Sync + 'static>(
+    indexer: &Indexer<E>,
+    namespace: &str,
+    selector: &LabelSelector,
+    resource: &GroupResource,
+) -> Vec<Arc<E>> {
+    match indexer.by_index(NAMESPACE_INDEX, namespace) {
+        Ok(mut objects) => {
+            if !selector.is_empty() {
+                objects.retain(|object| selector.matches(object.labels()));
             }
-        });
-        found
+            objects
+        }
+        Err(_) => {
+            tracing::warn!(
+                %resource,
+                %namespace,
+                "the cache has no namespace index; scanning every object"
+            );
+            let mut found = Vec::new();
+            indexer.for_each(|_, object| {
+                if object.namespace().unwrap_or_default() == namespace
+                    && selector.matches(object.labels())
+                {
+                    found.push(Arc::clone(object));
+                }
+            });
+            found
+        }
+    }
+}
+
+impl<K: Object + DeserializeOwned + Send + Sync + 'static> Source<K> {
+    fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
+        match self {
+            Source::Decoded(indexer) => matching(indexer, selector),
+            Source::Compact(indexer, decoder) => decoded_all(decoder, matching(indexer, selector)),
+        }
     }
 
-    /// The cluster-scoped object named `name`.
+    fn list_namespace(
+        &self,
+        namespace: &str,
+        selector: &LabelSelector,
+        resource: &GroupResource,
+    ) -> Vec<Arc<K>> {
+        match self {
+            Source::Decoded(indexer) => in_namespace(indexer, namespace, selector, resource),
+            Source::Compact(indexer, decoder) => decoded_all(
+                decoder,
+                in_namespace(indexer, namespace, selector, resource),
+            ),
+        }
+    }
+
+    /// The object under `key`, `None` when absent.
+    fn get(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
+        match self {
+            Source::Decoded(indexer) => Ok(Store::get_by_key(&**indexer, key)),
+            Source::Compact(indexer, decoder) => Store::get_by_key(&**indexer, key)
+                .map(|entry| decoder.for_lister(&entry))
+                .transpose(),
+        }
+    }
+
+    fn contains(&self, key: &str) -> bool {
+        match self {
+            Source::Decoded(indexer) => Store::get_by_key(&**indexer, key).is_some(),
+            Source::Compact(indexer, _) => Store::get_by_key(&**indexer, key).is_some(),
+        }
+    }
+
+    fn keys(&self) -> Vec<String> {
+        match self {
+            Source::Decoded(indexer) => Store::list_keys(&**indexer),
+            Source::Compact(indexer, _) => Store::list_keys(&**indexer),
+        }
+    }
+
+    fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, clientgo_store::StoreError> {
+        match self {
+            Source::Decoded(indexer) => indexer.by_index(index_name, value),
+            Source::Compact(indexer, decoder) => indexer
+                .by_index(index_name, value)
+                .map(|entries| decoded_all(decoder, entries)),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Source::Decoded(indexer) => indexer.len(),
+            Source::Compact(indexer, _) => indexer.len(),
+        }
+    }
+}
+
+/// Each entry decoded, in order; entries that do not decode are left out
+/// (the decoder logs and counts them).
+fn decoded_all<K>(decoder: &DecodeCache<K>, entries: Vec<Arc<Entry<K>>>) -> Vec<Arc<K>>
+where
+    K: Object + DeserializeOwned + Send + Sync + 'static,
+{
+    entries
+        .iter()
+        .filter_map(|entry| decoder.for_lister(entry).ok())
+        .collect()
+}
+
+impl<K: Object + DeserializeOwned + Send + Sync + 'static> Lister<K> {
+    /// A lister over a cache of decoded objects, naming `resource` in
+    /// not-found errors.
+    pub fn new(indexer: Arc<Indexer<K>>, resource: GroupResource) -> Self {
+        Lister {
+            source: Source::Decoded(indexer),
+            resource,
+        }
+    }
+
+    /// A lister over a compact cache, decoding through `decoder`.
+    pub(crate) fn compact(
+        indexer: Arc<Indexer<Entry<K>>>,
+        decoder: Arc<DecodeCache<K>>,
+        resource: GroupResource,
+    ) -> Self {
+        Lister {
+            source: Source::Compact(indexer, decoder),
+            resource,
+        }
+    }
+
+    /// Every cached object whose labels match `selector` (client-go's
+    /// `List`).
+    pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
+        self.source.list(selector)
+    }
+
+    /// The cluster-scoped object named `name` (for a namespaced
+    /// resource, the key `namespace/name`), or
+    /// [`Error::NotFound`](crate::Error::NotFound).
     pub fn get(&self, name: &str) -> Result<Arc<K>, Error> {
-        Store::get_by_key(&*self.indexer, name).ok_or_else(|| Error::NotFound {
+        self.source.get(name)?.ok_or_else(|| Error::NotFound {
             resource: self.resource.clone(),
             namespace: None,
             name: name.to_string(),
         })
     }
 
-    /// The cached objects `index_name` files under `value` (the indexer's
+    /// The objects the index `index_name` files under `value` (client-go's
     /// `ByIndex`); an unknown index is an error.
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
-        self.indexer
+        self.source
             .by_index(index_name, value)
             .map_err(|source| Error::Store {
                 informer: self.resource.to_string(),
@@ -81,33 +244,62 @@ impl<K: Object + Send + Sync + 'static> Lister<K> {
             })
     }
 
-    /// The objects of one namespace (client-go's `Pods(namespace)`).
+    /// Every cached key (`namespace/name`, or `name`); decodes nothing.
+    pub fn keys(&self) -> Vec<String> {
+        self.source.keys()
+    }
+
+    /// Whether an object is cached under `key` (`namespace/name`, or
+    /// `name`); decodes nothing.
+    pub fn contains(&self, key: &str) -> bool {
+        self.source.contains(key)
+    }
+
+    /// How many objects are cached.
+    pub fn len(&self) -> usize {
+        self.source.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The counters of the informer's decodes (all zero in
+    /// [`Storage::Decoded`](crate::Storage::Decoded)).
+    pub fn decode_stats(&self) -> DecodeStats {
+        match &self.source {
+            Source::Decoded(_) => DecodeStats::default(),
+            Source::Compact(_, decoder) => decoder.stats(),
+        }
+    }
+
+    /// A lister of one namespace.
     pub fn namespace(&self, namespace: impl Into<String>) -> NamespaceLister<K> {
         NamespaceLister {
-            indexer: Arc::clone(&self.indexer),
-            resource: self.resource.clone(),
+            lister: self.clone(),
             namespace: namespace.into(),
         }
     }
 
-    /// The group and resource named in errors.
+    /// The resource named in errors.
     pub fn resource(&self) -> &GroupResource {
         &self.resource
     }
 }
 
-/// Lists and gets the objects of one namespace.
+/// Reads one namespace of an informer's cache (client-go's generated
+/// `PodNamespaceLister` and the like); see [`Lister`] for sharing and
+/// decoding.
 pub struct NamespaceLister<K> {
-    indexer: Arc<Indexer<K>>,
-    resource: GroupResource,
+    lister: Lister<K>,
     namespace: String,
 }
 
 impl<K> Clone for NamespaceLister<K> {
     fn clone(&self) -> Self {
         NamespaceLister {
-            indexer: Arc::clone(&self.indexer),
-            resource: self.resource.clone(),
+            lister: self.lister.clone(),
             namespace: self.namespace.clone(),
         }
     }
@@ -116,54 +308,34 @@ impl<K> Clone for NamespaceLister<K> {
 impl<K> fmt::Debug for NamespaceLister<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NamespaceLister")
-            .field("resource", &self.resource)
+            .field("resource", &self.lister.resource)
             .field("namespace", &self.namespace)
             .finish()
     }
 }
 
-impl<K: Object + Send + Sync + 'static> NamespaceLister<K> {
-    /// The namespace's objects whose labels match `selector`. Uses the
-    /// namespace index; without it, scans the whole cache (and logs that
-    /// it did), as client-go's `ListAllByNamespace`.
+impl<K: Object + DeserializeOwned + Send + Sync + 'static> NamespaceLister<K> {
+    /// The namespace's objects whose labels match `selector`, through the
+    /// namespace index (a scan of the whole cache, with a warning, when
+    /// the informer has none).
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
-        match self.indexer.by_index(NAMESPACE_INDEX, &self.namespace) {
-            Ok(mut objects) => {
-                if !selector.is_empty() {
-                    objects.retain(|object| selector.matches(object.labels()));
-                }
-                objects
-            }
-            Err(_) => {
-                tracing::warn!(
-                    resource = %self.resource,
-                    namespace = %self.namespace,
-                    "the cache has no namespace index; scanning every object"
-                );
-                let mut found = Vec::new();
-                self.indexer.for_each(|_, object| {
-                    if object.namespace().unwrap_or_default() == self.namespace
-                        && selector.matches(object.labels())
-                    {
-                        found.push(Arc::clone(object));
-                    }
-                });
-                found
-            }
-        }
+        self.lister
+            .source
+            .list_namespace(&self.namespace, selector, &self.lister.resource)
     }
 
-    /// The object `namespace/name`.
+    /// The object `name` of the namespace, or
+    /// [`Error::NotFound`](crate::Error::NotFound).
     pub fn get(&self, name: &str) -> Result<Arc<K>, Error> {
         let key = format!("{}/{}", self.namespace, name);
-        Store::get_by_key(&*self.indexer, &key).ok_or_else(|| Error::NotFound {
-            resource: self.resource.clone(),
+        self.lister.source.get(&key)?.ok_or_else(|| Error::NotFound {
+            resource: self.lister.resource.clone(),
             namespace: Some(self.namespace.clone()),
             name: name.to_string(),
         })
     }
 
-    /// The namespace read.
+    /// The namespace.
     pub fn namespace(&self) -> &str {
         &self.namespace
     }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use clientgo_apimachinery::Object;
 use serde::de::DeserializeOwned;
 
-use crate::informer::{SharedIndexInformer, WeakInformer};
-use crate::listener::{HandlerStats, Listener};
+use crate::listener::{HandlerStats, ListenerView};
+use crate::shared_index_informer::{SharedIndexInformer, WeakInformer};
 
 /// A registered handler (client-go's `ResourceEventHandlerRegistration`):
 /// whether it has seen the initial state, its counters, and what
@@ -22,7 +22,7 @@ use crate::listener::{HandlerStats, Listener};
 /// Once the informer is dropped, the handler counts as removed.
 pub struct ResourceEventHandlerRegistration<K> {
     pub(crate) informer: WeakInformer<K>,
-    pub(crate) listener: Arc<Listener<K>>,
+    pub(crate) listener: Arc<dyn ListenerView>,
 }
 
 impl<K> Clone for ResourceEventHandlerRegistration<K> {
@@ -48,7 +48,7 @@ impl<K> fmt::Debug for ResourceEventHandlerRegistration<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResourceEventHandlerRegistration")
             .field("informer", &self.informer_name())
-            .field("handler", &self.listener.name)
+            .field("handler", &self.listener.name())
             .finish()
     }
 }
@@ -68,7 +68,7 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> ResourceEventHandlerR
     /// The handler's name (from [`HandlerOptions`](crate::HandlerOptions),
     /// else its type name).
     pub fn name(&self) -> &str {
-        &self.listener.name
+        self.listener.name()
     }
 
     /// Counters: pending and delivered notifications, coalesced ones,

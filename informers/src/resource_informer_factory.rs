@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::factory_core::FactoryCore;
 use crate::factory_options::InformerFactoryOptions;
 use crate::generic_informer::GenericInformer;
-use crate::informer::SharedIndexInformer;
+use crate::shared_index_informer::SharedIndexInformer;
 use crate::lister::Lister;
 use crate::wait::SyncError;
 
@@ -197,9 +197,11 @@ impl<K: FactoryObject> ResourceInformerFactory<K> {
         let client = K::client(self.client.clone(), resource.clone(), namespace);
         let mut options = self.options.informer_options::<K>(resource);
         options.name = options.name.map(|name| format!("{name} ({})", K::FLAVOUR));
-        let informer = SharedIndexInformer::new(self.options.lister_watcher(client), options);
-        informer.set_discovery(self.client.clone());
-        informer
+        SharedIndexInformer::from_lister_watcher(
+            self.options.lister_watcher(client),
+            options,
+            self.client.clone(),
+        )
     }
 
     /// Starts every informer not started yet; they run until `cancel`

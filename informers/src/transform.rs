@@ -55,6 +55,23 @@ where
     })
 }
 
+/// `change` as a transform of the objects an informer ingests, without
+/// copying: a fresh decode (held by the informer alone) is changed in
+/// place; a shared object is the cache's own, changed when it was cached
+/// (the change must be idempotent), and is returned as is. So it needs no
+/// `Clone` of the object, and works on compact entries too.
+pub(crate) fn ingest_metadata_transform<E>(change: MetadataTransform) -> TransformFunc<E>
+where
+    E: Object + Send + Sync + 'static,
+{
+    Arc::new(move |mut object: Arc<E>| {
+        if let Some(owned) = Arc::get_mut(&mut object) {
+            change(owned.meta_mut());
+        }
+        Ok(object)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ use clientgo_reflector::Error as ReflectorError;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::informer::SharedIndexInformer;
+use crate::shared_index_informer::SharedIndexInformer;
 use crate::registration::ResourceEventHandlerRegistration;
 use crate::sync_signal::SyncChanges;
 

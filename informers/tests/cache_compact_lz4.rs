@@ -11,3 +11,6 @@ use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The object type the suite runs with.
 type Cm = Compact<ConfigMap, Lz4>;
+
+/// The storage the suite's informers keep.
+const STORAGE: clientgo_informers::Storage = clientgo_informers::Storage::Compact;

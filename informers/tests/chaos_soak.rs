@@ -30,7 +30,6 @@ use clientgo_informers::{
 };
 use clientgo_reflector::BackoffOptions;
 use clientgo_rest::{Config, RestClient};
-use clientgo_store::Store;
 use clientgo_testing::{
     ChurnOptions, ChurnWriter, Corruption, Failure, ObjectGenerator, ReadAt, SeededRandom,
     TestApiServer, Verb, process_memory, realistic_deployment, realistic_pod,
@@ -246,12 +245,13 @@ where
             })
             .unwrap();
     }
-    let indexer = Arc::clone(informer.indexer());
+    let cache = informer.lister();
     lookups.insert(
         name.clone(),
         Arc::new(move |key: &str| {
-            indexer
-                .get_by_key(key)
+            cache
+                .get(key)
+                .ok()
                 .map(|object| object.resource_version().unwrap_or_default().to_string())
         }),
     );

@@ -1,4 +1,4 @@
-//! Handlers suite (`suites/handlers.rs`) over whole objects.
+//! The handlers suite (`suites/handlers.rs`) over `ConfigMap` in the default storage: compact entries, decoded once per event.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "suites/handlers.rs"]
@@ -9,3 +9,6 @@ use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The object type the suite runs with.
 type Cm = ConfigMap;
+
+/// The storage the suite's informers keep.
+const STORAGE: clientgo_informers::Storage = clientgo_informers::Storage::Compact;

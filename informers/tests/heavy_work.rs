@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo_store::{IndexFunc, namespace_indexers};
+use clientgo_store::{IndexFunc, Indexers};
 use k8s_openapi::api::core::v1::ConfigMap;
 use support::*;
 
@@ -27,8 +27,7 @@ async fn a_large_relist_does_not_hold_the_async_worker() {
         std::thread::sleep(PER_OBJECT);
         Ok(vec![object.metadata.name.clone().unwrap_or_default()])
     });
-    let mut indexers = namespace_indexers();
-    indexers.insert("slow".to_string(), slow);
+    let indexers = Indexers::from([("slow".to_string(), slow)]);
     let running = Running::start(informer(&server, fast_options().indexers(indexers)));
 
     // A task on the same worker, measuring its longest wait for a 5 ms
@@ -51,7 +50,7 @@ async fn a_large_relist_does_not_hold_the_async_worker() {
     let sync = started.elapsed();
     done.store(true, Ordering::Relaxed);
     ticker.await.unwrap();
-    assert_eq!(running.informer.indexer().len(), OBJECTS);
+    assert_eq!(running.informer.lister().len(), OBJECTS);
     let longest = Duration::from_millis(longest_ms.load(Ordering::Relaxed));
     assert!(
         sync >= PER_OBJECT * OBJECTS as u32,

@@ -13,8 +13,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use clientgo_apimachinery::{Compact, GroupResource, Object, compact_decodes};
+use clientgo_apimachinery::{Compact, GroupResource, LabelSelector, Object, compact_decodes};
 use clientgo_informers::{
+    Storage,
     ResourceEventHandlerFuncs, SharedIndexInformer, SharedIndexInformerOptions,
     strip_managed_fields,
 };
@@ -83,7 +84,7 @@ impl<K: support::TestObject + Clone> TestPod for K {}
 /// last for its key.
 fn same_objects<K: TestPod>(informer: &SharedIndexInformer<K>, seen: &Seen<K>) {
     let seen = seen.lock().unwrap();
-    let cached = informer.indexer().list();
+    let cached = informer.indexer().expect("a decoded cache").list();
     assert_eq!(cached.len(), seen.len());
     for object in cached {
         let handed = &seen[&key::<K>(&object)];
@@ -129,6 +130,7 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
     let informer = SharedIndexInformer::from_client(
         ResourceClient::<K>::all(client(&server)),
         SharedIndexInformerOptions::default()
+            .storage(Storage::Decoded)
             .transform(strip_managed_fields())
             .reflector(ReflectorOptions::default().use_watch_list(use_watch_list)),
     );
@@ -172,8 +174,8 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
     same_objects(&informer, &seen);
     assert!(
         informer
-            .indexer()
-            .list()
+            .lister()
+            .list(&LabelSelector::everything())
             .iter()
             .all(|pod| pod.meta().managed_fields.is_none()),
         "the transform ran"
@@ -181,8 +183,8 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
 
     // Updates and deletes through the watch.
     let names: Vec<(String, String)> = informer
-        .indexer()
-        .list()
+        .lister()
+        .list(&LabelSelector::everything())
         .iter()
         .map(|pod| {
             (

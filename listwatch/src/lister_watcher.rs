@@ -168,6 +168,19 @@ impl<K> ResourceListerWatcher<K> {
         self
     }
 
+    /// The same lister-watcher (client, tweak, limits, and the JSON
+    /// fallback it learned, shared), decoding objects as `E` instead.
+    pub fn retyped<E>(self) -> ResourceListerWatcher<E> {
+        ResourceListerWatcher {
+            client: self.client.retyped(),
+            tweak: self.tweak,
+            max_frame_bytes: self.max_frame_bytes,
+            watch_list: self.watch_list,
+            skip_managed_fields: self.skip_managed_fields,
+            json_only: self.json_only,
+        }
+    }
+
     /// The resource client.
     pub fn client(&self) -> &ResourceClient<K> {
         &self.client

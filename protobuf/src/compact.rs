@@ -3,7 +3,7 @@
 //! parsed; the other fields are kept as bytes, never decoded until someone
 //! asks for the whole object.
 
-use clientgo_apimachinery::protobuf_wire::WireReader;
+use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue, put_bytes, split_managed_fields};
 use clientgo_apimachinery::{Compact, Protobuf};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -20,8 +20,17 @@ pub fn compact_from_message<K>(message: &[u8]) -> Result<Compact<K, Protobuf>, D
     while let Some((number, value)) = reader.next_field()? {
         let end = reader.position();
         if number == 1 {
-            field::message::<ObjectMeta, _>(&mut metadata, value, &reader)
+            let meta = field::length_delimited(value).map_err(|e| e.within("object", 1))?;
+            // managedFields stay bytes: a field 1 of their own in the
+            // body, decoded only with the whole object.
+            let (mut kept, mut managed) = (Vec::with_capacity(meta.len()), Vec::new());
+            split_managed_fields(meta, &mut kept, &mut managed)?;
+            let meta_reader = WireReader::new(&kept);
+            field::message::<ObjectMeta, _>(&mut metadata, WireValue::Bytes(&kept), &meta_reader)
                 .map_err(|e| e.within("object", 1))?;
+            if !managed.is_empty() {
+                put_bytes(&mut rest, 1, &managed);
+            }
         } else {
             rest.extend_from_slice(&message[start..end]);
         }
@@ -71,5 +80,22 @@ mod tests {
         assert!(kept.len() < message.len(), "the metadata is not kept twice");
         assert_eq!(*entry.decode().unwrap(), pod);
         assert!(compact_from_message::<Pod>(&message[..message.len() - 2]).is_err());
+    }
+
+    #[test]
+    fn managed_fields_stay_bytes_until_the_whole_object_is_decoded() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+        crate::registered_types();
+        let mut pod = Pod::default();
+        pod.metadata.name = Some("web".into());
+        pod.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+            manager: Some("kubelet".into()),
+            operation: Some("Update".into()),
+            ..Default::default()
+        }]);
+        let entry: Compact<Pod, Protobuf> = compact_from_message(&pod.encode()).unwrap();
+        assert!(entry.meta().managed_fields.is_none(), "not parsed");
+        assert_eq!(entry.name(), Some("web"));
+        assert_eq!(*entry.decode().unwrap(), pod, "given back whole");
     }
 }

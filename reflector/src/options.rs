@@ -190,6 +190,31 @@ impl<K> fmt::Debug for ReflectorOptions<K> {
 }
 
 impl<K> ReflectorOptions<K> {
+    /// The same settings for a reflector of `E` (an informer keeping
+    /// another form of the objects), without what is typed by the object:
+    /// the transform, the known objects and the resume point, which the
+    /// caller sets again for `E`.
+    pub fn retyped<E>(self) -> ReflectorOptions<E> {
+        ReflectorOptions {
+            name: self.name,
+            resync_period: self.resync_period,
+            should_resync: self.should_resync,
+            min_watch_timeout: self.min_watch_timeout,
+            backoff: self.backoff,
+            use_watch_list: self.use_watch_list,
+            page_size: self.page_size,
+            expected_bookmark_interval: self.expected_bookmark_interval,
+            watch_idle_timeout: self.watch_idle_timeout,
+            max_internal_error_retry_duration: self.max_internal_error_retry_duration,
+            transform: None,
+            watch_error_handler: self.watch_error_handler,
+            known_objects: None,
+            clock: self.clock,
+            resume_from: None,
+            resume_settle: self.resume_settle,
+        }
+    }
+
     /// Names the reflector in logs and errors.
     #[must_use]
     pub fn name(mut self, name: impl Into<String>) -> Self {

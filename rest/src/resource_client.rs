@@ -119,6 +119,19 @@ impl<K> ResourceClient<K> {
         }
     }
 
+    /// The same client (resource, namespace, accept headers), decoding
+    /// objects as `E` instead: for a caller that keeps another form of the
+    /// same objects (an informer keeping compact entries of `K`).
+    pub fn retyped<E>(self) -> ResourceClient<E> {
+        ResourceClient {
+            client: self.client,
+            resource: self.resource,
+            namespace: self.namespace,
+            accept: self.accept,
+            object: PhantomData,
+        }
+    }
+
     /// The resource.
     pub fn resource(&self) -> &ApiResource {
         &self.resource

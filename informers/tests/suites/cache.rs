@@ -13,11 +13,17 @@ use std::time::Duration;
 
 use crate::Cm;
 use crate::support::*;
-use clientgo_apimachinery::{Object, Status};
+use clientgo_informers::SharedIndexInformerOptions;
+
+/// The suite's informer options: fast backoffs, the binary's storage.
+fn options() -> SharedIndexInformerOptions<Cm> {
+    fast_options().storage(crate::STORAGE)
+}
+use clientgo_apimachinery::{LabelSelector, Object, Status};
 use clientgo_informers::{Error, HandlerOptions, strip_managed_fields};
 use clientgo_reflector::WaitError;
 use clientgo_rest::{PostParams, ResourceClient};
-use clientgo_store::{IndexFunc, IndexFuncError, Indexers, Store};
+use clientgo_store::{IndexFunc, IndexFuncError, Indexers};
 use clientgo_testing::Verb;
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::json;
@@ -27,7 +33,7 @@ async fn a_relist_that_changes_nothing_reaches_only_handlers_due_for_resync() {
     let server = seeded(8).await;
     let informer = informer::<Cm>(
         &server,
-        fast_options().resync_period(Duration::from_secs(1)),
+        options().resync_period(Duration::from_secs(1)),
     );
     let resyncing = Recorder::default();
     let quiet = Recorder::default();
@@ -103,12 +109,12 @@ async fn a_relist_that_changes_nothing_reaches_only_handlers_due_for_resync() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
     let server = seeded(10).await;
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let recorder = Recorder::default();
     informer.add_event_handler(recorder.clone()).unwrap();
     let running = Running::start(informer.clone());
     running.synced().await;
-    let last_known: HashMap<String, String> = Store::list(&**informer.indexer())
+    let last_known: HashMap<String, String> = informer.lister().list(&LabelSelector::everything())
         .into_iter()
         .filter_map(|object| {
             Some((
@@ -132,7 +138,7 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
     for index in 0..3 {
         delete(&server, &format!("cm-{index:05}"));
     }
-    let cache = informer.indexer().clone();
+    let cache = informer.lister();
     wait_until("a relist drops the deleted objects", move || {
         cache.len() == 7
     })
@@ -187,7 +193,7 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_can_be_read_back_from_the_cache() {
     let server = seeded(2).await;
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let running = Running::start(informer.clone());
     running.synced().await;
     let api = ResourceClient::<ConfigMap>::namespaced(client(&server), "default");
@@ -224,7 +230,7 @@ async fn a_write_can_be_read_back_from_the_cache() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn indexes_added_while_running_cover_existing_and_new_objects() {
     let server = seeded(10).await;
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let running = Running::start(informer.clone());
     running.synced().await;
 
@@ -239,16 +245,17 @@ async fn indexes_added_while_running_cover_existing_and_new_objects() {
         .add_indexers(Indexers::from([("by-app".to_string(), by_app.clone())]))
         .unwrap();
     assert_eq!(
-        informer.indexer().by_index("by-app", "web").unwrap().len(),
+        informer.lister().by_index("by-app", "web").unwrap().len(),
         5
     );
     create(&server, "new-web", "web");
-    let cache = informer.indexer().clone();
+    let cache = informer.lister();
     wait_until("the new object is indexed", move || {
         cache
-            .index_keys("by-app", "web")
+            .by_index("by-app", "web")
             .unwrap()
-            .contains(&"default/new-web".to_string())
+            .iter()
+            .any(|object| object.name() == Some("new-web"))
     })
     .await;
     let conflict = informer.add_indexers(Indexers::from([("by-app".to_string(), by_app)]));
@@ -259,7 +266,7 @@ async fn indexes_added_while_running_cover_existing_and_new_objects() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transforms_and_error_handlers_are_set_before_start_only() {
     let server = TestApiServerWithManagedFields::start().await;
-    let informer = informer::<Cm>(&server.0, fast_options());
+    let informer = informer::<Cm>(&server.0, options());
     informer.set_transform(strip_managed_fields()).unwrap();
     let errors = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&errors);

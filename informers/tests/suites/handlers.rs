@@ -11,6 +11,12 @@ use std::time::{Duration, Instant};
 
 use crate::Cm;
 use crate::support::*;
+use clientgo_informers::SharedIndexInformerOptions;
+
+/// The suite's informer options: fast backoffs, the binary's storage.
+fn options() -> SharedIndexInformerOptions<Cm> {
+    fast_options().storage(crate::STORAGE)
+}
 use clientgo_apimachinery::Object;
 use clientgo_informers::{
     HandlerOptions, HandlerQueue, ResourceEventHandlerFuncs, SharedIndexInformer,
@@ -19,7 +25,7 @@ use clientgo_informers::{
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_handler_delays_neither_the_cache_nor_other_handlers() {
     let server = seeded(0).await;
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let gate = Gate::default();
     let slow = Recorder::gated(&gate);
     let fast = [Recorder::default(), Recorder::default()];
@@ -40,7 +46,7 @@ async fn a_slow_handler_delays_neither_the_cache_nor_other_handlers() {
         })
         .await;
     }
-    assert_eq!(informer.indexer().len(), 20, "the cache kept up");
+    assert_eq!(informer.lister().len(), 20, "the cache kept up");
     // The slow handler is stuck on its first notification.
     assert_eq!(slow.count(), 0);
     assert_eq!(slow_registration.pending(), 20);
@@ -78,7 +84,7 @@ async fn a_slow_handler_delays_neither_the_cache_nor_other_handlers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_handler_gets_the_cache_once_before_live_events_and_syncs_after() {
     let server = seeded(50).await;
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let running = Running::start(informer.clone());
     running.synced().await;
 
@@ -88,7 +94,7 @@ async fn a_late_handler_gets_the_cache_once_before_live_events_and_syncs_after()
     for index in 0..5 {
         create(&server, &format!("live-{index}"), "db");
     }
-    let cache = informer.indexer().clone();
+    let cache = informer.lister();
     wait_until("the cache has the live objects", move || cache.len() == 55).await;
     assert!(
         !registration.has_synced(),
@@ -120,7 +126,7 @@ async fn a_late_handler_gets_the_cache_once_before_live_events_and_syncs_after()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_coalescing_queue_stays_bounded_under_a_stuck_handler_and_keeps_deletes() {
     let server = seeded(10).await;
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let gate = Gate::default();
     let bounded = Recorder::gated(&gate);
     let unbounded = Recorder::gated(&gate);
@@ -189,7 +195,7 @@ async fn a_coalescing_queue_stays_bounded_under_a_stuck_handler_and_keeps_delete
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handlers_read_the_cache_already_updated_and_share_its_objects() {
     let server = seeded(3).await;
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let observations: Arc<Mutex<Vec<String>>> = Arc::default();
     let lister = informer.lister();
     let record = Arc::clone(&observations);
@@ -249,7 +255,7 @@ async fn handlers_read_the_cache_already_updated_and_share_its_objects() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removed_handlers_stop_and_shutdown_waits_for_the_call_in_progress() {
     let server = seeded(0).await;
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let removed = Recorder::default();
     let kept = Recorder::default();
     let removed_registration = informer.add_event_handler(removed.clone()).unwrap();
@@ -298,7 +304,7 @@ async fn removed_handlers_stop_and_shutdown_waits_for_the_call_in_progress() {
     // A registration of another informer is ignored.
     let other = SharedIndexInformer::<Cm>::from_client(
         clientgo_rest::ResourceClient::namespaced(client(&server), "default"),
-        fast_options(),
+        options(),
     );
     let foreign = other.add_event_handler(Recorder::default()).unwrap();
     informer.remove_event_handler(&foreign);
@@ -309,7 +315,7 @@ async fn removed_handlers_stop_and_shutdown_waits_for_the_call_in_progress() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_handler_is_counted_and_keeps_receiving() {
     let server = seeded(0).await;
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let received = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&received);
     let registration = informer
@@ -335,7 +341,7 @@ async fn dropping_an_informer_that_never_ran_ends_its_handler_threads() {
     let server = seeded(0).await;
     let alive = Arc::new(());
     let held = Arc::clone(&alive);
-    let informer = informer::<Cm>(&server, fast_options());
+    let informer = informer::<Cm>(&server, options());
     let registration = informer
         .add_event_handler(ResourceEventHandlerFuncs::<Cm>::new().on_add(move |_, _| {
             let _ = &held;

@@ -1,0 +1,245 @@
+//! [`DecodeCache`]: how an informer in compact storage turns its cached
+//! entries into whole objects: the decode, the whole-object transform, and
+//! a cache of recent decodes for listers, bounded in bytes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use clientgo_apimachinery::{Compact, Object, Protobuf};
+use clientgo_store::{TransformFunc, meta_namespace_key};
+use parking_lot::{Mutex, RwLock};
+use serde::de::DeserializeOwned;
+
+/// What the cache of an informer in compact storage keeps per object.
+pub(crate) type Entry<K> = Compact<K, Protobuf>;
+
+/// Bytes of decoded objects a lister keeps by default: 64 MiB, about
+/// 2,000 decoded pods of a real cluster (estimated as
+/// [`DECODED_EXPANSION`] times an entry's bytes).
+pub const DEFAULT_DECODE_CACHE_BYTES: usize = 64 << 20;
+
+/// A decoded object is estimated at this many times its compact entry's
+/// heap bytes (a pod of 5 KB in protobuf without managedFields is about
+/// 30 KB decoded: strings, maps and vectors, each with its allocation).
+pub const DECODED_EXPANSION: usize = 6;
+
+/// Counters of an informer's decodes in compact storage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Lister reads answered from the cache of recent decodes.
+    pub hits: u64,
+    /// Lister reads that decoded.
+    pub misses: u64,
+    /// Decodes for handlers (one per object per event, shared by every
+    /// handler of the event while any holds it).
+    pub handler_decodes: u64,
+    /// Entries that did not decode (or whose transform failed): each is
+    /// logged with its key, and skipped where a result was expected.
+    pub errors: u64,
+    /// Decoded objects the lister cache holds now.
+    pub held: usize,
+    /// Their estimated bytes (at most the budget).
+    pub held_bytes: usize,
+}
+
+struct Kept<K> {
+    resource_version: Option<String>,
+    object: Arc<K>,
+    bytes: usize,
+    used: u64,
+}
+
+struct State<K> {
+    kept: HashMap<String, Kept<K>>,
+    /// Keys by last use, least recent first.
+    by_use: BTreeMap<u64, String>,
+    tick: u64,
+    held_bytes: usize,
+    stats: DecodeStats,
+}
+
+/// Decodes entries of `K` for handlers (uncached: the entry's own weak
+/// slot shares one decode between the handlers of an event) and for
+/// listers (through a cache of up to `budget` estimated bytes, least
+/// recently used out first, each hit checked against the entry's
+/// resourceVersion so a read never sees a stale decode).
+///
+/// **Locking:** one mutex over the cache and counters, held for a lookup
+/// or an insert, never while decoding.
+pub(crate) struct DecodeCache<K> {
+    budget: usize,
+    transform: RwLock<Option<TransformFunc<K>>>,
+    state: Mutex<State<K>>,
+}
+
+impl<K> DecodeCache<K>
+where
+    K: DeserializeOwned + Object + Send + Sync + 'static,
+{
+    pub(crate) fn new(budget: usize, transform: Option<TransformFunc<K>>) -> Self {
+        DecodeCache {
+            budget,
+            transform: RwLock::new(transform),
+            state: Mutex::new(State {
+                kept: HashMap::new(),
+                by_use: BTreeMap::new(),
+                tick: 0,
+                held_bytes: 0,
+                stats: DecodeStats::default(),
+            }),
+        }
+    }
+
+    /// Sets the transform every later decode goes through.
+    pub(crate) fn set_transform(&self, transform: TransformFunc<K>) {
+        *self.transform.write() = Some(transform);
+    }
+
+    /// The counters so far.
+    pub(crate) fn stats(&self) -> DecodeStats {
+        let state = self.state.lock();
+        DecodeStats {
+            held: state.kept.len(),
+            held_bytes: state.held_bytes,
+            ..state.stats
+        }
+    }
+
+    /// `entry` decoded and transformed, for a handler; `None` (logged and
+    /// counted) when it does not decode.
+    pub(crate) fn for_handler(&self, entry: &Entry<K>) -> Option<Arc<K>> {
+        self.state.lock().stats.handler_decodes += 1;
+        self.decode(entry)
+            .map_err(|error| self.failed(&error))
+            .ok()
+    }
+
+    /// `entry` decoded and transformed, for a lister, through the cache.
+    pub(crate) fn for_lister(&self, entry: &Entry<K>) -> Result<Arc<K>, crate::Error> {
+        let key = meta_namespace_key(entry);
+        {
+            let mut state = self.state.lock();
+            state.tick += 1;
+            let now = state.tick;
+            if let Some(kept) = state.kept.get_mut(&key)
+                && kept.resource_version.as_deref() == entry.resource_version()
+            {
+                let previous = std::mem::replace(&mut kept.used, now);
+                let object = Arc::clone(&kept.object);
+                state.by_use.remove(&previous);
+                state.by_use.insert(now, key);
+                state.stats.hits += 1;
+                return Ok(object);
+            }
+            state.stats.misses += 1;
+        }
+        let object = match self.decode(entry) {
+            Ok(object) => object,
+            Err(error) => {
+                self.failed(&error);
+                return Err(error);
+            }
+        };
+        let bytes = entry.heap_bytes().saturating_mul(DECODED_EXPANSION);
+        if bytes > self.budget {
+            return Ok(object);
+        }
+        let mut state = self.state.lock();
+        if let Some(old) = state.kept.remove(&key) {
+            state.by_use.remove(&old.used);
+            state.held_bytes -= old.bytes;
+        }
+        while state.held_bytes + bytes > self.budget {
+            let Some((_, oldest)) = state.by_use.pop_first() else {
+                break;
+            };
+            if let Some(old) = state.kept.remove(&oldest) {
+                state.held_bytes -= old.bytes;
+            }
+        }
+        state.tick += 1;
+        let used = state.tick;
+        state.by_use.insert(used, key.clone());
+        state.held_bytes += bytes;
+        state.kept.insert(
+            key,
+            Kept {
+                resource_version: entry.resource_version().map(str::to_string),
+                object: Arc::clone(&object),
+                bytes,
+                used,
+            },
+        );
+        Ok(object)
+    }
+
+    fn decode(&self, entry: &Entry<K>) -> Result<Arc<K>, crate::Error> {
+        let object = entry.decode()?;
+        let transform = self.transform.read().clone();
+        match transform {
+            None => Ok(object),
+            Some(transform) => transform(object).map_err(|source| crate::Error::Store {
+                informer: meta_namespace_key(entry),
+                source,
+            }),
+        }
+    }
+
+    fn failed(&self, error: &crate::Error) {
+        self.state.lock().stats.errors += 1;
+        tracing::error!(%error, "a cached object does not decode; skipped");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    fn entry(name: &str, resource_version: &str, data: &str) -> Entry<ConfigMap> {
+        let json = format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"default","resourceVersion":"{resource_version}"}},"data":{{"k":"{data}"}}}}"#
+        );
+        Compact::from_json(&json).unwrap()
+    }
+
+    #[test]
+    fn a_lister_read_decodes_once_per_version_and_the_cache_stays_in_budget() {
+        let one = entry("a", "1", "x");
+        let budget = one.heap_bytes() * DECODED_EXPANSION * 2;
+        let cache = DecodeCache::<ConfigMap>::new(budget, None);
+        let first = cache.for_lister(&one).unwrap();
+        let again = cache.for_lister(&one).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!((cache.stats().hits, cache.stats().misses), (1, 1));
+
+        let newer = entry("a", "2", "y");
+        assert_eq!(cache.for_lister(&newer).unwrap().data.as_ref().unwrap()["k"], "y");
+        assert_eq!(cache.stats().misses, 2, "a new version decodes again");
+
+        for name in ["b", "c", "d"] {
+            cache.for_lister(&entry(name, "1", "z")).unwrap();
+        }
+        let stats = cache.stats();
+        assert!(stats.held <= 2, "{stats:?}");
+        assert!(stats.held_bytes <= budget, "{stats:?}");
+        cache.for_lister(&entry("d", "1", "z")).unwrap();
+        assert_eq!(cache.stats().hits, 2, "the most recent stays");
+    }
+
+    #[test]
+    fn a_zero_budget_keeps_nothing_and_a_transform_runs_on_each_decode() {
+        let transform: TransformFunc<ConfigMap> = Arc::new(|mut object: Arc<ConfigMap>| {
+            Arc::make_mut(&mut object).data = None;
+            Ok(object)
+        });
+        let cache = DecodeCache::<ConfigMap>::new(0, Some(transform));
+        let one = entry("a", "1", "x");
+        assert!(cache.for_lister(&one).unwrap().data.is_none());
+        assert!(cache.for_handler(&one).unwrap().data.is_none());
+        let stats = cache.stats();
+        assert_eq!((stats.held, stats.misses, stats.handler_decodes), (0, 1, 1));
+    }
+}

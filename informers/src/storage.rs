@@ -1,0 +1,35 @@
+//! [`Storage`]: how an informer's cache keeps its objects.
+
+/// How a [`SharedIndexInformer`](crate::SharedIndexInformer) of `K` keeps
+/// its objects. The typed API is the same either way: handlers take
+/// `&Arc<K>`, listers return `Arc<K>`; only memory and where decoding
+/// happens differ.
+///
+/// | | [`Compact`](Storage::Compact) (default) | [`Decoded`](Storage::Decoded) |
+/// |---|---|---|
+/// | the cache keeps | each object's bytes as received (a protobuf message, or JSON), with its metadata parsed once | each object decoded into `K` |
+/// | memory per 8.8 KB pod (managedFields cut) | about 5 KB | about 30 KB |
+/// | a handler of `K` | decodes each object once per event, shared by every handler of that event | no decode |
+/// | a lister `get` / `list` | decodes through a cache of recent decodes bounded in bytes, checked against the resourceVersion | no decode |
+/// | keys, metadata, label selectors, metadata indexes | no decode | no decode |
+/// | whole-object index functions | one decode per object version, at ingest | no decode |
+/// | a whole-object transform ([`SharedIndexInformerOptions::transform`](crate::SharedIndexInformerOptions::transform)) | runs on each decode | runs once, at ingest |
+///
+/// Pick `Decoded` for a controller that reads every whole object on every
+/// event or reconcile: it then pays for each decode once. Informers of
+/// types that are already small (metadata-only objects, and explicit
+/// `Compact<K>` types) and informers over a custom
+/// [`ListerWatcher`](clientgo_listwatch::ListerWatcher) of `K` always keep
+/// decoded objects.
+///
+/// client-go's informers keep decoded objects (`Decoded`); kube-controller-manager
+/// and kube-scheduler add a transform that drops managedFields "for memory
+/// efficiency", which `Compact` does by default as well.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Storage {
+    /// Bytes as received plus parsed metadata; objects decoded on demand.
+    #[default]
+    Compact,
+    /// Decoded objects.
+    Decoded,
+}
