@@ -334,3 +334,60 @@ async fn a_protobuf_compact_cache_is_saved_and_resumed_without_a_list() {
     second.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What the issue asks of the defaults: the informer a user writes first,
+/// with no option set, asks for protobuf, keeps compact entries without
+/// managedFields, and still hands `Pod`s to handlers and listers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_pod_informer_asks_protobuf_and_keeps_compact_entries() {
+    use clientgo_informers::{
+        InformerFactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory, Storage,
+    };
+    use std::sync::{Arc, Mutex};
+
+    let server = seeded(20, true).await;
+    let client = RestClient::new(Config::new(server.url())).unwrap();
+    let factory = SharedInformerFactory::with_options(client, InformerFactoryOptions::default());
+    let informer = factory.core().v1().pods().informer();
+    assert_eq!(informer.storage(), Storage::Compact);
+    let seen: Arc<Mutex<Vec<Arc<Pod>>>> = Arc::default();
+    informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().on_add({
+            let seen = Arc::clone(&seen);
+            move |pod: &Arc<Pod>, _| seen.lock().unwrap().push(Arc::clone(pod))
+        }))
+        .unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(std::time::Duration::from_secs(10))
+        .await
+        .unwrap();
+    wait_until("the handler has every pod", || seen.lock().unwrap().len() == 20).await;
+
+    assert!(
+        [Verb::List, Verb::Watch]
+            .into_iter()
+            .flat_map(|verb| server.requests().of(verb))
+            .all(|record| asked_for_protobuf(&record)),
+        "every list and watch asked for protobuf"
+    );
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|pod| pod.metadata.managed_fields.is_none() && pod.spec.is_some()),
+        "whole pods, without managedFields"
+    );
+    let lister = informer.lister();
+    let name = seen.lock().unwrap()[0].metadata.name.clone().unwrap();
+    let first = lister.namespace("default").get(&name).unwrap();
+    let again = lister.namespace("default").get(&name).unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "the second read is a cache hit");
+    let decodes = informer.stats().decodes;
+    assert_eq!((decodes.misses, decodes.hits), (1, 1), "{decodes:?}");
+    assert!(decodes.handler_decodes >= 20, "{decodes:?}");
+    assert_eq!(decodes.errors, 0);
+    stop.cancel();
+    factory.shutdown().await;
+}

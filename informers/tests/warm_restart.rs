@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{Compact, LabelSelector, Object};
 use clientgo_informers::{
+    Storage,
     InformerFactoryOptions, SharedIndexInformer, SharedInformerFactory, SnapshotOptions,
 };
 use clientgo_reflector::ReflectorMode;
@@ -312,7 +313,7 @@ async fn a_running_informer_saves_periodically() {
 }
 
 #[tokio::test]
-async fn a_factory_resumes_its_compact_informers_and_lists_the_others() {
+async fn a_factory_in_decoded_storage_resumes_its_compact_informers_and_lists_the_others() {
     let server = seeded(8).await;
     let dir = tempfile::tempdir().unwrap();
     let factory = || {
@@ -320,6 +321,7 @@ async fn a_factory_resumes_its_compact_informers_and_lists_the_others() {
             support::client(&server),
             InformerFactoryOptions::default()
                 .namespace("default")
+                .storage(Storage::Decoded)
                 .snapshot(snapshots(dir.path())),
         )
     };
@@ -348,6 +350,38 @@ async fn a_factory_resumes_its_compact_informers_and_lists_the_others() {
         "only the whole-object informer listed"
     );
     assert_eq!(names(&compact).len(), 8);
+    stop.cancel();
+    second.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_factory_in_the_default_storage_resumes_its_typed_informers() {
+    let server = seeded(8).await;
+    let dir = tempfile::tempdir().unwrap();
+    let factory = || {
+        SharedInformerFactory::with_options(
+            support::client(&server),
+            InformerFactoryOptions::default()
+                .namespace("default")
+                .snapshot(snapshots(dir.path())),
+        )
+    };
+    let first = factory();
+    first.informer_for::<ConfigMap>();
+    let stop = support::start_and_sync(&first).await;
+    stop.cancel();
+    first.shutdown().await;
+    assert_eq!(snapshot_files(dir.path()).len(), 1, "the typed informer saves");
+    server.requests().clear();
+
+    let second = factory();
+    let typed = second.informer_for::<ConfigMap>();
+    assert_eq!(typed.storage(), Storage::Compact);
+    let stop = support::start_and_sync(&second).await;
+    assert_eq!(typed.stats().reflector.resumes, 1);
+    assert_eq!(listings(&server), 0, "resumed, not listed");
+    let cached = typed.lister().namespace("default").list(&LabelSelector::everything());
+    assert_eq!(cached.len(), 8);
     stop.cancel();
     second.shutdown().await;
 }
