@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 
 use crate::decode_cache::{DecodeCache, DecodeStats, Entry};
 use crate::error::Error;
+use crate::metadata_view::MetadataView;
 
 /// Where a lister reads: the cache of a decoded or a compact informer.
 enum Source<K> {
@@ -253,6 +254,21 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> Lister<K> {
     /// `name`); decodes nothing.
     pub fn contains(&self, key: &str) -> bool {
         self.source.contains(key)
+    }
+
+    /// The metadata of every cached object whose labels match
+    /// `selector`; decodes and copies nothing.
+    pub fn list_metadata(&self, selector: &LabelSelector) -> Vec<MetadataView> {
+        match &self.source {
+            Source::Decoded(indexer) => matching(indexer, selector)
+                .iter()
+                .map(MetadataView::of)
+                .collect(),
+            Source::Compact(indexer, _) => matching(indexer, selector)
+                .iter()
+                .map(MetadataView::of)
+                .collect(),
+        }
     }
 
     /// How many objects are cached.

@@ -25,6 +25,7 @@ use crate::informer_options::SharedIndexInformerOptions;
 use crate::lister::Lister;
 use crate::listener::ListenerView;
 use crate::metadata_index::{MetadataIndexers, over_metadata};
+use crate::metadata_view::{MetadataFor, MetadataView};
 use crate::registration::ResourceEventHandlerRegistration;
 use crate::storage::Storage;
 use crate::sync_signal::SyncChanges;
@@ -277,6 +278,44 @@ where
                 name,
                 options,
             )?,
+        };
+        Ok(ResourceEventHandlerRegistration {
+            informer: WeakInformer(Arc::downgrade(&self.engine)),
+            listener,
+        })
+    }
+
+    /// Registers a handler of metadata with the informer's default
+    /// resync period; see
+    /// [`add_metadata_event_handler_with_options`](Self::add_metadata_event_handler_with_options).
+    pub fn add_metadata_event_handler(
+        &self,
+        handler: impl ResourceEventHandler<MetadataView> + 'static,
+    ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
+        self.add_metadata_event_handler_with_options(handler, HandlerOptions::default())
+    }
+
+    /// Registers a handler that reads only metadata (keys, labels,
+    /// owners: what a controller that enqueues keys reads), as
+    /// [`add_event_handler_with_options`](Self::add_event_handler_with_options)
+    /// in every other respect. It is given [`MetadataView`]s of the cached
+    /// objects: nothing is decoded or copied for it, in either storage.
+    pub fn add_metadata_event_handler_with_options(
+        &self,
+        handler: impl ResourceEventHandler<MetadataView> + 'static,
+        mut options: HandlerOptions,
+    ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
+        let name = options
+            .name
+            .take()
+            .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(&handler)));
+        let listener: Arc<dyn ListenerView> = match &*self.engine {
+            Engine::Decoded(core) => {
+                core.add_handler(Box::new(MetadataFor(handler)), name, options)?
+            }
+            Engine::Compact { core, .. } => {
+                core.add_handler(Box::new(MetadataFor(handler)), name, options)?
+            }
         };
         Ok(ResourceEventHandlerRegistration {
             informer: WeakInformer(Arc::downgrade(&self.engine)),

@@ -391,3 +391,40 @@ async fn the_default_pod_informer_asks_protobuf_and_keeps_compact_entries() {
     stop.cancel();
     factory.shutdown().await;
 }
+
+/// A metadata handler, `keys`, `contains` and `list_metadata` read the
+/// compact entries' parsed metadata: nothing is decoded for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_reads_of_the_default_storage_decode_nothing() {
+    use clientgo_informers::{MetadataView, ResourceEventHandlerFuncs};
+    use std::sync::{Arc, Mutex};
+
+    let server = seeded(10, true).await;
+    let informer = pod_informer(&server, ContentType::default(), true);
+    let keys: Arc<Mutex<Vec<String>>> = Arc::default();
+    informer
+        .add_metadata_event_handler(ResourceEventHandlerFuncs::new().on_add({
+            let keys = Arc::clone(&keys);
+            move |view: &Arc<MetadataView>, _| keys.lock().unwrap().push(view.key())
+        }))
+        .unwrap();
+    let running = Running::start(informer.clone());
+    running.synced().await;
+    wait_until("the handler has every key", || keys.lock().unwrap().len() == 10).await;
+    let lister = informer.lister();
+    let mut listed = lister.keys();
+    listed.sort();
+    let mut handled = keys.lock().unwrap().clone();
+    handled.sort();
+    assert_eq!(listed, handled);
+    assert!(lister.contains(&listed[0]));
+    let labelled = lister.list_metadata(&LabelSelector::everything());
+    assert_eq!(labelled.len(), 10);
+    assert!(labelled.iter().all(|view| view.name.is_some()));
+    assert_eq!(
+        informer.stats().decodes,
+        Default::default(),
+        "nothing decoded"
+    );
+    running.stop().await;
+}

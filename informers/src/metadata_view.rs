@@ -1,0 +1,96 @@
+//! [`MetadataView`]: a cached object's metadata, shared with the cache,
+//! for handlers and reads that need no more than keys, labels, owners and
+//! annotations.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use clientgo_apimachinery::Object;
+use clientgo_store::{DeletedFinalStateUnknown, ObjectOrTombstone};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::generic_informer::AnyObject;
+use crate::handler::ResourceEventHandler;
+
+/// The metadata of one cached object version, read in place: no decode
+/// (in compact storage the entry's metadata was parsed once, at ingest)
+/// and no copy. It holds the cached object (or entry) alive while held.
+/// Dereferences to [`ObjectMeta`].
+#[derive(Clone)]
+pub struct MetadataView(Arc<dyn AnyObject>);
+
+impl MetadataView {
+    /// A view of `object`'s metadata.
+    pub(crate) fn of<E: Object + Send + Sync + 'static>(object: &Arc<E>) -> Self {
+        MetadataView(Arc::clone(object) as Arc<dyn AnyObject>)
+    }
+
+    /// The metadata.
+    pub fn metadata(&self) -> &ObjectMeta {
+        self.0.metadata()
+    }
+
+    /// The cache key: `namespace/name`, or `name` for a cluster-scoped
+    /// object (client-go's `MetaNamespaceKeyFunc`).
+    pub fn key(&self) -> String {
+        let meta = self.metadata();
+        let name = meta.name.as_deref().unwrap_or_default();
+        match meta.namespace.as_deref() {
+            Some(namespace) if !namespace.is_empty() => format!("{namespace}/{name}"),
+            _ => name.to_string(),
+        }
+    }
+}
+
+impl Deref for MetadataView {
+    type Target = ObjectMeta;
+
+    fn deref(&self) -> &ObjectMeta {
+        self.metadata()
+    }
+}
+
+impl fmt::Debug for MetadataView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetadataView")
+            .field("key", &self.key())
+            .field("resource_version", &self.metadata().resource_version)
+            .finish()
+    }
+}
+
+/// A handler of [`MetadataView`]s listening to an informer's cache of
+/// `E` (decoded objects or compact entries).
+pub(crate) struct MetadataFor<H>(pub(crate) H);
+
+fn view<E: Object + Send + Sync + 'static>(object: &Arc<E>) -> Arc<MetadataView> {
+    Arc::new(MetadataView::of(object))
+}
+
+impl<E, H> ResourceEventHandler<E> for MetadataFor<H>
+where
+    E: Object + Send + Sync + 'static,
+    H: ResourceEventHandler<MetadataView>,
+{
+    fn on_add(&mut self, object: &Arc<E>, is_in_initial_list: bool) {
+        self.0.on_add(&view(object), is_in_initial_list);
+    }
+
+    fn on_update(&mut self, old: &Arc<E>, new: &Arc<E>) {
+        self.0.on_update(&view(old), &view(new));
+    }
+
+    fn on_delete(&mut self, object: &ObjectOrTombstone<E>) {
+        let deleted = match object {
+            ObjectOrTombstone::Object(object) => ObjectOrTombstone::Object(view(object)),
+            ObjectOrTombstone::Tombstone(tombstone) => {
+                ObjectOrTombstone::Tombstone(DeletedFinalStateUnknown {
+                    key: tombstone.key.clone(),
+                    object: tombstone.object.as_ref().map(view),
+                })
+            }
+        };
+        self.0.on_delete(&deleted);
+    }
+}
