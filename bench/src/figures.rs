@@ -41,6 +41,17 @@ pub struct Figures {
     /// seconds.
     #[serde(default)]
     pub snapshot_write_seconds: Option<f64>,
+    /// A lister `get` of a key not read before, in microseconds (a decode
+    /// in compact storage).
+    #[serde(default)]
+    pub lister_get_miss_us: Option<f64>,
+    /// The same `get` again, in microseconds.
+    #[serde(default)]
+    pub lister_get_hit_us: Option<f64>,
+    /// A lister `list()` of every object after one warm-up `list()`, in
+    /// milliseconds.
+    #[serde(default)]
+    pub lister_list_ms: Option<f64>,
 }
 
 impl Figures {

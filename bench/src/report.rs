@@ -40,7 +40,7 @@ struct Figure {
     read: fn(&Figures) -> f64,
 }
 
-const FIGURES: [Figure; 11] = [
+const FIGURES: [Figure; 14] = [
     Figure {
         name: "sync_seconds",
         read: |f| f.sync_seconds,
@@ -84,6 +84,18 @@ const FIGURES: [Figure; 11] = [
     Figure {
         name: "snapshot_write_seconds",
         read: |f| f.snapshot_write_seconds.unwrap_or(f64::NAN),
+    },
+    Figure {
+        name: "lister_get_miss_us",
+        read: |f| f.lister_get_miss_us.unwrap_or(f64::NAN),
+    },
+    Figure {
+        name: "lister_get_hit_us",
+        read: |f| f.lister_get_hit_us.unwrap_or(f64::NAN),
+    },
+    Figure {
+        name: "lister_list_ms",
+        read: |f| f.lister_list_ms.unwrap_or(f64::NAN),
     },
 ];
 
@@ -170,6 +182,28 @@ pub fn table(summaries: &[Summary]) -> String {
             );
         }
     }
+    let listed: Vec<&Summary> = summaries
+        .iter()
+        .filter(|summary| !summary.median("lister_list_ms").is_nan())
+        .collect();
+    if !listed.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "| client (lister) | get, first read µs | get, again µs | list() of every pod ms |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|");
+        for summary in listed {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                summary.client.name(),
+                cell(summary.median("lister_get_miss_us"), 2),
+                cell(summary.median("lister_get_hit_us"), 2),
+                cell(summary.median("lister_list_ms"), 1),
+            );
+        }
+    }
     out
 }
 
@@ -217,7 +251,7 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
     let mut lines = Vec::new();
     let verdict = |met: bool| if met { "met" } else { "MISSED" };
     for (ours, name) in [
-        (ClientKind::Clientgo, "list"),
+        (ClientKind::ClientgoJson, "list"),
         (ClientKind::ClientgoWatchList, "watch-list"),
     ] {
         let (Some(summary), Some(_)) = (
@@ -239,7 +273,7 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
             if vs_limit.is_nan() { "limit not run" } else { verdict(vs_limit < 1.0) }
         ));
     }
-    if let Some(summary) = find(summaries, ClientKind::Clientgo)
+    if let Some(summary) = find(summaries, ClientKind::ClientgoJson)
         && find(summaries, ClientKind::KubeRs).is_some()
     {
         let events = ratio(summaries, summary, ClientKind::KubeRs, "events_per_second");
@@ -266,7 +300,7 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
     lines.extend(compact_targets(summaries));
     lines.extend(protobuf_targets(summaries));
     for ours in [
-        ClientKind::Clientgo,
+        ClientKind::ClientgoJson,
         ClientKind::ClientgoWatchList,
         ClientKind::ClientgoStrip,
         ClientKind::ClientgoCompact,
@@ -285,12 +319,14 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
     lines
 }
 
-/// The fast-and-light-by-default issue's targets for the informer a user
-/// writes first (`clientgo-defaults`), against kube-rs's default watcher.
+/// The fast-and-light-by-default issue's targets, all with no option
+/// set: `clientgo` (metadata handler) and `clientgo-typed` (a handler
+/// reading whole pods) against kube-rs's default watcher, and the default
+/// watch-list against the same informer listing (`clientgo-list`).
 fn default_targets(summaries: &[Summary]) -> Vec<String> {
     let verdict = |met: bool| if met { "met" } else { "MISSED" };
     let (Some(summary), Some(_)) = (
-        find(summaries, ClientKind::ClientgoDefaults),
+        find(summaries, ClientKind::Clientgo),
         find(summaries, ClientKind::KubeRs),
     ) else {
         return Vec::new();
@@ -298,7 +334,7 @@ fn default_targets(summaries: &[Summary]) -> Vec<String> {
     let sync = ratio(summaries, summary, ClientKind::KubeRs, "sync_seconds");
     let memory = ratio(summaries, summary, ClientKind::KubeRs, "kib_per_object");
     let events = ratio(summaries, summary, ClientKind::KubeRs, "events_per_second");
-    vec![
+    let mut lines = vec![
         format!(
             "defaults: sync {sync:.2}x kube-rs's (target at most 0.35x: {})",
             verdict(sync <= 0.35)
@@ -308,10 +344,25 @@ fn default_targets(summaries: &[Summary]) -> Vec<String> {
             verdict(memory <= 0.2)
         ),
         format!(
+            "defaults: {events:.2}x kube-rs's events/s with a metadata handler (target at least 3x: {})",
+            verdict(events >= 3.0)
+        ),
+    ];
+    if let Some(typed) = find(summaries, ClientKind::ClientgoTyped) {
+        let events = ratio(summaries, typed, ClientKind::KubeRs, "events_per_second");
+        lines.push(format!(
             "defaults: {events:.2}x kube-rs's events/s with a typed handler (target at least 1.5x: {})",
             verdict(events >= 1.5)
-        ),
-    ]
+        ));
+    }
+    if find(summaries, ClientKind::ClientgoList).is_some() {
+        let watch_list = ratio(summaries, summary, ClientKind::ClientgoList, "sync_seconds");
+        lines.push(format!(
+            "defaults: watch-list sync {watch_list:.2}x the same informer's list (target at most 1.05x: {})",
+            verdict(watch_list <= 1.05)
+        ));
+    }
+    lines
 }
 
 /// The protobuf issue's target: the informer's sync at least 1.5x faster
@@ -321,7 +372,7 @@ fn protobuf_targets(summaries: &[Summary]) -> Vec<String> {
     let verdict = |met: bool| if met { "met" } else { "MISSED" };
     let mut lines = Vec::new();
     for (ours, json, name) in [
-        (ClientKind::ClientgoProtobuf, ClientKind::Clientgo, "list"),
+        (ClientKind::ClientgoProtobuf, ClientKind::ClientgoJson, "list"),
         (
             ClientKind::ClientgoProtobufWatchList,
             ClientKind::ClientgoWatchList,
@@ -427,7 +478,7 @@ mod tests {
     fn ratios_and_verdicts() {
         let summaries = [
             run(ClientKind::Limit, 2.0),
-            run(ClientKind::Clientgo, 0.5),
+            run(ClientKind::ClientgoJson, 0.5),
             run(ClientKind::KubeRs, 1.0),
         ];
         let targets = targets(&summaries);
@@ -435,7 +486,7 @@ mod tests {
             targets[0].starts_with("initial sync (list): 0.50x kube-rs's time (target at most 0.5x: met), 0.25x limit's"),
             "{targets:?}"
         );
-        assert!(table(&summaries).contains("| clientgo | 0.50 | 0.50 | 0.25 |"));
+        assert!(table(&summaries).contains("| clientgo-json | 0.50 | 0.50 | 0.25 |"));
         let lines = json_lines(&summaries);
         assert!(lines.iter().any(|l| l.contains("\"vs_kube_rs\":0.5")));
     }

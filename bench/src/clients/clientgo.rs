@@ -1,14 +1,16 @@
 //! clientgo-rs: a SharedIndexInformer for pods from the factory, with a
-//! handler that counts updates; full objects, or compact ones
-//! (`Compact<Pod>`) with a metadata handler or a whole-object one.
+//! handler that counts updates: the defaults (compact storage) with a
+//! metadata or a typed handler, decoded storage, or explicit `Compact<Pod>`
+//! types; then, for the defaults, timed lister reads.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{Compact, CompactBody, Json, Lz4, Object, Protobuf};
+use clientgo_apimachinery::LabelSelector;
 use clientgo_informers::{
-    DecodingHandler, InformerFactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
-    SharedInformerFactory, SnapshotOptions,
+    DecodingHandler, InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs,
+    SharedIndexInformer, SharedInformerFactory, SnapshotOptions, Storage,
 };
 use clientgo_rest::{Config, ContentType, RestClient};
 use clientgo_testing::process_memory::rss_mib;
@@ -19,11 +21,25 @@ use tokio_util::sync::CancellationToken;
 use super::{CacheClient, ClientPlan, measure};
 use crate::{BoxError, EventClock, Figures};
 
+/// What the handler of the defaults reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Handler {
+    /// Keys only, through a metadata handler.
+    Metadata,
+    /// Whole pods, through a handler of `Pod` that reads the spec.
+    Typed,
+}
+
 /// How the informer lists and what it keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Mode {
-    /// Every default: the content type and factory options as they come.
-    Defaults,
+    /// Every default (the content type and factory options as they come)
+    /// but the storage, the handler and whether to watch-list.
+    Defaults {
+        handler: Handler,
+        storage: Storage,
+        watch_list: bool,
+    },
     /// List (pages of 500) then watch.
     List,
     /// The same, asking for uncompressed pages.
@@ -49,7 +65,7 @@ pub(super) enum Mode {
 pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxError> {
     let content_type = match mode {
         Mode::Protobuf { .. } | Mode::CompactProtobuf => ContentType::Protobuf,
-        Mode::Defaults => ContentType::default(),
+        Mode::Defaults { .. } => ContentType::default(),
         _ => ContentType::Json,
     };
     let rest = RestClient::new(
@@ -70,12 +86,20 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         mode,
         Mode::Strip | Mode::Compact { .. } | Mode::CompactTyped | Mode::CompactProtobuf
     );
-    let mut options = if mode == Mode::Defaults {
-        InformerFactoryOptions::default()
-    } else {
-        InformerFactoryOptions::default()
+    let mut options = match mode {
+        Mode::Defaults {
+            storage,
+            watch_list,
+            ..
+        } => InformerFactoryOptions::default()
+            .storage(storage)
+            .use_watch_list(watch_list),
+        // The rows measured before compact storage became the default
+        // keep decoded objects.
+        _ => InformerFactoryOptions::default()
+            .storage(Storage::Decoded)
             .use_watch_list(watch_list)
-            .strip_managed_fields(strip)
+            .strip_managed_fields(strip),
     };
     // Compact clients save their cache when they stop and go through a
     // warm restart after the other phases.
@@ -94,8 +118,29 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         move || clock.record()
     };
     match mode {
-        Mode::Defaults
-        | Mode::List
+        Mode::Defaults { handler, .. } => {
+            let informer = factory.core().v1().pods().informer();
+            match handler {
+                Handler::Metadata => informer.add_metadata_event_handler(
+                    ResourceEventHandlerFuncs::<MetadataView>::new().on_update(move |_, new| {
+                        // What a key-enqueueing controller reads.
+                        std::hint::black_box(new.key());
+                        counter();
+                    }),
+                )?,
+                Handler::Typed => informer.add_event_handler(
+                    ResourceEventHandlerFuncs::<Pod>::new().on_update(move |_, new| {
+                        std::hint::black_box(new.spec.as_ref().map(|spec| spec.containers.len()));
+                        counter();
+                    }),
+                )?,
+            };
+            let lister = informer.lister();
+            let mut figures = measured(plan, &factory, informer, &clock).await?;
+            lister_reads(&lister, &mut figures);
+            Ok(figures)
+        }
+        Mode::List
         | Mode::NoGzip
         | Mode::WatchList
         | Mode::Strip
@@ -133,6 +178,27 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
     .inspect(|_| {
         let _ = std::fs::remove_dir_all(&snapshot_dir);
     })
+}
+
+/// Times lister reads of the synced cache: `get` of 1,000 keys never
+/// read (misses of the decode cache in compact storage), the same again
+/// (hits), and `list()` of everything after one untimed `list()`.
+fn lister_reads(lister: &clientgo_informers::Lister<Pod>, figures: &mut Figures) {
+    let keys: Vec<String> = lister.keys().into_iter().take(1_000).collect();
+    let read = |keys: &[String]| {
+        let started = Instant::now();
+        for key in keys {
+            std::hint::black_box(lister.get(key).ok());
+        }
+        started.elapsed().as_secs_f64() * 1e6 / keys.len().max(1) as f64
+    };
+    figures.lister_get_miss_us = Some(read(&keys));
+    figures.lister_get_hit_us = Some(read(&keys));
+    let everything = LabelSelector::everything();
+    std::hint::black_box(lister.list(&everything).len());
+    let started = Instant::now();
+    std::hint::black_box(lister.list(&everything).len());
+    figures.lister_list_ms = Some(started.elapsed().as_secs_f64() * 1e3);
 }
 
 /// The warm-restart phase: a new factory with the same options (and so

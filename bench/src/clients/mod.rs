@@ -10,6 +10,7 @@ mod limit;
 
 use std::time::{Duration, Instant};
 
+use clientgo_informers::Storage;
 use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
 
 use crate::protocol::{SYNCED, WATCHED, announce};
@@ -40,13 +41,21 @@ pub enum ClientKind {
     /// hash map; a watch decoded line by line. The bound a naive client
     /// cannot beat.
     Limit,
-    /// clientgo-rs's SharedIndexInformer (from the factory), list then
-    /// watch.
-    Clientgo,
     /// The informer a user writes first, with no option set:
-    /// `factory.core().v1().pods().informer()` with a handler of `Pod`, so
-    /// every default (protobuf, watch-list, managedFields cut).
-    ClientgoDefaults,
+    /// `factory.core().v1().pods().informer()`, so every default
+    /// (protobuf, watch-list, managedFields cut, compact storage), with a
+    /// metadata handler, as a key-enqueueing controller.
+    Clientgo,
+    /// The same with a handler of `Pod` that reads the whole pod.
+    ClientgoTyped,
+    /// The same in `Storage::Decoded` (the default storage before
+    /// 2026-11-25): every object decoded into a `Pod` in the cache.
+    ClientgoDecoded,
+    /// The defaults with a list instead of watch-list.
+    ClientgoList,
+    /// clientgo-rs's SharedIndexInformer in decoded storage asking for
+    /// JSON, list then watch (the `clientgo` row before 2026-11-25).
+    ClientgoJson,
     /// [`Clientgo`](Self::Clientgo) with `disable_compression`: pages
     /// come uncompressed (the default asks for gzip, and the server
     /// compresses each page of 500 pods, as kube-apiserver does).
@@ -85,10 +94,13 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 15] = [
+    pub const ALL: [ClientKind; 18] = [
         ClientKind::Limit,
         ClientKind::Clientgo,
-        ClientKind::ClientgoDefaults,
+        ClientKind::ClientgoTyped,
+        ClientKind::ClientgoDecoded,
+        ClientKind::ClientgoList,
+        ClientKind::ClientgoJson,
         ClientKind::ClientgoNoGzip,
         ClientKind::ClientgoWatchList,
         ClientKind::ClientgoStrip,
@@ -108,7 +120,10 @@ impl ClientKind {
         match self {
             ClientKind::Limit => "limit",
             ClientKind::Clientgo => "clientgo",
-            ClientKind::ClientgoDefaults => "clientgo-defaults",
+            ClientKind::ClientgoTyped => "clientgo-typed",
+            ClientKind::ClientgoDecoded => "clientgo-decoded",
+            ClientKind::ClientgoList => "clientgo-list",
+            ClientKind::ClientgoJson => "clientgo-json",
             ClientKind::ClientgoNoGzip => "clientgo-nogzip",
             ClientKind::ClientgoWatchList => "clientgo-watchlist",
             ClientKind::ClientgoStrip => "clientgo-strip",
@@ -129,13 +144,32 @@ impl ClientKind {
         ClientKind::ALL.into_iter().find(|kind| kind.name() == name)
     }
 
-    /// How a clientgo-rs client's informer lists and what it keeps (list
-    /// then watch, full pods, for anything else).
+    /// How a clientgo-rs client's informer lists and what it keeps (JSON
+    /// list then watch, decoded pods, for anything else).
     fn clientgo_mode(self) -> clientgo::Mode {
         use clientgo::Mode;
         match self {
             ClientKind::ClientgoWatchList => Mode::WatchList,
-            ClientKind::ClientgoDefaults => Mode::Defaults,
+            ClientKind::Clientgo => Mode::Defaults {
+                handler: clientgo::Handler::Metadata,
+                storage: Storage::Compact,
+                watch_list: true,
+            },
+            ClientKind::ClientgoTyped => Mode::Defaults {
+                handler: clientgo::Handler::Typed,
+                storage: Storage::Compact,
+                watch_list: true,
+            },
+            ClientKind::ClientgoDecoded => Mode::Defaults {
+                handler: clientgo::Handler::Typed,
+                storage: Storage::Decoded,
+                watch_list: true,
+            },
+            ClientKind::ClientgoList => Mode::Defaults {
+                handler: clientgo::Handler::Metadata,
+                storage: Storage::Compact,
+                watch_list: false,
+            },
             ClientKind::ClientgoNoGzip => Mode::NoGzip,
             ClientKind::ClientgoStrip => Mode::Strip,
             ClientKind::ClientgoCompact => Mode::Compact {
@@ -166,6 +200,7 @@ impl ClientKind {
             | ClientKind::ClientgoCompactWatchList
             | ClientKind::ClientgoProtobufWatchList
             | ClientKind::KubeRsStreaming => ClientKind::KubeRsStreaming,
+            // The defaults are compared with kube-rs's defaults.
             _ => ClientKind::KubeRs,
         }
     }
