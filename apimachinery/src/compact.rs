@@ -148,6 +148,53 @@ impl<K, B: CompactBody> Compact<K, B> {
         }
     }
 
+    /// Applies `change` to the metadata (as a metadata transform does).
+    /// The change sees `managedFields` as `Some(empty)` when the body keeps
+    /// them as bytes; setting them to `None` cuts them from the body too,
+    /// so no decode gives them back. Forgets the memo and any shared
+    /// decode.
+    pub fn change_metadata(&mut self, change: &(dyn Fn(&mut ObjectMeta) + Send + Sync)) {
+        let kept_in_body = self.metadata.managed_fields.is_none();
+        if kept_in_body {
+            self.metadata.managed_fields = Some(Vec::new());
+        }
+        change(&mut self.metadata);
+        self.memo = OnceLock::new();
+        *self.decoded.get_mut() = Weak::new();
+        if kept_in_body {
+            match &self.metadata.managed_fields {
+                Some(entries) if entries.is_empty() => self.metadata.managed_fields = None,
+                None => {
+                    if let Some(body) = self.body.without_managed_fields() {
+                        self.body = body;
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Whether [`change_metadata`](Self::change_metadata) with `change`
+    /// would alter this entry (its metadata, or the managedFields its body
+    /// keeps), found on a copy of the metadata.
+    pub fn changed_by(&self, change: &(dyn Fn(&mut ObjectMeta) + Send + Sync)) -> bool {
+        let mut metadata = self.metadata.clone();
+        let kept_in_body = metadata.managed_fields.is_none();
+        if kept_in_body {
+            metadata.managed_fields = Some(Vec::new());
+        }
+        change(&mut metadata);
+        if kept_in_body {
+            match &metadata.managed_fields {
+                Some(entries) if entries.is_empty() => metadata.managed_fields = None,
+                // Cut: a change if the body holds any.
+                None if self.body.without_managed_fields().is_some() => return true,
+                _ => {}
+            }
+        }
+        metadata != self.metadata
+    }
+
     /// The kept body.
     pub fn body(&self) -> &B {
         &self.body
@@ -210,9 +257,26 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
     /// Concurrent calls on one entry wait for a single decode (the entry's
     /// lock is held while decoding); other entries are not held up.
     pub fn decode(&self) -> Result<Arc<K>, CompactDecodeError> {
+        self.decode_transformed(Ok::<_, std::convert::Infallible>)
+            .map(|transformed| match transformed {
+                Ok(object) => object,
+                Err(never) => match never {},
+            })
+    }
+
+    /// [`decode`](Self::decode), with `transform` applied to a fresh
+    /// decode while it is still the only reference (so a transform may
+    /// change it in place), and the result shared as a decode is: while
+    /// anyone holds it, later calls return it as it is. Every caller of one
+    /// entry must pass the same transform (an informer's decoder does).
+    /// The outer error is the decode's, the inner the transform's.
+    pub fn decode_transformed<E>(
+        &self,
+        transform: impl FnOnce(Arc<K>) -> Result<Arc<K>, E>,
+    ) -> Result<Result<Arc<K>, E>, CompactDecodeError> {
         let mut decoded = self.decoded.lock();
         if let Some(object) = decoded.upgrade() {
-            return Ok(object);
+            return Ok(Ok(object));
         }
         let mut object: K = self.body.decode::<K>().map_err(|source| {
             DECODE_ERRORS.fetch_add(1, Ordering::Relaxed);
@@ -224,8 +288,8 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
         })?;
         DECODES.fetch_add(1, Ordering::Relaxed);
         // The parsed metadata never holds managedFields (they stay in
-        // the body, as bytes, unless the source cut them): the body's go
-        // back in.
+        // the body, as bytes, unless the source or a transform cut them):
+        // the body's go back in, unless a transform set its own.
         let managed_fields = object.meta_mut().managed_fields.take();
         *object.meta_mut() = self.metadata.clone();
         if object.meta().managed_fields.is_none() {
@@ -234,9 +298,11 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
         if let Some(list_type) = self.list_type {
             object.fill_type_from_list(&list_type.api_version, &list_type.kind);
         }
-        let object = Arc::new(object);
-        *decoded = Arc::downgrade(&object);
-        Ok(object)
+        let transformed = transform(Arc::new(object));
+        if let Ok(object) = &transformed {
+            *decoded = Arc::downgrade(object);
+        }
+        Ok(transformed)
     }
 }
 
@@ -494,12 +560,46 @@ mod tests {
             Some("nginx")
         );
         assert!(first.metadata.labels.is_none());
-        assert!(first.metadata.managed_fields.is_none());
+        assert_eq!(
+            first.metadata.managed_fields.as_ref().map(Vec::len),
+            Some(1),
+            "managedFields kept in the body come back with the whole object"
+        );
         let second = compact.decode().unwrap();
         assert!(Arc::ptr_eq(&first, &second), "held: shared");
         drop((first, second));
         let third = compact.decode().unwrap();
         assert_eq!(third.metadata.name.as_deref(), Some("web-1"));
+    }
+
+    #[test]
+    fn a_metadata_change_that_drops_managed_fields_cuts_them_from_the_body() {
+        let mut compact = Compact::<Pod>::from_json(POD).unwrap();
+        let keep = |meta: &mut ObjectMeta| meta.labels = None;
+        let strip = |meta: &mut ObjectMeta| meta.managed_fields = None;
+        assert!(compact.changed_by(&keep));
+        assert!(compact.changed_by(&strip), "the body holds some");
+        compact.change_metadata(&keep);
+        assert!(compact.json().contains("managedFields"), "kept");
+        assert!(compact.decode().unwrap().metadata.managed_fields.is_some());
+        compact.change_metadata(&strip);
+        assert!(!compact.json().contains("managedFields"), "cut");
+        assert!(compact.decode().unwrap().metadata.managed_fields.is_none());
+        assert!(!compact.changed_by(&strip), "nothing left to cut");
+        assert!(compact.decode().unwrap().metadata.labels.is_none());
+    }
+
+    #[test]
+    fn a_transform_on_decode_runs_once_and_its_result_is_shared() {
+        let compact = Compact::<Pod>::from_json(POD).unwrap();
+        let transform = |mut pod: Arc<Pod>| {
+            Arc::get_mut(&mut pod).ok_or("shared")?.metadata.labels = None;
+            Ok::<_, &str>(pod)
+        };
+        let first = compact.decode_transformed(transform).unwrap().unwrap();
+        assert!(first.metadata.labels.is_none(), "changed in place");
+        let again = compact.decode_transformed(transform).unwrap().unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
     }
 
     #[test]

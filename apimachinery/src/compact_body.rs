@@ -42,6 +42,16 @@ pub trait CompactBody: Clone + Send + Sync + Sized + 'static {
             .unwrap_or_else(|unreadable| Err(serde::de::Error::custom(unreadable)))
     }
 
+    /// The body without `metadata.managedFields`, for an entry whose
+    /// metadata transform dropped them; `None` when it holds none. The
+    /// default cuts them from the JSON [`read`](Self::read) gives.
+    fn without_managed_fields(&self) -> Option<Self> {
+        self.read(json_without_managed_fields)
+            .ok()
+            .flatten()
+            .map(|json| Self::from_json(json.into_boxed_str()))
+    }
+
     /// Appends the body as a snapshot record keeps it (the JSON, by
     /// default).
     fn write_record(&self, out: &mut Vec<u8>) -> Result<(), String> {
@@ -56,6 +66,16 @@ pub trait CompactBody: Clone + Send + Sync + Sized + 'static {
         }
         Ok(Self::from_json(json.into()))
     }
+}
+
+/// `json` without its `metadata.managedFields` member; `None` without one.
+fn json_without_managed_fields(json: &str) -> Option<String> {
+    let range =
+        crate::json_scan::managed_fields_member(json.as_bytes(), crate::json_scan::ObjectAt::Root)?;
+    let mut kept = String::with_capacity(json.len() - range.len());
+    kept.push_str(json.get(..range.start)?);
+    kept.push_str(json.get(range.end..)?);
+    Some(kept)
 }
 
 /// The JSON as received, uncompressed: the fastest ingest and decode.
@@ -125,7 +145,9 @@ impl fmt::Debug for Lz4 {
 }
 
 /// The object's protobuf message as the API server sent it, without its
-/// metadata (field 1, which the entry keeps parsed): about half the JSON's
+/// metadata (field 1, which the entry keeps parsed; a field 1 holding
+/// only the `managedFields`, when they were kept, stays as bytes for the
+/// decode of the whole object): about half the JSON's
 /// size, and decoded by the type's generated decoder. Built by
 /// clientgo-listwatch's protobuf decoders for `Compact<K, Protobuf>`
 /// informers on a client configured for protobuf; an object that arrived
@@ -168,6 +190,18 @@ impl CompactBody for Protobuf {
             Protobuf::Json(json) => serde_json::from_str(json),
             Protobuf::Message(bytes) => crate::message_decoders::decode_message::<K>(bytes)
                 .map_err(serde::de::Error::custom),
+        }
+    }
+
+    /// A message's managedFields are its only field 1 (see
+    /// `clientgo_protobuf::compact_from_message`): that field goes.
+    fn without_managed_fields(&self) -> Option<Self> {
+        match self {
+            Protobuf::Message(bytes) => crate::protobuf_wire::without_field(bytes, 1)
+                .map(|rest| Protobuf::Message(rest.into_boxed_slice())),
+            Protobuf::Json(json) => {
+                json_without_managed_fields(json).map(|json| Protobuf::Json(json.into_boxed_str()))
+            }
         }
     }
 

@@ -279,6 +279,22 @@ pub fn split_managed_fields(
     Ok(())
 }
 
+/// `message` without any field `number`; `None` when it has none, or is
+/// not well-formed protobuf.
+pub fn without_field(message: &[u8], number: u32) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(message.len());
+    let mut found = false;
+    for field in spans(message) {
+        let (field_number, _, span) = field.ok()?;
+        if field_number == number {
+            found = true;
+        } else {
+            out.extend_from_slice(&message[span]);
+        }
+    }
+    found.then_some(out)
+}
+
 /// A message's fields with the bytes each spans (key, length and value);
 /// ends after the first error.
 fn spans(

@@ -9,7 +9,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use clientgo_apimachinery::{Compact, GroupResource, LabelSelector};
-use clientgo_informers::{CompactLister, Lister};
+use clientgo_informers::Lister;
+use clientgo_informers::compact::CompactLister;
 use clientgo_store::{Indexer, IndexerOptions, ReflectorStore};
 use clientgo_testing::realistic_pod;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -58,7 +59,7 @@ fn name_of(index: usize) -> (String, String) {
 fn lister_reads(c: &mut Criterion) {
     let pods = GroupResource::new("", "pods");
     let compact = compact_indexer();
-    let cached = CompactLister::new(Lister::new(Arc::clone(&compact), pods.clone()), 1024);
+    let cached = CompactLister::new(Lister::new(Arc::clone(&compact), pods.clone()), clientgo_informers::DEFAULT_DECODE_CACHE_BYTES);
     let uncached = CompactLister::new(Lister::new(Arc::clone(&compact), pods.clone()), 0);
     let typed = Lister::new(typed_indexer(), pods);
     let (namespace, name) = name_of(7);

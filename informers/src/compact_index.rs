@@ -41,6 +41,26 @@ where
     K: DeserializeOwned + Object + Send + Sync + 'static,
     B: CompactBody,
 {
+    decoded_indexers_with(
+        functions,
+        Arc::new(|compact: &Compact<K, B>| compact.decode().map_err(|error| error.to_string())),
+    )
+}
+
+/// How [`decoded_indexers_with`] decodes an entry.
+pub(crate) type DecodeFn<K, B> =
+    Arc<dyn Fn(&Compact<K, B>) -> Result<Arc<K>, String> + Send + Sync>;
+
+/// [`decoded_indexers`], decoding through `decode` (an informer's decoder,
+/// with its transform).
+pub(crate) fn decoded_indexers_with<K, B>(
+    functions: impl IntoIterator<Item = (String, IndexFunc<K>)>,
+    decode: DecodeFn<K, B>,
+) -> Indexers<Compact<K, B>>
+where
+    K: DeserializeOwned + Object + Send + Sync + 'static,
+    B: CompactBody,
+{
     let group = GROUPS.fetch_add(1, Ordering::Relaxed);
     let (names, functions): (Vec<String>, Vec<IndexFunc<K>>) = functions.into_iter().unzip();
     let functions: Arc<[IndexFunc<K>]> = functions.into();
@@ -49,16 +69,17 @@ where
         .enumerate()
         .map(|(position, name)| {
             let functions = Arc::clone(&functions);
+            let decode = Arc::clone(&decode);
             let index: IndexFunc<Compact<K, B>> = Arc::new(move |compact: &Compact<K, B>| {
                 let kept = compact.memo(|| GroupValues {
                     group,
-                    values: values_of(compact, &functions),
+                    values: values_of(&*decode, compact, &functions),
                 });
                 let values = match kept {
                     Some(kept) if kept.group == group => kept.values[position].clone(),
                     // The entry keeps another group's values: this one
                     // function, unkept.
-                    _ => values_of(compact, &functions[position..=position])
+                    _ => values_of(&*decode, compact, &functions[position..=position])
                         .into_vec()
                         .swap_remove(0),
                 };
@@ -70,6 +91,7 @@ where
 }
 
 fn values_of<K, B>(
+    decode: &(dyn Fn(&Compact<K, B>) -> Result<Arc<K>, String> + Send + Sync),
     compact: &Compact<K, B>,
     functions: &[IndexFunc<K>],
 ) -> Box<[Result<Vec<String>, String>]>
@@ -77,12 +99,12 @@ where
     K: DeserializeOwned + Object + 'static,
     B: CompactBody,
 {
-    match compact.decode() {
+    match decode(compact) {
         Ok(object) => functions
             .iter()
             .map(|function| function(&object).map_err(|error| error.0))
             .collect(),
-        Err(error) => functions.iter().map(|_| Err(error.to_string())).collect(),
+        Err(error) => functions.iter().map(|_| Err(error.clone())).collect(),
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use clientgo_apimachinery::{Compact, Object, Protobuf};
+use clientgo_apimachinery::{Compact, CompactBody, Object, Protobuf};
 use clientgo_store::{TransformFunc, meta_namespace_key};
 use parking_lot::{Mutex, RwLock};
 use serde::de::DeserializeOwned;
@@ -66,15 +66,17 @@ struct State<K> {
 ///
 /// **Locking:** one mutex over the cache and counters, held for a lookup
 /// or an insert, never while decoding.
-pub(crate) struct DecodeCache<K> {
+pub(crate) struct DecodeCache<K, B: CompactBody = Protobuf> {
     budget: usize,
     transform: RwLock<Option<TransformFunc<K>>>,
     state: Mutex<State<K>>,
+    _body: std::marker::PhantomData<fn() -> B>,
 }
 
-impl<K> DecodeCache<K>
+impl<K, B> DecodeCache<K, B>
 where
     K: DeserializeOwned + Object + Send + Sync + 'static,
+    B: CompactBody,
 {
     pub(crate) fn new(budget: usize, transform: Option<TransformFunc<K>>) -> Self {
         DecodeCache {
@@ -87,6 +89,7 @@ where
                 held_bytes: 0,
                 stats: DecodeStats::default(),
             }),
+            _body: std::marker::PhantomData,
         }
     }
 
@@ -107,7 +110,7 @@ where
 
     /// `entry` decoded and transformed, for a handler; `None` (logged and
     /// counted) when it does not decode.
-    pub(crate) fn for_handler(&self, entry: &Entry<K>) -> Option<Arc<K>> {
+    pub(crate) fn for_handler(&self, entry: &Compact<K, B>) -> Option<Arc<K>> {
         self.state.lock().stats.handler_decodes += 1;
         self.decode(entry)
             .map_err(|error| self.failed(&error))
@@ -115,7 +118,12 @@ where
     }
 
     /// `entry` decoded and transformed, for a lister, through the cache.
-    pub(crate) fn for_lister(&self, entry: &Entry<K>) -> Result<Arc<K>, crate::Error> {
+    pub(crate) fn for_lister(&self, entry: &Compact<K, B>) -> Result<Arc<K>, crate::Error> {
+        if entry.resource_version().is_none_or(str::is_empty) {
+            // Nothing to tell versions apart by: never cached.
+            self.state.lock().stats.misses += 1;
+            return self.decode(entry).inspect_err(|error| self.failed(error));
+        }
         let key = meta_namespace_key(entry);
         {
             let mut state = self.state.lock();
@@ -173,16 +181,18 @@ where
         Ok(object)
     }
 
-    fn decode(&self, entry: &Entry<K>) -> Result<Arc<K>, crate::Error> {
-        let object = entry.decode()?;
+    /// `entry` decoded and transformed, shared with every other holder of
+    /// its decode (see [`Compact::decode_transformed`]).
+    pub(crate) fn decode(&self, entry: &Compact<K, B>) -> Result<Arc<K>, crate::Error> {
         let transform = self.transform.read().clone();
-        match transform {
-            None => Ok(object),
-            Some(transform) => transform(object).map_err(|source| crate::Error::Store {
-                informer: meta_namespace_key(entry),
-                source,
-            }),
-        }
+        let transformed = match transform {
+            None => return Ok(entry.decode()?),
+            Some(transform) => entry.decode_transformed(|object| transform(object))?,
+        };
+        transformed.map_err(|source| crate::Error::Store {
+            informer: meta_namespace_key(entry),
+            source,
+        })
     }
 
     fn failed(&self, error: &crate::Error) {

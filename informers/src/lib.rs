@@ -74,10 +74,12 @@
 //! | [`ResourceEventHandlerFuncs`] | `ResourceEventHandlerDetailedFuncs` | a handler from closures |
 //! | [`FilteringResourceEventHandler`] | `FilteringResourceEventHandler` | a handler seeing only what a filter accepts |
 //! | [`ResourceEventHandlerRegistration`] | the same | a handler's `has_synced`, counters |
+//! | [`Storage`] | none (always decoded) | compact entries (the default) or decoded objects |
+//! | [`MetadataView`] | none | what a metadata handler and `list_metadata` read, without a decode |
 //! | [`Lister`], [`NamespaceLister`] | `GenericLister`, generated listers | reads of the cache |
 //! | [`SharedInformerFactory`] | generated `sharedInformerFactory` | one informer per type |
 //! | [`DynamicSharedInformerFactory`] | `dynamicinformer` | informers of any resource |
-//! | [`CompactDynamicSharedInformerFactory`] | none | the same, objects kept compact |
+//! | [`CompactDynamicSharedInformerFactory`] | none | the same over explicit `Compact<DynamicObject>` entries (the dynamic factory's default storage keeps compact entries already) |
 //! | [`MetadataSharedInformerFactory`] | `metadatainformer` | metadata-only informers |
 //! | [`wait_for_cache_sync`] | `WaitForCacheSync` | a sync barrier with a typed error |
 //! | [`InformerMetricsProvider`] | the same | FIFO depth, latency, resourceVersion, per handler |
@@ -96,8 +98,14 @@
 //!   due; others never see them.
 //! - **Late handlers** get every cached object as an initial add before
 //!   any live change, and report synced only once those are delivered.
-//! - **No copies.** Objects are `Arc<K>` from the decoder to every handler;
-//!   a relist reuses the cache's `Arc` for unchanged objects.
+//! - **Light by default.** The cache keeps each object as the bytes it
+//!   arrived in (protobuf for built-in types) with its metadata parsed,
+//!   without managedFields; handlers of `K` get one decode per event,
+//!   shared by all of them, and listers decode through a bounded cache
+//!   ([`Storage`] says what each storage costs). [`Storage::Decoded`]
+//!   keeps decoded objects as client-go does, with no copies: `Arc<K>`
+//!   from the decoder to every handler, the cache's own `Arc` reused by a
+//!   relist for unchanged objects.
 //!
 //! # Beyond client-go
 //!
@@ -161,9 +169,6 @@ mod transform;
 mod wait;
 mod warm_restart;
 
-pub use compact_index::decoded_indexers;
-pub use compact_lister::{CompactLister, DEFAULT_DECODED_CAPACITY, DecodedCacheStats};
-pub use decoding_handler::DecodingHandler;
 pub use error::Error;
 pub use factory::SharedInformerFactory;
 pub use factory_options::InformerFactoryOptions;
@@ -173,6 +178,18 @@ pub use handler::ResourceEventHandler;
 pub use handler_funcs::ResourceEventHandlerFuncs;
 pub use handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
 pub use decode_cache::{DECODED_EXPANSION, DEFAULT_DECODE_CACHE_BYTES, DecodeStats};
+
+/// Informers over explicit compact entry types (`Compact<K, B>`), for
+/// what the default storage does not choose for you: an LZ4 or a JSON body
+/// (`Compact<K, Lz4>`), or handlers that take the entries themselves. An
+/// informer of `K` in the default [`Storage`] already keeps compact
+/// entries and decodes for handlers of `K` and for [`Lister`]; start
+/// there.
+pub mod compact {
+    pub use crate::compact_index::decoded_indexers;
+    pub use crate::compact_lister::CompactLister;
+    pub use crate::decoding_handler::DecodingHandler;
+}
 pub use informer::InformerStats;
 pub use metadata_index::{MetadataIndexFunc, MetadataIndexers, namespace_metadata_indexers};
 pub use metadata_view::MetadataView;

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::{Arc, Weak};
 
-use clientgo_apimachinery::{ApiResource, Object};
+use clientgo_apimachinery::{ApiResource, Object, Protobuf};
 use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher};
 use clientgo_reflector::{Error as ReflectorError, WaitError};
 use clientgo_rest::ResourceClient;
@@ -15,7 +15,7 @@ use clientgo_store::{
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::compact_index::decoded_indexers;
+use crate::compact_index::{DecodeFn, decoded_indexers_with};
 use crate::decode_cache::{DecodeCache, Entry};
 use crate::error::Error;
 use crate::handler::ResourceEventHandler;
@@ -29,12 +29,17 @@ use crate::metadata_view::{MetadataFor, MetadataView};
 use crate::registration::ResourceEventHandlerRegistration;
 use crate::storage::Storage;
 use crate::sync_signal::SyncChanges;
-use crate::transform::ingest_metadata_transform;
+use crate::transform::{MetadataTransform, ingest_metadata_transform};
 use crate::warm_restart::SnapshotStats;
 
 /// The engine of one informer, over the type its cache keeps.
 enum Engine<K> {
-    Decoded(InformerCore<K>),
+    Decoded {
+        core: InformerCore<K>,
+        /// Run before the whole-object transform; kept apart so
+        /// `set_transform` replaces only the latter.
+        metadata_transform: Option<MetadataTransform>,
+    },
     Compact {
         core: InformerCore<Entry<K>>,
         decoder: Arc<DecodeCache<K>>,
@@ -45,7 +50,7 @@ enum Engine<K> {
 macro_rules! with_core {
     ($engine:expr, $core:ident => $body:expr) => {
         match $engine {
-            Engine::Decoded($core) => $body,
+            Engine::Decoded { core: $core, .. } => $body,
             Engine::Compact { core: $core, .. } => $body,
         }
     };
@@ -95,7 +100,7 @@ impl<K> Clone for SharedIndexInformer<K> {
 impl<K> fmt::Debug for SharedIndexInformer<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let storage = match &*self.engine {
-            Engine::Decoded(_) => Storage::Decoded,
+            Engine::Decoded { .. } => Storage::Decoded,
             Engine::Compact { .. } => Storage::Compact,
         };
         f.debug_struct("SharedIndexInformer")
@@ -142,7 +147,7 @@ impl<K> SharedIndexInformer<K> {
     /// How the cache keeps objects.
     pub fn storage(&self) -> Storage {
         match &*self.engine {
-            Engine::Decoded(_) => Storage::Decoded,
+            Engine::Decoded { .. } => Storage::Decoded,
             Engine::Compact { .. } => Storage::Compact,
         }
     }
@@ -159,11 +164,12 @@ where
     where
         L: ListerWatcher<K> + Clone + 'static,
     {
+        let metadata_transform = options.metadata_transform.clone();
         SharedIndexInformer {
-            engine: Arc::new(Engine::Decoded(InformerCore::new(
-                lister_watcher,
-                decoded_options(options),
-            ))),
+            engine: Arc::new(Engine::Decoded {
+                core: InformerCore::new(lister_watcher, decoded_options(options)),
+                metadata_transform,
+            }),
         }
     }
 
@@ -192,13 +198,18 @@ where
                 options.decode_cache_bytes,
                 options.transform.clone(),
             ));
-            let core = InformerCore::new(lister_watcher.retyped::<Entry<K>>(), compact_options(options));
+            let options = compact_options(options, &decoder);
+            let core = InformerCore::new(lister_watcher.retyped::<Entry<K>>(), options);
             core.set_discovery(discovery);
             Engine::Compact { core, decoder }
         } else {
+            let metadata_transform = options.metadata_transform.clone();
             let core = InformerCore::new(lister_watcher, decoded_options(options));
             core.set_discovery(discovery);
-            Engine::Decoded(core)
+            Engine::Decoded {
+                core,
+                metadata_transform,
+            }
         };
         SharedIndexInformer {
             engine: Arc::new(engine),
@@ -269,7 +280,9 @@ where
             .take()
             .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(&handler)));
         let listener: Arc<dyn ListenerView> = match &*self.engine {
-            Engine::Decoded(core) => core.add_handler(Box::new(handler), name, options)?,
+            Engine::Decoded { core, .. } => {
+                core.add_handler(Box::new(handler), name, options)?
+            }
             Engine::Compact { core, decoder } => core.add_handler(
                 Box::new(DecodingFor {
                     decoder: Arc::clone(decoder),
@@ -310,7 +323,7 @@ where
             .take()
             .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(&handler)));
         let listener: Arc<dyn ListenerView> = match &*self.engine {
-            Engine::Decoded(core) => {
+            Engine::Decoded { core, .. } => {
                 core.add_handler(Box::new(MetadataFor(handler)), name, options)?
             }
             Engine::Compact { core, .. } => {
@@ -380,7 +393,10 @@ where
     /// [`transform_metadata`](crate::transform_metadata) do both.
     pub fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), Error> {
         match &*self.engine {
-            Engine::Decoded(core) => core.set_transform(transform),
+            Engine::Decoded {
+                core,
+                metadata_transform,
+            } => core.set_transform(after_metadata(metadata_transform.clone(), transform)),
             Engine::Compact { core, decoder } => {
                 core.check_not_started("the transform")?;
                 decoder.set_transform(transform);
@@ -405,8 +421,10 @@ where
     /// informer stopped.
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
         match &*self.engine {
-            Engine::Decoded(core) => core.add_indexers(indexers),
-            Engine::Compact { core, .. } => core.add_indexers(decoded_indexers(indexers)),
+            Engine::Decoded { core, .. } => core.add_indexers(indexers),
+            Engine::Compact { core, decoder } => {
+                core.add_indexers(decoded_indexers_with(indexers, decode_fn(decoder)))
+            }
         }
     }
 
@@ -422,15 +440,29 @@ where
     /// are shared: never mutate them.
     pub fn indexer(&self) -> Option<&Arc<Indexer<K>>> {
         match &*self.engine {
-            Engine::Decoded(core) => Some(core.indexer()),
+            Engine::Decoded { core, .. } => Some(core.indexer()),
             Engine::Compact { .. } => None,
+        }
+    }
+
+    /// The bytes the cache's entries hold on the heap (bytes as received
+    /// and parsed metadata, an estimate without allocator overhead), in
+    /// compact storage; `None` in decoded storage. It reads every entry.
+    pub fn cache_bytes(&self) -> Option<usize> {
+        match &*self.engine {
+            Engine::Decoded { .. } => None,
+            Engine::Compact { core, .. } => {
+                let mut bytes = 0;
+                core.indexer().for_each(|_, entry| bytes += entry.heap_bytes());
+                Some(bytes)
+            }
         }
     }
 
     /// A lister over the cache.
     pub fn lister(&self) -> Lister<K> {
         match &*self.engine {
-            Engine::Decoded(core) => {
+            Engine::Decoded { core, .. } => {
                 Lister::new(Arc::clone(core.indexer()), core.group_resource().clone())
             }
             Engine::Compact { core, decoder } => Lister::compact(
@@ -481,7 +513,7 @@ where
     /// Counters of the informer's work.
     pub fn stats(&self) -> InformerStats {
         match &*self.engine {
-            Engine::Decoded(core) => core.stats(),
+            Engine::Decoded { core, .. } => core.stats(),
             Engine::Compact { core, decoder } => InformerStats {
                 decodes: decoder.stats(),
                 ..core.stats()
@@ -498,14 +530,9 @@ where
 {
     let mut indexers = over_metadata::<K>(options.metadata_indexers);
     indexers.extend(options.indexers);
-    let transform = match (options.metadata_transform, options.transform) {
-        (None, transform) => transform,
-        (Some(change), None) => Some(ingest_metadata_transform(change)),
-        (Some(change), Some(transform)) => {
-            let change = ingest_metadata_transform::<K>(change);
-            let joined: TransformFunc<K> = Arc::new(move |object| transform(change(object)?));
-            Some(joined)
-        }
+    let transform = match options.transform {
+        Some(transform) => Some(after_metadata(options.metadata_transform, transform)),
+        None => options.metadata_transform.map(ingest_metadata_transform),
     };
     SharedIndexInformerOptions {
         metadata_indexers: MetadataIndexers::new(),
@@ -516,16 +543,34 @@ where
     }
 }
 
+/// `transform`, after `metadata` when there is one.
+fn after_metadata<K>(metadata: Option<MetadataTransform>, transform: TransformFunc<K>) -> TransformFunc<K>
+where
+    K: Object + Send + Sync + 'static,
+{
+    match metadata {
+        None => transform,
+        Some(change) => {
+            let change = ingest_metadata_transform::<K>(change);
+            Arc::new(move |object| transform(change(object)?))
+        }
+    }
+}
+
 /// The options of the core of a compact informer: metadata indexes over
-/// entries, whole-object indexes decoding once per entry, the metadata
-/// transform at ingest (the whole-object one goes to the decoder).
-fn compact_options<K>(options: SharedIndexInformerOptions<K>) -> SharedIndexInformerOptions<Entry<K>>
+/// entries; whole-object indexes decoding once per entry version, through
+/// `decoder` (so with its transform); the metadata transform at ingest,
+/// on entries (the whole-object one goes to the decoder).
+fn compact_options<K>(
+    options: SharedIndexInformerOptions<K>,
+    decoder: &Arc<DecodeCache<K>>,
+) -> SharedIndexInformerOptions<Entry<K>>
 where
     K: Object + DeserializeOwned + Send + Sync + 'static,
 {
     let mut indexers = over_metadata::<Entry<K>>(options.metadata_indexers);
     if !options.indexers.is_empty() {
-        indexers.extend(decoded_indexers::<K, _>(options.indexers));
+        indexers.extend(decoded_indexers_with(options.indexers, decode_fn(decoder)));
     }
     if options.reflector.resume_from.is_some() {
         tracing::warn!(
@@ -540,12 +585,44 @@ where
         metadata_indexers: MetadataIndexers::new(),
         indexers,
         metadata_transform: None,
-        transform: options.metadata_transform.map(ingest_metadata_transform),
+        transform: options.metadata_transform.map(entry_metadata_transform),
         decode_cache_bytes: options.decode_cache_bytes,
         reflector: options.reflector.retyped(),
         metrics: options.metrics,
         snapshot: options.snapshot,
     }
+}
+
+/// Decodes entries for whole-object index functions through `decoder`.
+fn decode_fn<K>(decoder: &Arc<DecodeCache<K>>) -> DecodeFn<K, Protobuf>
+where
+    K: Object + DeserializeOwned + Send + Sync + 'static,
+{
+    let decoder = Arc::clone(decoder);
+    Arc::new(move |entry: &Entry<K>| decoder.decode(entry).map_err(|error| error.to_string()))
+}
+
+/// A metadata transform of compact entries
+/// ([`Compact::change_metadata`](clientgo_apimachinery::Compact::change_metadata):
+/// dropping managedFields cuts them from the body too). A fresh entry is
+/// changed in place; a shared one (the cache's own on a relist, or one
+/// resumed from a snapshot) is copied only if the change alters it.
+fn entry_metadata_transform<K>(change: MetadataTransform) -> TransformFunc<Entry<K>>
+where
+    K: Object + Send + Sync + 'static,
+{
+    Arc::new(move |mut entry: Arc<Entry<K>>| {
+        if let Some(owned) = Arc::get_mut(&mut entry) {
+            owned.change_metadata(&*change);
+            return Ok(entry);
+        }
+        if !entry.changed_by(&*change) {
+            return Ok(entry);
+        }
+        let mut changed = (*entry).clone();
+        changed.change_metadata(&*change);
+        Ok(Arc::new(changed))
+    })
 }
 
 /// A handler of `K` listening to a compact informer: decodes each entry

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use clientgo_apimachinery::{Compact, GroupResource, KnownScope, LabelSelector, Object, Status};
 use clientgo_informers::{
     InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandler, SharedIndexInformer,
-    SharedInformerFactory, SnapshotOptions, meta_namespace_key,
+    SharedInformerFactory, SnapshotOptions, Storage, meta_namespace_key,
 };
 use clientgo_reflector::BackoffOptions;
 use clientgo_rest::{Config, RestClient};
@@ -708,8 +708,10 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let backoff = BackoffOptions::default()
         .initial(Duration::from_millis(50))
         .cap(Duration::from_secs(2));
-    // The first three factories ask for JSON (the JSON decoders); the last
-    // takes every default (protobuf, watch-list, managedFields stripped).
+    // The first three factories ask for JSON (the JSON decoders); the
+    // second keeps decoded objects (`Storage::Decoded`), the others the
+    // default compact entries; the last takes every default (protobuf,
+    // watch-list, managedFields stripped, compact storage).
     let factories = [
         (
             "watch-list",
@@ -722,11 +724,12 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             ),
         ),
         (
-            "list-watch-strip",
+            "decoded-list-watch-strip",
             true,
             SharedInformerFactory::with_options(
                 json_client.clone(),
                 InformerFactoryOptions::default()
+                    .storage(Storage::Decoded)
                     .use_watch_list(false)
                     .strip_managed_fields(true)
                     .backoff(backoff),

@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 
 use clientgo_apimachinery::{Compact, compact_decodes};
-use clientgo_informers::{CompactLister, decoded_indexers};
+use clientgo_informers::compact::{CompactLister, decoded_indexers};
 use clientgo_store::IndexFunc;
 use k8s_openapi::api::core::v1::ConfigMap;
 use support::*;
@@ -55,7 +55,7 @@ async fn whole_object_indexes_decode_each_version_once() {
         "one per new version; none for old versions or the delete"
     );
 
-    let lister = CompactLister::new(informer.lister(), 16);
+    let lister = CompactLister::new(informer.lister(), clientgo_informers::DEFAULT_DECODE_CACHE_BYTES);
     let changed = lister.by_index("by-v", "changed").unwrap();
     assert_eq!(changed.len(), 10);
     assert!(

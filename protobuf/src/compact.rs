@@ -24,7 +24,8 @@ pub fn compact_from_message<K>(message: &[u8]) -> Result<Compact<K, Protobuf>, D
             // managedFields stay bytes: a field 1 of their own in the
             // body, decoded only with the whole object.
             let (mut kept, mut managed) = (Vec::with_capacity(meta.len()), Vec::new());
-            split_managed_fields(meta, &mut kept, &mut managed)?;
+            split_managed_fields(meta, &mut kept, &mut managed)
+                .map_err(|e| DecodeError::from(e).within("object", 1))?;
             let meta_reader = WireReader::new(&kept);
             field::message::<ObjectMeta, _>(&mut metadata, WireValue::Bytes(&kept), &meta_reader)
                 .map_err(|e| e.within("object", 1))?;

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{Compact, CompactBody, Json, Lz4, Object, Protobuf};
 use clientgo_apimachinery::LabelSelector;
+use clientgo_informers::compact::DecodingHandler;
 use clientgo_informers::{
-    DecodingHandler, InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs,
-    SharedIndexInformer, SharedInformerFactory, SnapshotOptions, Storage,
+    InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs, SharedIndexInformer,
+    SharedInformerFactory, SnapshotOptions, Storage,
 };
 use clientgo_rest::{Config, ContentType, RestClient};
 use clientgo_testing::process_memory::rss_mib;

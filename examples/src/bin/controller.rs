@@ -17,16 +17,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::random::Random;
-use clientgo_apimachinery::{Compact, Object, compact_decodes};
 use clientgo_apimachinery::{GroupResource, LabelSelector};
 use clientgo_examples::{
     CommonFlags, Connection, EmbeddedOptions, Failure, MetricsServer, Progress, SeededResource,
     print_table, run_main, say, start_and_sync,
 };
 use clientgo_informers::{
-    CompactLister, DEFAULT_DECODED_CAPACITY, InformerFactoryOptions, ObjectOrTombstone,
-    ResourceEventHandlerFuncs, SharedInformerFactory, SnapshotOptions, meta_namespace_key,
-    meta_namespace_key_func, split_meta_namespace_key,
+    InformerFactoryOptions, Lister, MetadataView, ObjectOrTombstone, ResourceEventHandlerFuncs,
+    SharedInformerFactory, SnapshotOptions, split_meta_namespace_key,
 };
 use clientgo_leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use clientgo_record::{BroadcasterOptions, EventBroadcaster, EventRecorder, EventType};
@@ -183,7 +181,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     events.start_recording_to_sink(connection.client.clone());
     let recorder = events.recorder("clientgo-controller");
 
-    let mut options = InformerFactoryOptions::default().strip_managed_fields(true);
+    let mut options = InformerFactoryOptions::default();
     if let Some(namespace) = &flags.namespace {
         options = options.namespace(namespace.clone());
     }
@@ -194,11 +192,12 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
         options = options.metrics(informer_metrics.clone());
     }
     let factory = SharedInformerFactory::with_options(connection.client.clone(), options);
-    // Compact objects: each pod kept as its JSON plus parsed metadata. The
-    // handlers read keys only, so nothing is decoded for them; the workers
-    // decode the pods they reconcile, through the lister's decode cache.
-    let informer = factory.informer_for::<Compact<Pod>>();
-    let lister = CompactLister::new(informer.lister(), DEFAULT_DECODED_CAPACITY);
+    // The default storage keeps each pod as the bytes it arrived in plus
+    // its parsed metadata. The handlers read keys only, so nothing is
+    // decoded for them; the workers read `Pod`s from the lister, decoded
+    // on demand through its decode cache.
+    let informer = factory.core().v1().pods().informer();
+    let lister = informer.lister();
 
     let queue: RateLimitingQueue<String> = RateLimitingQueue::new(
         Arc::new(default_controller_rate_limiter()),
@@ -206,7 +205,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     );
     let counters = Arc::new(Counters::default());
     informer
-        .add_event_handler(handlers(&queue, &counters))
+        .add_metadata_event_handler(handlers(&queue, &counters))
         .map_err(|error| format!("cannot add the event handler: {error}"))?;
 
     let started = Instant::now();
@@ -278,13 +277,8 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     for task in worker_tasks {
         let _ = task.await;
     }
-    let cache_bytes: usize = lister
-        .list_metadata(&LabelSelector::everything())
-        .iter()
-        .map(|pod| pod.heap_bytes())
-        .sum();
-    let decodes = compact_decodes();
-    let lister_stats = lister.stats();
+    let cache_bytes = informer.cache_bytes().unwrap_or_default();
+    let decodes = informer.stats().decodes;
     factory.shutdown().await;
     let leader_row = match leadership {
         Some(leadership) => Some(leadership.step_down().await),
@@ -300,7 +294,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
         ("run time", format!("{elapsed:.1} s")),
         ("pods cached", stats.cached.to_string()),
         (
-            "cache memory (compact: JSON + metadata)",
+            "cache memory (compact: bytes + metadata)",
             format!(
                 "{:.1} MiB, {:.1} KiB per pod",
                 cache_bytes as f64 / (1024.0 * 1024.0),
@@ -308,10 +302,12 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
             ),
         ),
         (
-            "pods decoded (lister cache hits / misses)",
+            "lister reads (decode cache hits / misses)",
             format!(
                 "{} ({} / {})",
-                decodes.decodes, lister_stats.hits, lister_stats.misses
+                decodes.hits + decodes.misses,
+                decodes.hits,
+                decodes.misses
             ),
         ),
         (
@@ -511,33 +507,33 @@ impl Leadership {
     }
 }
 
-/// Handlers that count events and enqueue the changed pod's key.
+/// Metadata handlers (nothing decoded) that count events and enqueue the
+/// changed pod's key.
 fn handlers(
     queue: &RateLimitingQueue<String>,
     counters: &Arc<Counters>,
-) -> ResourceEventHandlerFuncs<Compact<Pod>> {
+) -> ResourceEventHandlerFuncs<MetadataView> {
     let (add_queue, update_queue, delete_queue) = (queue.clone(), queue.clone(), queue.clone());
     let (add_counters, update_counters, delete_counters) = (
         Arc::clone(counters),
         Arc::clone(counters),
         Arc::clone(counters),
     );
-    let key_func = meta_namespace_key_func::<Compact<Pod>>();
     ResourceEventHandlerFuncs::new()
-        .on_add(move |pod: &Arc<Compact<Pod>>, _initial| {
+        .on_add(move |pod: &Arc<MetadataView>, _initial| {
             add_counters.adds.fetch_add(1, Ordering::Relaxed);
-            add_queue.add(meta_namespace_key(pod.as_ref()));
+            add_queue.add(pod.key());
         })
-        .on_update(move |_old: &Arc<Compact<Pod>>, new: &Arc<Compact<Pod>>| {
+        .on_update(move |_old: &Arc<MetadataView>, new: &Arc<MetadataView>| {
             update_counters.updates.fetch_add(1, Ordering::Relaxed);
-            update_queue.add(meta_namespace_key(new.as_ref()));
+            update_queue.add(new.key());
         })
-        .on_delete(move |deleted: &ObjectOrTombstone<Compact<Pod>>| {
+        .on_delete(move |deleted: &ObjectOrTombstone<MetadataView>| {
             delete_counters.deletes.fetch_add(1, Ordering::Relaxed);
             // A tombstone (a delete seen only by a relist) carries the key.
-            match deleted.key(&key_func) {
-                Ok(key) => delete_queue.add(key),
-                Err(error) => say!("cannot key a deleted pod: {error}"),
+            match deleted {
+                ObjectOrTombstone::Object(pod) => delete_queue.add(pod.key()),
+                ObjectOrTombstone::Tombstone(tombstone) => delete_queue.add(tombstone.key.clone()),
             }
         })
 }
@@ -545,7 +541,7 @@ fn handlers(
 /// One worker: takes keys until the queue shuts down.
 async fn worker(
     queue: RateLimitingQueue<String>,
-    lister: CompactLister<Pod>,
+    lister: Lister<Pod>,
     settings: Settings,
     counters: Arc<Counters>,
     recorder: EventRecorder,
@@ -591,7 +587,7 @@ async fn worker(
 /// one checks what it reads, and fails `fail_percent` of its attempts on
 /// purpose (the same keys on the same attempts every run).
 fn reconcile(
-    lister: &CompactLister<Pod>,
+    lister: &Lister<Pod>,
     key: &str,
     attempt: usize,
     fail_percent: u64,
@@ -600,7 +596,7 @@ fn reconcile(
         return Err("injected failure".to_string());
     }
     let (namespace, name) = split_meta_namespace_key(key).map_err(|error| error.to_string())?;
-    match lister.get_namespaced(namespace, name) {
+    match lister.namespace(namespace).get(name) {
         // Deleted since it was queued: nothing left to do.
         Err(error) if error.is_not_found() => Ok(()),
         Err(error) => Err(error.to_string()),
@@ -648,7 +644,7 @@ impl EventRate {
 /// still differs.
 async fn compare_with_server(
     server: &clientgo_testing::TestApiServer,
-    lister: &CompactLister<Pod>,
+    lister: &Lister<Pod>,
 ) -> Result<usize, String> {
     let pods = GroupResource::new("", "pods");
     let give_up = Instant::now() + Duration::from_secs(15);
@@ -669,12 +665,7 @@ async fn compare_with_server(
         let cached: BTreeMap<String, String> = lister
             .list_metadata(&LabelSelector::everything())
             .iter()
-            .map(|pod| {
-                (
-                    meta_namespace_key(pod.as_ref()),
-                    pod.resource_version().unwrap_or_default().to_string(),
-                )
-            })
+            .map(|pod| (pod.key(), pod.resource_version.clone().unwrap_or_default()))
             .collect();
         if cached == server_state {
             return Ok(cached.len());
