@@ -17,6 +17,10 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
     for client in [
         "limit",
         "clientgo",
+        "clientgo-typed",
+        "clientgo-decoded",
+        "clientgo-list",
+        "clientgo-json",
         "clientgo-watchlist",
         "clientgo-strip",
         "kube-rs",
@@ -32,7 +36,7 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             .map(|line| serde_json::from_str(line).unwrap())
             .filter(|line: &serde_json::Value| line["client"] == client)
             .collect();
-        assert_eq!(lines.len(), 11, "{client}: one JSON line per figure");
+        assert_eq!(lines.len(), 14, "{client}: one JSON line per figure");
         for line in &lines {
             assert_eq!(line["pods"], 60);
             assert_eq!(line["events"], 300);
@@ -46,6 +50,11 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             "{client}: {events}"
         );
     }
+    // The defaults time their lister's reads.
+    assert!(
+        stdout.contains("| client (lister) |") && stdout.contains("| clientgo-decoded | "),
+        "no lister table:\n{stdout}"
+    );
     // The compact clients save their cache and restart warm from it.
     for client in [
         "clientgo-compact",
@@ -67,7 +76,8 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
     assert!(stdout.contains("| client (warm restart) |"));
     assert!(stdout.contains("target: warm restart (clientgo-compact): "));
     assert!(stdout.contains("target: initial sync (list): "));
-    assert!(stdout.contains("target: relist (clientgo): peak RSS "));
+    assert!(stdout.contains("target: relist (clientgo-json): peak RSS "));
+    assert!(stdout.contains("target: defaults: sync "));
 }
 
 #[test]
