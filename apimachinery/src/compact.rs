@@ -174,6 +174,16 @@ impl<K, B: CompactBody> Compact<K, B> {
         }
     }
 
+    /// Compresses the body, when its kind can be compressed and is not
+    /// yet (a [`Protobuf`](crate::Protobuf) body becomes LZ4). Forgets any
+    /// shared decode.
+    pub fn compress(&mut self) {
+        if let Some(body) = self.body.compressed() {
+            self.body = body;
+            *self.decoded.get_mut() = Weak::new();
+        }
+    }
+
     /// Whether [`change_metadata`](Self::change_metadata) with `change`
     /// would alter this entry (its metadata, or the managedFields its body
     /// keeps), found on a copy of the metadata.

@@ -42,6 +42,12 @@ pub trait CompactBody: Clone + Send + Sync + Sized + 'static {
             .unwrap_or_else(|unreadable| Err(serde::de::Error::custom(unreadable)))
     }
 
+    /// The body compressed, when this kind of body can be and is not yet
+    /// (the default: never).
+    fn compressed(&self) -> Option<Self> {
+        None
+    }
+
     /// The body without `metadata.managedFields`, for an entry whose
     /// metadata transform dropped them; `None` when it holds none. The
     /// default cuts them from the JSON [`read`](Self::read) gives.
@@ -159,6 +165,27 @@ pub enum Protobuf {
     Message(Box<[u8]>),
     /// JSON, when that is what arrived.
     Json(Box<str>),
+    /// [`Message`](Protobuf::Message) block-compressed with LZ4 (its
+    /// length first), for an informer in `Storage::CompactLz4`.
+    Lz4Message(Box<[u8]>),
+    /// [`Json`](Protobuf::Json) block-compressed with LZ4.
+    Lz4Json(Box<[u8]>),
+}
+
+/// `bytes` decompressed, or why not.
+fn lz4_decompressed(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    lz4_flex::block::decompress_size_prepended(bytes)
+        .map_err(|error| format!("the LZ4 body does not decompress: {error}"))
+}
+
+/// `bytes` decompressed into UTF-8 text, or why not.
+fn lz4_text(bytes: &[u8]) -> Result<String, String> {
+    String::from_utf8(lz4_decompressed(bytes)?)
+        .map_err(|error| format!("the LZ4 body is not UTF-8: {error}"))
+}
+
+fn lz4(bytes: &[u8]) -> Box<[u8]> {
+    lz4_flex::block::compress_prepend_size(bytes).into_boxed_slice()
 }
 
 impl CompactBody for Protobuf {
@@ -174,22 +201,43 @@ impl CompactBody for Protobuf {
     fn read<R>(&self, read: impl FnOnce(&str) -> R) -> Result<R, String> {
         match self {
             Protobuf::Json(json) => Ok(read(json)),
-            Protobuf::Message(_) => Err("a protobuf body has no JSON; decode the object".into()),
+            Protobuf::Lz4Json(bytes) => Ok(read(&lz4_text(bytes)?)),
+            Protobuf::Message(_) | Protobuf::Lz4Message(_) => {
+                Err("a protobuf body has no JSON; decode the object".into())
+            }
         }
     }
 
     fn heap_bytes(&self) -> usize {
         match self {
-            Protobuf::Message(bytes) => bytes.len(),
+            Protobuf::Message(bytes) | Protobuf::Lz4Message(bytes) | Protobuf::Lz4Json(bytes) => {
+                bytes.len()
+            }
             Protobuf::Json(json) => json.len(),
         }
     }
 
     fn decode<K: serde::de::DeserializeOwned + 'static>(&self) -> Result<K, serde_json::Error> {
+        let message = |bytes: &[u8]| {
+            crate::message_decoders::decode_message::<K>(bytes).map_err(serde::de::Error::custom)
+        };
         match self {
             Protobuf::Json(json) => serde_json::from_str(json),
-            Protobuf::Message(bytes) => crate::message_decoders::decode_message::<K>(bytes)
-                .map_err(serde::de::Error::custom),
+            Protobuf::Message(bytes) => message(bytes),
+            Protobuf::Lz4Message(bytes) => {
+                message(&lz4_decompressed(bytes).map_err(serde::de::Error::custom)?)
+            }
+            Protobuf::Lz4Json(bytes) => {
+                serde_json::from_str(&lz4_text(bytes).map_err(serde::de::Error::custom)?)
+            }
+        }
+    }
+
+    fn compressed(&self) -> Option<Self> {
+        match self {
+            Protobuf::Message(bytes) => Some(Protobuf::Lz4Message(lz4(bytes))),
+            Protobuf::Json(json) => Some(Protobuf::Lz4Json(lz4(json.as_bytes()))),
+            Protobuf::Lz4Message(_) | Protobuf::Lz4Json(_) => None,
         }
     }
 
@@ -202,21 +250,27 @@ impl CompactBody for Protobuf {
             Protobuf::Json(json) => {
                 json_without_managed_fields(json).map(|json| Protobuf::Json(json.into_boxed_str()))
             }
+            Protobuf::Lz4Message(bytes) => {
+                let message = lz4_decompressed(bytes).ok()?;
+                crate::protobuf_wire::without_field(&message, 1)
+                    .map(|rest| Protobuf::Lz4Message(lz4(&rest)))
+            }
+            Protobuf::Lz4Json(bytes) => json_without_managed_fields(&lz4_text(bytes).ok()?)
+                .map(|json| Protobuf::Lz4Json(lz4(json.as_bytes()))),
         }
     }
 
-    /// A marker byte (`j` for JSON, `p` for a message), then the bytes.
+    /// A marker byte (`j` for JSON, `p` for a message, `J` and `P` for
+    /// the same compressed), then the bytes as kept.
     fn write_record(&self, out: &mut Vec<u8>) -> Result<(), String> {
-        match self {
-            Protobuf::Json(json) => {
-                out.push(b'j');
-                out.extend_from_slice(json.as_bytes());
-            }
-            Protobuf::Message(bytes) => {
-                out.push(b'p');
-                out.extend_from_slice(bytes);
-            }
-        }
+        let (marker, bytes): (u8, &[u8]) = match self {
+            Protobuf::Json(json) => (b'j', json.as_bytes()),
+            Protobuf::Message(bytes) => (b'p', bytes),
+            Protobuf::Lz4Json(bytes) => (b'J', bytes),
+            Protobuf::Lz4Message(bytes) => (b'P', bytes),
+        };
+        out.push(marker);
+        out.extend_from_slice(bytes);
         Ok(())
     }
 
@@ -226,6 +280,8 @@ impl CompactBody for Protobuf {
                 .map(|json| Protobuf::Json(json.into()))
                 .map_err(|_| "an object that is not UTF-8".into()),
             Some((b'p', message)) => Ok(Protobuf::Message(message.into())),
+            Some((b'J', compressed)) => Ok(Protobuf::Lz4Json(compressed.into())),
+            Some((b'P', compressed)) => Ok(Protobuf::Lz4Message(compressed.into())),
             _ => Err("not a protobuf body's record".into()),
         }
     }
@@ -236,6 +292,10 @@ impl fmt::Debug for Protobuf {
         match self {
             Protobuf::Message(bytes) => write!(f, "Protobuf({} bytes of message)", bytes.len()),
             Protobuf::Json(json) => write!(f, "Protobuf({} bytes of JSON)", json.len()),
+            Protobuf::Lz4Message(bytes) => {
+                write!(f, "Protobuf({} bytes of LZ4 message)", bytes.len())
+            }
+            Protobuf::Lz4Json(bytes) => write!(f, "Protobuf({} bytes of LZ4 JSON)", bytes.len()),
         }
     }
 }
@@ -293,5 +353,32 @@ mod tests {
         assert!(damaged.read(|_| ()).is_err());
         let empty = Lz4(Vec::new().into_boxed_slice());
         assert!(empty.read(|_| ()).is_err());
+    }
+
+    #[test]
+    fn a_compressed_protobuf_body_reads_records_and_cuts_as_the_plain_one() {
+        let json = r#"{"metadata":{"name":"a","managedFields":[{"manager":"m"}]},"data":{"k":"v v v v v v v v"}}"#;
+        let plain = Protobuf::from_json(json.into());
+        let compressed = plain.compressed().unwrap();
+        assert!(matches!(compressed, Protobuf::Lz4Json(_)));
+        assert!(compressed.compressed().is_none(), "once");
+        assert_eq!(compressed.read(str::to_string).unwrap(), json);
+        let mut record = Vec::new();
+        compressed.write_record(&mut record).unwrap();
+        let back = Protobuf::from_record(&record).unwrap();
+        assert_eq!(back.read(str::to_string).unwrap(), json);
+        let cut = compressed.without_managed_fields().unwrap();
+        assert!(matches!(cut, Protobuf::Lz4Json(_)));
+        assert!(!cut.read(str::to_string).unwrap().contains("managedFields"));
+        let message = Protobuf::Message(vec![0x0a, 0x01, b'x', 0x12, 0x01, b'y'].into());
+        let packed = message.compressed().unwrap();
+        let mut record = Vec::new();
+        packed.write_record(&mut record).unwrap();
+        assert!(matches!(Protobuf::from_record(&record).unwrap(), Protobuf::Lz4Message(_)));
+        let Some(Protobuf::Lz4Message(rest)) = packed.without_managed_fields() else {
+            panic!("field 1 cut")
+        };
+        assert_eq!(lz4_decompressed(&rest).unwrap(), [0x12, 0x01, b'y']);
+        assert!(Protobuf::Lz4Message(vec![9, 9].into()).decode::<String>().is_err());
     }
 }

@@ -20,6 +20,7 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
         "clientgo-typed",
         "clientgo-decoded",
         "clientgo-list",
+        "clientgo-lz4",
         "clientgo-json",
         "clientgo-watchlist",
         "clientgo-strip",

@@ -43,6 +43,8 @@ enum Engine<K> {
     Compact {
         core: InformerCore<Entry<K>>,
         decoder: Arc<DecodeCache<K>>,
+        /// `Compact` or `CompactLz4`.
+        storage: Storage,
     },
 }
 
@@ -99,13 +101,9 @@ impl<K> Clone for SharedIndexInformer<K> {
 
 impl<K> fmt::Debug for SharedIndexInformer<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let storage = match &*self.engine {
-            Engine::Decoded { .. } => Storage::Decoded,
-            Engine::Compact { .. } => Storage::Compact,
-        };
         f.debug_struct("SharedIndexInformer")
             .field("name", &self.name())
-            .field("storage", &storage)
+            .field("storage", &self.storage())
             .finish_non_exhaustive()
     }
 }
@@ -148,7 +146,7 @@ impl<K> SharedIndexInformer<K> {
     pub fn storage(&self) -> Storage {
         match &*self.engine {
             Engine::Decoded { .. } => Storage::Decoded,
-            Engine::Compact { .. } => Storage::Compact,
+            Engine::Compact { storage, .. } => *storage,
         }
     }
 }
@@ -193,7 +191,8 @@ where
             resource: Some(options.resource.unwrap_or(resource)),
             ..options
         };
-        let engine = if options.storage == Storage::Compact && K::compactable() {
+        let storage = options.storage;
+        let engine = if storage != Storage::Decoded && K::compactable() {
             let decoder = Arc::new(DecodeCache::new(
                 options.decode_cache_bytes,
                 options.transform.clone(),
@@ -201,7 +200,11 @@ where
             let options = compact_options(options, &decoder);
             let core = InformerCore::new(lister_watcher.retyped::<Entry<K>>(), options);
             core.set_discovery(discovery);
-            Engine::Compact { core, decoder }
+            Engine::Compact {
+                core,
+                decoder,
+                storage,
+            }
         } else {
             let metadata_transform = options.metadata_transform.clone();
             let core = InformerCore::new(lister_watcher, decoded_options(options));
@@ -283,7 +286,7 @@ where
             Engine::Decoded { core, .. } => {
                 core.add_handler(Box::new(handler), name, options)?
             }
-            Engine::Compact { core, decoder } => core.add_handler(
+            Engine::Compact { core, decoder, .. } => core.add_handler(
                 Box::new(DecodingFor {
                     decoder: Arc::clone(decoder),
                     handler,
@@ -397,7 +400,7 @@ where
                 core,
                 metadata_transform,
             } => core.set_transform(after_metadata(metadata_transform.clone(), transform)),
-            Engine::Compact { core, decoder } => {
+            Engine::Compact { core, decoder, .. } => {
                 core.check_not_started("the transform")?;
                 decoder.set_transform(transform);
                 Ok(())
@@ -422,7 +425,7 @@ where
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
         match &*self.engine {
             Engine::Decoded { core, .. } => core.add_indexers(indexers),
-            Engine::Compact { core, decoder } => {
+            Engine::Compact { core, decoder, .. } => {
                 core.add_indexers(decoded_indexers_with(indexers, decode_fn(decoder)))
             }
         }
@@ -465,7 +468,7 @@ where
             Engine::Decoded { core, .. } => {
                 Lister::new(Arc::clone(core.indexer()), core.group_resource().clone())
             }
-            Engine::Compact { core, decoder } => Lister::compact(
+            Engine::Compact { core, decoder, .. } => Lister::compact(
                 Arc::clone(core.indexer()),
                 Arc::clone(decoder),
                 core.group_resource().clone(),
@@ -514,7 +517,7 @@ where
     pub fn stats(&self) -> InformerStats {
         match &*self.engine {
             Engine::Decoded { core, .. } => core.stats(),
-            Engine::Compact { core, decoder } => InformerStats {
+            Engine::Compact { core, decoder, .. } => InformerStats {
                 decodes: decoder.stats(),
                 ..core.stats()
             },
@@ -581,11 +584,14 @@ where
         name: options.name,
         resource: options.resource,
         resync_period: options.resync_period,
-        storage: Storage::Compact,
+        storage: options.storage,
         metadata_indexers: MetadataIndexers::new(),
         indexers,
         metadata_transform: None,
-        transform: options.metadata_transform.map(entry_metadata_transform),
+        transform: entry_transform(
+            options.metadata_transform,
+            options.storage == Storage::CompactLz4,
+        ),
         decode_cache_bytes: options.decode_cache_bytes,
         reflector: options.reflector.retyped(),
         metrics: options.metrics,
@@ -602,27 +608,43 @@ where
     Arc::new(move |entry: &Entry<K>| decoder.decode(entry).map_err(|error| error.to_string()))
 }
 
-/// A metadata transform of compact entries
-/// ([`Compact::change_metadata`](clientgo_apimachinery::Compact::change_metadata):
-/// dropping managedFields cuts them from the body too). A fresh entry is
-/// changed in place; a shared one (the cache's own on a relist, or one
-/// resumed from a snapshot) is copied only if the change alters it.
-fn entry_metadata_transform<K>(change: MetadataTransform) -> TransformFunc<Entry<K>>
+/// What a compact informer does to each entry at ingest: the metadata
+/// transform ([`Compact::change_metadata`](clientgo_apimachinery::Compact::change_metadata):
+/// dropping managedFields cuts them from the body too), then, in
+/// `CompactLz4`, the compression. A fresh entry is changed in place; a
+/// shared one (the cache's own on a relist, or one resumed from a
+/// snapshot) is copied only if the metadata change alters it. `None` when
+/// there is nothing to do.
+fn entry_transform<K>(
+    change: Option<MetadataTransform>,
+    compress: bool,
+) -> Option<TransformFunc<Entry<K>>>
 where
     K: Object + Send + Sync + 'static,
 {
-    Arc::new(move |mut entry: Arc<Entry<K>>| {
+    if change.is_none() && !compress {
+        return None;
+    }
+    let apply = move |entry: &mut Entry<K>, change: &Option<MetadataTransform>| {
+        if let Some(change) = change {
+            entry.change_metadata(&**change);
+        }
+        if compress {
+            entry.compress();
+        }
+    };
+    Some(Arc::new(move |mut entry: Arc<Entry<K>>| {
         if let Some(owned) = Arc::get_mut(&mut entry) {
-            owned.change_metadata(&*change);
+            apply(owned, &change);
             return Ok(entry);
         }
-        if !entry.changed_by(&*change) {
+        if !change.as_ref().is_some_and(|change| entry.changed_by(&**change)) {
             return Ok(entry);
         }
         let mut changed = (*entry).clone();
-        changed.change_metadata(&*change);
+        apply(&mut changed, &change);
         Ok(Arc::new(changed))
-    })
+    }))
 }
 
 /// A handler of `K` listening to a compact informer: decodes each entry

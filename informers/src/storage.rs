@@ -15,6 +15,10 @@
 /// | whole-object index functions | one decode per object version, at ingest | no decode |
 /// | a whole-object transform ([`SharedIndexInformerOptions::transform`](crate::SharedIndexInformerOptions::transform)) | runs on each decode | runs once, at ingest |
 ///
+/// [`CompactLz4`](Storage::CompactLz4) is `Compact` with each entry's bytes
+/// LZ4-compressed at ingest: less memory for a decompression before each
+/// decode.
+///
 /// Pick `Decoded` for a controller that reads every whole object on every
 /// event or reconcile: it then pays for each decode once. Informers of
 /// types that are already small (metadata-only objects, and explicit
@@ -30,6 +34,8 @@ pub enum Storage {
     /// Bytes as received plus parsed metadata; objects decoded on demand.
     #[default]
     Compact,
+    /// [`Compact`](Storage::Compact) with the bytes LZ4-compressed.
+    CompactLz4,
     /// Decoded objects.
     Decoded,
 }

@@ -428,3 +428,31 @@ async fn metadata_reads_of_the_default_storage_decode_nothing() {
     );
     running.stop().await;
 }
+
+/// `Storage::CompactLz4` keeps the same pods in fewer bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lz4_storage_keeps_the_same_pods_in_fewer_bytes() {
+    use clientgo_informers::Storage;
+
+    let server = seeded(20, true).await;
+    let client = RestClient::new(Config::new(server.url())).unwrap();
+    let informer = |storage| {
+        SharedIndexInformer::from_client(
+            ResourceClient::<Pod>::namespaced(client.clone(), "default"),
+            fast_options().storage(storage),
+        )
+    };
+    let plain = Running::start(informer(Storage::Compact));
+    let packed = Running::start(informer(Storage::CompactLz4));
+    plain.synced().await;
+    packed.synced().await;
+    assert_eq!(packed.informer.storage(), Storage::CompactLz4);
+    assert_eq!(cache(&plain.informer), cache(&packed.informer));
+    let (plain_bytes, packed_bytes) = (
+        plain.informer.cache_bytes().unwrap(),
+        packed.informer.cache_bytes().unwrap(),
+    );
+    assert!(packed_bytes < plain_bytes, "{packed_bytes} < {plain_bytes}");
+    plain.stop().await;
+    packed.stop().await;
+}

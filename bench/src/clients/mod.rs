@@ -53,6 +53,8 @@ pub enum ClientKind {
     ClientgoDecoded,
     /// The defaults with a list instead of watch-list.
     ClientgoList,
+    /// The defaults in `Storage::CompactLz4` (a metadata handler).
+    ClientgoLz4,
     /// clientgo-rs's SharedIndexInformer in decoded storage asking for
     /// JSON, list then watch (the `clientgo` row before 2026-11-25).
     ClientgoJson,
@@ -94,12 +96,13 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 18] = [
+    pub const ALL: [ClientKind; 19] = [
         ClientKind::Limit,
         ClientKind::Clientgo,
         ClientKind::ClientgoTyped,
         ClientKind::ClientgoDecoded,
         ClientKind::ClientgoList,
+        ClientKind::ClientgoLz4,
         ClientKind::ClientgoJson,
         ClientKind::ClientgoNoGzip,
         ClientKind::ClientgoWatchList,
@@ -123,6 +126,7 @@ impl ClientKind {
             ClientKind::ClientgoTyped => "clientgo-typed",
             ClientKind::ClientgoDecoded => "clientgo-decoded",
             ClientKind::ClientgoList => "clientgo-list",
+            ClientKind::ClientgoLz4 => "clientgo-lz4",
             ClientKind::ClientgoJson => "clientgo-json",
             ClientKind::ClientgoNoGzip => "clientgo-nogzip",
             ClientKind::ClientgoWatchList => "clientgo-watchlist",
@@ -169,6 +173,11 @@ impl ClientKind {
                 handler: clientgo::Handler::Metadata,
                 storage: Storage::Compact,
                 watch_list: false,
+            },
+            ClientKind::ClientgoLz4 => Mode::Defaults {
+                handler: clientgo::Handler::Metadata,
+                storage: Storage::CompactLz4,
+                watch_list: true,
             },
             ClientKind::ClientgoNoGzip => Mode::NoGzip,
             ClientKind::ClientgoStrip => Mode::Strip,

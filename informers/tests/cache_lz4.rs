@@ -1,0 +1,14 @@
+//! The cache suite (`suites/cache.rs`) over `ConfigMap` in `Storage::CompactLz4`: every promise holds when the cached bytes are LZ4-compressed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+#[path = "suites/cache.rs"]
+mod suite;
+mod support;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+
+/// The object type the suite runs with.
+type Cm = ConfigMap;
+
+/// The storage the suite's informers keep.
+const STORAGE: clientgo_informers::Storage = clientgo_informers::Storage::CompactLz4;
