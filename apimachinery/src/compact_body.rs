@@ -374,11 +374,18 @@ mod tests {
         let packed = message.compressed().unwrap();
         let mut record = Vec::new();
         packed.write_record(&mut record).unwrap();
-        assert!(matches!(Protobuf::from_record(&record).unwrap(), Protobuf::Lz4Message(_)));
+        assert!(matches!(
+            Protobuf::from_record(&record).unwrap(),
+            Protobuf::Lz4Message(_)
+        ));
         let Some(Protobuf::Lz4Message(rest)) = packed.without_managed_fields() else {
             panic!("field 1 cut")
         };
         assert_eq!(lz4_decompressed(&rest).unwrap(), [0x12, 0x01, b'y']);
-        assert!(Protobuf::Lz4Message(vec![9, 9].into()).decode::<String>().is_err());
+        assert!(
+            Protobuf::Lz4Message(vec![9, 9].into())
+                .decode::<String>()
+                .is_err()
+        );
     }
 }

@@ -372,7 +372,11 @@ fn protobuf_targets(summaries: &[Summary]) -> Vec<String> {
     let verdict = |met: bool| if met { "met" } else { "MISSED" };
     let mut lines = Vec::new();
     for (ours, json, name) in [
-        (ClientKind::ClientgoProtobuf, ClientKind::ClientgoJson, "list"),
+        (
+            ClientKind::ClientgoProtobuf,
+            ClientKind::ClientgoJson,
+            "list",
+        ),
         (
             ClientKind::ClientgoProtobufWatchList,
             ClientKind::ClientgoWatchList,

@@ -59,7 +59,10 @@ fn name_of(index: usize) -> (String, String) {
 fn lister_reads(c: &mut Criterion) {
     let pods = GroupResource::new("", "pods");
     let compact = compact_indexer();
-    let cached = CompactLister::new(Lister::new(Arc::clone(&compact), pods.clone()), clientgo_informers::DEFAULT_DECODE_CACHE_BYTES);
+    let cached = CompactLister::new(
+        Lister::new(Arc::clone(&compact), pods.clone()),
+        clientgo_informers::DEFAULT_DECODE_CACHE_BYTES,
+    );
     let uncached = CompactLister::new(Lister::new(Arc::clone(&compact), pods.clone()), 0);
     let typed = Lister::new(typed_indexer(), pods);
     let (namespace, name) = name_of(7);

@@ -41,10 +41,9 @@ where
     K: DeserializeOwned + Object + Send + Sync + 'static,
     B: CompactBody,
 {
-    decoded_indexers_with(
-        functions,
-        Arc::new(|compact: &Compact<K, B>| compact.decode().map_err(|error| error.to_string())),
-    )
+    let decode: DecodeFn<K, B> =
+        Arc::new(|compact: &Compact<K, B>| compact.decode().map_err(|error| error.to_string()));
+    decoded_indexers_with(functions, &decode)
 }
 
 /// How [`decoded_indexers_with`] decodes an entry.
@@ -55,7 +54,7 @@ pub(crate) type DecodeFn<K, B> =
 /// with its transform).
 pub(crate) fn decoded_indexers_with<K, B>(
     functions: impl IntoIterator<Item = (String, IndexFunc<K>)>,
-    decode: DecodeFn<K, B>,
+    decode: &DecodeFn<K, B>,
 ) -> Indexers<Compact<K, B>>
 where
     K: DeserializeOwned + Object + Send + Sync + 'static,
@@ -69,17 +68,17 @@ where
         .enumerate()
         .map(|(position, name)| {
             let functions = Arc::clone(&functions);
-            let decode = Arc::clone(&decode);
+            let decode = Arc::clone(decode);
             let index: IndexFunc<Compact<K, B>> = Arc::new(move |compact: &Compact<K, B>| {
                 let kept = compact.memo(|| GroupValues {
                     group,
-                    values: values_of(&*decode, compact, &functions),
+                    values: values_of(&decode, compact, &functions),
                 });
                 let values = match kept {
                     Some(kept) if kept.group == group => kept.values[position].clone(),
                     // The entry keeps another group's values: this one
                     // function, unkept.
-                    _ => values_of(&*decode, compact, &functions[position..=position])
+                    _ => values_of(&decode, compact, &functions[position..=position])
                         .into_vec()
                         .swap_remove(0),
                 };
@@ -91,7 +90,7 @@ where
 }
 
 fn values_of<K, B>(
-    decode: &(dyn Fn(&Compact<K, B>) -> Result<Arc<K>, String> + Send + Sync),
+    decode: &DecodeFn<K, B>,
     compact: &Compact<K, B>,
     functions: &[IndexFunc<K>],
 ) -> Box<[Result<Vec<String>, String>]>

@@ -112,9 +112,7 @@ where
     /// counted) when it does not decode.
     pub(crate) fn for_handler(&self, entry: &Compact<K, B>) -> Option<Arc<K>> {
         self.state.lock().stats.handler_decodes += 1;
-        self.decode(entry)
-            .map_err(|error| self.failed(&error))
-            .ok()
+        self.decode(entry).map_err(|error| self.failed(&error)).ok()
     }
 
     /// `entry` decoded and transformed, for a lister, through the cache.
@@ -226,7 +224,10 @@ mod tests {
         assert_eq!((cache.stats().hits, cache.stats().misses), (1, 1));
 
         let newer = entry("a", "2", "y");
-        assert_eq!(cache.for_lister(&newer).unwrap().data.as_ref().unwrap()["k"], "y");
+        assert_eq!(
+            cache.for_lister(&newer).unwrap().data.as_ref().unwrap()["k"],
+            "y"
+        );
         assert_eq!(cache.stats().misses, 2, "a new version decodes again");
 
         for name in ["b", "c", "d"] {

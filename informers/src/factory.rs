@@ -19,9 +19,9 @@ use crate::error::Error;
 use crate::factory_core::FactoryCore;
 use crate::factory_options::InformerFactoryOptions;
 use crate::generic_informer::GenericInformer;
-use crate::shared_index_informer::SharedIndexInformer;
 use crate::lister::Lister;
 use crate::resource_informer_factory::DynamicSharedInformerFactory;
+use crate::shared_index_informer::SharedIndexInformer;
 use crate::wait::SyncError;
 
 type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send + Sync>;

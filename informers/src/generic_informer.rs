@@ -14,8 +14,8 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use crate::shared_index_informer::SharedIndexInformer;
 use crate::lister::Lister;
+use crate::shared_index_informer::SharedIndexInformer;
 use crate::wait::InformerSynced;
 
 /// A cached object of any type: its metadata, and a way back to the

@@ -177,7 +177,6 @@ impl<K> InformerCore<K> {
     pub(crate) fn name(&self) -> &str {
         &self.inner.name
     }
-
 }
 
 /// What a running informer's reflector and queue report.
@@ -539,8 +538,8 @@ where
     pub(crate) fn add_handler(
         &self,
         handler: Box<dyn ResourceEventHandler<K>>,
-        name: String,
-        options: HandlerOptions,
+        name: &str,
+        options: &HandlerOptions,
     ) -> Result<Arc<Listener<K>>, Error> {
         let inner = &self.inner;
         let mut setup = inner.setup.lock();
@@ -583,22 +582,21 @@ where
         let resync_period = effective_resync_period(requested, setup.check_period);
         let settings = ListenerSettings {
             id: NEXT_LISTENER_ID.fetch_add(1, Ordering::Relaxed),
-            name: name.clone(),
+            name: name.to_string(),
             queue: options.queue,
             requested_resync: requested,
             resync_period,
             now,
             sync_signal: inner.sync_signal.clone(),
-            pending_metric: inner.metrics_provider.handler_pending(&inner.name, &name),
-            latency_metric: inner.metrics_provider.handler_latency(&inner.name, &name),
+            pending_metric: inner.metrics_provider.handler_pending(&inner.name, name),
+            latency_metric: inner.metrics_provider.handler_latency(&inner.name, name),
         };
-        let listener = Listener::spawn(settings, handler).map_err(|source| {
-            Error::HandlerThread {
+        let listener =
+            Listener::spawn(settings, handler).map_err(|source| Error::HandlerThread {
                 informer: inner.name.clone(),
-                handler: name.clone(),
+                handler: name.to_string(),
                 source,
-            }
-        })?;
+            })?;
         if setup.started {
             // The replay of a large cache runs off the async workers.
             off_async_workers(inner.indexer.len() >= HEAVY_WORK_OBJECTS, || {
@@ -752,7 +750,10 @@ where
     /// your own writes). Handlers may not have been told yet. Fails at
     /// once for a non-integer, and when the informer stops first; wrap it
     /// in a timeout to bound the wait.
-    pub(crate) async fn wait_for_resource_version(&self, resource_version: &str) -> Result<(), WaitError> {
+    pub(crate) async fn wait_for_resource_version(
+        &self,
+        resource_version: &str,
+    ) -> Result<(), WaitError> {
         if compare_resource_versions(resource_version, "0").is_none() {
             return Err(WaitError::NotComparable(resource_version.to_string()));
         }

@@ -169,6 +169,7 @@ mod transform;
 mod wait;
 mod warm_restart;
 
+pub use decode_cache::{DECODED_EXPANSION, DEFAULT_DECODE_CACHE_BYTES, DecodeStats};
 pub use error::Error;
 pub use factory::SharedInformerFactory;
 pub use factory_options::InformerFactoryOptions;
@@ -177,7 +178,6 @@ pub use generic_informer::{AnyObject, GenericInformer, GenericLister};
 pub use handler::ResourceEventHandler;
 pub use handler_funcs::ResourceEventHandlerFuncs;
 pub use handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
-pub use decode_cache::{DECODED_EXPANSION, DEFAULT_DECODE_CACHE_BYTES, DecodeStats};
 
 /// Informers over explicit compact entry types (`Compact<K, B>`), for
 /// what the default storage does not choose for you: an LZ4 or a JSON body
@@ -191,13 +191,11 @@ pub mod compact {
     pub use crate::decoding_handler::DecodingHandler;
 }
 pub use informer::InformerStats;
-pub use metadata_index::{MetadataIndexFunc, MetadataIndexers, namespace_metadata_indexers};
-pub use metadata_view::MetadataView;
-pub use shared_index_informer::SharedIndexInformer;
-pub use storage::Storage;
 pub use informer_options::SharedIndexInformerOptions;
 pub use listener::HandlerStats;
 pub use lister::{Lister, NamespaceLister};
+pub use metadata_index::{MetadataIndexFunc, MetadataIndexers, namespace_metadata_indexers};
+pub use metadata_view::MetadataView;
 pub use metrics::{
     HistogramMetric, InformerMetricsProvider, NoopMetric, NoopMetricsProvider, SettableGaugeMetric,
 };
@@ -209,7 +207,9 @@ pub use resource_informer_factory::{
     CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory, FactoryObject,
     MetadataSharedInformerFactory, ResourceInformerFactory,
 };
+pub use shared_index_informer::SharedIndexInformer;
 pub use snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotOptions};
+pub use storage::Storage;
 pub use sync_signal::SyncChanges;
 pub use transform::{MetadataTransform, strip_managed_fields, transform_metadata};
 pub use wait::{

@@ -123,7 +123,7 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> Source<K> {
     fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
         match self {
             Source::Decoded(indexer) => matching(indexer, selector),
-            Source::Compact(indexer, decoder) => decoded_all(decoder, matching(indexer, selector)),
+            Source::Compact(indexer, decoder) => decoded_all(decoder, &matching(indexer, selector)),
         }
     }
 
@@ -137,7 +137,7 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> Source<K> {
             Source::Decoded(indexer) => in_namespace(indexer, namespace, selector, resource),
             Source::Compact(indexer, decoder) => decoded_all(
                 decoder,
-                in_namespace(indexer, namespace, selector, resource),
+                &in_namespace(indexer, namespace, selector, resource),
             ),
         }
     }
@@ -166,12 +166,16 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> Source<K> {
         }
     }
 
-    fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, clientgo_store::StoreError> {
+    fn by_index(
+        &self,
+        index_name: &str,
+        value: &str,
+    ) -> Result<Vec<Arc<K>>, clientgo_store::StoreError> {
         match self {
             Source::Decoded(indexer) => indexer.by_index(index_name, value),
             Source::Compact(indexer, decoder) => indexer
                 .by_index(index_name, value)
-                .map(|entries| decoded_all(decoder, entries)),
+                .map(|entries| decoded_all(decoder, &entries)),
         }
     }
 
@@ -185,7 +189,7 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> Source<K> {
 
 /// Each entry decoded, in order; entries that do not decode are left out
 /// (the decoder logs and counts them).
-fn decoded_all<K>(decoder: &DecodeCache<K>, entries: Vec<Arc<Entry<K>>>) -> Vec<Arc<K>>
+fn decoded_all<K>(decoder: &DecodeCache<K>, entries: &[Arc<Entry<K>>]) -> Vec<Arc<K>>
 where
     K: Object + DeserializeOwned + Send + Sync + 'static,
 {
@@ -344,11 +348,14 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> NamespaceLister<K> {
     /// [`Error::NotFound`](crate::Error::NotFound).
     pub fn get(&self, name: &str) -> Result<Arc<K>, Error> {
         let key = format!("{}/{}", self.namespace, name);
-        self.lister.source.get(&key)?.ok_or_else(|| Error::NotFound {
-            resource: self.lister.resource.clone(),
-            namespace: Some(self.namespace.clone()),
-            name: name.to_string(),
-        })
+        self.lister
+            .source
+            .get(&key)?
+            .ok_or_else(|| Error::NotFound {
+                resource: self.lister.resource.clone(),
+                namespace: Some(self.namespace.clone()),
+                name: name.to_string(),
+            })
     }
 
     /// The namespace.

@@ -19,8 +19,8 @@ use crate::error::Error;
 use crate::factory_core::FactoryCore;
 use crate::factory_options::InformerFactoryOptions;
 use crate::generic_informer::GenericInformer;
-use crate::shared_index_informer::SharedIndexInformer;
 use crate::lister::Lister;
+use crate::shared_index_informer::SharedIndexInformer;
 use crate::wait::SyncError;
 
 mod sealed {

@@ -22,8 +22,8 @@ use crate::handler::ResourceEventHandler;
 use crate::handler_options::HandlerOptions;
 use crate::informer::{InformerCore, InformerStats, short_type_name};
 use crate::informer_options::SharedIndexInformerOptions;
-use crate::lister::Lister;
 use crate::listener::ListenerView;
+use crate::lister::Lister;
 use crate::metadata_index::{MetadataIndexers, over_metadata};
 use crate::metadata_view::{MetadataFor, MetadataView};
 use crate::registration::ResourceEventHandlerRegistration;
@@ -122,7 +122,9 @@ impl<K> Clone for WeakInformer<K> {
 impl<K> WeakInformer<K> {
     /// The informer, while any strong handle on it exists.
     pub(crate) fn upgrade(&self) -> Option<SharedIndexInformer<K>> {
-        self.0.upgrade().map(|engine| SharedIndexInformer { engine })
+        self.0
+            .upgrade()
+            .map(|engine| SharedIndexInformer { engine })
     }
 
     /// Whether this is a handle on `informer`.
@@ -283,16 +285,14 @@ where
             .take()
             .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(&handler)));
         let listener: Arc<dyn ListenerView> = match &*self.engine {
-            Engine::Decoded { core, .. } => {
-                core.add_handler(Box::new(handler), name, options)?
-            }
+            Engine::Decoded { core, .. } => core.add_handler(Box::new(handler), &name, &options)?,
             Engine::Compact { core, decoder, .. } => core.add_handler(
                 Box::new(DecodingFor {
                     decoder: Arc::clone(decoder),
                     handler,
                 }),
-                name,
-                options,
+                &name,
+                &options,
             )?,
         };
         Ok(ResourceEventHandlerRegistration {
@@ -327,10 +327,10 @@ where
             .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(&handler)));
         let listener: Arc<dyn ListenerView> = match &*self.engine {
             Engine::Decoded { core, .. } => {
-                core.add_handler(Box::new(MetadataFor(handler)), name, options)?
+                core.add_handler(Box::new(MetadataFor(handler)), &name, &options)?
             }
             Engine::Compact { core, .. } => {
-                core.add_handler(Box::new(MetadataFor(handler)), name, options)?
+                core.add_handler(Box::new(MetadataFor(handler)), &name, &options)?
             }
         };
         Ok(ResourceEventHandlerRegistration {
@@ -426,7 +426,7 @@ where
         match &*self.engine {
             Engine::Decoded { core, .. } => core.add_indexers(indexers),
             Engine::Compact { core, decoder, .. } => {
-                core.add_indexers(decoded_indexers_with(indexers, decode_fn(decoder)))
+                core.add_indexers(decoded_indexers_with(indexers, &decode_fn(decoder)))
             }
         }
     }
@@ -456,7 +456,8 @@ where
             Engine::Decoded { .. } => None,
             Engine::Compact { core, .. } => {
                 let mut bytes = 0;
-                core.indexer().for_each(|_, entry| bytes += entry.heap_bytes());
+                core.indexer()
+                    .for_each(|_, entry| bytes += entry.heap_bytes());
                 Some(bytes)
             }
         }
@@ -547,7 +548,10 @@ where
 }
 
 /// `transform`, after `metadata` when there is one.
-fn after_metadata<K>(metadata: Option<MetadataTransform>, transform: TransformFunc<K>) -> TransformFunc<K>
+fn after_metadata<K>(
+    metadata: Option<MetadataTransform>,
+    transform: TransformFunc<K>,
+) -> TransformFunc<K>
 where
     K: Object + Send + Sync + 'static,
 {
@@ -573,7 +577,7 @@ where
 {
     let mut indexers = over_metadata::<Entry<K>>(options.metadata_indexers);
     if !options.indexers.is_empty() {
-        indexers.extend(decoded_indexers_with(options.indexers, decode_fn(decoder)));
+        indexers.extend(decoded_indexers_with(options.indexers, &decode_fn(decoder)));
     }
     if options.reflector.resume_from.is_some() {
         tracing::warn!(
@@ -638,7 +642,10 @@ where
             apply(owned, &change);
             return Ok(entry);
         }
-        if !change.as_ref().is_some_and(|change| entry.changed_by(&**change)) {
+        if !change
+            .as_ref()
+            .is_some_and(|change| entry.changed_by(&**change))
+        {
             return Ok(entry);
         }
         let mut changed = (*entry).clone();
@@ -666,10 +673,9 @@ where
     }
 
     fn on_update(&mut self, old: &Arc<Entry<K>>, new: &Arc<Entry<K>>) {
-        if let (Some(old), Some(new)) = (
-            self.decoder.for_handler(old),
-            self.decoder.for_handler(new),
-        ) {
+        if let (Some(old), Some(new)) =
+            (self.decoder.for_handler(old), self.decoder.for_handler(new))
+        {
             self.handler.on_update(&old, &new);
         }
     }

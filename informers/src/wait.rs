@@ -13,8 +13,8 @@ use clientgo_reflector::Error as ReflectorError;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::shared_index_informer::SharedIndexInformer;
 use crate::registration::ResourceEventHandlerRegistration;
+use crate::shared_index_informer::SharedIndexInformer;
 use crate::sync_signal::SyncChanges;
 
 /// How often the sync state of an [`InformerSynced`] without a change

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{Compact, LabelSelector, Object, compact_decodes};
 use clientgo_informers::compact::DecodingHandler;
-use clientgo_informers::{InformerFactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
+use clientgo_informers::{
+    InformerFactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory,
+};
 use k8s_openapi::api::core::v1::ConfigMap;
 use parking_lot::Mutex;
 use support::*;

@@ -55,7 +55,10 @@ async fn whole_object_indexes_decode_each_version_once() {
         "one per new version; none for old versions or the delete"
     );
 
-    let lister = CompactLister::new(informer.lister(), clientgo_informers::DEFAULT_DECODE_CACHE_BYTES);
+    let lister = CompactLister::new(
+        informer.lister(),
+        clientgo_informers::DEFAULT_DECODE_CACHE_BYTES,
+    );
     let changed = lister.by_index("by-v", "changed").unwrap();
     assert_eq!(changed.len(), 10);
     assert!(

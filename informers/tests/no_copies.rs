@@ -15,8 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use clientgo_apimachinery::{Compact, GroupResource, LabelSelector, Object, compact_decodes};
 use clientgo_informers::{
-    Storage,
-    ResourceEventHandlerFuncs, SharedIndexInformer, SharedIndexInformerOptions,
+    ResourceEventHandlerFuncs, SharedIndexInformer, SharedIndexInformerOptions, Storage,
     strip_managed_fields,
 };
 use clientgo_reflector::ReflectorOptions;

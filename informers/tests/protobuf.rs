@@ -363,7 +363,10 @@ async fn the_default_pod_informer_asks_protobuf_and_keeps_compact_entries() {
         .wait_for_cache_sync(std::time::Duration::from_secs(10))
         .await
         .unwrap();
-    wait_until("the handler has every pod", || seen.lock().unwrap().len() == 20).await;
+    wait_until("the handler has every pod", || {
+        seen.lock().unwrap().len() == 20
+    })
+    .await;
 
     assert!(
         [Verb::List, Verb::Watch]
@@ -383,7 +386,10 @@ async fn the_default_pod_informer_asks_protobuf_and_keeps_compact_entries() {
     let name = seen.lock().unwrap()[0].metadata.name.clone().unwrap();
     let first = lister.namespace("default").get(&name).unwrap();
     let again = lister.namespace("default").get(&name).unwrap();
-    assert!(Arc::ptr_eq(&first, &again), "the second read is a cache hit");
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "the second read is a cache hit"
+    );
     let decodes = informer.stats().decodes;
     assert_eq!((decodes.misses, decodes.hits), (1, 1), "{decodes:?}");
     assert!(decodes.handler_decodes >= 20, "{decodes:?}");
@@ -410,7 +416,10 @@ async fn metadata_reads_of_the_default_storage_decode_nothing() {
         .unwrap();
     let running = Running::start(informer.clone());
     running.synced().await;
-    wait_until("the handler has every key", || keys.lock().unwrap().len() == 10).await;
+    wait_until("the handler has every key", || {
+        keys.lock().unwrap().len() == 10
+    })
+    .await;
     let lister = informer.lister();
     let mut listed = lister.keys();
     listed.sort();

@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{Compact, LabelSelector, Object};
 use clientgo_informers::{
-    Storage,
-    InformerFactoryOptions, SharedIndexInformer, SharedInformerFactory, SnapshotOptions,
+    InformerFactoryOptions, SharedIndexInformer, SharedInformerFactory, SnapshotOptions, Storage,
 };
 use clientgo_reflector::ReflectorMode;
 use clientgo_testing::{TestApiServer, Verb};
@@ -371,7 +370,11 @@ async fn a_factory_in_the_default_storage_resumes_its_typed_informers() {
     let stop = support::start_and_sync(&first).await;
     stop.cancel();
     first.shutdown().await;
-    assert_eq!(snapshot_files(dir.path()).len(), 1, "the typed informer saves");
+    assert_eq!(
+        snapshot_files(dir.path()).len(),
+        1,
+        "the typed informer saves"
+    );
     server.requests().clear();
 
     let second = factory();
@@ -380,7 +383,10 @@ async fn a_factory_in_the_default_storage_resumes_its_typed_informers() {
     let stop = support::start_and_sync(&second).await;
     assert_eq!(typed.stats().reflector.resumes, 1);
     assert_eq!(listings(&server), 0, "resumed, not listed");
-    let cached = typed.lister().namespace("default").list(&LabelSelector::everything());
+    let cached = typed
+        .lister()
+        .namespace("default")
+        .list(&LabelSelector::everything());
     assert_eq!(cached.len(), 8);
     stop.cancel();
     second.shutdown().await;

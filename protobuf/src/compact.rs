@@ -3,7 +3,9 @@
 //! parsed; the other fields are kept as bytes, never decoded until someone
 //! asks for the whole object.
 
-use clientgo_apimachinery::protobuf_wire::{WireReader, WireValue, put_bytes, split_managed_fields};
+use clientgo_apimachinery::protobuf_wire::{
+    WireReader, WireValue, put_bytes, split_managed_fields,
+};
 use clientgo_apimachinery::{Compact, Protobuf};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 

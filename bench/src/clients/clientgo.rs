@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::{Compact, CompactBody, Json, Lz4, Object, Protobuf};
 use clientgo_apimachinery::LabelSelector;
+use clientgo_apimachinery::{Compact, CompactBody, Json, Lz4, Object, Protobuf};
 use clientgo_informers::compact::DecodingHandler;
 use clientgo_informers::{
     InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs, SharedIndexInformer,
@@ -141,11 +141,7 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
             lister_reads(&lister, &mut figures);
             Ok(figures)
         }
-        Mode::List
-        | Mode::NoGzip
-        | Mode::WatchList
-        | Mode::Strip
-        | Mode::Protobuf { .. } => {
+        Mode::List | Mode::NoGzip | Mode::WatchList | Mode::Strip | Mode::Protobuf { .. } => {
             let informer = factory.core().v1().pods().informer();
             informer.add_event_handler(
                 ResourceEventHandlerFuncs::<Pod>::new().on_update(move |_, _| counter()),

@@ -31,10 +31,7 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relist_that_changes_nothing_reaches_only_handlers_due_for_resync() {
     let server = seeded(8).await;
-    let informer = informer::<Cm>(
-        &server,
-        options().resync_period(Duration::from_secs(1)),
-    );
+    let informer = informer::<Cm>(&server, options().resync_period(Duration::from_secs(1)));
     let resyncing = Recorder::default();
     let quiet = Recorder::default();
     let resyncing_registration = informer.add_event_handler(resyncing.clone()).unwrap();
@@ -114,7 +111,9 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
     informer.add_event_handler(recorder.clone()).unwrap();
     let running = Running::start(informer.clone());
     running.synced().await;
-    let last_known: HashMap<String, String> = informer.lister().list(&LabelSelector::everything())
+    let last_known: HashMap<String, String> = informer
+        .lister()
+        .list(&LabelSelector::everything())
         .into_iter()
         .filter_map(|object| {
             Some((
