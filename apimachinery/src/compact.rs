@@ -174,6 +174,18 @@ impl<K, B: CompactBody> Compact<K, B> {
         }
     }
 
+    /// [`heap_bytes`](Self::heap_bytes) with the body counted as it is
+    /// once decompressed: what a decode reads, and what a decoded object's
+    /// size is estimated from.
+    pub fn plain_bytes(&self) -> usize {
+        self.heap_bytes() - self.body.heap_bytes() + self.body.plain_bytes()
+    }
+
+    /// Whether [`compress`](Self::compress) would change the body.
+    pub fn compressible(&self) -> bool {
+        self.body.compressible()
+    }
+
     /// Compresses the body, when its kind can be compressed and is not
     /// yet (a [`Protobuf`](crate::Protobuf) body becomes LZ4). Forgets any
     /// shared decode.

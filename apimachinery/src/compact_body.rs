@@ -48,6 +48,18 @@ pub trait CompactBody: Clone + Send + Sync + Sized + 'static {
         None
     }
 
+    /// Whether [`compressed`](Self::compressed) would give a body, found
+    /// without compressing.
+    fn compressible(&self) -> bool {
+        false
+    }
+
+    /// The bytes the body holds once decompressed (what a decode reads);
+    /// [`heap_bytes`](Self::heap_bytes) for a body that is not compressed.
+    fn plain_bytes(&self) -> usize {
+        self.heap_bytes()
+    }
+
     /// The body without `metadata.managedFields`, for an entry whose
     /// metadata transform dropped them; `None` when it holds none. The
     /// default cuts them from the JSON [`read`](Self::read) gives.
@@ -142,6 +154,10 @@ impl CompactBody for Lz4 {
     fn heap_bytes(&self) -> usize {
         self.0.len()
     }
+
+    fn plain_bytes(&self) -> usize {
+        lz4_plain_length(&self.0)
+    }
 }
 
 impl fmt::Debug for Lz4 {
@@ -184,13 +200,21 @@ fn lz4_text(bytes: &[u8]) -> Result<String, String> {
         .map_err(|error| format!("the LZ4 body is not UTF-8: {error}"))
 }
 
+/// The length an LZ4 block with its length first says it decompresses
+/// to (0 for one too short to say).
+fn lz4_plain_length(bytes: &[u8]) -> usize {
+    bytes
+        .first_chunk::<4>()
+        .map_or(0, |length| u32::from_le_bytes(*length) as usize)
+}
+
 fn lz4(bytes: &[u8]) -> Box<[u8]> {
     lz4_flex::block::compress_prepend_size(bytes).into_boxed_slice()
 }
 
 impl CompactBody for Protobuf {
     const NAME: &'static str = "protobuf";
-    const RECORD_FORMAT: &'static str = "compact-record-protobuf-1";
+    const RECORD_FORMAT: &'static str = "compact-record-protobuf-2";
 
     fn from_json(json: Box<str>) -> Self {
         Protobuf::Json(json)
@@ -230,6 +254,18 @@ impl CompactBody for Protobuf {
             Protobuf::Lz4Json(bytes) => {
                 serde_json::from_str(&lz4_text(bytes).map_err(serde::de::Error::custom)?)
             }
+        }
+    }
+
+    fn compressible(&self) -> bool {
+        matches!(self, Protobuf::Message(_) | Protobuf::Json(_))
+    }
+
+    fn plain_bytes(&self) -> usize {
+        match self {
+            Protobuf::Lz4Message(bytes) | Protobuf::Lz4Json(bytes) => lz4_plain_length(bytes),
+            Protobuf::Message(bytes) => bytes.len(),
+            Protobuf::Json(json) => json.len(),
         }
     }
 

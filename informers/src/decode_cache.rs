@@ -19,7 +19,7 @@ pub(crate) type Entry<K> = Compact<K, Protobuf>;
 pub const DEFAULT_DECODE_CACHE_BYTES: usize = 64 << 20;
 
 /// A decoded object is estimated at this many times its compact entry's
-/// heap bytes (a pod of 5 KB in protobuf without managedFields is about
+/// heap bytes, counting its body as it is decompressed (a pod of 5 KB in protobuf without managedFields is about
 /// 30 KB decoded: strings, maps and vectors, each with its allocation).
 pub const DECODED_EXPANSION: usize = 6;
 
@@ -146,7 +146,7 @@ where
                 return Err(error);
             }
         };
-        let bytes = entry.heap_bytes().saturating_mul(DECODED_EXPANSION);
+        let bytes = entry.plain_bytes().saturating_mul(DECODED_EXPANSION);
         if bytes > self.budget {
             return Ok(object);
         }
@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn a_lister_read_decodes_once_per_version_and_the_cache_stays_in_budget() {
         let one = entry("a", "1", "x");
-        let budget = one.heap_bytes() * DECODED_EXPANSION * 2;
+        let budget = one.plain_bytes() * DECODED_EXPANSION * 2;
         let cache = DecodeCache::<ConfigMap>::new(budget, None);
         let first = cache.for_lister(&one).unwrap();
         let again = cache.for_lister(&one).unwrap();

@@ -278,12 +278,9 @@ where
     pub fn add_event_handler_with_options(
         &self,
         handler: impl ResourceEventHandler<K> + 'static,
-        mut options: HandlerOptions,
+        options: HandlerOptions,
     ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
-        let name = options
-            .name
-            .take()
-            .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(&handler)));
+        let (name, options) = named(&handler, options);
         let listener: Arc<dyn ListenerView> = match &*self.engine {
             Engine::Decoded { core, .. } => core.add_handler(Box::new(handler), &name, &options)?,
             Engine::Compact { core, decoder, .. } => core.add_handler(
@@ -295,10 +292,15 @@ where
                 &options,
             )?,
         };
-        Ok(ResourceEventHandlerRegistration {
+        Ok(self.registration(listener))
+    }
+
+    /// The registration of `listener`, one of this informer's.
+    fn registration(&self, listener: Arc<dyn ListenerView>) -> ResourceEventHandlerRegistration<K> {
+        ResourceEventHandlerRegistration {
             informer: WeakInformer(Arc::downgrade(&self.engine)),
             listener,
-        })
+        }
     }
 
     /// Registers a handler of metadata with the informer's default
@@ -319,24 +321,12 @@ where
     pub fn add_metadata_event_handler_with_options(
         &self,
         handler: impl ResourceEventHandler<MetadataView> + 'static,
-        mut options: HandlerOptions,
+        options: HandlerOptions,
     ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
-        let name = options
-            .name
-            .take()
-            .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(&handler)));
-        let listener: Arc<dyn ListenerView> = match &*self.engine {
-            Engine::Decoded { core, .. } => {
-                core.add_handler(Box::new(MetadataFor(handler)), &name, &options)?
-            }
-            Engine::Compact { core, .. } => {
-                core.add_handler(Box::new(MetadataFor(handler)), &name, &options)?
-            }
-        };
-        Ok(ResourceEventHandlerRegistration {
-            informer: WeakInformer(Arc::downgrade(&self.engine)),
-            listener,
-        })
+        let (name, options) = named(&handler, options);
+        let handler = MetadataFor(handler);
+        let listener: Arc<dyn ListenerView> = with_core!(&*self.engine, core => core.add_handler(Box::new(handler), &name, &options)?);
+        Ok(self.registration(listener))
     }
 
     /// Removes a handler and returns at once (client-go's
@@ -526,6 +516,16 @@ where
     }
 }
 
+/// A handler's name (the option's, else its type's) and the options
+/// without it.
+fn named<H>(handler: &H, mut options: HandlerOptions) -> (String, HandlerOptions) {
+    let name = options
+        .name
+        .take()
+        .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(handler)));
+    (name, options)
+}
+
 /// The options of a decoded informer: metadata indexes and transform
 /// joined to the whole-object ones.
 fn decoded_options<K>(options: SharedIndexInformerOptions<K>) -> SharedIndexInformerOptions<K>
@@ -617,7 +617,8 @@ where
 /// dropping managedFields cuts them from the body too), then, in
 /// `CompactLz4`, the compression. A fresh entry is changed in place; a
 /// shared one (the cache's own on a relist, or one resumed from a
-/// snapshot) is copied only if the metadata change alters it. `None` when
+/// snapshot) is copied only if the metadata change alters it or it is
+/// still to be compressed. `None` when
 /// there is nothing to do.
 fn entry_transform<K>(
     change: Option<MetadataTransform>,
@@ -642,10 +643,10 @@ where
             apply(owned, &change);
             return Ok(entry);
         }
-        if !change
+        let changes = change
             .as_ref()
-            .is_some_and(|change| entry.changed_by(&**change))
-        {
+            .is_some_and(|change| entry.changed_by(&**change));
+        if !changes && !(compress && entry.compressible()) {
             return Ok(entry);
         }
         let mut changed = (*entry).clone();
@@ -697,5 +698,52 @@ where
             }
         };
         self.handler.on_delete(&deleted);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    fn entry() -> Arc<Entry<ConfigMap>> {
+        Arc::new(
+            Entry::<ConfigMap>::from_json(
+                r#"{"metadata":{"name":"a","namespace":"n","managedFields":[{"manager":"m"}]},"data":{"k":"v"}}"#,
+            )
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn a_fresh_entry_is_changed_in_place_and_a_shared_one_copied_only_when_needed() {
+        let strip: MetadataTransform = Arc::new(|meta| meta.managed_fields = None);
+        let transform = entry_transform::<ConfigMap>(Some(strip), true).unwrap();
+
+        let fresh = entry();
+        let address = Arc::as_ptr(&fresh);
+        let done = transform(fresh).unwrap();
+        assert_eq!(Arc::as_ptr(&done), address, "in place");
+        assert!(!done.compressible(), "compressed");
+        assert!(done.decode().unwrap().metadata.managed_fields.is_none());
+
+        // The cache's own entry, already transformed: returned as is.
+        let again = transform(Arc::clone(&done)).unwrap();
+        assert!(Arc::ptr_eq(&again, &done));
+
+        // A shared entry from an older snapshot: copied, the original kept.
+        let resumed = entry();
+        let held = Arc::clone(&resumed);
+        let copied = transform(resumed).unwrap();
+        assert!(!Arc::ptr_eq(&copied, &held));
+        assert!(held.compressible(), "the shared original is untouched");
+        assert!(!copied.compressible());
+        assert!(transform_is_none_without_work());
+    }
+
+    fn transform_is_none_without_work() -> bool {
+        entry_transform::<ConfigMap>(None, false).is_none()
     }
 }

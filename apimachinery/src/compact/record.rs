@@ -6,8 +6,9 @@
 //! its length (u32, little-endian); the list type's `apiVersion` and `kind`
 //! (each a u16 length and the text; empty when none); and the body as its
 //! [`CompactBody::write_record`] writes it, to the end of the record: the
-//! object's JSON (decompressed if the body is), or for a protobuf body a
-//! marker byte and the message.
+//! object's JSON (decompressed if the body is an [`Lz4`](crate::Lz4) one),
+//! or for a protobuf body a marker byte and the bytes as kept (the message
+//! or JSON, LZ4-compressed for an informer in compact LZ4 storage).
 //!
 //! Reading parses the metadata and checks that the JSON is UTF-8, but does
 //! not parse the JSON again: it was checked when it arrived, and a snapshot
