@@ -646,7 +646,8 @@ where
         let changes = change
             .as_ref()
             .is_some_and(|change| entry.changed_by(&**change));
-        if !changes && !(compress && entry.compressible()) {
+        let to_compress = compress && entry.compressible();
+        if !(changes || to_compress) {
             return Ok(entry);
         }
         let mut changed = (*entry).clone();
