@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clientgo_rest::{
+use clientgo::rest::{
     Config, ConfigError, ConfigOverrides, InClusterOptions, LoadingRules, RestClient,
 };
 

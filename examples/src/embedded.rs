@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use clientgo_apimachinery::GroupResource;
-use clientgo_testing::{
+use clientgo::apimachinery::GroupResource;
+use clientgo::testing::{
     ChurnCounts, ChurnOptions, ChurnWriter, ObjectGenerator, TestApiServer, realistic_deployment,
     realistic_pod,
 };

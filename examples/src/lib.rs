@@ -54,7 +54,7 @@ where
             return std::process::ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }
     };
-    clientgo_testing::install_log_subscriber("warn");
+    clientgo::testing::install_log_subscriber("warn");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -89,7 +89,7 @@ fn usage_error(program: &str, problem: &str) -> std::process::ExitCode {
 /// has synced; the token stops them. The error names the informer that did
 /// not sync and why (a 403 from RBAC, a 404 for a resource not served).
 pub async fn start_and_sync(
-    factory: &clientgo_informers::SharedInformerFactory,
+    factory: &clientgo::informers::SharedInformerFactory,
 ) -> Result<tokio_util::sync::CancellationToken, String> {
     let stop = tokio_util::sync::CancellationToken::new();
     factory.start(&stop);
@@ -103,12 +103,12 @@ pub async fn start_and_sync(
 /// How a delete notification reads: `describe(object)` for a delete the
 /// watch saw, or the key with "(seen by a relist)" for a tombstone.
 pub fn describe_delete<K>(
-    deleted: &clientgo_informers::ObjectOrTombstone<K>,
+    deleted: &clientgo::informers::ObjectOrTombstone<K>,
     describe: impl Fn(&K) -> String,
 ) -> String {
     match deleted {
-        clientgo_informers::ObjectOrTombstone::Object(object) => describe(object),
-        clientgo_informers::ObjectOrTombstone::Tombstone(tombstone) => {
+        clientgo::informers::ObjectOrTombstone::Object(object) => describe(object),
+        clientgo::informers::ObjectOrTombstone::Tombstone(tombstone) => {
             format!("{} (seen by a relist)", tombstone.key)
         }
     }

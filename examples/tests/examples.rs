@@ -248,8 +248,8 @@ fn help_bad_flags_and_unreachable_clusters_are_clear() {
 /// for pods, printed the 403 only after its 60 s sync timeout.
 #[test]
 fn the_controller_without_rbac_exits_with_the_403_at_once() {
-    use clientgo_apimachinery::GroupResource;
-    use clientgo_testing::{TestApiServer, Verb};
+    use clientgo::apimachinery::GroupResource;
+    use clientgo::testing::{TestApiServer, Verb};
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let pods = GroupResource::new("", "pods");
     let server = runtime
@@ -358,7 +358,7 @@ impl Drop for Replica {
 /// other takes over once the 3 s lease has run out.
 #[test]
 fn two_controllers_hand_over_leadership_when_the_leader_dies() {
-    use clientgo_testing::TestApiServer;
+    use clientgo::testing::TestApiServer;
     use std::time::{Duration, Instant};
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(TestApiServer::builder().start()).unwrap();

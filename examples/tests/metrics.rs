@@ -7,8 +7,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use clientgo_examples::MetricsServer;
-use clientgo_rest::{Config, PrometheusRequestMetrics, RestClient};
-use clientgo_testing::TestApiServer;
+use clientgo::rest::{Config, PrometheusRequestMetrics, RestClient};
+use clientgo::testing::TestApiServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn scrape(address: std::net::SocketAddr) -> String {

@@ -16,20 +16,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::random::Random;
-use clientgo_apimachinery::{GroupResource, LabelSelector};
+use clientgo::apimachinery::random::Random;
+use clientgo::apimachinery::{GroupResource, LabelSelector};
 use clientgo_examples::{
     CommonFlags, Connection, EmbeddedOptions, Failure, MetricsServer, Progress, SeededResource,
     print_table, run_main, say, start_and_sync,
 };
-use clientgo_informers::{
+use clientgo::informers::{
     InformerFactoryOptions, Lister, MetadataView, ObjectOrTombstone, ResourceEventHandlerFuncs,
     SharedInformerFactory, SnapshotOptions, split_meta_namespace_key,
 };
-use clientgo_leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
-use clientgo_record::{BroadcasterOptions, EventBroadcaster, EventRecorder, EventType};
-use clientgo_testing::ReadAt;
-use clientgo_workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
+use clientgo::leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+use clientgo::record::{BroadcasterOptions, EventBroadcaster, EventRecorder, EventType};
+use clientgo::testing::ReadAt;
+use clientgo::workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use tokio_util::sync::CancellationToken;
 
@@ -87,19 +87,19 @@ async fn serve_metrics(
 ) -> Result<
     (
         MetricsServer,
-        std::sync::Arc<clientgo_informers::PrometheusInformerMetrics>,
+        std::sync::Arc<clientgo::informers::PrometheusInformerMetrics>,
     ),
     Failure,
 > {
     let registry = prometheus::Registry::new();
-    let informers = clientgo_informers::PrometheusInformerMetrics::register(&registry)
+    let informers = clientgo::informers::PrometheusInformerMetrics::register(&registry)
         .map_err(|error| format!("cannot register the informer metrics: {error}"))?;
-    let rest = clientgo_rest::PrometheusRequestMetrics::register(&registry)
+    let rest = clientgo::rest::PrometheusRequestMetrics::register(&registry)
         .map_err(|error| format!("cannot register the REST client metrics: {error}"))?;
-    clientgo_rest::set_default_request_metrics(std::sync::Arc::new(rest));
-    let queues = clientgo_workqueue::PrometheusMetricsProvider::new(&registry)
+    clientgo::rest::set_default_request_metrics(std::sync::Arc::new(rest));
+    let queues = clientgo::workqueue::PrometheusMetricsProvider::new(&registry)
         .map_err(|error| format!("cannot register the workqueue metrics: {error}"))?;
-    clientgo_workqueue::set_default_metrics_provider(std::sync::Arc::new(queues));
+    clientgo::workqueue::set_default_metrics_provider(std::sync::Arc::new(queues));
     let server = MetricsServer::start(address, registry).await?;
     say!("metrics at http://{}/metrics", server.address);
     Ok((server, std::sync::Arc::new(informers)))
@@ -643,7 +643,7 @@ impl EventRate {
 /// holds, with the same resourceVersions; the number of pods, or what
 /// still differs.
 async fn compare_with_server(
-    server: &clientgo_testing::TestApiServer,
+    server: &clientgo::testing::TestApiServer,
     lister: &Lister<Pod>,
 ) -> Result<usize, String> {
     let pods = GroupResource::new("", "pods");

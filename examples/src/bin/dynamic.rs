@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use clientgo_apimachinery::{DynamicObject, GroupVersionResource, LabelSelector};
+use clientgo::apimachinery::{DynamicObject, GroupVersionResource, LabelSelector};
 use clientgo_examples::{
     CommonFlags, Connection, EmbeddedOptions, Failure, Progress, SeededResource, print_table,
     run_main, say,
 };
-use clientgo_informers::{
+use clientgo::informers::{
     DynamicSharedInformerFactory, InformerFactoryOptions, ObjectOrTombstone,
     ResourceEventHandlerFuncs,
 };

@@ -12,13 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use clientgo_apimachinery::{GroupResource, LabelSelector};
-use clientgo_informers::{
+use clientgo::apimachinery::{GroupResource, LabelSelector};
+use clientgo::informers::{
     InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandlerFuncs, SharedInformerFactory,
     meta_namespace_key,
 };
-use clientgo_rest::{Config, RestClient};
-use clientgo_testing::{ChurnOptions, ChurnWriter, TestApiServer, realistic_deployment};
+use clientgo::rest::{Config, RestClient};
+use clientgo::testing::{ChurnOptions, ChurnWriter, TestApiServer, realistic_deployment};
 use k8s_openapi::api::apps::v1::Deployment;
 use tokio_util::sync::CancellationToken;
 
