@@ -60,6 +60,7 @@
 
 mod error;
 mod event_stream;
+mod fake_lister_watcher;
 mod idle_timer;
 mod list_decoder;
 mod lister_watcher;
@@ -72,6 +73,7 @@ mod watch_stream;
 
 pub use error::Error;
 pub use event_stream::EventStream;
+pub use fake_lister_watcher::{FakeListerWatcher, FakeWatch};
 pub use idle_timer::{IdleTimer, Next};
 pub use list_decoder::ListDecoder;
 pub use lister_watcher::{ListerWatcher, ResourceListerWatcher, TweakListOptions};

@@ -1,4 +1,4 @@
-//! The reflector driven by clientgo-testing's in-memory `FakeListerWatcher`
+//! The reflector driven by clientgo-listwatch's in-memory `FakeListerWatcher`
 //! (client-go's `FakeControllerSource`): no HTTP, so these tests pin the
 //! reflector's own decisions (which request follows which ending) through
 //! the transport-free watch seam.
@@ -12,7 +12,7 @@ use std::time::Duration;
 use clientgo_apimachinery::Status;
 use clientgo_reflector::{BackoffOptions, Reflector, ReflectorMode, ReflectorOptions};
 use clientgo_store::{Indexer, IndexerOptions, Store};
-use clientgo_testing::FakeListerWatcher;
+use clientgo_listwatch::FakeListerWatcher;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use tokio_util::sync::CancellationToken;

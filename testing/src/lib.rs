@@ -93,7 +93,6 @@ mod compression;
 mod connection;
 mod crd;
 mod discovery;
-mod fake_lister_watcher;
 mod faults;
 mod handlers;
 mod in_flight;
@@ -121,7 +120,6 @@ mod watch;
 
 pub use churn::{ChurnCounts, ChurnOptions, ChurnWriter, ObjectGenerator};
 pub use crd::custom_resource_definition;
-pub use fake_lister_watcher::{FakeListerWatcher, FakeWatch};
 pub use faults::{Corruption, Failure, Faults};
 pub use log_subscriber::install_log_subscriber;
 pub use oidc::OidcIssuer;

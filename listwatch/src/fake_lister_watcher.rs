@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use clientgo_apimachinery::{Bookmark, ListOptions, Object, ObjectList, Status, WatchEvent};
-use clientgo_listwatch::{Error, EventStream, ListerWatcher};
+use crate::{Error, EventStream, ListerWatcher};
 use futures_core::Stream;
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
