@@ -157,54 +157,56 @@ pub fn table(summaries: &[Summary]) -> String {
             cell(summary.median("relist_peak_ratio"), 2),
         );
     }
-    let restarted: Vec<&Summary> = summaries
-        .iter()
-        .filter(|summary| !summary.median("restart_seconds").is_nan())
-        .collect();
-    if !restarted.is_empty() {
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "| client (warm restart) | cold sync s | warm sync s | warm / cold | lists on restart | snapshot MiB | snapshot write s |"
-        );
-        let _ = writeln!(out, "|---|---|---|---|---|---|---|");
-        for summary in restarted {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} |",
-                summary.client.name(),
-                cell(summary.median("sync_seconds"), 2),
-                cell(summary.median("restart_seconds"), 3),
-                cell(summary.median("restart_ratio"), 2),
-                cell(summary.median("restart_listings"), 0),
-                cell(summary.median("snapshot_mib"), 1),
-                cell(summary.median("snapshot_write_seconds"), 3),
-            );
-        }
-    }
-    let listed: Vec<&Summary> = summaries
-        .iter()
-        .filter(|summary| !summary.median("lister_list_ms").is_nan())
-        .collect();
-    if !listed.is_empty() {
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "| client (lister) | get, first read µs | get, again µs | list() of every pod ms |"
-        );
-        let _ = writeln!(out, "|---|---|---|---|");
-        for summary in listed {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} |",
-                summary.client.name(),
-                cell(summary.median("lister_get_miss_us"), 2),
-                cell(summary.median("lister_get_hit_us"), 2),
-                cell(summary.median("lister_list_ms"), 1),
-            );
-        }
-    }
+    side_table(
+        &mut out,
+        summaries,
+        "client (warm restart) | cold sync s | warm sync s | warm / cold | lists on restart | snapshot MiB | snapshot write s",
+        &[
+            ("sync_seconds", 2),
+            ("restart_seconds", 3),
+            ("restart_ratio", 2),
+            ("restart_listings", 0),
+            ("snapshot_mib", 1),
+            ("snapshot_write_seconds", 3),
+        ],
+    );
+    side_table(
+        &mut out,
+        summaries,
+        "client (lister) | get, first read µs | get, again µs | list() of every pod ms",
+        &[
+            ("lister_get_miss_us", 2),
+            ("lister_get_hit_us", 2),
+            ("lister_list_ms", 1),
+        ],
+    );
     out
+}
+
+/// A table of `figures` (name, decimals) under `header`, after a blank
+/// line, for the clients that measured its second figure (the first may
+/// be a figure every client has); nothing when none did.
+fn side_table(out: &mut String, summaries: &[Summary], header: &str, figures: &[(&str, usize)]) {
+    let Some(&(marker, _)) = figures.get(1).or(figures.first()) else {
+        return;
+    };
+    let measured: Vec<&Summary> = summaries
+        .iter()
+        .filter(|summary| !summary.median(marker).is_nan())
+        .collect();
+    if measured.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "| {header} |");
+    let _ = writeln!(out, "|---{}|", "|---".repeat(figures.len()));
+    for summary in measured {
+        let cells: Vec<String> = figures
+            .iter()
+            .map(|&(figure, decimals)| cell(summary.median(figure), decimals))
+            .collect();
+        let _ = writeln!(out, "| {} | {} |", summary.client.name(), cells.join(" | "));
+    }
 }
 
 /// One JSON line per client and figure: the median, every run's value, and
@@ -493,5 +495,20 @@ mod tests {
         assert!(table(&summaries).contains("| clientgo-json | 0.50 | 0.50 | 0.25 |"));
         let lines = json_lines(&summaries);
         assert!(lines.iter().any(|l| l.contains("\"vs_kube_rs\":0.5")));
+    }
+
+    #[test]
+    fn side_tables_show_only_the_clients_that_measured_them() {
+        let mut restarted = run(ClientKind::ClientgoCompact, 1.0);
+        restarted.runs[0].restart_seconds = Some(0.05);
+        restarted.runs[0].restart_listings = Some(0);
+        let summaries = [restarted, run(ClientKind::KubeRs, 1.0)];
+        let table = table(&summaries);
+        assert!(
+            table.contains("|---|---|---|---|---|---|---|\n| clientgo-compact | 1.00 | 0.050 | 0.05 | 0 | – | – |"),
+            "{table}"
+        );
+        assert!(!table.contains("| kube-rs | 1.00 | –"), "{table}");
+        assert!(!table.contains("client (lister)"), "{table}");
     }
 }

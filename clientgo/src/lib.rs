@@ -108,5 +108,7 @@ pub mod prelude {
         RestClient,
     };
     #[cfg(feature = "workqueue")]
-    pub use clientgo_workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
+    pub use clientgo_workqueue::{
+        QueueOptions, RateLimitingQueue, default_controller_rate_limiter,
+    };
 }

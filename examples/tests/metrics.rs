@@ -6,9 +6,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use clientgo_examples::MetricsServer;
 use clientgo::rest::{Config, PrometheusRequestMetrics, RestClient};
 use clientgo::testing::TestApiServer;
+use clientgo_examples::MetricsServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn scrape(address: std::net::SocketAddr) -> String {

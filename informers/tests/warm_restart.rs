@@ -311,19 +311,27 @@ async fn a_running_informer_saves_periodically() {
     running.stop().await;
 }
 
+/// A factory of the `default` namespace in `storage`, saving snapshots in
+/// `dir`.
+fn snapshotting_factory(
+    server: &TestApiServer,
+    dir: &Path,
+    storage: Storage,
+) -> SharedInformerFactory {
+    SharedInformerFactory::with_options(
+        support::client(server),
+        InformerFactoryOptions::default()
+            .namespace("default")
+            .storage(storage)
+            .snapshot(snapshots(dir)),
+    )
+}
+
 #[tokio::test]
 async fn a_factory_in_decoded_storage_resumes_its_compact_informers_and_lists_the_others() {
     let server = seeded(8).await;
     let dir = tempfile::tempdir().unwrap();
-    let factory = || {
-        SharedInformerFactory::with_options(
-            support::client(&server),
-            InformerFactoryOptions::default()
-                .namespace("default")
-                .storage(Storage::Decoded)
-                .snapshot(snapshots(dir.path())),
-        )
-    };
+    let factory = || snapshotting_factory(&server, dir.path(), Storage::Decoded);
     let first = factory();
     first.informer_for::<Cm>();
     first.informer_for::<ConfigMap>();
@@ -357,14 +365,7 @@ async fn a_factory_in_decoded_storage_resumes_its_compact_informers_and_lists_th
 async fn a_factory_in_the_default_storage_resumes_its_typed_informers() {
     let server = seeded(8).await;
     let dir = tempfile::tempdir().unwrap();
-    let factory = || {
-        SharedInformerFactory::with_options(
-            support::client(&server),
-            InformerFactoryOptions::default()
-                .namespace("default")
-                .snapshot(snapshots(dir.path())),
-        )
-    };
+    let factory = || snapshotting_factory(&server, dir.path(), Storage::Compact);
     let first = factory();
     first.informer_for::<ConfigMap>();
     let stop = support::start_and_sync(&first).await;

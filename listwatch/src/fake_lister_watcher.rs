@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use clientgo_apimachinery::{Bookmark, ListOptions, Object, ObjectList, Status, WatchEvent};
 use crate::{Error, EventStream, ListerWatcher};
+use clientgo_apimachinery::{Bookmark, ListOptions, Object, ObjectList, Status, WatchEvent};
 use futures_core::Stream;
 use parking_lot::Mutex;
 use tokio::sync::mpsc;

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::Status;
+use clientgo_listwatch::FakeListerWatcher;
 use clientgo_reflector::{BackoffOptions, Reflector, ReflectorMode, ReflectorOptions};
 use clientgo_store::{Indexer, IndexerOptions, Store};
-use clientgo_listwatch::FakeListerWatcher;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use tokio_util::sync::CancellationToken;

@@ -18,10 +18,6 @@ use std::time::{Duration, Instant};
 
 use clientgo::apimachinery::random::Random;
 use clientgo::apimachinery::{GroupResource, LabelSelector};
-use clientgo_examples::{
-    CommonFlags, Connection, EmbeddedOptions, Failure, MetricsServer, Progress, SeededResource,
-    print_table, run_main, say, start_and_sync,
-};
 use clientgo::informers::{
     InformerFactoryOptions, Lister, MetadataView, ObjectOrTombstone, ResourceEventHandlerFuncs,
     SharedInformerFactory, SnapshotOptions, split_meta_namespace_key,
@@ -30,6 +26,10 @@ use clientgo::leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, L
 use clientgo::record::{BroadcasterOptions, EventBroadcaster, EventRecorder, EventType};
 use clientgo::testing::ReadAt;
 use clientgo::workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
+use clientgo_examples::{
+    CommonFlags, Connection, EmbeddedOptions, Failure, MetricsServer, Progress, SeededResource,
+    print_table, run_main, say, start_and_sync,
+};
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use tokio_util::sync::CancellationToken;
 

@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use clientgo::apimachinery::{DynamicObject, GroupVersionResource, LabelSelector};
-use clientgo_examples::{
-    CommonFlags, Connection, EmbeddedOptions, Failure, Progress, SeededResource, print_table,
-    run_main, say,
-};
 use clientgo::informers::{
     DynamicSharedInformerFactory, InformerFactoryOptions, ObjectOrTombstone,
     ResourceEventHandlerFuncs,
+};
+use clientgo_examples::{
+    CommonFlags, Connection, EmbeddedOptions, Failure, Progress, SeededResource, print_table,
+    run_main, say,
 };
 use tokio_util::sync::CancellationToken;
 
