@@ -327,6 +327,14 @@ fn snapshotting_factory(
     )
 }
 
+/// Starts `factory`, waits for its sync, and shuts it down, which saves
+/// every snapshotting informer's cache.
+async fn sync_and_save(factory: &SharedInformerFactory) {
+    let stop = support::start_and_sync(factory).await;
+    stop.cancel();
+    factory.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_factory_in_decoded_storage_resumes_its_compact_informers_and_lists_the_others() {
     let server = seeded(8).await;
@@ -335,9 +343,7 @@ async fn a_factory_in_decoded_storage_resumes_its_compact_informers_and_lists_th
     let first = factory();
     first.informer_for::<Cm>();
     first.informer_for::<ConfigMap>();
-    let stop = support::start_and_sync(&first).await;
-    stop.cancel();
-    first.shutdown().await;
+    sync_and_save(&first).await;
     assert_eq!(
         snapshot_files(dir.path()).len(),
         1,
@@ -368,9 +374,7 @@ async fn a_factory_in_the_default_storage_resumes_its_typed_informers() {
     let factory = || snapshotting_factory(&server, dir.path(), Storage::Compact);
     let first = factory();
     first.informer_for::<ConfigMap>();
-    let stop = support::start_and_sync(&first).await;
-    stop.cancel();
-    first.shutdown().await;
+    sync_and_save(&first).await;
     assert_eq!(
         snapshot_files(dir.path()).len(),
         1,
