@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use clientgo_apimachinery::{Compact, CompactBody, Object, Protobuf};
 use clientgo_store::{TransformFunc, meta_namespace_key};
@@ -55,7 +56,8 @@ struct State<K> {
     by_use: BTreeMap<u64, String>,
     tick: u64,
     held_bytes: usize,
-    stats: DecodeStats,
+    hits: u64,
+    misses: u64,
 }
 
 /// Decodes entries of `K` for handlers (uncached: the entry's own weak
@@ -70,6 +72,10 @@ pub(crate) struct DecodeCache<K, B: CompactBody = Protobuf> {
     budget: usize,
     transform: RwLock<Option<TransformFunc<K>>>,
     state: Mutex<State<K>>,
+    /// Counted outside the lock: handlers decode on their own threads,
+    /// once per event, and must not wait for a lister's lookup.
+    handler_decodes: AtomicU64,
+    errors: AtomicU64,
     _body: std::marker::PhantomData<fn() -> B>,
 }
 
@@ -87,8 +93,11 @@ where
                 by_use: BTreeMap::new(),
                 tick: 0,
                 held_bytes: 0,
-                stats: DecodeStats::default(),
+                hits: 0,
+                misses: 0,
             }),
+            handler_decodes: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
             _body: std::marker::PhantomData,
         }
     }
@@ -104,14 +113,17 @@ where
         DecodeStats {
             held: state.kept.len(),
             held_bytes: state.held_bytes,
-            ..state.stats
+            handler_decodes: self.handler_decodes.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+            hits: state.hits,
+            misses: state.misses,
         }
     }
 
     /// `entry` decoded and transformed, for a handler; `None` (logged and
     /// counted) when it does not decode.
     pub(crate) fn for_handler(&self, entry: &Compact<K, B>) -> Option<Arc<K>> {
-        self.state.lock().stats.handler_decodes += 1;
+        self.handler_decodes.fetch_add(1, Ordering::Relaxed);
         self.decode(entry).map_err(|error| self.failed(&error)).ok()
     }
 
@@ -119,7 +131,7 @@ where
     pub(crate) fn for_lister(&self, entry: &Compact<K, B>) -> Result<Arc<K>, crate::Error> {
         if entry.resource_version().is_none_or(str::is_empty) {
             // Nothing to tell versions apart by: never cached.
-            self.state.lock().stats.misses += 1;
+            self.state.lock().misses += 1;
             return self.decode(entry).inspect_err(|error| self.failed(error));
         }
         let key = meta_namespace_key(entry);
@@ -134,10 +146,10 @@ where
                 let object = Arc::clone(&kept.object);
                 state.by_use.remove(&previous);
                 state.by_use.insert(now, key);
-                state.stats.hits += 1;
+                state.hits += 1;
                 return Ok(object);
             }
-            state.stats.misses += 1;
+            state.misses += 1;
         }
         let object = match self.decode(entry) {
             Ok(object) => object,
@@ -194,7 +206,7 @@ where
     }
 
     fn failed(&self, error: &crate::Error) {
-        self.state.lock().stats.errors += 1;
+        self.errors.fetch_add(1, Ordering::Relaxed);
         tracing::error!(%error, "a cached object does not decode; skipped");
     }
 }

@@ -2,9 +2,9 @@
 //! nothing, deletions missed while the watch was down, read-your-writes,
 //! indexes added while running, transforms and the error handler.
 //!
-//! Written once over `Cm`: `tests/cache.rs` runs it with whole
-//! `ConfigMap`s, `tests/cache_compact.rs` with `Compact<ConfigMap>`,
-//! `tests/cache_compact_lz4.rs` with `Compact<ConfigMap, Lz4>`.
+//! Written once over `Cm` and a storage: `tests/cache.rs` runs it over
+//! `ConfigMap`s in the default (compact) storage, `tests/cache_decoded.rs`
+//! in `Storage::Decoded`, `tests/cache_lz4.rs` in `Storage::CompactLz4`.
 
 use std::collections::HashMap;
 use std::sync::Arc;

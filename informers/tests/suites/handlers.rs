@@ -2,8 +2,9 @@
 //! a late handler, bounded coalescing queues, removal, and the cache being
 //! updated before any handler runs.
 //!
-//! Written once over `Cm`: `tests/handlers.rs` runs it with whole
-//! `ConfigMap`s, `tests/handlers_compact.rs` with `Compact<ConfigMap>`.
+//! Written once over `Cm` and a storage: `tests/handlers.rs` runs it over
+//! `ConfigMap`s in the default (compact) storage,
+//! `tests/handlers_decoded.rs` in `Storage::Decoded`.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
