@@ -4,6 +4,8 @@
 //! the handlers' listeners (client-go's `sharedIndexInformer`).
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -12,8 +14,8 @@ use clientgo_apimachinery::clock::Clock;
 use clientgo_apimachinery::{ApiResource, GroupResource, Object};
 use clientgo_listwatch::ListerWatcher;
 use clientgo_reflector::{
-    Error as ReflectorError, Reflector, ReflectorMode, ReflectorOptions, ReflectorStats, WaitError,
-    WatchErrorHandler, compare_resource_versions,
+    Error as ReflectorError, Reflector, ReflectorMode, ReflectorOptions, ReflectorStats,
+    ReflectorStatus, ResourceVersionTracker, WaitError, WatchErrorHandler,
 };
 use clientgo_store::{
     Delta, DeltaHandler, Indexer, IndexerOptions, Indexers, KnownObjects, ObjectOrTombstone,
@@ -26,7 +28,6 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::decode_cache::DecodeStats;
-use crate::erased_reflector::ErasedReflector;
 use crate::error::Error;
 use crate::handler::{Notification, ResourceEventHandler};
 use crate::handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
@@ -43,10 +44,19 @@ use crate::warm_restart::{SnapshotCounters, SnapshotFile, SnapshotStats};
 /// informer never removes another's handler.
 static NEXT_LISTENER_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A reflector's run, its lister-watcher's type erased.
+type ReflectorRun = Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// Builds the reflector when the informer starts, with the queue as its
-/// store and the options the informer settled on.
+/// store and the options the informer settled on: its status, and its run
+/// until the token fires.
 type Launcher<K> = Box<
-    dyn FnOnce(Arc<dyn ReflectorStore<K>>, ReflectorOptions<K>) -> Arc<dyn ErasedReflector> + Send,
+    dyn FnOnce(
+            Arc<dyn ReflectorStore<K>>,
+            ReflectorOptions<K>,
+            CancellationToken,
+        ) -> (ReflectorStatus, ReflectorRun)
+        + Send,
 >;
 
 /// What `run` takes from the setup: the reflector's builder, its
@@ -79,7 +89,7 @@ struct Inner<K> {
     processor: Processor<K>,
     setup: Mutex<Setup<K>>,
     fifo: OnceLock<Arc<RealFifo<K>>>,
-    reflector: OnceLock<Arc<dyn ErasedReflector>>,
+    reflector: OnceLock<ReflectorStatus>,
     /// Held while a pop is applied and distributed, and while a handler
     /// added to a running informer is given the cache's contents, so the
     /// new handler sees every object exactly once (client-go's
@@ -92,7 +102,7 @@ struct Inner<K> {
     /// Whether the sync has been signalled.
     synced_signalled: AtomicBool,
     /// The cache's resourceVersion after each pop.
-    resource_version: tokio::sync::watch::Sender<String>,
+    resource_version: ResourceVersionTracker,
     metrics: InformerMetrics,
     metrics_provider: Arc<dyn InformerMetricsProvider>,
     clock: Arc<dyn Clock>,
@@ -212,15 +222,15 @@ where
             .clone()
             .unwrap_or_else(|| lister_watcher.describe());
         let source_identity = lister_watcher.identity();
-        let launcher: Launcher<K> = Box::new(move |store, reflector_options| {
-            Arc::new(Reflector::new(lister_watcher, store, reflector_options))
+        let launcher: Launcher<K> = Box::new(move |store, reflector_options, cancel| {
+            let reflector = Reflector::new(lister_watcher, store, reflector_options);
+            (reflector.status(), Box::pin(reflector.run(cancel)))
         });
         let clock = Arc::clone(&options.reflector.clock);
         let metrics = InformerMetrics::new(&*options.metrics, &name);
         let indexer = Arc::new(Indexer::new(
             IndexerOptions::default().indexers(options.indexers),
         ));
-        let (resource_version, _) = tokio::sync::watch::channel(String::new());
         let group_resource = match &options.resource {
             Some(resource) => resource.group_resource(),
             None => GroupResource::new("", name.clone()),
@@ -248,7 +258,7 @@ where
                 stopped: CancellationToken::new(),
                 sync_signal: SyncSignal::new(),
                 synced_signalled: AtomicBool::new(false),
-                resource_version,
+                resource_version: ResourceVersionTracker::new(),
                 metrics,
                 metrics_provider: options.metrics,
                 clock,
@@ -336,12 +346,12 @@ where
                 .is_some_and(|inner| inner.processor.should_resync(inner.clock.now()))
         }));
         let store: Arc<dyn ReflectorStore<K>> = Arc::clone(&fifo) as Arc<dyn ReflectorStore<K>>;
-        let reflector = launcher(store, reflector_options);
-        let _ = inner.reflector.set(Arc::clone(&reflector));
         // The run's own token: cancelled by the caller's, or by the guard
         // when this future is dropped before it returns.
         let cancel = cancel.child_token();
-        let reflector_task = tokio::spawn(reflector.run(cancel.clone()).in_current_span());
+        let (status, reflector) = launcher(store, reflector_options, cancel.clone());
+        let _ = inner.reflector.set(status);
+        let reflector_task = tokio::spawn(reflector.in_current_span());
         let mut guard = RunGuard {
             cancel: cancel.clone(),
             reflector: reflector_task.abort_handle(),
@@ -461,6 +471,7 @@ where
             listener.finished().await;
         }
         self.inner.stopped.cancel();
+        self.inner.resource_version.stop();
         self.inner.sync_signal.notify();
     }
 
@@ -523,14 +534,7 @@ where
         if let Ok(number) = resource_version.parse::<u64>() {
             inner.metrics.store_resource_version.set(number as f64);
         }
-        inner.resource_version.send_if_modified(|current| {
-            if *current == resource_version {
-                false
-            } else {
-                *current = resource_version;
-                true
-            }
-        });
+        inner.resource_version.set(&resource_version);
     }
 
     /// Registers `handler` under `name`; see
@@ -754,32 +758,7 @@ where
         &self,
         resource_version: &str,
     ) -> Result<(), WaitError> {
-        if compare_resource_versions(resource_version, "0").is_none() {
-            return Err(WaitError::NotComparable(resource_version.to_string()));
-        }
-        let reached = |current: &str| {
-            compare_resource_versions(current, resource_version).is_some_and(|o| o.is_ge())
-        };
-        let mut receiver = self.inner.resource_version.subscribe();
-        loop {
-            if reached(&receiver.borrow_and_update()) {
-                return Ok(());
-            }
-            tokio::select! {
-                changed = receiver.changed() => {
-                    if changed.is_err() {
-                        return Err(WaitError::Stopped(resource_version.to_string()));
-                    }
-                }
-                () = self.inner.stopped.cancelled() => {
-                    return if reached(&receiver.borrow()) {
-                        Ok(())
-                    } else {
-                        Err(WaitError::Stopped(resource_version.to_string()))
-                    };
-                }
-            }
-        }
+        self.inner.resource_version.wait_for(resource_version).await
     }
 
     /// The last list or watch error since the last successful sync (so a

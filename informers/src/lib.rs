@@ -137,7 +137,6 @@ mod compact_index;
 mod compact_lister;
 mod decode_cache;
 mod decoding_handler;
-mod erased_reflector;
 mod error;
 mod factory;
 mod factory_core;

@@ -100,12 +100,10 @@ fn client(scenario: &str, url: &str, pods: usize) -> Result<(), Box<dyn std::err
         if scenario.ends_with("+known") {
             options = options.known_objects(cache.clone());
         }
-        let reflector = Arc::new(Reflector::new(lister, cache.clone(), options));
+        let reflector = Reflector::new(lister, cache.clone(), options);
+        let status = reflector.status();
         let cancel = CancellationToken::new();
-        let task = tokio::spawn({
-            let (reflector, cancel) = (reflector.clone(), cancel.clone());
-            async move { reflector.run(cancel).await }
-        });
+        let task = tokio::spawn(reflector.run(cancel.clone()));
         let started = Instant::now();
         while cache.len() < pods {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -118,7 +116,7 @@ fn client(scenario: &str, url: &str, pods: usize) -> Result<(), Box<dyn std::err
         println!("synced");
         std::io::stdout().flush()?;
         let relist_started = Instant::now();
-        while reflector.stats().lists < 2 {
+        while status.stats().lists < 2 {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         let relist_seconds = relist_started.elapsed().as_secs_f64();

@@ -44,9 +44,12 @@
 //! | resync tick (`resync_period`) and `should_resync` | the store's `resync` | none |
 //! | resync fails | report, back off, relist | list at the last RV |
 //! | the store refuses one event | report, skip it (the next relist repairs) | none |
+//! | **start with a saved state ([`ReflectorOptions::resume_from`], warm restart; not in client-go)** | watch from its RV; fold the replay into the saved objects until a bookmark or 100 ms of quiet; replace the store once; the stream goes on as the watch | `GET ?watch=true&resourceVersion=<saved>&allowWatchBookmarks=true&timeoutSeconds=…` |
+//! | resume: 410 or too-large RV | list this round, the saved state replaced into the store first (objects deleted meanwhile become tombstones) | the start's list or watch-list |
+//! | resume fails otherwise (refused, broken, idle, the store refusing the state) | report, back off, resume again | the resume's watch |
 //!
 //! One pure function (`recovery.rs`) implements this table: from the
-//! phase (watch-list, list, opening a watch, a watch's stream), how it
+//! phase (watch-list, list, opening a watch, a watch's stream, a resume), how it
 //! ended (the error's cause, idle, a clean end, a store refusal), how long
 //! it lasted, how many events it carried and the retry state (bad frames
 //! in a row, the 500 window), it returns the action; the loops only do the
@@ -81,14 +84,15 @@
 //!   arrives, so a paginated relist of unchanged objects peaks at about one
 //!   page over the cache instead of a second copy (52 MiB instead of 1.9 GiB
 //!   for 50,000 pods; BENCHMARKS.md).
-//! - [`Reflector::last_error`] keeps the last error since the last sync,
-//!   and a watch-error handler ([`ReflectorOptions::watch_error_handler`])
-//!   receives every error.
-//! - [`Reflector::last_sync_resource_version`] and
-//!   [`Reflector::wait_for_resource_version`] (read your own writes).
-//! - [`Reflector::mode`] says whether watch-list or list+watch is in use;
-//!   [`Reflector::stats`] counts lists, watches, re-watches, events,
-//!   backoffs and errors.
+//! - A reflector is an owned task: [`Reflector::run`] takes it, and its
+//!   state is plain fields of that task. A [`ReflectorStatus`], taken
+//!   before, is the cheap cloneable view others read meanwhile: the last
+//!   error since the last sync ([`ReflectorStatus::last_error`]; a
+//!   watch-error handler, [`ReflectorOptions::watch_error_handler`],
+//!   receives every error), the last synced resourceVersion and a wait for
+//!   one ([`ReflectorStatus::wait_for_resource_version`], read your own
+//!   writes), the mode in use (watch-list, list and watch, resumed) and
+//!   counters of lists, watches, re-watches, events, backoffs and errors.
 //!
 //! # Example
 //!
@@ -105,15 +109,13 @@
 //! let client = RestClient::infer()?;
 //! let pods = ResourceListerWatcher::new(ResourceClient::<Pod>::all(client));
 //! let cache = Arc::new(Indexer::<Pod>::new(IndexerOptions::default()));
-//! let reflector = Arc::new(Reflector::new(pods, cache.clone(), ReflectorOptions::default()));
+//! let reflector = Reflector::new(pods, cache.clone(), ReflectorOptions::default());
+//! let status = reflector.status();
 //! let cancel = CancellationToken::new();
-//! tokio::spawn({
-//!     let (reflector, cancel) = (reflector.clone(), cancel.clone());
-//!     async move { reflector.run(cancel).await }
-//! });
+//! tokio::spawn(reflector.run(cancel.clone()));
 //! // After creating a pod answered with resourceVersion "4711":
-//! reflector.wait_for_resource_version("4711").await?;
-//! println!("{} pods cached ({})", cache.list().len(), reflector.mode());
+//! status.wait_for_resource_version("4711").await?;
+//! println!("{} pods cached ({})", cache.list().len(), status.mode());
 //! cancel.cancel();
 //! # Ok(())
 //! # }
@@ -121,16 +123,17 @@
 
 mod backoff;
 mod error;
+mod initial_events;
 mod list;
 mod options;
 mod recovery;
 mod reflector;
 mod resource_version;
-mod resume;
+mod resume_point;
 mod resync_timer;
 mod stats;
+mod status;
 mod watch;
-mod watch_list;
 
 pub use backoff::BackoffOptions;
 pub use error::Error;
@@ -138,7 +141,8 @@ pub use options::{
     DEFAULT_EXPECTED_BOOKMARK_INTERVAL, DEFAULT_RESUME_SETTLE, MIN_DEFAULT_IDLE_TIMEOUT,
     MIN_WATCH_TIMEOUT, ReflectorOptions, ShouldResync, WatchErrorHandler,
 };
-pub use reflector::{Reflector, ReflectorMode};
-pub use resource_version::{WaitError, compare_resource_versions};
-pub use resume::ResumePoint;
+pub use reflector::Reflector;
+pub use resource_version::{ResourceVersionTracker, WaitError, compare_resource_versions};
+pub use resume_point::ResumePoint;
 pub use stats::ReflectorStats;
+pub use status::{ReflectorMode, ReflectorStatus};

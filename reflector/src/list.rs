@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
 use crate::recovery::{Action, Cause, Ended, Outcome, Phase, RetryState};
-use crate::reflector::{Reflector, ReflectorMode};
-use crate::stats::Counters;
+use crate::reflector::Reflector;
+use crate::status::ReflectorMode;
 
 /// A list taking longer than this is logged with its duration.
 const SLOW_LIST: Duration = Duration::from_secs(10);
@@ -41,7 +41,7 @@ where
     /// too-large resourceVersion marks the last one unavailable and lists
     /// again at once at ""; anything else is returned for the run loop to
     /// back off and list again.
-    pub(crate) async fn list(&self, cancel: &CancellationToken) -> Result<(), Error> {
+    pub(crate) async fn list(&mut self, cancel: &CancellationToken) -> Result<(), Error> {
         let mut retry = RetryState::new(Duration::ZERO);
         // A retry at "" keeps the first attempt's page size, as client-go's
         // one pager does.
@@ -66,13 +66,13 @@ where
                         at_latest: resource_version.is_empty(),
                     };
                     let error = Error::List {
-                        resource: self.name.clone(),
+                        resource: self.name().to_string(),
                         resource_version,
                         source,
                     };
                     if self.decide(ended, &mut retry).action == Action::RetryAtLatest {
                         self.report(error);
-                        self.set_resource_version_unavailable(true);
+                        self.resource_version_unavailable = true;
                         continue;
                     }
                     return Err(error);
@@ -83,17 +83,19 @@ where
                 tracing::info!(?elapsed, objects = listed.items.len(), "slow list");
             }
             if resource_version == "0" && listed.paginated {
-                self.state.lock().paginated_result = true;
+                self.paginated_result = true;
             }
             let count = listed.items.len();
-            self.replace_store(listed.items, &listed.resource_version)
-                .map_err(|source| Error::Store {
-                    resource: self.name.clone(),
-                    operation: "replace",
-                    source,
-                })?;
-            self.synced(&listed.resource_version, ReflectorMode::ListWatch);
-            Counters::bump(&self.counters.lists);
+            self.replace_store(
+                listed.items,
+                &listed.resource_version,
+                ReflectorMode::ListWatch,
+            )
+            .map_err(|source| Error::Store {
+                resource: self.name().to_string(),
+                operation: "replace",
+                source,
+            })?;
             tracing::debug!(
                 resource_version = %listed.resource_version,
                 objects = count,
@@ -109,8 +111,7 @@ where
         if let Some(page_size) = self.options.page_size {
             return page_size;
         }
-        let paginated_before = self.state.lock().paginated_result;
-        if resource_version.is_empty() || resource_version == "0" || paginated_before {
+        if resource_version.is_empty() || resource_version == "0" || self.paginated_result {
             DEFAULT_PAGE_SIZE
         } else {
             0

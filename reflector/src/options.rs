@@ -8,7 +8,7 @@ use std::time::Duration;
 use clientgo_apimachinery::clock::{Clock, RealClock};
 use clientgo_store::{KnownObjects, TransformFunc};
 
-use crate::resume::ResumePoint;
+use crate::resume_point::ResumePoint;
 
 use crate::backoff::BackoffOptions;
 use crate::error::Error;

@@ -32,6 +32,9 @@ pub(crate) enum Phase {
     OpenWatch,
     /// An open watch's stream (a watch-list's after its bookmark included).
     Watch,
+    /// A resume from a saved state (warm restart): opening its watch, or
+    /// its stream before the replay settled.
+    Resume,
 }
 
 /// What an error was, as far as recovery cares.
@@ -154,10 +157,11 @@ pub(crate) enum Action {
     /// same kind of request again.
     BackOffAndRetry { at_least: Option<Duration> },
     /// End this attempt: the run loop backs off, then lists (or
-    /// watch-lists) at the relist resourceVersion.
+    /// watch-lists) at the relist resourceVersion; or, while a saved state
+    /// waits to be resumed, resumes again.
     Relist,
-    /// The server will not serve a watch-list: list, then watch, for this
-    /// attempt.
+    /// The server will not serve this sync (a watch-list, or a resume
+    /// whose resourceVersion is gone): list, then watch, for this attempt.
     FallBackToList,
 }
 
@@ -213,6 +217,10 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
         Outcome::Idle => {
             return match ended.phase {
                 Phase::List => decision(Relist, "the list went idle"),
+                Phase::Resume => decision(
+                    Relist,
+                    "the resume's watch went idle; backing off, then resuming again",
+                ),
                 _ => decision(Retry, "nothing arrived for the idle timeout; asking again"),
             };
         }
@@ -244,6 +252,10 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
                     decision(Retry, "watch-list closed unanswered; asking again")
                 }
                 Phase::List => decision(Retry, "the list ended early"),
+                Phase::Resume => decision(
+                    Relist,
+                    "the resume's watch closed unanswered; backing off, then resuming again",
+                ),
             };
         }
     };
@@ -251,6 +263,14 @@ pub(crate) fn decide(ended: Ended, retry: &mut RetryState, now: Instant) -> Deci
         retry.internal_errors.after(cause == InternalError, now);
     }
     match (ended.phase, cause) {
+        // Compacted away; or a resourceVersion the server has not reached,
+        // which a saved state can only have if the server's data went back
+        // in time (a restore): list in both cases.
+        (Phase::Resume, cause) if cause.resource_version_unavailable() => decision(
+            FallBackToList,
+            "the saved state's resourceVersion is gone; listing, with the saved state delivered first",
+        ),
+        (Phase::Resume, _) => decision(Relist, "resuming failed; backing off, then resuming again"),
         (
             Phase::OpenWatchList | Phase::WatchList | Phase::OpenWatch,
             TooManyRequests { retry_after },
@@ -721,6 +741,29 @@ mod tests {
     fn watch_error_otherwise_relists() {
         assert_eq!(failed(Phase::Watch, Other), Relist);
         assert_eq!(failed(Phase::Watch, TooLargeResourceVersion), Relist);
+    }
+
+    #[test]
+    fn only_a_lost_resource_version_gives_up_a_resume() {
+        for cause in [ExpiredOrGone, TooLargeResourceVersion] {
+            assert_eq!(failed(Phase::Resume, cause), FallBackToList, "{cause:?}");
+        }
+        let others = [
+            ConnectionRefused,
+            ConnectionBroken,
+            InternalError,
+            TooManyRequests { retry_after: None },
+            BadFrame,
+            CutOff,
+            FrameTooLarge,
+            Other,
+        ];
+        for cause in others {
+            assert_eq!(failed(Phase::Resume, cause), Relist, "{cause:?}");
+        }
+        for outcome in [Outcome::Idle, Outcome::Ended, Outcome::StoreRefused] {
+            assert_eq!(action(ended(Phase::Resume, outcome)), Relist, "{outcome:?}");
+        }
     }
 
     #[test]

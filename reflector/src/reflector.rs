@@ -1,16 +1,15 @@
 //! [`Reflector`]: keeps a store in step with one resource on the API
-//! server: the struct, its accessors and its run loop. The list, watch and
-//! watch-list phases live in `list.rs`, `watch.rs` and `watch_list.rs`.
+//! server: the struct and its run loop. The phases live beside it: the
+//! list in `list.rs`, the watch in `watch.rs`, and the two syncs gathered
+//! from a watch stream (watch-list and resume) in `initial_events.rs`.
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clientgo_apimachinery::Object;
 use clientgo_listwatch::ListerWatcher;
-use clientgo_store::ReflectorStore;
-use parking_lot::Mutex;
+use clientgo_store::{ReflectorStore, StoreError};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -19,59 +18,31 @@ use crate::backoff::{Backoff, Random};
 use crate::error::Error;
 use crate::options::ReflectorOptions;
 use crate::recovery::{self, Action, Decision, Ended, Outcome, RetryState};
-use crate::resource_version::{ResourceVersionTracker, WaitError};
-use crate::resume::{ResumeEnd, ResumePoint};
-use crate::stats::{Counters, ReflectorStats};
-use crate::watch_list::WatchListEnd;
+use crate::resume_point::ResumePoint;
+use crate::stats::Counters;
+use crate::status::{ReflectorMode, ReflectorStatus};
 
 /// What a phase's loop does once a decision's waiting is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
+pub(crate) enum Next {
     /// Send its request again.
-    Again,
-    /// End the attempt; the run loop backs off and relists.
-    Relist,
-    /// Fall back from watch-list to list and watch.
-    FallBack,
+    AskAgain,
+    /// End the attempt; the run loop backs off and starts the next.
+    EndAttempt,
+    /// Sync with a list instead, for this attempt.
+    FallBackToList,
     /// Cancelled during a backoff.
     Cancelled,
 }
 
-/// How a reflector got its current state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReflectorMode {
-    /// No list or watch-list has completed yet.
-    NotSynced,
-    /// The last sync streamed the state as watch events (watch-list).
-    WatchList,
-    /// The last sync was a list (watch-list off, unsupported or failed).
-    ListWatch,
-    /// The last sync resumed a saved state with a watch (warm restart).
-    Resumed,
-}
-
-impl fmt::Display for ReflectorMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ReflectorMode::NotSynced => "not synced",
-            ReflectorMode::WatchList => "watch-list",
-            ReflectorMode::ListWatch => "list and watch",
-            ReflectorMode::Resumed => "resumed",
-        })
-    }
-}
-
-/// What the run loop remembers between attempts.
-#[derive(Debug)]
-pub(crate) struct State {
-    /// The last synced resourceVersion cannot be used (it expired, or the
-    /// server had not reached it): the next list is a consistent read at
-    /// "".
-    pub(crate) resource_version_unavailable: bool,
-    /// An RV="0" list came back in pages: the server has no watch cache,
-    /// so later relists keep paginating.
-    pub(crate) paginated_result: bool,
-    pub(crate) mode: ReflectorMode,
+/// How a sync from a watch stream (watch-list, resume) ended.
+pub(crate) enum Synced<S> {
+    /// The store holds the state; the stream goes on as the live watch.
+    Live(S),
+    /// List instead, for this attempt.
+    FallBack,
+    /// Cancelled, or the attempt ended otherwise (the run loop backs off).
+    Stopped,
 }
 
 /// Keeps a store in step with one resource: lists (or streams the state
@@ -80,42 +51,44 @@ pub(crate) struct State {
 /// client-go's Reflector does. See the crate documentation for the
 /// recovery rules.
 ///
-/// A reflector is driven by [`run`](Self::run) on one task; its accessors
-/// may be called from any task meanwhile (share it in an `Arc`). It writes
-/// to the store only from `run`, in the order the server sent events.
+/// A reflector is an owned task: [`run`](Self::run) takes it and drives it
+/// on one task until cancelled, writing to the store only from there, in
+/// the order the server sent events. Its state is plain fields of that
+/// task. What others may watch meanwhile is its [`status`](Self::status),
+/// taken before `run`.
 pub struct Reflector<K, L> {
     pub(crate) lister_watcher: L,
     pub(crate) store: Arc<dyn ReflectorStore<K>>,
     pub(crate) options: ReflectorOptions<K>,
-    pub(crate) name: String,
-    pub(crate) state: Mutex<State>,
-    pub(crate) resource_version: ResourceVersionTracker,
-    last_error: Mutex<Option<Arc<Error>>>,
-    pub(crate) counters: Counters,
-    pub(crate) random: Mutex<Random>,
-    stopped: CancellationToken,
+    pub(crate) status: ReflectorStatus,
+    /// The `apiVersion` and `kind` of the watched objects: `K`'s fixed
+    /// type, else the lister-watcher's. Events naming another are skipped.
+    expected_type: Option<(String, String)>,
+    /// The last synced resourceVersion cannot be used (it expired, or the
+    /// server had not reached it): the next list is a consistent read at
+    /// "".
+    pub(crate) resource_version_unavailable: bool,
+    /// An RV="0" list came back in pages: the server has no watch cache,
+    /// so later relists keep paginating.
+    pub(crate) paginated_result: bool,
     /// Whether any watch of this reflector has received a periodic
     /// bookmark (not the watch-list's initial-events-end one): only then
     /// does a silent watch mean a dead connection, and the idle timeout
     /// apply.
-    periodic_bookmarks: AtomicBool,
+    periodic_bookmarks: bool,
+    random: Random,
     /// The saved state the first sync resumes from (taken when used).
-    resume: Mutex<Option<ResumePoint<K>>>,
-    /// The `apiVersion` and `kind` of the watched objects: `K`'s fixed
-    /// type, else the lister-watcher's. Events naming another are skipped.
-    expected_type: Option<(String, String)>,
+    resume: Option<ResumePoint<K>>,
     /// A saved state whose resume was refused (410): replaced into the
     /// store just before the next sync's own replace, so that handlers
     /// hear of objects deleted meanwhile as tombstones.
-    prelude: Mutex<Option<ResumePoint<K>>>,
+    refused_resume: Option<ResumePoint<K>>,
 }
 
 impl<K, L> fmt::Debug for Reflector<K, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reflector")
-            .field("name", &self.name)
-            .field("state", &*self.state.lock())
-            .field("last_sync_resource_version", &self.resource_version.get())
+            .field("status", &self.status)
             .field("options", &self.options)
             .finish_non_exhaustive()
     }
@@ -146,21 +119,26 @@ where
             lister_watcher,
             store,
             options,
-            name,
-            state: Mutex::new(State {
-                resource_version_unavailable: false,
-                paginated_result: false,
-                mode: ReflectorMode::NotSynced,
-            }),
-            resource_version: ResourceVersionTracker::new(),
-            last_error: Mutex::new(None),
-            counters: Counters::default(),
-            random: Mutex::new(Random::new()),
-            stopped: CancellationToken::new(),
-            periodic_bookmarks: AtomicBool::new(false),
-            resume: Mutex::new(resume),
-            prelude: Mutex::new(None),
+            status: ReflectorStatus::new(name),
+            resource_version_unavailable: false,
+            paginated_result: false,
+            periodic_bookmarks: false,
+            random: Random::new(),
+            resume,
+            refused_resume: None,
         }
+    }
+
+    /// A handle on this reflector's resourceVersion, last error, counters
+    /// and mode, which stays valid after [`run`](Self::run) takes the
+    /// reflector.
+    pub fn status(&self) -> ReflectorStatus {
+        self.status.clone()
+    }
+
+    /// The name used in logs.
+    pub fn name(&self) -> &str {
+        self.status.name()
     }
 
     /// Whether `object` names another type than the watched resource's
@@ -178,7 +156,7 @@ where
         if api_version == expected_api_version && kind == expected_kind {
             return false;
         }
-        Counters::bump(&self.counters.other_type_events);
+        Counters::bump(&self.status.counters().other_type_events);
         tracing::warn!(
             api_version,
             kind,
@@ -192,8 +170,8 @@ where
 
     /// Notes that the server sends periodic bookmarks on this resource's
     /// watches.
-    pub(crate) fn saw_periodic_bookmark(&self) {
-        self.periodic_bookmarks.store(true, Ordering::Relaxed);
+    pub(crate) fn saw_periodic_bookmark(&mut self) {
+        self.periodic_bookmarks = true;
     }
 
     /// The idle timeout for a watch's stream: `None` until the server has
@@ -206,7 +184,6 @@ where
     /// timeout at all.
     pub(crate) fn stream_idle_timeout(&self) -> Option<Duration> {
         self.periodic_bookmarks
-            .load(Ordering::Relaxed)
             .then(|| self.options.effective_idle_timeout())
     }
 
@@ -214,9 +191,10 @@ where
     /// attempt that ends (client-go's `Run`: the first attempt at once,
     /// then a wait of the backoff's next step, measured from the end of the
     /// attempt). Errors go to the watch-error handler and
-    /// [`last_error`](Self::last_error); none ends the loop.
-    pub async fn run(&self, cancel: CancellationToken) {
-        let span = tracing::info_span!("reflector", name = %self.name);
+    /// the status's [`last_error`](ReflectorStatus::last_error); none ends
+    /// the loop. When it returns, the status reads as stopped.
+    pub async fn run(mut self, cancel: CancellationToken) {
+        let span = tracing::info_span!("reflector", name = %self.status.name());
         async {
             tracing::debug!(options = ?self.options, "starting");
             let mut backoff = Backoff::new(self.options.backoff, Arc::clone(&self.options.clock));
@@ -232,44 +210,38 @@ where
         }
         .instrument(span)
         .await;
-        self.stopped.cancel();
+        self.status.stopped();
     }
 
-    /// One attempt: sync (watch-list, or list), then watch until the
-    /// recovery table says to relist.
+    /// One attempt: sync (resume, watch-list, or list), then watch until
+    /// the recovery table says to relist.
     async fn list_and_watch(
-        &self,
+        &mut self,
         cancel: &CancellationToken,
         backoff: &mut Backoff,
     ) -> Result<(), Error> {
-        let mut stream = None;
-        let resume = self.resume.lock().take();
-        if let Some(point) = resume {
-            match self.resume(&point, cancel).await {
-                ResumeEnd::Synced(live) => {
+        if let Some(point) = self.resume.take() {
+            match self.resume(&point, cancel, backoff).await {
+                Synced::Live(live) => {
                     self.watch(Some(live), cancel, backoff).await;
                     return Ok(());
                 }
-                ResumeEnd::Expired => {
-                    Counters::bump(&self.counters.resume_fallbacks);
-                    tracing::info!(
-                        resource_version = %point.resource_version,
-                        "the saved state's resourceVersion is gone; listing"
-                    );
-                    *self.prelude.lock() = Some(point);
+                Synced::FallBack => {
+                    Counters::bump(&self.status.counters().resume_fallbacks);
+                    self.refused_resume = Some(point);
                 }
-                ResumeEnd::Retry => {
-                    *self.resume.lock() = Some(point);
+                Synced::Stopped => {
+                    self.resume = Some(point);
                     return Ok(());
                 }
-                ResumeEnd::Stopped => return Ok(()),
             }
         }
+        let mut stream = None;
         if self.options.use_watch_list && self.lister_watcher.supports_watch_list() {
             match self.watch_list(cancel, backoff).await {
-                WatchListEnd::Synced(live) => stream = Some(live),
-                WatchListEnd::Stopped => return Ok(()),
-                WatchListEnd::FallBack => self.list(cancel).await?,
+                Synced::Live(live) => stream = Some(live),
+                Synced::Stopped => return Ok(()),
+                Synced::FallBack => self.list(cancel).await?,
             }
         } else {
             self.list(cancel).await?;
@@ -283,7 +255,7 @@ where
     /// The recovery table's decision after `ended`, logged.
     pub(crate) fn decide(&self, ended: Ended, retry: &mut RetryState) -> Decision {
         let decision = recovery::decide(ended, retry, self.options.clock.now());
-        let resource_version = self.last_sync_resource_version();
+        let resource_version = self.status.last_sync_resource_version();
         if decision.action == Action::Retry && ended.outcome == Outcome::Ended {
             tracing::debug!(%resource_version, phase = ?ended.phase, events = ended.events, reason = decision.reason, "asking again");
         } else {
@@ -292,56 +264,66 @@ where
         decision
     }
 
-    /// Carries out the waiting part of `decision`.
-    pub(crate) async fn follow(
-        &self,
-        decision: Decision,
+    /// Decides what follows `ended` and carries out its waiting part.
+    pub(crate) async fn recover(
+        &mut self,
+        ended: Ended,
+        retry: &mut RetryState,
         backoff: &mut Backoff,
         cancel: &CancellationToken,
-    ) -> Step {
+    ) -> Next {
+        let decision = self.decide(ended, retry);
         match decision.action {
-            Action::Retry => Step::Again,
+            Action::Retry => Next::AskAgain,
             Action::RetryAtLatest => {
-                self.set_resource_version_unavailable(true);
-                Step::Again
+                self.resource_version_unavailable = true;
+                Next::AskAgain
             }
             Action::BackOffAndRetry { at_least } => {
                 if self.back_off(backoff, cancel, at_least).await {
-                    Step::Again
+                    Next::AskAgain
                 } else {
-                    Step::Cancelled
+                    Next::Cancelled
                 }
             }
-            Action::Relist => Step::Relist,
-            Action::FallBackToList => Step::FallBack,
+            Action::Relist => Next::EndAttempt,
+            Action::FallBackToList => Next::FallBackToList,
         }
     }
 
-    /// Replaces the store with a sync's result. A saved state whose resume
-    /// was refused goes in first, so the store's handlers are told about
-    /// it and then, by this replace, about what changed since (objects
+    /// Replaces the store with a sync's result and records the sync at
+    /// `resource_version` by `mode`. A saved state whose resume was
+    /// refused goes in first, so the store's handlers are told about it
+    /// and then, by this replace, about what changed since (objects
     /// deleted meanwhile become tombstones), as if the process had never
-    /// stopped.
+    /// stopped. A refusal is returned, for the caller to report.
     pub(crate) fn replace_store(
-        &self,
+        &mut self,
         objects: Vec<Arc<K>>,
         resource_version: &str,
-    ) -> Result<(), clientgo_store::StoreError> {
-        let prelude = self.prelude.lock().take();
-        if let Some(prelude) = prelude {
-            self.store
-                .replace(prelude.objects, &prelude.resource_version)?;
+        mode: ReflectorMode,
+    ) -> Result<(), StoreError> {
+        let mut replaced = Ok(());
+        if let Some(refused) = self.refused_resume.take() {
+            replaced = self
+                .store
+                .replace(refused.objects, &refused.resource_version);
         }
-        self.store.replace(objects, resource_version)
-    }
-
-    /// Records a sync (a list or a watch-list's bookmark) at
-    /// `resource_version`.
-    pub(crate) fn synced(&self, resource_version: &str, mode: ReflectorMode) {
-        self.resource_version.set(resource_version);
-        self.set_resource_version_unavailable(false);
-        self.clear_last_error();
-        self.set_mode(mode);
+        if replaced.is_ok() {
+            replaced = self.store.replace(objects, resource_version);
+        }
+        replaced?;
+        self.resource_version_unavailable = false;
+        if self.status.synced(resource_version, mode) {
+            tracing::info!(%mode, "synced; mode in use");
+        }
+        let counter = match mode {
+            ReflectorMode::WatchList => &self.status.counters().watch_lists,
+            ReflectorMode::Resumed => &self.status.counters().resumes,
+            ReflectorMode::ListWatch | ReflectorMode::NotSynced => &self.status.counters().lists,
+        };
+        Counters::bump(counter);
+        Ok(())
     }
 
     /// Waits the backoff's next step (at least `at_least`); `false` if
@@ -353,7 +335,7 @@ where
         at_least: Option<Duration>,
     ) -> bool {
         let delay = backoff.next_delay().max(at_least.unwrap_or_default());
-        Counters::bump(&self.counters.backoffs);
+        Counters::bump(&self.status.counters().backoffs);
         tracing::debug!(?delay, "backing off");
         tokio::select! {
             () = cancel.cancelled() => false,
@@ -363,7 +345,7 @@ where
 
     /// Records and hands out an error.
     pub(crate) fn report(&self, error: Error) {
-        Counters::bump(&self.counters.errors);
+        Counters::bump(&self.status.counters().errors);
         let expired = error
             .list_watch_error()
             .is_some_and(clientgo_listwatch::Error::is_expired_or_gone);
@@ -375,20 +357,20 @@ where
         if let Some(handler) = &self.options.watch_error_handler {
             handler(&error);
         }
-        *self.last_error.lock() = Some(Arc::new(error));
-    }
-
-    /// Forgets the last error after a successful sync.
-    pub(crate) fn clear_last_error(&self) {
-        *self.last_error.lock() = None;
+        self.status.set_last_error(error);
     }
 
     /// The random server-side timeout for the next watch, in whole
     /// seconds within [min, 2 × min).
-    pub(crate) fn watch_timeout_seconds(&self) -> u64 {
+    pub(crate) fn watch_timeout_seconds(&mut self) -> u64 {
         let min = self.options.effective_min_watch_timeout().as_secs_f64();
-        let fraction = self.random.lock().fraction();
+        let fraction = self.random.fraction();
         (min + fraction * min) as u64
+    }
+
+    /// The last synced resourceVersion ("" before the first sync).
+    pub(crate) fn last_sync_resource_version(&self) -> String {
+        self.status.last_sync_resource_version()
     }
 
     /// The resourceVersion to relist at (client-go's
@@ -396,88 +378,19 @@ where
     /// consistent read), "0" before the first sync (any cached state),
     /// else the last synced one (not older than it).
     pub(crate) fn relist_resource_version(&self) -> String {
-        if self.state.lock().resource_version_unavailable {
+        if self.resource_version_unavailable {
             return String::new();
         }
-        let last = self.resource_version.get();
+        let last = self.last_sync_resource_version();
         if last.is_empty() { "0".into() } else { last }
     }
 
     /// The resourceVersion a watch-list restarts from: "" when the last
     /// one is unavailable, else the last synced one (which may be "").
     pub(crate) fn rewatch_resource_version(&self) -> String {
-        if self.state.lock().resource_version_unavailable {
+        if self.resource_version_unavailable {
             return String::new();
         }
-        self.resource_version.get()
-    }
-
-    pub(crate) fn set_resource_version_unavailable(&self, unavailable: bool) {
-        self.state.lock().resource_version_unavailable = unavailable;
-    }
-
-    pub(crate) fn set_mode(&self, mode: ReflectorMode) {
-        let previous = std::mem::replace(&mut self.state.lock().mode, mode);
-        if previous != mode {
-            tracing::info!(%mode, "synced; mode in use");
-        }
-    }
-
-    /// The resourceVersion of the last list or event applied to the store;
-    /// "" before the first sync. Not synchronised with the store: the store
-    /// may already hold later events.
-    pub fn last_sync_resource_version(&self) -> String {
-        self.resource_version.get()
-    }
-
-    /// Waits until the reflector has applied `resource_version` or a later
-    /// one (compared as integers): after a write answered with
-    /// resourceVersion R, waiting for R makes the store show that write.
-    /// Fails at once for a non-integer, and when the reflector stops first.
-    /// Wrap it in a timeout to bound the wait.
-    pub async fn wait_for_resource_version(&self, resource_version: &str) -> Result<(), WaitError> {
-        tokio::select! {
-            reached = self.resource_version.wait_for(resource_version) => reached,
-            () = self.stopped.cancelled() => {
-                // It may have been reached just before stopping.
-                let last = self.resource_version.get();
-                match crate::resource_version::compare_resource_versions(&last, resource_version) {
-                    Some(ordering) if ordering.is_ge() => Ok(()),
-                    _ => Err(WaitError::Stopped(resource_version.to_string())),
-                }
-            }
-        }
-    }
-
-    /// How the current state was obtained.
-    pub fn mode(&self) -> ReflectorMode {
-        self.state.lock().mode
-    }
-
-    /// The last error since the last successful list or watch-list (so a
-    /// caller waiting for a sync can say "403 Forbidden listing pods"
-    /// rather than "timed out").
-    pub fn last_error(&self) -> Option<Arc<Error>> {
-        self.last_error.lock().clone()
-    }
-
-    /// Counters of the work done so far.
-    pub fn stats(&self) -> ReflectorStats {
-        self.counters.snapshot()
-    }
-
-    /// The name used in logs.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The store written to.
-    pub fn store(&self) -> &Arc<dyn ReflectorStore<K>> {
-        &self.store
-    }
-
-    /// Whether [`run`](Self::run) has returned.
-    pub fn is_stopped(&self) -> bool {
-        self.stopped.is_cancelled()
+        self.last_sync_resource_version()
     }
 }

@@ -1,12 +1,13 @@
-//! The last synced resourceVersion, readable at any time and awaitable for
-//! read-your-writes.
+//! [`ResourceVersionTracker`]: a resourceVersion readable at any time and
+//! awaitable for read-your-writes. The reflector tracks the last one it
+//! synced with it; an informer tracks its cache's with another.
 
 use std::cmp::Ordering;
 
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
-/// Why [`Reflector::wait_for_resource_version`](crate::Reflector::wait_for_resource_version)
-/// gave up.
+/// Why a wait for a resourceVersion gave up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum WaitError {
@@ -16,8 +17,9 @@ pub enum WaitError {
     /// comparable that way.
     #[error("resourceVersion {0:?} is not comparable (not an unsigned integer)")]
     NotComparable(String),
-    /// The reflector was dropped before reaching it.
-    #[error("the reflector stopped before reaching resourceVersion {0:?}")]
+    /// The tracker's owner (a reflector, an informer) stopped before
+    /// reaching it.
+    #[error("stopped before reaching resourceVersion {0:?}")]
     Stopped(String),
 }
 
@@ -29,26 +31,39 @@ pub fn compare_resource_versions(a: &str, b: &str) -> Option<Ordering> {
     Some(a.cmp(&b))
 }
 
-/// Holds the last synced resourceVersion; readers never wait on the
-/// reflector (a watch channel: one write lock per update, reads are a
-/// shared borrow).
+/// Holds one resourceVersion, written by one owner and read by anyone:
+/// readers never wait on the writer (a watch channel: one short write lock
+/// per change, reads are a shared borrow), and [`wait_for`](Self::wait_for)
+/// wakes when the value reaches the one asked for or the owner
+/// [stops](Self::stop).
 #[derive(Debug)]
-pub(crate) struct ResourceVersionTracker {
+pub struct ResourceVersionTracker {
     sender: watch::Sender<String>,
+    stopped: CancellationToken,
+}
+
+impl Default for ResourceVersionTracker {
+    fn default() -> Self {
+        ResourceVersionTracker {
+            sender: watch::Sender::new(String::new()),
+            stopped: CancellationToken::new(),
+        }
+    }
 }
 
 impl ResourceVersionTracker {
-    pub(crate) fn new() -> Self {
-        ResourceVersionTracker {
-            sender: watch::Sender::new(String::new()),
-        }
+    /// A tracker at "" (nothing synced yet).
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    pub(crate) fn get(&self) -> String {
+    /// The current resourceVersion ("" before the first).
+    pub fn get(&self) -> String {
         self.sender.borrow().clone()
     }
 
-    pub(crate) fn set(&self, resource_version: &str) {
+    /// Moves to `resource_version`; waiters are woken only if it changed.
+    pub fn set(&self, resource_version: &str) {
         self.sender.send_if_modified(|current| {
             if current == resource_version {
                 false
@@ -59,19 +74,34 @@ impl ResourceVersionTracker {
         });
     }
 
-    pub(crate) async fn wait_for(&self, wanted: &str) -> Result<(), WaitError> {
+    /// Marks the owner stopped: waits not yet satisfied fail with
+    /// [`WaitError::Stopped`].
+    pub fn stop(&self) {
+        self.stopped.cancel();
+    }
+
+    /// Whether [`stop`](Self::stop) was called.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.is_cancelled()
+    }
+
+    /// Waits until the tracked resourceVersion is `wanted` or a later one
+    /// (compared as integers). Fails at once for a non-integer, and when
+    /// the owner stops first (a value reached just before stopping still
+    /// counts). Wrap it in a timeout to bound the wait.
+    pub async fn wait_for(&self, wanted: &str) -> Result<(), WaitError> {
         if wanted.parse::<u64>().is_err() {
             return Err(WaitError::NotComparable(wanted.to_string()));
         }
+        let reached = |current: &str| {
+            compare_resource_versions(current, wanted).is_some_and(|ordering| ordering.is_ge())
+        };
         let mut receiver = self.sender.subscribe();
-        receiver
-            .wait_for(|current| {
-                compare_resource_versions(current, wanted)
-                    .is_some_and(|ordering| ordering != Ordering::Less)
-            })
-            .await
-            .map(|_| ())
-            .map_err(|_| WaitError::Stopped(wanted.to_string()))
+        let stopped = || WaitError::Stopped(wanted.to_string());
+        tokio::select! {
+            result = receiver.wait_for(|current| reached(current)) => result.map(|_| ()).map_err(|_| stopped()),
+            () = self.stopped.cancelled() => if reached(&self.get()) { Ok(()) } else { Err(stopped()) },
+        }
     }
 }
 
@@ -108,5 +138,20 @@ mod tests {
             tracker.wait_for("abc").await,
             Err(WaitError::NotComparable("abc".into()))
         );
+    }
+
+    #[tokio::test]
+    async fn stopping_fails_waits_not_yet_reached_only() {
+        let tracker = Arc::new(ResourceVersionTracker::new());
+        tracker.set("7");
+        let waiter = tokio::spawn({
+            let tracker = Arc::clone(&tracker);
+            async move { tracker.wait_for("8").await }
+        });
+        tokio::task::yield_now().await;
+        tracker.stop();
+        assert_eq!(waiter.await.unwrap(), Err(WaitError::Stopped("8".into())));
+        assert_eq!(tracker.wait_for("7").await, Ok(()));
+        assert!(tracker.is_stopped());
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Counters of a reflector's work since it was created, for metrics, tests
-/// and soak reports. Read with [`Reflector::stats`](crate::Reflector::stats).
+/// and soak reports. Read with [`ReflectorStatus::stats`](crate::ReflectorStatus::stats).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReflectorStats {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use clientgo_apimachinery::{ListOptions, Object, WatchEvent};
-use clientgo_listwatch::{IdleTimer, ListerWatcher, Next};
+use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
 use clientgo_store::StoreError;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::backoff::Backoff;
 use crate::error::Error;
 use crate::recovery::{Cause, Ended, Outcome, Phase, RetryState};
-use crate::reflector::{Reflector, Step};
+use crate::reflector::{Next, Reflector};
 use crate::resync_timer::ResyncTimer;
 use crate::stats::Counters;
 
@@ -27,7 +27,7 @@ where
     /// recovery table says to relist (or `cancel` fires). Every error is
     /// reported where it happens.
     pub(crate) async fn watch(
-        &self,
+        &mut self,
         mut stream: Option<L::Watch>,
         cancel: &CancellationToken,
         backoff: &mut Backoff,
@@ -78,16 +78,13 @@ where
             };
             if ended.is_very_short_watch() {
                 self.report(Error::VeryShortWatch {
-                    resource: self.name.clone(),
+                    resource: self.name().to_string(),
                     lasted: ended.lasted,
                 });
             }
-            match self
-                .follow(self.decide(ended, &mut retry), backoff, cancel)
-                .await
-            {
-                Step::Again => Counters::bump(&self.counters.rewatches),
-                Step::Relist | Step::FallBack | Step::Cancelled => return,
+            match self.recover(ended, &mut retry, backoff, cancel).await {
+                Next::AskAgain => Counters::bump(&self.status.counters().rewatches),
+                Next::EndAttempt | Next::FallBackToList | Next::Cancelled => return,
             }
         }
     }
@@ -99,7 +96,7 @@ where
         options: &ListOptions,
         cancel: &CancellationToken,
     ) -> Option<Result<L::Watch, Outcome>> {
-        Counters::bump(&self.counters.watches);
+        Counters::bump(&self.status.counters().watches);
         tracing::debug!(
             resource_version = options.resource_version.as_deref().unwrap_or_default(),
             timeout_seconds = options.timeout_seconds,
@@ -120,10 +117,10 @@ where
 
     /// Reports a watch that went idle.
     pub(crate) fn idle_watch(&self) -> Outcome {
-        Counters::bump(&self.counters.idle_timeouts);
+        Counters::bump(&self.status.counters().idle_timeouts);
         let idle = self.options.effective_idle_timeout();
         self.report(Error::IdleWatch {
-            resource: self.name.clone(),
+            resource: self.name().to_string(),
             idle,
         });
         Outcome::Idle
@@ -140,12 +137,12 @@ where
         let cause = Cause::of(&source);
         self.report(if watch_list {
             Error::WatchList {
-                resource: self.name.clone(),
+                resource: self.name().to_string(),
                 source,
             }
         } else {
             Error::Watch {
-                resource: self.name.clone(),
+                resource: self.name().to_string(),
                 resource_version: from.to_string(),
                 source,
             }
@@ -157,7 +154,7 @@ where
     /// `handleWatch`): how it ended (any error reported) and how many
     /// events (bookmarks included) it carried; `None` when cancelled.
     async fn handle_watch(
-        &self,
+        &mut self,
         live: &mut L::Watch,
         from: &str,
         cancel: &CancellationToken,
@@ -177,7 +174,7 @@ where
                 () = resync.tick() => {
                     if let Err(source) = self.resync() {
                         self.report(Error::Store {
-                            resource: self.name.clone(),
+                            resource: self.name().to_string(),
                             operation: "resync",
                             source,
                         });
@@ -190,10 +187,10 @@ where
                 next = idle.next(live, self.stream_idle_timeout()) => next,
             };
             let event = match next {
-                Next::Event(event) => event,
-                Next::Ended => return Some((Outcome::Ended, events)),
-                Next::Idle => return Some((self.idle_watch(), events)),
-                Next::Failed(error) => {
+                StreamNext::Event(event) => event,
+                StreamNext::Ended => return Some((Outcome::Ended, events)),
+                StreamNext::Idle => return Some((self.idle_watch(), events)),
+                StreamNext::Failed(error) => {
                     let last = self.last_sync_resource_version();
                     return Some((self.watch_failed(&last, false, error), events));
                 }
@@ -214,7 +211,7 @@ where
     /// skipped (the resourceVersion still moves, as in client-go); an ERROR
     /// event is returned as the error it carries.
     fn apply(
-        &self,
+        &mut self,
         event: WatchEvent<K>,
         advance: bool,
     ) -> Result<(), Box<clientgo_listwatch::Error>> {
@@ -248,39 +245,40 @@ where
                 )
             }
             WatchEvent::Bookmark(bookmark) => {
-                Counters::bump(&self.counters.bookmarks);
+                Counters::bump(&self.status.counters().bookmarks);
                 if !bookmark.is_initial_events_end() {
                     self.saw_periodic_bookmark();
                 }
                 if let Err(source) = self.store.bookmark(bookmark.resource_version()) {
                     self.report(Error::Store {
-                        resource: self.name.clone(),
+                        resource: self.name().to_string(),
                         operation: "bookmark",
                         source,
                     });
                 }
                 if advance {
-                    self.resource_version.set(bookmark.resource_version());
+                    self.status
+                        .set_resource_version(bookmark.resource_version());
                 }
                 return Ok(());
             }
             WatchEvent::Error(status) => {
                 return Err(Box::new(clientgo_listwatch::Error::WatchStatus {
-                    url: self.name.clone(),
+                    url: self.name().to_string(),
                     status: Box::new(status),
                 }));
             }
         };
-        Counters::bump(&self.counters.events);
+        Counters::bump(&self.status.counters().events);
         if let Err(source) = outcome {
             self.report(Error::Store {
-                resource: self.name.clone(),
+                resource: self.name().to_string(),
                 operation,
                 source,
             });
         }
         if let Some(resource_version) = resource_version {
-            self.resource_version.set(&resource_version);
+            self.status.set_resource_version(&resource_version);
         }
         Ok(())
     }
@@ -294,7 +292,7 @@ where
             .is_none_or(|should_resync| should_resync())
         {
             tracing::debug!("resyncing the store");
-            Counters::bump(&self.counters.resyncs);
+            Counters::bump(&self.status.counters().resyncs);
             self.store.resync()?;
         }
         Ok(())

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use clientgo_apimachinery::Status;
 use clientgo_listwatch::FakeListerWatcher;
-use clientgo_reflector::{BackoffOptions, Reflector, ReflectorMode, ReflectorOptions};
+use clientgo_reflector::{
+    BackoffOptions, Reflector, ReflectorMode, ReflectorOptions, ReflectorStatus,
+};
 use clientgo_store::{Indexer, IndexerOptions, Store};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -71,7 +73,7 @@ async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
 }
 
 struct Running {
-    reflector: Arc<Reflector<ConfigMap, FakeListerWatcher<ConfigMap>>>,
+    reflector: ReflectorStatus,
     cache: Arc<Indexer<ConfigMap>>,
     source: FakeListerWatcher<ConfigMap>,
     cancel: CancellationToken,
@@ -80,14 +82,12 @@ struct Running {
 impl Running {
     fn start(source: FakeListerWatcher<ConfigMap>, options: ReflectorOptions<ConfigMap>) -> Self {
         let cache = Arc::new(Indexer::<ConfigMap>::new(IndexerOptions::default()));
-        let reflector = Arc::new(Reflector::new(source.clone(), cache.clone(), options));
+        let reflector = Reflector::new(source.clone(), cache.clone(), options);
+        let status = reflector.status();
         let cancel = CancellationToken::new();
-        tokio::spawn({
-            let (reflector, cancel) = (Arc::clone(&reflector), cancel.clone());
-            async move { reflector.run(cancel).await }
-        });
+        tokio::spawn(reflector.run(cancel.clone()));
         Running {
-            reflector,
+            reflector: status,
             cache,
             source,
             cancel,
@@ -236,17 +236,11 @@ async fn the_reflector_skips_objects_of_another_kind_from_any_source() {
     source.add(object("ConfigMap", "a"));
     source.add(object("Secret", "stray-initial"));
     let cache = Arc::new(Indexer::<DynamicObject>::new(IndexerOptions::default()));
-    let reflector = Arc::new(Reflector::new(
-        source.clone(),
-        cache.clone(),
-        ReflectorOptions::default(),
-    ));
+    let reflector = Reflector::new(source.clone(), cache.clone(), ReflectorOptions::default());
+    let status = reflector.status();
     let cancel = CancellationToken::new();
-    let task = tokio::spawn({
-        let (reflector, cancel) = (Arc::clone(&reflector), cancel.clone());
-        async move { reflector.run(cancel).await }
-    });
-    wait_until("synced", || reflector.mode() == ReflectorMode::WatchList).await;
+    let task = tokio::spawn(reflector.run(cancel.clone()));
+    wait_until("synced", || status.mode() == ReflectorMode::WatchList).await;
     source.add(object("Secret", "stray-live"));
     source.add(object("ConfigMap", "b"));
     wait_until("b arrives", || cache.list().len() >= 2).await;
@@ -257,7 +251,7 @@ async fn the_reflector_skips_objects_of_another_kind_from_any_source() {
         .collect();
     names.sort();
     assert_eq!(names, ["a", "b"]);
-    assert_eq!(reflector.stats().other_type_events, 2);
+    assert_eq!(status.stats().other_type_events, 2);
     cancel.cancel();
     task.await.unwrap();
 }

@@ -567,7 +567,7 @@ async fn wait_for_resource_version_returns_once_a_write_is_in_the_store() {
         clientgo_store::Store::get_by_key(&*cache, "default/mine").is_some(),
         "read your write"
     );
-    let reflector = Arc::clone(&running.reflector);
+    let reflector = running.reflector.clone();
     running.stop().await;
     let error = reflector
         .wait_for_resource_version("999999999")

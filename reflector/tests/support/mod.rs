@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::GroupResource;
 use clientgo_listwatch::ResourceListerWatcher;
-use clientgo_reflector::{BackoffOptions, Reflector, ReflectorOptions};
+use clientgo_reflector::{BackoffOptions, Reflector, ReflectorOptions, ReflectorStatus};
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_store::{Indexer, IndexerOptions, ReflectorStore, Store};
 use clientgo_testing::{ObjectKey, Preconditions, ReadAt, TestApiServer, TestApiServerBuilder};
@@ -19,8 +19,6 @@ use tokio_util::sync::CancellationToken;
 
 /// Every wait in these tests gives up after this long.
 pub const PATIENCE: Duration = Duration::from_secs(20);
-
-pub type ConfigMapReflector = Reflector<ConfigMap, ResourceListerWatcher<ConfigMap>>;
 
 pub fn config_maps() -> GroupResource {
     GroupResource::new("", "configmaps")
@@ -89,7 +87,7 @@ pub fn fast_options() -> ReflectorOptions<ConfigMap> {
 
 /// A reflector running on its own task until the token fires.
 pub struct Running {
-    pub reflector: Arc<ConfigMapReflector>,
+    pub reflector: ReflectorStatus,
     pub cancel: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
@@ -100,14 +98,12 @@ impl Running {
         store: Arc<dyn ReflectorStore<ConfigMap>>,
         options: ReflectorOptions<ConfigMap>,
     ) -> Running {
-        let reflector = Arc::new(Reflector::new(lister, store, options));
+        let reflector = Reflector::new(lister, store, options);
+        let status = reflector.status();
         let cancel = CancellationToken::new();
-        let task = tokio::spawn({
-            let (reflector, cancel) = (Arc::clone(&reflector), cancel.clone());
-            async move { reflector.run(cancel).await }
-        });
+        let task = tokio::spawn(reflector.run(cancel.clone()));
         Running {
-            reflector,
+            reflector: status,
             cancel,
             task,
         }

@@ -1,0 +1,350 @@
+//! The two syncs that build the store's state from a watch stream instead
+//! of a list, and the one accumulator they share:
+//!
+//! - **watch-list** (client-go's `watchList`): `sendInitialEvents=true`
+//!   streams every object as an ADDED event, then an initial-events-end
+//!   bookmark;
+//! - **resume** (warm restart, not in client-go): a watch from a saved
+//!   state's resourceVersion replays every change since, and the replay
+//!   is folded into the saved objects. The API server's watch semantics
+//!   make it safe: a watch from resourceVersion R either sends every
+//!   change after R, in order, or answers 410 Gone (R was compacted away),
+//!   and then the reflector lists as it would have anyway.
+//!
+//! Both gather the events into an [`InitialState`] (a map by key), replace
+//! the store once with it, and keep the same stream as the live watch, so
+//! the store's handlers see what a fresh list would have given them: one
+//! add per object that exists now. How either ends is decided by the one
+//! recovery table (`recovery.rs`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::{ListOptions, Object, ResourceVersionMatch, WatchEvent};
+use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
+use clientgo_store::meta_namespace_key;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::backoff::Backoff;
+use crate::error::Error;
+use crate::recovery::{Ended, Outcome, Phase, RetryState};
+use crate::reflector::{Next, Reflector, Synced};
+use crate::resume_point::ResumePoint;
+use crate::stats::Counters;
+use crate::status::ReflectorMode;
+
+/// While gathering the initial events, a progress line is logged this
+/// often.
+const PROGRESS_LOG: Duration = Duration::from_secs(10);
+
+/// When a stream's initial events are complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Until {
+    /// At the initial-events-end bookmark (watch-list); the stream ending
+    /// before it is a failure.
+    InitialEventsEnd,
+    /// At any bookmark, the stream's end, or once it has been quiet for
+    /// the duration (resume: the server replays what it has at once).
+    Settled(Duration),
+}
+
+/// A state being gathered from watch events: objects by key, and the
+/// resourceVersion they reflect.
+struct InitialState<K> {
+    objects: HashMap<String, Arc<K>>,
+    resource_version: String,
+}
+
+impl<K: Object> InitialState<K> {
+    /// Starts from `objects` at `resource_version`.
+    fn new(objects: &[Arc<K>], resource_version: &str) -> Self {
+        InitialState {
+            objects: objects
+                .iter()
+                .map(|object| (meta_namespace_key(&**object), Arc::clone(object)))
+                .collect(),
+            resource_version: resource_version.to_string(),
+        }
+    }
+
+    fn upsert(&mut self, object: Arc<K>) {
+        self.moved_to(&*object);
+        self.objects.insert(meta_namespace_key(&*object), object);
+    }
+
+    fn remove(&mut self, object: &K) {
+        self.moved_to(object);
+        self.objects.remove(&meta_namespace_key(object));
+    }
+
+    fn moved_to(&mut self, object: &K) {
+        if let Some(version) = object.resource_version().filter(|rv| !rv.is_empty()) {
+            version.clone_into(&mut self.resource_version);
+        }
+    }
+}
+
+/// How one gathering ended when it did not complete: the phase, how, and
+/// after how many events.
+type Unfinished = (Phase, Outcome, u64);
+
+impl<K, L> Reflector<K, L>
+where
+    K: Object + DeserializeOwned + Send + Sync + 'static,
+    L: ListerWatcher<K> + Clone + 'static,
+{
+    /// Syncs with a watch-list request, asking again as the recovery table
+    /// says until the initial-events-end bookmark arrives, the server
+    /// refuses watch-list, or `cancel` fires.
+    pub(crate) async fn watch_list(
+        &mut self,
+        cancel: &CancellationToken,
+        backoff: &mut Backoff,
+    ) -> Synced<L::Watch> {
+        let mut retry = RetryState::new(Duration::ZERO);
+        loop {
+            if cancel.is_cancelled() {
+                return Synced::Stopped;
+            }
+            let from = self.rewatch_resource_version();
+            let mut options = ListOptions::default()
+                .resource_version_match(ResourceVersionMatch::NotOlderThan)
+                .send_initial_events(true)
+                .allow_watch_bookmarks(true)
+                .timeout_seconds(self.watch_timeout_seconds());
+            if !from.is_empty() {
+                options = options.resource_version(&from);
+            }
+            let started = self.options.clock.now();
+            let gathered = self
+                .sync_from_stream(
+                    &options,
+                    InitialState::new(&[], ""),
+                    Until::InitialEventsEnd,
+                    cancel,
+                )
+                .await;
+            let (phase, outcome, events) = match gathered {
+                Some(Ok(live)) => return Synced::Live(live),
+                Some(Err(unfinished)) => unfinished,
+                None => return Synced::Stopped,
+            };
+            let ended = Ended {
+                phase,
+                outcome,
+                lasted: self.options.clock.since(started),
+                events,
+                at_latest: from.is_empty(),
+            };
+            match self.recover(ended, &mut retry, backoff, cancel).await {
+                Next::AskAgain => {}
+                Next::FallBackToList => {
+                    Counters::bump(&self.status.counters().watch_list_fallbacks);
+                    return Synced::FallBack;
+                }
+                Next::EndAttempt | Next::Cancelled => return Synced::Stopped,
+            }
+        }
+    }
+
+    /// Resumes from `point`: opens a watch at its resourceVersion (never a
+    /// list or watch-list), folds the replay into the saved objects until
+    /// the stream settles, then replaces the store once with the result.
+    /// The recovery table decides a failure: a lost resourceVersion falls
+    /// back to a list (with the saved state delivered first, so objects
+    /// deleted meanwhile become tombstones), anything else ends the
+    /// attempt, and the next one resumes again.
+    pub(crate) async fn resume(
+        &mut self,
+        point: &ResumePoint<K>,
+        cancel: &CancellationToken,
+        backoff: &mut Backoff,
+    ) -> Synced<L::Watch> {
+        let from = point.resource_version.as_str();
+        let options = ListOptions::default()
+            .resource_version(from)
+            .allow_watch_bookmarks(true)
+            .timeout_seconds(self.watch_timeout_seconds());
+        let started = self.options.clock.now();
+        let state = InitialState::new(&point.objects, from);
+        let until = Until::Settled(self.options.resume_settle);
+        let (phase, outcome, events) =
+            match self.sync_from_stream(&options, state, until, cancel).await {
+                Some(Ok(live)) => return Synced::Live(live),
+                Some(Err(unfinished)) => unfinished,
+                None => return Synced::Stopped,
+            };
+        let ended = Ended {
+            phase,
+            outcome,
+            lasted: self.options.clock.since(started),
+            events,
+            at_latest: false,
+        };
+        let mut retry = RetryState::new(Duration::ZERO);
+        match self.recover(ended, &mut retry, backoff, cancel).await {
+            Next::FallBackToList => {
+                tracing::info!(
+                    resource_version = from,
+                    "the saved state's resourceVersion is gone; listing"
+                );
+                Synced::FallBack
+            }
+            Next::AskAgain | Next::EndAttempt | Next::Cancelled => Synced::Stopped,
+        }
+    }
+
+    /// Opens a watch with `options`, gathers its initial events into
+    /// `state` until `until`, and replaces the store with the result: the
+    /// stream, to go on as the live watch; or how it ended (reported);
+    /// `None` when cancelled.
+    async fn sync_from_stream(
+        &mut self,
+        options: &ListOptions,
+        mut state: InitialState<K>,
+        until: Until,
+        cancel: &CancellationToken,
+    ) -> Option<Result<L::Watch, Unfinished>> {
+        let (open_phase, phase, mode) = match until {
+            Until::InitialEventsEnd => (
+                Phase::OpenWatchList,
+                Phase::WatchList,
+                ReflectorMode::WatchList,
+            ),
+            Until::Settled(_) => (Phase::Resume, Phase::Resume, ReflectorMode::Resumed),
+        };
+        let watch_list = until == Until::InitialEventsEnd;
+        let from = options.resource_version.clone().unwrap_or_default();
+        let mut live = match self.open(options, cancel).await? {
+            Ok(live) => live,
+            Err(outcome) => return Some(Err((open_phase, outcome, 0))),
+        };
+        let started = self.options.clock.now();
+        let mut events = 0;
+        let mut idle = IdleTimer::new();
+        let mut progress_log =
+            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_LOG, PROGRESS_LOG);
+        loop {
+            let idle_timeout = self.stream_idle_timeout();
+            let next = tokio::select! {
+                () = cancel.cancelled() => return None,
+                _ = progress_log.tick() => {
+                    tracing::info!(
+                        objects = state.objects.len(),
+                        waited = ?self.options.clock.since(started),
+                        ?mode,
+                        "still gathering the initial events"
+                    );
+                    continue;
+                }
+                next = async {
+                    match until {
+                        Until::InitialEventsEnd => idle.next(&mut live, idle_timeout).await,
+                        Until::Settled(quiet) => tokio::time::timeout(quiet, idle.next(&mut live, idle_timeout))
+                            .await
+                            .unwrap_or(StreamNext::Ended),
+                    }
+                } => next,
+            };
+            let event = match next {
+                StreamNext::Event(event) => event,
+                StreamNext::Ended if watch_list => {
+                    tracing::info!(
+                        objects = state.objects.len(),
+                        "watch-list ended before its initial-events-end bookmark"
+                    );
+                    return Some(Err((phase, Outcome::Ended, events)));
+                }
+                // Quiet, or closed: what the server had to replay arrived.
+                StreamNext::Ended => break,
+                StreamNext::Idle => return Some(Err((phase, self.idle_watch(), events))),
+                StreamNext::Failed(error) => {
+                    return Some(Err((
+                        phase,
+                        self.watch_failed(&from, watch_list, error),
+                        events,
+                    )));
+                }
+            };
+            events += 1;
+            match event {
+                WatchEvent::Added(object)
+                | WatchEvent::Modified(object)
+                | WatchEvent::Deleted(object)
+                    if self.is_other_type(&object) => {}
+                WatchEvent::Added(object) | WatchEvent::Modified(object) => {
+                    // An object the cache holds at the same version is
+                    // reused, as a list's are, so a relist by watch-list
+                    // does not hold a second copy of everything unchanged.
+                    let Some(object) = self.transformed(self.reuse_known(object)) else {
+                        return Some(Err((phase, Outcome::StoreRefused, events)));
+                    };
+                    state.upsert(object);
+                }
+                WatchEvent::Deleted(object) => state.remove(&object),
+                WatchEvent::Bookmark(bookmark) => {
+                    let end = bookmark.is_initial_events_end();
+                    if !end {
+                        self.saw_periodic_bookmark();
+                    }
+                    if end || !watch_list {
+                        // The server has sent everything up to it.
+                        state.resource_version = bookmark.resource_version().to_string();
+                        break;
+                    }
+                }
+                WatchEvent::Error(status) => {
+                    let error = clientgo_listwatch::Error::WatchStatus {
+                        url: self.name().to_string(),
+                        status: Box::new(status),
+                    };
+                    return Some(Err((
+                        phase,
+                        self.watch_failed(&from, watch_list, error),
+                        events,
+                    )));
+                }
+            }
+        }
+        let count = state.objects.len();
+        let resource_version = state.resource_version;
+        let objects = state.objects.into_values().collect();
+        if let Err(source) = self.replace_store(objects, &resource_version, mode) {
+            self.report(Error::Store {
+                resource: self.name().to_string(),
+                operation: "replace",
+                source,
+            });
+            return Some(Err((phase, Outcome::StoreRefused, events)));
+        }
+        tracing::info!(
+            from,
+            %resource_version,
+            objects = count,
+            events,
+            elapsed = ?self.options.clock.since(started),
+            %mode,
+            "synced from a watch stream without listing; the stream continues as the watch"
+        );
+        Some(Ok(live))
+    }
+
+    /// Applies the transform option to an object held during the initial
+    /// events; `None` (reported) when it fails.
+    fn transformed(&self, object: Arc<K>) -> Option<Arc<K>> {
+        let Some(transform) = &self.options.transform else {
+            return Some(object);
+        };
+        transform(object)
+            .map_err(|source| {
+                self.report(Error::Store {
+                    resource: self.name().to_string(),
+                    operation: "transform",
+                    source,
+                });
+            })
+            .ok()
+    }
+}
