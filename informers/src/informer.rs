@@ -327,14 +327,7 @@ where
         if let Some(transform) = &transform {
             fifo_options = fifo_options.transform(Arc::clone(transform));
         }
-        let fifo = match RealFifo::new(fifo_options) {
-            Ok(fifo) => Arc::new(fifo),
-            Err(error) => {
-                tracing::error!(%error, "cannot build the informer's queue");
-                self.finish(Vec::new()).await;
-                return;
-            }
-        };
+        let fifo = Arc::new(RealFifo::new(fifo_options));
         let _ = inner.fifo.set(Arc::clone(&fifo));
         reflector_options.transform = transform;
         let known: Arc<dyn KnownObjects<K>> =

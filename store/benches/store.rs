@@ -134,8 +134,7 @@ fn queues(c: &mut Criterion) {
 
     group.bench_function("real_fifo_10k", |b| {
         b.iter(|| {
-            let fifo =
-                RealFifo::<Pod>::new(RealFifoOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+            let fifo = RealFifo::<Pod>::new(RealFifoOptions::default());
             for object in &objects {
                 fifo.add(Arc::clone(object)).unwrap_or_default();
             }
@@ -154,8 +153,7 @@ fn queues(c: &mut Criterion) {
 
     group.bench_function("real_fifo_10k_pop_batch", |b| {
         b.iter(|| {
-            let fifo =
-                RealFifo::<Pod>::new(RealFifoOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+            let fifo = RealFifo::<Pod>::new(RealFifoOptions::default());
             for object in &objects {
                 fifo.add(Arc::clone(object)).unwrap_or_default();
             }

@@ -59,14 +59,6 @@ pub enum StoreError {
         /// The queue's name.
         name: String,
     },
-    /// Invalid options were given to a constructor.
-    #[error("invalid options for {component}: {reason}")]
-    InvalidOptions {
-        /// Which component.
-        component: &'static str,
-        /// What is wrong.
-        reason: &'static str,
-    },
     /// A resourceVersion that should be an integer was not.
     #[error("resourceVersion {resource_version:?} of {key:?} is not an integer")]
     NonIntegerResourceVersion {

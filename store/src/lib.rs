@@ -94,7 +94,7 @@
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
-//! let fifo = RealFifo::<ConfigMap>::new(RealFifoOptions::default())?;
+//! let fifo = RealFifo::<ConfigMap>::new(RealFifoOptions::default());
 //! let cache = Indexer::<ConfigMap>::new(IndexerOptions::default());
 //! let key_func = meta_namespace_key_func();
 //!
@@ -254,7 +254,7 @@ pub use key::{
 pub use mutation_cache::{MutationCache, MutationCacheOptions};
 pub use process_deltas::{DeltaHandler, ProcessError, process_deltas, process_deltas_in_batch};
 pub use queue::Queue;
-pub use real_fifo::{DEFAULT_BATCH_SIZE, RealFifo, RealFifoOptions};
+pub use real_fifo::{DEFAULT_BATCH_SIZE, RealFifo, RealFifoMode, RealFifoOptions};
 pub use store::{KnownObjects, ReflectorStore, Store, TransformFunc};
 pub use thread_safe_store::{Change, ThreadSafeStore};
 pub use undelta_store::{PushFunc, UndeltaStore};

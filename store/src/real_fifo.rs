@@ -22,21 +22,48 @@ use crate::store::{
 /// `defaultBatchSize`).
 pub const DEFAULT_BATCH_SIZE: usize = 1000;
 
+/// How a [`RealFifo`] turns a relist and a resync into deltas.
+pub enum RealFifoMode<K> {
+    /// client-go 1.36 informers' mode: a relist is one `ReplacedAll`
+    /// carrying the whole list, a resync one `SyncAll`, and the consumer
+    /// applies each in one step; no known objects are needed.
+    Atomic {
+        /// Release the queue's lock while `process` runs, as long as fewer
+        /// than two batches of deltas are queued.
+        unlock_while_processing: bool,
+        /// Queue `Bookmark` deltas.
+        emit_bookmarks: bool,
+    },
+    /// The older mode: a relist queues tombstones for vanished objects,
+    /// then one `Replaced` per object, and a resync one `Sync` per known
+    /// object; `known_objects` is the cache the queue feeds, read to find
+    /// what vanished. `process` runs under the queue's lock.
+    NonAtomic {
+        /// The cache the queue feeds.
+        known_objects: Arc<dyn KnownObjects<K>>,
+    },
+}
+
+impl<K> RealFifoMode<K> {
+    /// Atomic mode as client-go 1.36 informers use it: the lock released
+    /// while processing, bookmarks queued.
+    pub const ATOMIC: RealFifoMode<K> = RealFifoMode::Atomic {
+        unlock_while_processing: true,
+        emit_bookmarks: true,
+    };
+}
+
 /// How a [`RealFifo`] is built.
 ///
-/// The default is the configuration client-go 1.36 informers use: atomic
-/// events (one `ReplacedAll` per relist, one `SyncAll` per resync),
-/// bookmarks queued, the lock released while processing, no known objects.
-/// [`RealFifoOptions::non_atomic`] gives the older configuration, which
-/// needs the cache as known objects to detect deletions.
+/// The default is the configuration client-go 1.36 informers use:
+/// [`RealFifoMode::ATOMIC`], no transform, batches of
+/// [`DEFAULT_BATCH_SIZE`]. [`RealFifoOptions::non_atomic`] gives the older
+/// configuration. Every combination is valid.
 pub struct RealFifoOptions<K> {
     name: String,
     key_func: KeyFunc<K>,
-    known_objects: Option<Arc<dyn KnownObjects<K>>>,
     transform: Option<TransformFunc<K>>,
-    atomic_events: bool,
-    unlock_while_processing: bool,
-    emit_delta_type_bookmark: bool,
+    mode: RealFifoMode<K>,
     batch_size: usize,
 }
 
@@ -45,28 +72,17 @@ impl<K: Object + Send + Sync + 'static> Default for RealFifoOptions<K> {
         RealFifoOptions {
             name: "RealFifo".to_string(),
             key_func: meta_namespace_key_func(),
-            known_objects: None,
             transform: None,
-            atomic_events: true,
-            unlock_while_processing: true,
-            emit_delta_type_bookmark: true,
+            mode: RealFifoMode::ATOMIC,
             batch_size: DEFAULT_BATCH_SIZE,
         }
     }
 }
 
 impl<K: Object + Send + Sync + 'static> RealFifoOptions<K> {
-    /// Non-atomic mode: a relist queues tombstones for vanished objects
-    /// then one `Replaced` per object, a resync one `Sync` per known object;
-    /// `known_objects` is the cache the queue feeds.
+    /// Non-atomic mode ([`RealFifoMode::NonAtomic`]) over `known_objects`.
     pub fn non_atomic(known_objects: Arc<dyn KnownObjects<K>>) -> Self {
-        RealFifoOptions {
-            known_objects: Some(known_objects),
-            atomic_events: false,
-            unlock_while_processing: false,
-            emit_delta_type_bookmark: false,
-            ..RealFifoOptions::default()
-        }
+        RealFifoOptions::default().mode(RealFifoMode::NonAtomic { known_objects })
     }
 
     /// Names the queue in logs and errors.
@@ -81,41 +97,21 @@ impl<K: Object + Send + Sync + 'static> RealFifoOptions<K> {
         self
     }
 
-    /// Sets the known objects (required in non-atomic mode, forbidden in
-    /// atomic mode).
-    pub fn known_objects(mut self, known_objects: Arc<dyn KnownObjects<K>>) -> Self {
-        self.known_objects = Some(known_objects);
-        self
-    }
-
     /// Transforms objects as they are queued (not tombstones or `Sync`).
     pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
         self.transform = Some(transform);
         self
     }
 
-    /// Atomic events (`ReplacedAll`, `SyncAll`).
-    pub fn atomic_events(mut self, atomic: bool) -> Self {
-        self.atomic_events = atomic;
+    /// How relists and resyncs become deltas.
+    pub fn mode(mut self, mode: RealFifoMode<K>) -> Self {
+        self.mode = mode;
         self
     }
 
-    /// Release the lock while `process` runs when fewer than two batches of
-    /// deltas are queued (atomic mode only).
-    pub fn unlock_while_processing(mut self, unlock: bool) -> Self {
-        self.unlock_while_processing = unlock;
-        self
-    }
-
-    /// Queue `Bookmark` deltas (atomic mode only).
-    pub fn emit_delta_type_bookmark(mut self, emit: bool) -> Self {
-        self.emit_delta_type_bookmark = emit;
-        self
-    }
-
-    /// The most deltas one `pop_batch` delivers (at least 1).
+    /// The most deltas one `pop_batch` delivers; 0 counts as 1.
     pub fn batch_size(mut self, batch_size: usize) -> Self {
-        self.batch_size = batch_size;
+        self.batch_size = batch_size.max(1);
         self
     }
 }
@@ -155,11 +151,8 @@ struct State<K> {
 pub struct RealFifo<K> {
     name: String,
     key_func: KeyFunc<K>,
-    known_objects: Option<Arc<dyn KnownObjects<K>>>,
     transform: Option<TransformFunc<K>>,
-    atomic_events: bool,
-    unlock_while_processing: bool,
-    emit_delta_type_bookmark: bool,
+    mode: RealFifoMode<K>,
     batch_size: usize,
     core: QueueCore<State<K>>,
 }
@@ -169,7 +162,10 @@ impl<K> fmt::Debug for RealFifo<K> {
         let state = self.core.lock();
         f.debug_struct("RealFifo")
             .field("name", &self.name)
-            .field("atomic_events", &self.atomic_events)
+            .field(
+                "atomic_events",
+                &matches!(self.mode, RealFifoMode::Atomic { .. }),
+            )
             .field("queued", &state.items.len())
             .field("closed", &state.closed)
             .finish()
@@ -177,46 +173,18 @@ impl<K> fmt::Debug for RealFifo<K> {
 }
 
 impl<K: Object + Send + Sync + 'static> RealFifo<K> {
-    /// A new, empty queue; invalid option combinations are an error.
-    pub fn new(options: RealFifoOptions<K>) -> Result<Self, StoreError> {
-        let invalid = |reason| StoreError::InvalidOptions {
-            component: "RealFifo",
-            reason,
-        };
-        if options.atomic_events && options.known_objects.is_some() {
-            return Err(invalid(
-                "atomic events need no known objects: ReplacedAll carries the whole list",
-            ));
-        }
-        if !options.atomic_events {
-            if options.known_objects.is_none() {
-                return Err(invalid(
-                    "non-atomic mode needs known objects to detect deletions",
-                ));
-            }
-            if options.unlock_while_processing {
-                return Err(invalid("unlock_while_processing needs atomic events"));
-            }
-            if options.emit_delta_type_bookmark {
-                return Err(invalid("emit_delta_type_bookmark needs atomic events"));
-            }
-        }
-        if options.batch_size == 0 {
-            return Err(invalid("batch_size must be at least 1"));
-        }
-        Ok(RealFifo {
+    /// A new, empty queue.
+    pub fn new(options: RealFifoOptions<K>) -> Self {
+        RealFifo {
             name: options.name,
             key_func: options.key_func,
-            known_objects: options.known_objects,
             transform: options.transform,
-            atomic_events: options.atomic_events,
-            unlock_while_processing: options.unlock_while_processing,
-            emit_delta_type_bookmark: options.emit_delta_type_bookmark,
+            mode: options.mode,
             batch_size: options.batch_size,
             core: QueueCore::new(State {
                 items: VecDeque::new(),
             }),
-        })
+        }
     }
 
     /// The queue's name.
@@ -254,7 +222,13 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
 
     /// Whether `process` may run without the lock at this depth.
     fn unlocks_at(&self, depth: usize) -> bool {
-        self.unlock_while_processing && depth < 2 * self.batch_size
+        matches!(
+            self.mode,
+            RealFifoMode::Atomic {
+                unlock_while_processing: true,
+                ..
+            }
+        ) && depth < 2 * self.batch_size
     }
 
     /// Waits for deltas and hands up to the batch size of them to
@@ -391,18 +365,20 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
             .into_iter()
             .map(|object| apply_transform(self.transform.as_ref(), object))
             .collect::<Result<Vec<_>, _>>()?;
-        if self.atomic_events {
-            self.core.change(|state| {
-                state.items.push_back(Delta::ReplacedAll {
-                    resource_version: resource_version.to_string(),
-                    objects,
+        let known_objects = match &self.mode {
+            RealFifoMode::NonAtomic { known_objects } => known_objects,
+            RealFifoMode::Atomic { .. } => {
+                self.core.change(|state| {
+                    state.items.push_back(Delta::ReplacedAll {
+                        resource_version: resource_version.to_string(),
+                        objects,
+                    });
+                    let queued = state.items.len();
+                    state.initial.replace(queued);
                 });
-                let queued = state.items.len();
-                state.initial.replace(queued);
-            });
-            return Ok(());
-        }
-
+                return Ok(());
+            }
+        };
         let mut listed: HashSet<String> = HashSet::with_capacity(objects.len());
         let mut keyed = Vec::with_capacity(objects.len());
         for object in objects {
@@ -441,16 +417,14 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
                 .into(),
             ));
         }
-        if let Some(known) = &self.known_objects {
-            let tombstones = vanished_known(&**known, |key| {
-                listed.contains(key) || last.contains_key(key)
-            });
-            deletions.extend(
-                tombstones
-                    .into_iter()
-                    .map(|tombstone| Delta::Deleted(tombstone.into())),
-            );
-        }
+        let tombstones = vanished_known(&**known_objects, |key| {
+            listed.contains(key) || last.contains_key(key)
+        });
+        deletions.extend(
+            tombstones
+                .into_iter()
+                .map(|tombstone| Delta::Deleted(tombstone.into())),
+        );
         drop(last);
         state.items.extend(deletions);
         state.items.extend(keyed.into_iter().map(Delta::Replaced));
@@ -462,13 +436,13 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
     }
 
     fn resync(&self) -> Result<(), StoreError> {
-        if self.atomic_events {
-            self.core
-                .change(|state| state.items.push_back(Delta::SyncAll));
-            return Ok(());
-        }
-        let Some(known) = &self.known_objects else {
-            return Ok(());
+        let known = match &self.mode {
+            RealFifoMode::NonAtomic { known_objects } => known_objects,
+            RealFifoMode::Atomic { .. } => {
+                self.core
+                    .change(|state| state.items.push_back(Delta::SyncAll));
+                return Ok(());
+            }
         };
         let mut state = self.core.lock();
         let queued: HashSet<String> = state
@@ -494,7 +468,11 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
     /// Queues a `Bookmark` delta when bookmarks are enabled; otherwise does
     /// nothing.
     fn bookmark(&self, resource_version: &str) -> Result<(), StoreError> {
-        if self.emit_delta_type_bookmark {
+        if let RealFifoMode::Atomic {
+            emit_bookmarks: true,
+            ..
+        } = self.mode
+        {
             self.core.change(|state| {
                 state.items.push_back(Delta::Bookmark {
                     resource_version: resource_version.to_string(),
@@ -540,7 +518,7 @@ mod tests {
     use crate::test_support::config_map as object;
 
     fn atomic() -> RealFifo<ConfigMap> {
-        RealFifo::new(RealFifoOptions::default()).unwrap()
+        RealFifo::new(RealFifoOptions::default())
     }
 
     fn known_with(names: &[&str]) -> Arc<Indexer<ConfigMap>> {
@@ -586,29 +564,9 @@ mod tests {
     }
 
     #[test]
-    fn invalid_option_combinations_are_typed_errors() {
-        let known = known_with(&[]);
-        let cases: Vec<RealFifoOptions<ConfigMap>> = vec![
-            RealFifoOptions::default().known_objects(known.clone()),
-            RealFifoOptions::default().atomic_events(false),
-            RealFifoOptions::non_atomic(known.clone()).unlock_while_processing(true),
-            RealFifoOptions::non_atomic(known.clone()).emit_delta_type_bookmark(true),
-            RealFifoOptions::default().batch_size(0),
-        ];
-        for options in cases {
-            let err = RealFifo::new(options).unwrap_err();
-            assert!(
-                matches!(
-                    err,
-                    StoreError::InvalidOptions {
-                        component: "RealFifo",
-                        ..
-                    }
-                ),
-                "{err}"
-            );
-        }
-        assert!(RealFifo::new(RealFifoOptions::non_atomic(known)).is_ok());
+    fn a_batch_size_of_zero_counts_as_one() {
+        let fifo = RealFifo::<ConfigMap>::new(RealFifoOptions::default().batch_size(0));
+        assert_eq!(fifo.batch_size, 1);
     }
 
     #[tokio::test]
@@ -658,8 +616,10 @@ mod tests {
         fifo.bookmark("9").unwrap();
         assert_eq!(drain(&fifo).await, ["SyncAll()", "Bookmark()"]);
         let quiet =
-            RealFifo::<ConfigMap>::new(RealFifoOptions::default().emit_delta_type_bookmark(false))
-                .unwrap();
+            RealFifo::<ConfigMap>::new(RealFifoOptions::default().mode(RealFifoMode::Atomic {
+                unlock_while_processing: true,
+                emit_bookmarks: false,
+            }));
         quiet.bookmark("9").unwrap();
         assert!(quiet.is_empty());
     }
@@ -667,7 +627,7 @@ mod tests {
     #[tokio::test]
     async fn non_atomic_replace_queues_deletions_before_replaced() {
         let known = known_with(&["known-gone", "kept"]);
-        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known)).unwrap();
+        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known));
         fifo.add(object("queued-gone", "1")).unwrap();
         fifo.add(object("deleted-already", "1")).unwrap();
         fifo.delete(object("deleted-already", "2").into()).unwrap();
@@ -689,7 +649,7 @@ mod tests {
 
     #[tokio::test]
     async fn non_atomic_tombstone_carries_the_last_queued_object() {
-        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&[]))).unwrap();
+        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&[])));
         fifo.add(object("x", "1")).unwrap();
         fifo.update(object("x", "2")).unwrap();
         fifo.replace(vec![], "3").unwrap();
@@ -712,7 +672,7 @@ mod tests {
 
     #[tokio::test]
     async fn non_atomic_resync_skips_queued_keys() {
-        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&["a", "b"]))).unwrap();
+        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&["a", "b"])));
         fifo.update(object("a", "5")).unwrap();
         fifo.resync().unwrap();
         assert_eq!(drain(&fifo).await, ["Updated(a)", "Sync(b)"]);
@@ -720,7 +680,7 @@ mod tests {
 
     #[tokio::test]
     async fn initial_population_counts_items_and_decrements_after_processing() {
-        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&[]))).unwrap();
+        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&[])));
         fifo.replace(vec![object("a", "1"), object("b", "1")], "1")
             .unwrap();
         assert!(!fifo.has_synced());
@@ -802,8 +762,7 @@ mod tests {
 
     #[tokio::test]
     async fn pop_batch_respects_batch_size_and_the_initial_list_boundary() {
-        let fifo =
-            RealFifo::new(RealFifoOptions::non_atomic(known_with(&[])).batch_size(2)).unwrap();
+        let fifo = RealFifo::new(RealFifoOptions::non_atomic(known_with(&[])).batch_size(2));
         fifo.replace(
             vec![object("a", "1"), object("b", "1"), object("c", "1")],
             "1",
@@ -856,7 +815,7 @@ mod tests {
             counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(o)
         });
-        let fifo = RealFifo::new(RealFifoOptions::default().transform(transform)).unwrap();
+        let fifo = RealFifo::new(RealFifoOptions::default().transform(transform));
         fifo.add(object("a", "1")).unwrap();
         fifo.delete(
             DeletedFinalStateUnknown {

@@ -211,7 +211,7 @@ proptest! {
     fn atomic_real_fifo_converges_to_the_server_state(ops in prop::collection::vec(op(), 0..40)) {
         let (server, cache) = runtime().block_on(async {
             let cache = Indexer::<ConfigMap>::new(IndexerOptions::default());
-            let fifo = RealFifo::new(RealFifoOptions::default()).unwrap();
+            let fifo = RealFifo::new(RealFifoOptions::default());
             run(&fifo, &cache, RealFifo::len, &ops).await
         });
         prop_assert_eq!(server, cache);
@@ -221,7 +221,7 @@ proptest! {
     fn non_atomic_real_fifo_converges_to_the_server_state(ops in prop::collection::vec(op(), 0..40)) {
         let (server, cache) = runtime().block_on(async {
             let cache = Arc::new(Indexer::<ConfigMap>::new(IndexerOptions::default()));
-            let fifo = RealFifo::new(RealFifoOptions::non_atomic(cache.clone())).unwrap();
+            let fifo = RealFifo::new(RealFifoOptions::non_atomic(cache.clone()));
             run(&fifo, &cache, RealFifo::len, &ops).await
         });
         prop_assert_eq!(server, cache);

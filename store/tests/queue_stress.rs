@@ -68,7 +68,7 @@ fn join(producers: Vec<std::thread::JoinHandle<()>>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_fifo_delivers_every_delta_once_in_each_producers_order() {
-    let fifo = Arc::new(RealFifo::<ConfigMap>::new(RealFifoOptions::default()).unwrap());
+    let fifo = Arc::new(RealFifo::<ConfigMap>::new(RealFifoOptions::default()));
     let producers = {
         let fifo = Arc::clone(&fifo);
         spawn_producers(move |p| {
