@@ -323,16 +323,18 @@ where
             file.load_into(&mut reflector_options, &inner.snapshot_counters)
                 .await;
         }
-        let mut fifo_options = RealFifoOptions::default().name(inner.name.clone());
-        if let Some(transform) = &transform {
-            fifo_options = fifo_options.transform(Arc::clone(transform));
+        // The queue prepares each object once as it arrives: the cache's
+        // Arc of an unchanged object, else the object transformed.
+        let known: Arc<dyn KnownObjects<K>> =
+            Arc::clone(&inner.indexer) as Arc<dyn KnownObjects<K>>;
+        let mut fifo_options = RealFifoOptions::default()
+            .name(inner.name.clone())
+            .reuse_from(known);
+        if let Some(transform) = transform {
+            fifo_options = fifo_options.transform(transform);
         }
         let fifo = Arc::new(RealFifo::new(fifo_options));
         let _ = inner.fifo.set(Arc::clone(&fifo));
-        reflector_options.transform = transform;
-        let known: Arc<dyn KnownObjects<K>> =
-            Arc::clone(&inner.indexer) as Arc<dyn KnownObjects<K>>;
-        reflector_options.known_objects = Some(known);
         let weak: Weak<Inner<K>> = Arc::downgrade(&self.inner);
         reflector_options.should_resync = Some(Arc::new(move || {
             weak.upgrade()

@@ -16,8 +16,10 @@
 //! Scenarios: `paged` (pages of 500, as after an RV=0 list that came back
 //! paginated) and `unpaged` (the relist at a resourceVersion in one
 //! response, as client-go asks when the server has a watch cache), each
-//! also with `+known`: the reflector given the cache as known objects, so
-//! unchanged objects are reused instead of held twice.
+//! also with `+known`: the indexer's own `prepare`, which reuses the
+//! cached `Arc` of each unchanged object instead of holding it twice;
+//! without it, the indexer is behind a store that prepares nothing (as
+//! before relist reuse existed).
 //! `RELIST_PODS` sets the pod count (default 50,000). Linux only: it reads
 //! `/proc/self/status` and resets the high-water mark through
 //! `/proc/self/clear_refs`.
@@ -32,7 +34,7 @@ use clientgo_apimachinery::{GroupResource, Status};
 use clientgo_listwatch::ResourceListerWatcher;
 use clientgo_reflector::{Reflector, ReflectorOptions};
 use clientgo_rest::{Config, ResourceClient, RestClient};
-use clientgo_store::{Indexer, IndexerOptions};
+use clientgo_store::{Indexer, IndexerOptions, ObjectOrTombstone, ReflectorStore, StoreError};
 use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
 use clientgo_testing::{TestApiServer, Verb, realistic_pod};
 use k8s_openapi::api::core::v1::Pod;
@@ -97,10 +99,12 @@ fn client(scenario: &str, url: &str, pods: usize) -> Result<(), Box<dyn std::err
         if scenario.starts_with("unpaged") {
             options = options.page_size(0);
         }
-        if scenario.ends_with("+known") {
-            options = options.known_objects(cache.clone());
-        }
-        let reflector = Reflector::new(lister, cache.clone(), options);
+        let store: Arc<dyn ReflectorStore<Pod>> = if scenario.ends_with("+known") {
+            cache.clone()
+        } else {
+            Arc::new(NoReuse(cache.clone()))
+        };
+        let reflector = Reflector::new(lister, store, options);
         let status = reflector.status();
         let cancel = CancellationToken::new();
         let task = tokio::spawn(reflector.run(cancel.clone()));
@@ -193,4 +197,30 @@ fn orchestrate(pods: usize) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
+}
+
+/// An indexer behind the default `prepare`: every listed object is held
+/// anew until the replace.
+struct NoReuse(Arc<Indexer<Pod>>);
+
+impl ReflectorStore<Pod> for NoReuse {
+    fn add(&self, object: Arc<Pod>) -> Result<(), StoreError> {
+        self.0.add(object)
+    }
+
+    fn update(&self, object: Arc<Pod>) -> Result<(), StoreError> {
+        self.0.update(object)
+    }
+
+    fn delete(&self, object: ObjectOrTombstone<Pod>) -> Result<(), StoreError> {
+        self.0.delete(object)
+    }
+
+    fn replace(&self, objects: Vec<Arc<Pod>>, resource_version: &str) -> Result<(), StoreError> {
+        self.0.replace(objects, resource_version)
+    }
+
+    fn resync(&self) -> Result<(), StoreError> {
+        self.0.resync()
+    }
 }

@@ -275,10 +275,10 @@ where
                 | WatchEvent::Deleted(object)
                     if self.is_other_type(&object) => {}
                 WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-                    // An object the cache holds at the same version is
-                    // reused, as a list's are, so a relist by watch-list
-                    // does not hold a second copy of everything unchanged.
-                    let Some(object) = self.transformed(self.reuse_known(object)) else {
+                    // Prepared as it arrives, as a list's objects are: a
+                    // relist by watch-list holds no second copy of what
+                    // the cache holds unchanged.
+                    let Some(object) = self.prepared(object) else {
                         return Some(Err((phase, Outcome::StoreRefused, events)));
                     };
                     state.upsert(object);
@@ -331,17 +331,15 @@ where
         Some(Ok(live))
     }
 
-    /// Applies the transform option to an object held during the initial
-    /// events; `None` (reported) when it fails.
-    fn transformed(&self, object: Arc<K>) -> Option<Arc<K>> {
-        let Some(transform) = &self.options.transform else {
-            return Some(object);
-        };
-        transform(object)
+    /// The store's [`prepare`](clientgo_store::ReflectorStore::prepare)
+    /// of `object`; `None` (reported) when the store refuses it.
+    pub(crate) fn prepared(&self, object: K) -> Option<Arc<K>> {
+        self.store
+            .prepare(object)
             .map_err(|source| {
                 self.report(Error::Store {
                     resource: self.name().to_string(),
-                    operation: "transform",
+                    operation: "prepare",
                     source,
                 });
             })

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ListOptions, Object};
 use clientgo_listwatch::{DEFAULT_PAGE_SIZE, ListerWatcher, Pager, PagerEvent};
-use clientgo_store::meta_namespace_key;
+use clientgo_store::StoreError;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +17,14 @@ use crate::status::ReflectorMode;
 
 /// A list taking longer than this is logged with its duration.
 const SLOW_LIST: Duration = Duration::from_secs(10);
+
+/// Why a listing stopped short.
+enum Failure {
+    /// A page's request failed.
+    Request(clientgo_listwatch::Error),
+    /// The store refused to prepare an object.
+    Refused(StoreError),
+}
 
 /// A complete listing.
 struct Listed<K> {
@@ -57,7 +65,14 @@ where
             {
                 Ok(Some(listed)) => listed,
                 Ok(None) => return Ok(()),
-                Err(source) => {
+                Err(Failure::Refused(source)) => {
+                    return Err(Error::Store {
+                        resource: self.name().to_string(),
+                        operation: "prepare",
+                        source,
+                    });
+                }
+                Err(Failure::Request(source)) => {
                     let ended = Ended {
                         phase: Phase::List,
                         outcome: Outcome::Failed(Cause::of(&source)),
@@ -118,15 +133,17 @@ where
         }
     }
 
-    /// Fetches every page, wrapping objects in `Arc`s as each page arrives
-    /// (the page's JSON is gone by then: only decoded objects are kept, and
-    /// the next page is fetched meanwhile). `None` when cancelled.
+    /// Fetches every page, handing each object to the store's
+    /// [`prepare`](clientgo_store::ReflectorStore::prepare) as its page
+    /// arrives (the page's bytes are gone by then: only prepared objects
+    /// are kept, unchanged ones shared with the cache, and the next page is
+    /// fetched meanwhile). `None` when cancelled.
     async fn collect(
         &self,
         pager: &Pager,
         options: ListOptions,
         cancel: &CancellationToken,
-    ) -> Result<Option<Listed<K>>, clientgo_listwatch::Error> {
+    ) -> Result<Option<Listed<K>>, Failure> {
         let mut pages = pager.stream(self.lister_watcher.clone(), options);
         let mut listed = Listed {
             items: Vec::new(),
@@ -141,7 +158,7 @@ where
             };
             match next {
                 None => return Ok(Some(listed)),
-                Some(Err(error)) => return Err(error),
+                Some(Err(error)) => return Err(Failure::Request(error)),
                 Some(Ok(PagerEvent::Page(page))) => {
                     if first {
                         first = false;
@@ -157,11 +174,11 @@ where
                         listed.paginated = true;
                     }
                     listed.items.reserve(page.items.len());
-                    listed.items.extend(
-                        page.items
-                            .into_iter()
-                            .map(|object| self.reuse_known(object)),
-                    );
+                    for object in page.items {
+                        listed
+                            .items
+                            .push(self.store.prepare(object).map_err(Failure::Refused)?);
+                    }
                 }
                 Some(Ok(PagerEvent::Restarted)) => {
                     listed = Listed {
@@ -172,32 +189,6 @@ where
                     first = true;
                 }
             }
-        }
-    }
-}
-
-impl<K, L> Reflector<K, L>
-where
-    K: Object + Send + Sync + 'static,
-{
-    /// The store's own `Arc` for `object` when it holds the same version
-    /// (same key, UID and resourceVersion); else `object`, wrapped. The
-    /// decoded duplicate is dropped at once.
-    pub(crate) fn reuse_known(&self, object: K) -> Arc<K> {
-        let Some(known) = &self.options.known_objects else {
-            return Arc::new(object);
-        };
-        let Some(resource_version) = object.resource_version().filter(|rv| !rv.is_empty()) else {
-            return Arc::new(object);
-        };
-        match known.get_by_key(&meta_namespace_key(&object)) {
-            Some(existing)
-                if existing.resource_version() == Some(resource_version)
-                    && existing.uid() == object.uid() =>
-            {
-                existing
-            }
-            _ => Arc::new(object),
         }
     }
 }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::clock::{Clock, RealClock};
-use clientgo_store::{KnownObjects, TransformFunc};
 
 use crate::resume_point::ResumePoint;
 
@@ -82,21 +81,8 @@ pub struct ReflectorOptions<K> {
     /// Retry a watch at once after a 500 Internal Error for this long
     /// after the first such error (zero: never, the default).
     pub max_internal_error_retry_duration: Duration,
-    /// Applied to objects held during a watch-list's initial events (the
-    /// store applies its own on replace, so it must be idempotent); pass
-    /// the store's transform to keep that phase's memory as small as the
-    /// store's.
-    pub transform: Option<TransformFunc<K>>,
     /// Receives every error.
     pub watch_error_handler: Option<WatchErrorHandler>,
-    /// The objects the store already holds, keyed `namespace/name`
-    /// (an informer's indexer). During a relist (a list's pages, or a
-    /// watch-list's initial events) an object whose key, UID and
-    /// resourceVersion match a known one is replaced by the known `Arc` as
-    /// soon as it is decoded, so unchanged objects are not held
-    /// twice and a relist's peak memory stays near one page instead of a
-    /// second copy of the cache. Not in client-go.
-    pub known_objects: Option<Arc<dyn KnownObjects<K>>>,
     /// The clock for backoff resets, resync bookkeeping and watch
     /// durations.
     pub clock: Arc<dyn Clock>,
@@ -121,9 +107,7 @@ impl<K> Default for ReflectorOptions<K> {
             expected_bookmark_interval: DEFAULT_EXPECTED_BOOKMARK_INTERVAL,
             watch_idle_timeout: None,
             max_internal_error_retry_duration: Duration::ZERO,
-            transform: None,
             watch_error_handler: None,
-            known_objects: None,
             clock: Arc::new(RealClock),
             resume_from: None,
             resume_settle: DEFAULT_RESUME_SETTLE,
@@ -144,9 +128,7 @@ impl<K> Clone for ReflectorOptions<K> {
             expected_bookmark_interval: self.expected_bookmark_interval,
             watch_idle_timeout: self.watch_idle_timeout,
             max_internal_error_retry_duration: self.max_internal_error_retry_duration,
-            transform: self.transform.clone(),
             watch_error_handler: self.watch_error_handler.clone(),
-            known_objects: self.known_objects.clone(),
             clock: Arc::clone(&self.clock),
             resume_from: self.resume_from.clone(),
             resume_settle: self.resume_settle,
@@ -173,9 +155,7 @@ impl<K> fmt::Debug for ReflectorOptions<K> {
                 "max_internal_error_retry_duration",
                 &self.max_internal_error_retry_duration,
             )
-            .field("transform", &self.transform.is_some())
             .field("watch_error_handler", &self.watch_error_handler.is_some())
-            .field("known_objects", &self.known_objects.is_some())
             .field("clock", &self.clock)
             .field(
                 "resume_from",
@@ -191,9 +171,8 @@ impl<K> fmt::Debug for ReflectorOptions<K> {
 
 impl<K> ReflectorOptions<K> {
     /// The same settings for a reflector of `E` (an informer keeping
-    /// another form of the objects), without what is typed by the object:
-    /// the transform, the known objects and the resume point, which the
-    /// caller sets again for `E`.
+    /// another form of the objects), without the resume point, which is
+    /// typed by the object: the caller sets it again for `E`.
     pub fn retyped<E>(self) -> ReflectorOptions<E> {
         ReflectorOptions {
             name: self.name,
@@ -206,9 +185,7 @@ impl<K> ReflectorOptions<K> {
             expected_bookmark_interval: self.expected_bookmark_interval,
             watch_idle_timeout: self.watch_idle_timeout,
             max_internal_error_retry_duration: self.max_internal_error_retry_duration,
-            transform: None,
             watch_error_handler: self.watch_error_handler,
-            known_objects: None,
             clock: self.clock,
             resume_from: None,
             resume_settle: self.resume_settle,
@@ -289,25 +266,10 @@ impl<K> ReflectorOptions<K> {
         self
     }
 
-    /// Transforms objects held during a watch-list's initial events.
-    #[must_use]
-    pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
-        self.transform = Some(transform);
-        self
-    }
-
     /// Sends every error to `handler`.
     #[must_use]
     pub fn watch_error_handler(mut self, handler: impl Fn(&Error) + Send + Sync + 'static) -> Self {
         self.watch_error_handler = Some(Arc::new(handler));
-        self
-    }
-
-    /// Reuses the store's unchanged objects during relists (see the
-    /// field).
-    #[must_use]
-    pub fn known_objects(mut self, known_objects: Arc<dyn KnownObjects<K>>) -> Self {
-        self.known_objects = Some(known_objects);
         self
     }
 

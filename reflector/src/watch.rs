@@ -2,8 +2,6 @@
 //! resourceVersion and apply their events to the store, re-watching
 //! without a relist whenever the recovery table allows.
 
-use std::sync::Arc;
-
 use clientgo_apimachinery::{ListOptions, Object, WatchEvent};
 use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
 use clientgo_store::StoreError;
@@ -216,8 +214,8 @@ where
         advance: bool,
     ) -> Result<(), Box<clientgo_listwatch::Error>> {
         // The resourceVersion is read before the object is handed over, so
-        // the store (and its transform) gets the only reference and can
-        // change the object in place instead of copying it.
+        // the store's prepare (and its transform) gets the only reference
+        // and can change the object in place instead of copying it.
         let version_of =
             |object: &K| advance.then(|| object.resource_version().unwrap_or_default().to_owned());
         if let WatchEvent::Added(object)
@@ -230,17 +228,31 @@ where
         let (operation, outcome, resource_version) = match event {
             WatchEvent::Added(object) => {
                 let version = version_of(&object);
-                ("add", self.store.add(Arc::new(object)), version)
+                (
+                    "add",
+                    self.store
+                        .prepare(object)
+                        .and_then(|object| self.store.add(object)),
+                    version,
+                )
             }
             WatchEvent::Modified(object) => {
                 let version = version_of(&object);
-                ("update", self.store.update(Arc::new(object)), version)
+                (
+                    "update",
+                    self.store
+                        .prepare(object)
+                        .and_then(|object| self.store.update(object)),
+                    version,
+                )
             }
             WatchEvent::Deleted(object) => {
                 let version = version_of(&object);
                 (
                     "delete",
-                    self.store.delete(Arc::new(object).into()),
+                    self.store
+                        .prepare(object)
+                        .and_then(|object| self.store.delete(object.into())),
                     version,
                 )
             }

@@ -638,10 +638,10 @@ async fn resync_ticks_ask_should_resync_and_resync_the_store() {
 }
 
 #[tokio::test]
-async fn a_relist_reuses_the_stores_unchanged_objects_when_it_knows_them() {
+async fn a_relist_reuses_the_stores_unchanged_objects() {
     let server = seeded(TestApiServer::builder(), 20).await;
     let cache = cache();
-    let options = list_watch().known_objects(cache.clone());
+    let options = list_watch();
     let running = Running::start(lister(&server, |c| c), cache.clone(), options);
     synced_and_watching(&server, &running, &*cache).await;
     let unchanged = clientgo_store::Store::get_by_key(&*cache, "default/cm-00001").unwrap();
@@ -671,9 +671,7 @@ async fn a_relist_reuses_the_stores_unchanged_objects_when_it_knows_them() {
 async fn a_watch_list_relist_reuses_the_stores_unchanged_objects_too() {
     let server = seeded(TestApiServer::builder().watch_list(true), 20).await;
     let cache = cache();
-    let options = support::fast_options()
-        .use_watch_list(true)
-        .known_objects(cache.clone());
+    let options = support::fast_options().use_watch_list(true);
     let running = Running::start(lister(&server, |c| c), cache.clone(), options);
     wait_until("a watch-list", || {
         running.reflector.stats().watch_lists == 1

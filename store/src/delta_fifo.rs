@@ -15,10 +15,7 @@ use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
 use crate::queue::{Queue, trace_slow_pop};
 use crate::queue_core::QueueCore;
-use crate::store::{
-    KnownObjects, ReflectorStore, TransformFunc, apply_transform, apply_transform_to_deleted,
-    vanished_known,
-};
+use crate::store::{KnownObjects, ReflectorStore, TransformFunc, prepare_object, vanished_known};
 
 /// How a [`DeltaFifo`] is built.
 pub struct DeltaFifoOptions<K> {
@@ -71,8 +68,9 @@ impl<K: Object + Send + Sync + 'static> DeltaFifoOptions<K> {
         self
     }
 
-    /// Transforms objects as they are queued (not tombstones, not `Sync`
-    /// deltas, whose objects come from the cache already transformed).
+    /// Transforms each object once, in [`prepare`](ReflectorStore::prepare)
+    /// (tombstones and `Sync` deltas carry cached objects, already
+    /// transformed).
     pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
         self.transform = Some(transform);
         self
@@ -189,9 +187,18 @@ fn merge_duplicate_deletes<K>(deltas: &mut Deltas<K>) {
 }
 
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
+    /// Reuses the known objects' `Arc` of an unchanged object, else applies
+    /// the transform.
+    fn prepare(&self, object: K) -> Result<Arc<K>, StoreError> {
+        let cache = self
+            .known_objects
+            .as_ref()
+            .map(|known| (&**known, &self.key_func));
+        prepare_object(object, cache, self.transform.as_ref())
+    }
+
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
-        let object = apply_transform(self.transform.as_ref(), object)?;
         let mut state = self.core.lock();
         state.initial.populate();
         self.queue_locked(&mut state, key, Delta::Added(object));
@@ -200,7 +207,6 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
 
     fn update(&self, object: Arc<K>) -> Result<(), StoreError> {
         let key = (self.key_func)(&object)?;
-        let object = apply_transform(self.transform.as_ref(), object)?;
         let mut state = self.core.lock();
         state.initial.populate();
         self.queue_locked(&mut state, key, Delta::Updated(object));
@@ -212,7 +218,6 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
     /// known nor queued is.
     fn delete(&self, target: ObjectOrTombstone<K>) -> Result<(), StoreError> {
         let key = target.key(&self.key_func)?;
-        let target = apply_transform_to_deleted(self.transform.as_ref(), target)?;
         let mut state = self.core.lock();
         state.initial.populate();
         let queued = state.items.contains_key(&key);
@@ -234,7 +239,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
         let mut keyed = Vec::with_capacity(objects.len());
         for object in objects {
             let key = (self.key_func)(&object)?;
-            keyed.push((key, apply_transform(self.transform.as_ref(), object)?));
+            keyed.push((key, object));
         }
         let mut state = self.core.lock();
         let mut listed: HashSet<String> = HashSet::with_capacity(keyed.len());
@@ -621,8 +626,8 @@ mod tests {
         assert!(bare.is_empty());
     }
 
-    #[tokio::test]
-    async fn transform_skips_tombstones_and_sync() {
+    #[test]
+    fn prepare_transforms_once_and_reuses_known_objects() {
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = Arc::clone(&calls);
         let transform: TransformFunc<ConfigMap> = Arc::new(move |o| {
@@ -633,12 +638,17 @@ mod tests {
         known.add(object("k", "1")).unwrap();
         let fifo = DeltaFifo::new(
             DeltaFifoOptions::default()
-                .known_objects(known)
+                .known_objects(known.clone())
                 .transform(transform),
         );
-        fifo.add(object("a", "1")).unwrap(); // 1
-        fifo.update(object("a", "2")).unwrap(); // 2
-        fifo.delete(object("a", "3").into()).unwrap(); // 3
+        let transforms = || calls.load(std::sync::atomic::Ordering::SeqCst);
+        let same = fifo.prepare((*object("k", "1")).clone()).unwrap();
+        assert!(Arc::ptr_eq(&same, &known.get_by_key("k").unwrap()));
+        assert_eq!(transforms(), 0);
+        let added = fifo.prepare((*object("a", "1")).clone()).unwrap();
+        assert_eq!(transforms(), 1);
+        fifo.add(added).unwrap();
+        fifo.delete(object("a", "3").into()).unwrap();
         fifo.delete(
             DeletedFinalStateUnknown {
                 key: "k".into(),
@@ -646,10 +656,13 @@ mod tests {
             }
             .into(),
         )
-        .unwrap(); // tombstone: no call
-        fifo.replace(vec![object("k", "4")], "4").unwrap(); // 4 (replace transforms even as Sync)
-        let before_resync = calls.load(std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(before_resync, 4);
+        .unwrap();
+        fifo.replace(vec![same], "4").unwrap();
+        assert_eq!(
+            transforms(),
+            1,
+            "queueing prepared objects transforms nothing"
+        );
     }
 
     #[tokio::test]

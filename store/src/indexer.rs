@@ -10,7 +10,7 @@ use clientgo_apimachinery::Object;
 use crate::error::StoreError;
 use crate::index::{Indexers, namespace_indexers};
 use crate::key::{KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
-use crate::store::{KnownObjects, ReflectorStore, Store, TransformFunc, apply_transform};
+use crate::store::{KnownObjects, ReflectorStore, Store, TransformFunc, prepare_object};
 use crate::thread_safe_store::{Change, ThreadSafeStore};
 
 /// How an [`Indexer`] is built.
@@ -50,8 +50,10 @@ impl<K: Object + Send + Sync + 'static> IndexerOptions<K> {
         self.indexers(namespace_indexers())
     }
 
-    /// Transforms objects in `add`, `update` and `replace` (not in `delete`
-    /// or `transaction`, as in client-go).
+    /// Transforms each object once, in [`prepare`](ReflectorStore::prepare)
+    /// (an object this indexer already holds at the same version is reused
+    /// instead). `add`, `update`, `replace` and `transaction` take objects
+    /// as they are.
     pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
         self.transform = Some(transform);
         self
@@ -244,8 +246,17 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
 }
 
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
+    /// Reuses this indexer's own `Arc` of an unchanged object (so a relist
+    /// into it holds no second copy), else applies the transform.
+    fn prepare(&self, object: K) -> Result<Arc<K>, StoreError> {
+        prepare_object(
+            object,
+            Some((self, &self.key_func)),
+            self.transform.as_ref(),
+        )
+    }
+
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
-        let object = apply_transform(self.transform.as_ref(), object)?;
         let key = (self.key_func)(&object)?;
         self.store.add(&key, object)
     }
@@ -269,7 +280,6 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
         let mut items = Vec::with_capacity(objects.len());
         for object in objects {
-            let object = apply_transform(self.transform.as_ref(), object)?;
             let key = (self.key_func)(&object)?;
             items.push((key, object));
         }
@@ -406,34 +416,34 @@ mod tests {
     }
 
     #[test]
-    fn transform_runs_on_add_update_replace_but_not_transaction() {
+    fn prepare_transforms_new_versions_and_reuses_held_ones() {
         let transform: TransformFunc<Pod> = Arc::new(|mut object: Arc<Pod>| {
             Arc::make_mut(&mut object).metadata.annotations =
                 Some([("transformed".to_string(), "yes".to_string())].into());
             Ok(object)
         });
         let store: Indexer<Pod> = Indexer::new(IndexerOptions::default().transform(transform));
-        let transformed = |store: &Indexer<Pod>, key: &str| {
-            Store::get_by_key(store, key)
+        let prepared = store.prepare((*pod("a", "x", "1")).clone()).unwrap();
+        assert!(prepared.metadata.annotations.is_some());
+        store.add(Arc::clone(&prepared)).unwrap();
+        let again = store.prepare((*pod("a", "x", "1")).clone()).unwrap();
+        assert!(Arc::ptr_eq(&again, &prepared), "the held Arc is reused");
+        let newer = store.prepare((*pod("a", "x", "2")).clone()).unwrap();
+        assert!(!Arc::ptr_eq(&newer, &prepared));
+        assert!(newer.metadata.annotations.is_some());
+        // Writes take objects as they are.
+        store.add(pod("a", "z", "4")).unwrap();
+        assert!(
+            Store::get_by_key(&store, "a/z")
                 .unwrap()
                 .metadata
                 .annotations
-                .is_some()
-        };
-        store.add(pod("a", "x", "1")).unwrap();
-        assert!(transformed(&store, "a/x"));
-        store.update(pod("a", "x", "2")).unwrap();
-        assert!(transformed(&store, "a/x"));
-        store.replace(vec![pod("a", "y", "3")], "3").unwrap();
-        assert!(transformed(&store, "a/y"));
-        store
-            .transaction(vec![Transaction::Add(pod("a", "z", "4"))])
-            .unwrap();
-        assert!(!transformed(&store, "a/z"));
+                .is_none()
+        );
     }
 
     #[test]
-    fn transform_errors_refuse_the_write() {
+    fn transform_errors_refuse_the_object() {
         let transform: TransformFunc<Pod> = Arc::new(|object: Arc<Pod>| {
             Err(StoreError::Transform {
                 object: crate::key::describe(&*object),
@@ -441,7 +451,7 @@ mod tests {
             })
         });
         let store: Indexer<Pod> = Indexer::new(IndexerOptions::default().transform(transform));
-        let err = store.add(pod("a", "x", "1")).unwrap_err();
+        let err = store.prepare((*pod("a", "x", "1")).clone()).unwrap_err();
         assert_eq!(err.to_string(), "transform failed for a/x: refused");
         assert!(store.is_empty());
     }

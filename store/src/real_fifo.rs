@@ -13,10 +13,7 @@ use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
 use crate::queue::{Queue, trace_slow_pop};
 use crate::queue_core::QueueCore;
-use crate::store::{
-    KnownObjects, ReflectorStore, TransformFunc, apply_transform, apply_transform_to_deleted,
-    vanished_known,
-};
+use crate::store::{KnownObjects, ReflectorStore, TransformFunc, prepare_object, vanished_known};
 
 /// The most deltas one [`RealFifo::pop_batch`] hands over (client-go's
 /// `defaultBatchSize`).
@@ -63,6 +60,7 @@ pub struct RealFifoOptions<K> {
     name: String,
     key_func: KeyFunc<K>,
     transform: Option<TransformFunc<K>>,
+    reuse_from: Option<Arc<dyn KnownObjects<K>>>,
     mode: RealFifoMode<K>,
     batch_size: usize,
 }
@@ -73,6 +71,7 @@ impl<K: Object + Send + Sync + 'static> Default for RealFifoOptions<K> {
             name: "RealFifo".to_string(),
             key_func: meta_namespace_key_func(),
             transform: None,
+            reuse_from: None,
             mode: RealFifoMode::ATOMIC,
             batch_size: DEFAULT_BATCH_SIZE,
         }
@@ -97,9 +96,20 @@ impl<K: Object + Send + Sync + 'static> RealFifoOptions<K> {
         self
     }
 
-    /// Transforms objects as they are queued (not tombstones or `Sync`).
+    /// Transforms each object once, in [`prepare`](ReflectorStore::prepare)
+    /// (tombstones and `Sync` deltas carry cached objects, already
+    /// transformed).
     pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
         self.transform = Some(transform);
+        self
+    }
+
+    /// The cache the queue feeds, read by
+    /// [`prepare`](ReflectorStore::prepare): an object it holds at the same
+    /// version is taken from it instead of kept twice. Non-atomic mode
+    /// reads its known objects without this.
+    pub fn reuse_from(mut self, cache: Arc<dyn KnownObjects<K>>) -> Self {
+        self.reuse_from = Some(cache);
         self
     }
 
@@ -152,6 +162,7 @@ pub struct RealFifo<K> {
     name: String,
     key_func: KeyFunc<K>,
     transform: Option<TransformFunc<K>>,
+    reuse_from: Option<Arc<dyn KnownObjects<K>>>,
     mode: RealFifoMode<K>,
     batch_size: usize,
     core: QueueCore<State<K>>,
@@ -179,6 +190,7 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
             name: options.name,
             key_func: options.key_func,
             transform: options.transform,
+            reuse_from: options.reuse_from,
             mode: options.mode,
             batch_size: options.batch_size,
             core: QueueCore::new(State {
@@ -341,30 +353,40 @@ impl<K: Object + Send + Sync + 'static> RealFifo<K> {
 }
 
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
+    /// Reuses the cache's `Arc` of an unchanged object (the
+    /// [`reuse_from`](RealFifoOptions::reuse_from) cache, else the known
+    /// objects of non-atomic mode), else applies the transform.
+    fn prepare(&self, object: K) -> Result<Arc<K>, StoreError> {
+        let cache = match (&self.reuse_from, &self.mode) {
+            (Some(cache), _)
+            | (
+                None,
+                RealFifoMode::NonAtomic {
+                    known_objects: cache,
+                },
+            ) => Some((&**cache, &self.key_func)),
+            (None, RealFifoMode::Atomic { .. }) => None,
+        };
+        prepare_object(object, cache, self.transform.as_ref())
+    }
+
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
-        let object = apply_transform(self.transform.as_ref(), object)?;
         self.push(Delta::Added(object));
         Ok(())
     }
 
     fn update(&self, object: Arc<K>) -> Result<(), StoreError> {
-        let object = apply_transform(self.transform.as_ref(), object)?;
         self.push(Delta::Updated(object));
         Ok(())
     }
 
     /// Always queues the delete (a RealFifo never suppresses one).
     fn delete(&self, target: ObjectOrTombstone<K>) -> Result<(), StoreError> {
-        let target = apply_transform_to_deleted(self.transform.as_ref(), target)?;
         self.push(Delta::Deleted(target));
         Ok(())
     }
 
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
-        let objects = objects
-            .into_iter()
-            .map(|object| apply_transform(self.transform.as_ref(), object))
-            .collect::<Result<Vec<_>, _>>()?;
         let known_objects = match &self.mode {
             RealFifoMode::NonAtomic { known_objects } => known_objects,
             RealFifoMode::Atomic { .. } => {
@@ -511,7 +533,6 @@ impl<K: Object + Send + Sync + 'static> Queue<K> for RealFifo<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delta::DeltaType;
     use crate::indexer::{Indexer, IndexerOptions};
     use k8s_openapi::api::core::v1::ConfigMap;
 
@@ -807,16 +828,31 @@ mod tests {
         ));
     }
 
-    #[tokio::test]
-    async fn tombstones_are_not_transformed() {
+    #[test]
+    fn prepare_transforms_once_and_reuses_what_the_cache_holds() {
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = Arc::clone(&calls);
         let transform: TransformFunc<ConfigMap> = Arc::new(move |o| {
             counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(o)
         });
-        let fifo = RealFifo::new(RealFifoOptions::default().transform(transform));
-        fifo.add(object("a", "1")).unwrap();
+        let cache = known_with(&["a"]);
+        let fifo = RealFifo::new(
+            RealFifoOptions::default()
+                .transform(transform)
+                .reuse_from(cache.clone()),
+        );
+        let transforms = || calls.load(std::sync::atomic::Ordering::SeqCst);
+        // The same version as cached: the cache's Arc, not transformed.
+        let same = fifo.prepare((*object("a", "0")).clone()).unwrap();
+        assert!(Arc::ptr_eq(&same, &cache.get_by_key("a").unwrap()));
+        assert_eq!(transforms(), 0);
+        // A new version, and an object the cache lacks: transformed once.
+        let changed = fifo.prepare((*object("a", "5")).clone()).unwrap();
+        let new = fifo.prepare((*object("b", "5")).clone()).unwrap();
+        assert_eq!(transforms(), 2);
+        // Queueing prepared objects transforms nothing again.
+        fifo.add(Arc::clone(&new)).unwrap();
         fifo.delete(
             DeletedFinalStateUnknown {
                 key: "a".into(),
@@ -825,11 +861,8 @@ mod tests {
             .into(),
         )
         .unwrap();
-        fifo.replace(vec![object("a", "1"), object("b", "1")], "2")
-            .unwrap();
-        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3);
+        fifo.replace(vec![changed, new], "5").unwrap();
+        assert_eq!(transforms(), 2);
         assert_eq!(fifo.len(), 3);
-        let (first, _) = pop(&fifo).await;
-        assert_eq!(first.delta_type(), DeltaType::Added);
     }
 }

@@ -4,41 +4,43 @@
 
 use std::sync::Arc;
 
+use clientgo_apimachinery::Object;
+
 use crate::error::StoreError;
-use crate::key::{DeletedFinalStateUnknown, ObjectOrTombstone};
+use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone};
 
 /// A function applied to objects before they are stored or queued, for
-/// example to drop `managedFields`. It must be idempotent: on the watch-list
-/// path an object can pass through it twice.
+/// example to drop `managedFields`. A store applies it once per object, in
+/// [`ReflectorStore::prepare`], as the object arrives.
 ///
 /// It receives the only reference to a freshly decoded object in the
 /// common case, so `Arc::get_mut` or `Arc::make_mut` changes it without
 /// copying.
 pub type TransformFunc<K> = Arc<dyn Fn(Arc<K>) -> Result<Arc<K>, StoreError> + Send + Sync>;
 
-/// Applies an optional transform to an object about to be stored or
-/// queued.
-pub(crate) fn apply_transform<K>(
+/// How the stores prepare an object ([`ReflectorStore::prepare`]): the
+/// `Arc` `cache` holds when it has the same version of the object (same
+/// key, UID and resourceVersion: it was prepared when it arrived, so it is
+/// not transformed again, and the decoded duplicate is dropped at once);
+/// else the object, wrapped and transformed.
+pub(crate) fn prepare_object<K: Object>(
+    object: K,
+    cache: Option<(&dyn KnownObjects<K>, &KeyFunc<K>)>,
     transform: Option<&TransformFunc<K>>,
-    object: Arc<K>,
 ) -> Result<Arc<K>, StoreError> {
+    if let Some((cache, key_func)) = cache
+        && let Some(resource_version) = object.resource_version().filter(|rv| !rv.is_empty())
+        && let Ok(key) = key_func(&object)
+        && let Some(cached) = cache.get_by_key(&key)
+        && cached.resource_version() == Some(resource_version)
+        && cached.uid() == object.uid()
+    {
+        return Ok(cached);
+    }
+    let object = Arc::new(object);
     match transform {
         Some(transform) => transform(object),
         None => Ok(object),
-    }
-}
-
-/// Applies an optional transform to what a delete carries. A tombstone is
-/// left alone: its object came from the cache, already transformed.
-pub(crate) fn apply_transform_to_deleted<K>(
-    transform: Option<&TransformFunc<K>>,
-    target: ObjectOrTombstone<K>,
-) -> Result<ObjectOrTombstone<K>, StoreError> {
-    match target {
-        ObjectOrTombstone::Object(object) => Ok(ObjectOrTombstone::Object(apply_transform(
-            transform, object,
-        )?)),
-        tombstone => Ok(tombstone),
     }
 }
 
@@ -58,6 +60,23 @@ pub(crate) fn apply_transform_to_deleted<K>(
 /// [`DeltaFifo`]: crate::DeltaFifo
 /// [`RealFifo`]: crate::RealFifo
 pub trait ReflectorStore<K>: Send + Sync {
+    /// Makes an object the reflector received ready to be held, once, as
+    /// it arrives: before it waits in a list's pages or a watch-list's
+    /// gathered state, and before it is handed to
+    /// [`add`](Self::add), [`update`](Self::update),
+    /// [`delete`](Self::delete) or [`replace`](Self::replace), which take
+    /// prepared objects and prepare nothing again. A store with a
+    /// transform applies it here, and one that can see its cache reuses
+    /// the cached `Arc` of an unchanged object (so a relist of unchanged
+    /// objects holds no second copy). Code that feeds a store itself calls
+    /// this first too. The default wraps the object.
+    fn prepare(&self, object: K) -> Result<Arc<K>, StoreError>
+    where
+        K: Sized,
+    {
+        Ok(Arc::new(object))
+    }
+
     /// An object was created.
     fn add(&self, object: Arc<K>) -> Result<(), StoreError>;
 
