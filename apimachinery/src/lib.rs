@@ -78,7 +78,7 @@ pub use label_selector::{
     LabelSelector, LabelSelectorError, Operator, Requirement, SelectorProblem,
 };
 pub use list_options::{ListOptions, ListOptionsError, ResourceVersionMatch};
-pub use object::Object;
+pub use object::{ApiObject, Object};
 pub use object_list::ObjectList;
 pub use partial_object_metadata::{
     META_API_VERSION, PARTIAL_OBJECT_METADATA_ACCEPT, PARTIAL_OBJECT_METADATA_LIST_ACCEPT,

@@ -163,6 +163,14 @@ pub trait Object {
     }
 }
 
+/// An object a reflector, an informer or a lister can hold: an [`Object`]
+/// that decodes from the API's JSON and may be shared across threads and
+/// tasks (`DeserializeOwned + Send + Sync + 'static`). Every such type has
+/// it; name it in bounds instead of spelling the four out.
+pub trait ApiObject: Object + serde::de::DeserializeOwned + Send + Sync + 'static {}
+
+impl<T> ApiObject for T where T: Object + serde::de::DeserializeOwned + Send + Sync + 'static {}
+
 impl<K> Object for K
 where
     K: k8s_openapi::Metadata<Ty = ObjectMeta>,

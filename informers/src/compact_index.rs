@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use clientgo_apimachinery::{Compact, CompactBody, Object};
+use clientgo_apimachinery::{ApiObject, Compact, CompactBody, Object};
 use clientgo_store::{IndexFunc, IndexFuncError, Indexers};
 use serde::de::DeserializeOwned;
 
@@ -38,7 +38,7 @@ pub fn decoded_indexers<K, B>(
     functions: impl IntoIterator<Item = (String, IndexFunc<K>)>,
 ) -> Indexers<Compact<K, B>>
 where
-    K: DeserializeOwned + Object + Send + Sync + 'static,
+    K: ApiObject,
     B: CompactBody,
 {
     let decode: DecodeFn<K, B> =
@@ -57,7 +57,7 @@ pub(crate) fn decoded_indexers_with<K, B>(
     decode: &DecodeFn<K, B>,
 ) -> Indexers<Compact<K, B>>
 where
-    K: DeserializeOwned + Object + Send + Sync + 'static,
+    K: ApiObject,
     B: CompactBody,
 {
     let group = GROUPS.fetch_add(1, Ordering::Relaxed);

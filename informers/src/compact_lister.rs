@@ -6,9 +6,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use clientgo_apimachinery::{Compact, CompactBody, Json, LabelSelector, Object};
+use clientgo_apimachinery::{ApiObject, Compact, CompactBody, Json, LabelSelector};
 use clientgo_store::meta_namespace_key;
-use serde::de::DeserializeOwned;
 
 use crate::decode_cache::{DecodeCache, DecodeStats};
 use crate::error::Error;
@@ -48,7 +47,7 @@ impl<K, B: CompactBody> fmt::Debug for CompactLister<K, B> {
 
 impl<K, B> CompactLister<K, B>
 where
-    K: DeserializeOwned + Object + Send + Sync + 'static,
+    K: ApiObject,
     B: CompactBody,
 {
     /// Reads through `lister`, keeping up to `budget` estimated bytes of

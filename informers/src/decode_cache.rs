@@ -6,10 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use clientgo_apimachinery::{Compact, CompactBody, Object, Protobuf};
+use clientgo_apimachinery::{ApiObject, Compact, CompactBody, Object, Protobuf};
 use clientgo_store::{TransformFunc, meta_namespace_key};
 use parking_lot::{Mutex, RwLock};
-use serde::de::DeserializeOwned;
 
 /// What the cache of an informer in compact storage keeps per object.
 pub(crate) type Entry<K> = Compact<K, Protobuf>;
@@ -81,7 +80,7 @@ pub(crate) struct DecodeCache<K, B: CompactBody = Protobuf> {
 
 impl<K, B> DecodeCache<K, B>
 where
-    K: DeserializeOwned + Object + Send + Sync + 'static,
+    K: ApiObject,
     B: CompactBody,
 {
     pub(crate) fn new(budget: usize, transform: Option<TransformFunc<K>>) -> Self {

@@ -8,9 +8,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use clientgo_apimachinery::{ApiResource, LabelSelector, Object};
+use clientgo_apimachinery::{ApiObject, ApiResource, LabelSelector, Object};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
@@ -55,7 +54,7 @@ pub(crate) trait ErasedInformer: InformerSynced {
 
 impl<K> ErasedInformer for SharedIndexInformer<K>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     fn run(&self, cancel: CancellationToken) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         let informer = self.clone();
@@ -111,7 +110,7 @@ impl GenericInformer {
     /// functions return).
     pub fn from_informer<K>(informer: SharedIndexInformer<K>) -> Self
     where
-        K: Object + DeserializeOwned + Send + Sync + 'static,
+        K: ApiObject,
     {
         GenericInformer {
             informer: Arc::new(informer),

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::clock::Clock;
-use clientgo_apimachinery::{ApiResource, GroupResource, Object};
+use clientgo_apimachinery::{ApiObject, ApiResource, GroupResource, Object};
 use clientgo_listwatch::ListerWatcher;
 use clientgo_reflector::{
     Error as ReflectorError, Reflector, ReflectorMode, ReflectorOptions, ReflectorStats,
@@ -23,7 +23,6 @@ use clientgo_store::{
     process_deltas, process_deltas_in_batch,
 };
 use parking_lot::Mutex;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -209,7 +208,7 @@ pub struct InformerStats {
 
 impl<K> InformerCore<K>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     /// An informer over any [`ListerWatcher`]. Nothing is requested until
     /// [`run`](Self::run).

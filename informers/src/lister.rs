@@ -5,9 +5,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use clientgo_apimachinery::{GroupResource, LabelSelector, Object};
+use clientgo_apimachinery::{ApiObject, GroupResource, LabelSelector, Object};
 use clientgo_store::{Indexer, NAMESPACE_INDEX, Store};
-use serde::de::DeserializeOwned;
 
 use crate::decode_cache::{DecodeCache, DecodeStats, Entry};
 use crate::error::Error;
@@ -119,7 +118,7 @@ fn in_namespace<E: Object + Send + Sync + 'static>(
     }
 }
 
-impl<K: Object + DeserializeOwned + Send + Sync + 'static> Source<K> {
+impl<K: ApiObject> Source<K> {
     fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
         match self {
             Source::Decoded(indexer) => matching(indexer, selector),
@@ -191,7 +190,7 @@ impl<K: Object + DeserializeOwned + Send + Sync + 'static> Source<K> {
 /// (the decoder logs and counts them).
 fn decoded_all<K>(decoder: &DecodeCache<K>, entries: &[Arc<Entry<K>>]) -> Vec<Arc<K>>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     entries
         .iter()
@@ -199,7 +198,7 @@ where
         .collect()
 }
 
-impl<K: Object + DeserializeOwned + Send + Sync + 'static> Lister<K> {
+impl<K: ApiObject> Lister<K> {
     /// A lister over a cache of decoded objects, naming `resource` in
     /// not-found errors.
     pub fn new(indexer: Arc<Indexer<K>>, resource: GroupResource) -> Self {
@@ -334,7 +333,7 @@ impl<K> fmt::Debug for NamespaceLister<K> {
     }
 }
 
-impl<K: Object + DeserializeOwned + Send + Sync + 'static> NamespaceLister<K> {
+impl<K: ApiObject> NamespaceLister<K> {
     /// The namespace's objects whose labels match `selector`, through the
     /// namespace index (a scan of the whole cache, with a warning, when
     /// the informer has none).

@@ -5,8 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::Object;
-use serde::de::DeserializeOwned;
+use clientgo_apimachinery::ApiObject;
 
 use crate::listener::{HandlerStats, ListenerView};
 use crate::shared_index_informer::{SharedIndexInformer, WeakInformer};
@@ -53,7 +52,7 @@ impl<K> fmt::Debug for ResourceEventHandlerRegistration<K> {
     }
 }
 
-impl<K: Object + DeserializeOwned + Send + Sync + 'static> ResourceEventHandlerRegistration<K> {
+impl<K: ApiObject> ResourceEventHandlerRegistration<K> {
     /// Whether the handler has been called with every object of the
     /// initial state: the informer has synced, and every initial-list add
     /// queued to this handler (including the replay a handler added while

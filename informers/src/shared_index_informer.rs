@@ -5,14 +5,13 @@
 use std::fmt;
 use std::sync::{Arc, Weak};
 
-use clientgo_apimachinery::{ApiResource, Object, Protobuf};
+use clientgo_apimachinery::{ApiObject, ApiResource, Object, Protobuf};
 use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher};
 use clientgo_reflector::{Error as ReflectorError, WaitError};
 use clientgo_rest::ResourceClient;
 use clientgo_store::{
     DeletedFinalStateUnknown, Indexer, Indexers, ObjectOrTombstone, TransformFunc,
 };
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::compact_index::{DecodeFn, decoded_indexers_with};
@@ -155,7 +154,7 @@ impl<K> SharedIndexInformer<K> {
 
 impl<K> SharedIndexInformer<K>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     /// An informer over any [`ListerWatcher`] of `K`; it keeps decoded
     /// objects, whatever `options.storage` says (the source hands it
@@ -573,7 +572,7 @@ fn compact_options<K>(
     decoder: &Arc<DecodeCache<K>>,
 ) -> SharedIndexInformerOptions<Entry<K>>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     let mut indexers = over_metadata::<Entry<K>>(options.metadata_indexers);
     if !options.indexers.is_empty() {
@@ -606,7 +605,7 @@ where
 /// Decodes entries for whole-object index functions through `decoder`.
 fn decode_fn<K>(decoder: &Arc<DecodeCache<K>>) -> DecodeFn<K, Protobuf>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     let decoder = Arc::clone(decoder);
     Arc::new(move |entry: &Entry<K>| decoder.decode(entry).map_err(|error| error.to_string()))
@@ -665,7 +664,7 @@ struct DecodingFor<K, H> {
 
 impl<K, H> ResourceEventHandler<Entry<K>> for DecodingFor<K, H>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
     H: ResourceEventHandler<K>,
 {
     fn on_add(&mut self, object: &Arc<Entry<K>>, is_in_initial_list: bool) {

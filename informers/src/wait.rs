@@ -8,9 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::Object;
+use clientgo_apimachinery::ApiObject;
 use clientgo_reflector::Error as ReflectorError;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::registration::ResourceEventHandlerRegistration;
@@ -89,7 +88,7 @@ pub enum LastingErrors {
 
 impl<K> InformerSynced for SharedIndexInformer<K>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     fn sync_name(&self) -> String {
         self.name().to_string()
@@ -118,7 +117,7 @@ where
 
 impl<K> InformerSynced for ResourceEventHandlerRegistration<K>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     fn sync_name(&self) -> String {
         format!("{} handler {}", self.informer_name(), self.name())

@@ -21,10 +21,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ListOptions, Object, ResourceVersionMatch, WatchEvent};
+use clientgo_apimachinery::{ApiObject, ListOptions, Object, ResourceVersionMatch, WatchEvent};
 use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
 use clientgo_store::meta_namespace_key;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
@@ -92,7 +91,7 @@ type Unfinished = (Phase, Outcome, u64);
 
 impl<K, L> Reflector<K, L>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
     L: ListerWatcher<K> + Clone + 'static,
 {
     /// Syncs with a watch-list request, asking again as the recovery table

@@ -4,10 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ListOptions, Object};
+use clientgo_apimachinery::{ApiObject, ListOptions};
 use clientgo_listwatch::{DEFAULT_PAGE_SIZE, ListerWatcher, Pager, PagerEvent};
 use clientgo_store::StoreError;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
@@ -35,7 +34,7 @@ struct Listed<K> {
 
 impl<K, L> Reflector<K, L>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
     L: ListerWatcher<K> + Clone + 'static,
 {
     /// Lists and replaces the store (client-go's `list`). Returns without

@@ -7,10 +7,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::Object;
+use clientgo_apimachinery::ApiObject;
 use clientgo_listwatch::ListerWatcher;
 use clientgo_store::{ReflectorStore, StoreError};
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -96,7 +95,7 @@ impl<K, L> fmt::Debug for Reflector<K, L> {
 
 impl<K, L> Reflector<K, L>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
     L: ListerWatcher<K> + Clone + 'static,
 {
     /// A reflector that lists and watches through `lister_watcher` into

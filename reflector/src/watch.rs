@@ -2,10 +2,9 @@
 //! resourceVersion and apply their events to the store, re-watching
 //! without a relist whenever the recovery table allows.
 
-use clientgo_apimachinery::{ListOptions, Object, WatchEvent};
+use clientgo_apimachinery::{ApiObject, ListOptions, WatchEvent};
 use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
 use clientgo_store::StoreError;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
@@ -17,7 +16,7 @@ use crate::stats::Counters;
 
 impl<K, L> Reflector<K, L>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
     L: ListerWatcher<K> + Clone + 'static,
 {
     /// Watches from the last synced resourceVersion (client-go's `watch`),

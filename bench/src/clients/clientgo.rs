@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::LabelSelector;
-use clientgo_apimachinery::{Compact, CompactBody, Json, Lz4, Object, Protobuf};
+use clientgo_apimachinery::{ApiObject, Compact, CompactBody, Json, Lz4, Object, Protobuf};
 use clientgo_informers::compact::DecodingHandler;
 use clientgo_informers::{
     InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs, SharedIndexInformer,
@@ -276,7 +276,7 @@ async fn measured<K>(
     clock: &EventClock,
 ) -> Result<Figures, BoxError>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     // Errors are expected once (the forced relist's 410); anything else is
     // worth seeing next to the figures.
@@ -295,7 +295,7 @@ struct Informer<K>(SharedIndexInformer<K>);
 
 impl<K> CacheClient for Informer<K>
 where
-    K: Object + DeserializeOwned + Send + Sync + 'static,
+    K: ApiObject,
 {
     fn synced(&self) -> bool {
         self.0.has_synced()
