@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::generic_informer::GenericInformer;
-use crate::wait::{InformerSynced, LastingErrors, SyncError, wait_for_cache_sync_with};
+use crate::wait::{InformerSynced, LastingErrors, SyncError, SyncWaitOptions, wait_for_cache_sync};
 
 struct Entry<Key> {
     key: Key,
@@ -137,7 +137,10 @@ impl<Key: PartialEq> FactoryCore<Key> {
         };
         let synced_refs: Vec<&dyn InformerSynced> =
             started.iter().map(GenericInformer::as_synced).collect();
-        wait_for_cache_sync_with(timeout, &synced_refs, lasting).await?;
+        let options = SyncWaitOptions::default()
+            .timeout(timeout)
+            .lasting_errors(lasting);
+        wait_for_cache_sync(&synced_refs, options).await?;
         Ok(started
             .iter()
             .map(|informer| (informer.name(), informer.has_synced()))

@@ -213,8 +213,7 @@ pub use sync_signal::SyncChanges;
 pub use transform::{MetadataTransform, strip_managed_fields, transform_metadata};
 pub use wait::{
     Healing, InformerSynced, LastingErrors, SYNCED_POLL_PERIOD, SyncError, SyncFailure,
-    UnsyncedInformer, healing, wait_for_cache_sync, wait_for_cache_sync_with, wait_until_synced,
-    wait_until_synced_with,
+    SyncWaitOptions, UnsyncedInformer, healing, wait_for_cache_sync,
 };
 pub use warm_restart::SnapshotStats;
 

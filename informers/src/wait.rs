@@ -234,51 +234,75 @@ impl fmt::Display for SyncError {
 
 impl std::error::Error for SyncError {}
 
-/// Waits until every one of `informers` has synced, for at most
-/// `timeout`. Fails early if one of them stops first, or when every
-/// unsynced one's last error will not heal by itself (a 403 from RBAC, a
-/// 401, a 404 for a resource the server does not serve): see
-/// [`wait_for_cache_sync_with`] to keep waiting instead. The error names
-/// each unsynced informer with its last list or watch error.
-pub async fn wait_for_cache_sync(
-    timeout: Duration,
-    informers: &[&dyn InformerSynced],
-) -> Result<(), SyncError> {
-    wait_for_cache_sync_with(timeout, informers, LastingErrors::GiveUp).await
+/// How [`wait_for_cache_sync`] waits. The default waits with no time
+/// limit, until every cache syncs, one stops, or every unsynced one's last
+/// error will not heal by itself.
+#[derive(Debug, Clone, Default)]
+pub struct SyncWaitOptions {
+    /// Give up after this long ([`SyncFailure::TimedOut`]).
+    pub timeout: Option<Duration>,
+    /// Give up when this fires ([`SyncFailure::Cancelled`]), as client-go's
+    /// stop channel.
+    pub cancel: Option<CancellationToken>,
+    /// What lasting errors (a 403 from RBAC, a 401, a 404 for a resource
+    /// the server does not serve) do: give up at once by default.
+    pub lasting_errors: LastingErrors,
 }
 
-/// [`wait_for_cache_sync`], choosing what lasting errors do.
-pub async fn wait_for_cache_sync_with(
-    timeout: Duration,
+impl SyncWaitOptions {
+    /// Gives up after `timeout`.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Gives up when `cancel` fires.
+    #[must_use]
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
+
+    /// Chooses what lasting errors do.
+    #[must_use]
+    pub fn lasting_errors(mut self, lasting_errors: LastingErrors) -> Self {
+        self.lasting_errors = lasting_errors;
+        self
+    }
+}
+
+/// Waits until every one of `informers` (informers, handler
+/// registrations) has synced (client-go's `WaitForCacheSync`). Fails when
+/// one stops first, when the options' timeout passes or their token
+/// fires, and, unless told to keep waiting, when every unsynced one's last
+/// error will not heal by itself (client-go waits through those). The
+/// error names each unsynced informer with its last list or watch error.
+///
+/// Unlike client-go, which polls every 100 ms, it wakes when an informer
+/// signals a change ([`InformerSynced::sync_changes`]), so it returns as
+/// soon as the last cache syncs.
+pub async fn wait_for_cache_sync(
+    informers: &[&dyn InformerSynced],
+    options: SyncWaitOptions,
+) -> Result<(), SyncError> {
+    let waiting = wait_until_synced(options.cancel.as_ref(), informers, options.lasting_errors);
+    match options.timeout {
+        None => waiting.await,
+        Some(timeout) => match tokio::time::timeout(timeout, waiting).await {
+            Ok(result) => result,
+            Err(_) => Err(sync_error(SyncFailure::TimedOut(timeout), informers)),
+        },
+    }
+}
+
+async fn wait_until_synced(
+    cancel: Option<&CancellationToken>,
     informers: &[&dyn InformerSynced],
     lasting: LastingErrors,
 ) -> Result<(), SyncError> {
     let never = CancellationToken::new();
-    match tokio::time::timeout(timeout, wait_until_synced_with(&never, informers, lasting)).await {
-        Ok(result) => result,
-        Err(_) => Err(sync_error(SyncFailure::TimedOut(timeout), informers)),
-    }
-}
-
-/// Waits until every one of `informers` has synced, or `cancel` fires,
-/// or one stops first, or every unsynced one's last error will not heal
-/// (client-go's `WaitForCacheSync`, which waits through lasting errors).
-/// Unlike client-go, which polls every 100 ms, it wakes when an informer
-/// signals a change ([`InformerSynced::sync_changes`]), so it returns as
-/// soon as the last cache syncs.
-pub async fn wait_until_synced(
-    cancel: &CancellationToken,
-    informers: &[&dyn InformerSynced],
-) -> Result<(), SyncError> {
-    wait_until_synced_with(cancel, informers, LastingErrors::GiveUp).await
-}
-
-/// [`wait_until_synced`], choosing what lasting errors do.
-pub async fn wait_until_synced_with(
-    cancel: &CancellationToken,
-    informers: &[&dyn InformerSynced],
-    lasting: LastingErrors,
-) -> Result<(), SyncError> {
+    let cancel = cancel.unwrap_or(&never);
     loop {
         // Watch before looking, so no change between the two is missed.
         let mut changes: Vec<Option<SyncChanges>> = informers
@@ -418,7 +442,11 @@ mod tests {
             asked: Default::default(),
             unsynced_for: 2,
         };
-        let result = wait_for_cache_sync(Duration::from_secs(5), &[&late]).await;
+        let result = wait_for_cache_sync(
+            &[&late],
+            SyncWaitOptions::default().timeout(Duration::from_secs(5)),
+        )
+        .await;
         assert!(result.is_ok(), "{:?}", result.err().map(|e| e.to_string()));
     }
 

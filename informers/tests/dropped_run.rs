@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use clientgo_informers::{InformerSynced, wait_until_synced};
+use clientgo_informers::{InformerSynced, SyncWaitOptions, wait_for_cache_sync};
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -23,7 +23,7 @@ async fn dropping_the_run_future_stops_every_request() {
     let synced: [&dyn InformerSynced; 1] = [&informer];
     tokio::select! {
         () = run => panic!("the informer returned while its token was not cancelled"),
-        synced = wait_until_synced(&never, &synced) => synced.unwrap(),
+        synced = wait_for_cache_sync(&synced, SyncWaitOptions::default()) => synced.unwrap(),
     }
     // The run future was dropped at the end of the select.
     assert!(informer.is_stopped(), "a dropped run stops the informer");

@@ -15,7 +15,7 @@ use clientgo_apimachinery::{
 use clientgo_informers::{
     CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory, Error,
     InformerFactoryOptions, MetadataSharedInformerFactory, ResourceEventHandlerFuncs,
-    SharedInformerFactory, SyncFailure, wait_for_cache_sync,
+    SharedInformerFactory, SyncFailure, SyncWaitOptions, wait_for_cache_sync,
 };
 use clientgo_rest::{PostParams, ResourceClient};
 use clientgo_testing::{TestApiServer, Verb, custom_resource_definition, realistic_pod};
@@ -181,9 +181,12 @@ async fn wait_for_cache_sync_names_the_forbidden_informer_and_its_403() {
     );
 
     // The free function does the same over any informers.
-    let error = wait_for_cache_sync(Duration::from_millis(300), &[&config_maps, &pods])
-        .await
-        .unwrap_err();
+    let error = wait_for_cache_sync(
+        &[&config_maps, &pods],
+        SyncWaitOptions::default().timeout(Duration::from_millis(300)),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error.first_status_code(), Some(403));
     factory.shutdown().await;
 }

@@ -14,7 +14,7 @@ use clientgo_apimachinery::{ApiResource, GroupResource, GroupVersionKind, Status
 use clientgo_informers::{
     DynamicSharedInformerFactory, InformerFactoryOptions, InformerSynced, LastingErrors,
     SharedIndexInformer, SharedIndexInformerOptions, SharedInformerFactory, SyncError, SyncFailure,
-    wait_for_cache_sync,
+    SyncWaitOptions, wait_for_cache_sync,
 };
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_testing::{TestApiServer, Verb};
@@ -52,9 +52,12 @@ async fn namespaced_informers_sync(server: &TestApiServer, count: usize) {
         .iter()
         .map(|informer| informer as &dyn InformerSynced)
         .collect();
-    wait_for_cache_sync(Duration::from_secs(30), &synced)
-        .await
-        .unwrap_or_else(|error| panic!("{count} informers: {error}"));
+    wait_for_cache_sync(
+        &synced,
+        SyncWaitOptions::default().timeout(Duration::from_secs(30)),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("{count} informers: {error}"));
     let config_maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
     let options = clientgo_apimachinery::ListOptions::default();
     tokio::time::timeout(Duration::from_secs(5), config_maps.list(&options))
