@@ -150,6 +150,7 @@ impl<K> Drop for RunGuard<K> {
         (self.close_fifo)();
         self.inner.processor.close_all();
         self.inner.stopped.cancel();
+        self.inner.resource_version.stop();
         self.inner.sync_signal.notify();
         tracing::debug!(informer = %self.inner.name, "run dropped before it returned; stopped");
     }
@@ -650,10 +651,10 @@ where
     }
 
     /// Sets the transform applied to every object before it is queued and
-    /// cached; only before start. It must be idempotent (on the watch-list
-    /// path an object passes through it twice) and should return an object
-    /// it does not need to change as is (the relist hands it the cache's
-    /// own objects); [`strip_managed_fields`](crate::strip_managed_fields)
+    /// cached; only before start. It runs once per object as it arrives
+    /// (the queue's `prepare`); a saved state's objects come to it shared,
+    /// so it should return an object it does not need to change as is;
+    /// [`strip_managed_fields`](crate::strip_managed_fields)
     /// and [`transform_metadata`](crate::transform_metadata) do both.
     pub(crate) fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), Error> {
         let mut setup = self.inner.setup.lock();

@@ -377,10 +377,10 @@ where
 
     /// Sets the whole-object transform; only before start. In decoded
     /// storage it runs on every object before it is queued and cached; in
-    /// compact storage on every decode (see [`Storage`]). It must be
-    /// idempotent (on the watch-list path an object passes through it
-    /// twice) and should return an object it does not need to change as is
-    /// (the relist hands it the cache's own objects);
+    /// compact storage on every decode (see [`Storage`]). It runs once per
+    /// object as it arrives; a saved state's objects (warm restart) come to
+    /// it shared, so it should return an object it does not need to change
+    /// as is;
     /// [`strip_managed_fields`](crate::strip_managed_fields) and
     /// [`transform_metadata`](crate::transform_metadata) do both.
     pub fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), Error> {

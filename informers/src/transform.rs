@@ -10,15 +10,16 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// A change to an object's metadata, usable for every resource type (a
 /// factory's [`transform`](crate::InformerFactoryOptions::transform)).
-/// It must be idempotent: an object may pass through it twice.
+/// It runs once per object as it arrives (and on a saved state's objects,
+/// which may have been through it before), so it should be idempotent.
 pub type MetadataTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 
 /// Drops `metadata.managedFields`, which servers fill for every object
 /// and controllers rarely read (often a third of a pod's JSON).
 ///
 /// A freshly decoded object is changed in place; an object without
-/// managed fields (for example the cache's own object, reused by a relist)
-/// is returned as is, so nothing is copied.
+/// managed fields (for example a saved state's, on a warm restart) is
+/// returned as is, so nothing is copied.
 pub fn strip_managed_fields<K>() -> TransformFunc<K>
 where
     K: Object + Clone + Send + Sync + 'static,
@@ -34,9 +35,9 @@ where
 /// A transform that applies `change` to each object's metadata.
 ///
 /// When the informer holds the only reference to the object (always for
-/// a freshly decoded one) it is changed in place. A shared object (the
-/// cache's own, reused by a relist) is copied only if `change` would
-/// actually alter its metadata.
+/// a freshly decoded one) it is changed in place. A shared object (a saved
+/// state's, on a warm restart) is copied only if `change` would actually
+/// alter its metadata.
 pub fn transform_metadata<K>(change: MetadataTransform) -> TransformFunc<K>
 where
     K: Object + Clone + Send + Sync + 'static,

@@ -9,6 +9,7 @@ mod support;
 use std::time::Duration;
 
 use clientgo_informers::{InformerSynced, SyncWaitOptions, wait_for_cache_sync};
+use clientgo_reflector::WaitError;
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -27,6 +28,16 @@ async fn dropping_the_run_future_stops_every_request() {
     }
     // The run future was dropped at the end of the select.
     assert!(informer.is_stopped(), "a dropped run stops the informer");
+    let unreached = tokio::time::timeout(
+        Duration::from_secs(5),
+        informer.wait_for_resource_version("999999999"),
+    )
+    .await
+    .expect("a wait for a resourceVersion ends when the run is dropped");
+    assert!(
+        matches!(unreached, Err(WaitError::Stopped(_))),
+        "{unreached:?}"
+    );
     let before = server.requests().records().len();
     // A live reflector would re-watch after this, and relist after the
     // compaction.

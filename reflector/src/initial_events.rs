@@ -57,15 +57,17 @@ struct InitialState<K> {
 }
 
 impl<K: Object> InitialState<K> {
-    /// Starts from `objects` at `resource_version`.
-    fn new(objects: &[Arc<K>], resource_version: &str) -> Self {
+    /// Empty, at `resource_version`.
+    fn new(resource_version: &str) -> Self {
         InitialState {
-            objects: objects
-                .iter()
-                .map(|object| (meta_namespace_key(&**object), Arc::clone(object)))
-                .collect(),
+            objects: HashMap::new(),
             resource_version: resource_version.to_string(),
         }
+    }
+
+    /// Adds an object of the state at the starting resourceVersion.
+    fn seed(&mut self, object: Arc<K>) {
+        self.objects.insert(meta_namespace_key(&*object), object);
     }
 
     fn upsert(&mut self, object: Arc<K>) {
@@ -116,26 +118,13 @@ where
             if !from.is_empty() {
                 options = options.resource_version(&from);
             }
-            let started = self.options.clock.now();
             let gathered = self
-                .sync_from_stream(
-                    &options,
-                    InitialState::new(&[], ""),
-                    Until::InitialEventsEnd,
-                    cancel,
-                )
+                .sync_from_stream(&options, &[], Until::InitialEventsEnd, cancel)
                 .await;
-            let (phase, outcome, events) = match gathered {
+            let ended = match gathered {
                 Some(Ok(live)) => return Synced::Live(live),
-                Some(Err(unfinished)) => unfinished,
+                Some(Err(ended)) => ended,
                 None => return Synced::Stopped,
-            };
-            let ended = Ended {
-                phase,
-                outcome,
-                lasted: self.options.clock.since(started),
-                events,
-                at_latest: from.is_empty(),
             };
             match self.recover(ended, &mut retry, backoff, cancel).await {
                 Next::AskAgain => {}
@@ -166,21 +155,14 @@ where
             .resource_version(from)
             .allow_watch_bookmarks(true)
             .timeout_seconds(self.watch_timeout_seconds());
-        let started = self.options.clock.now();
-        let state = InitialState::new(&point.objects, from);
         let until = Until::Settled(self.options.resume_settle);
-        let (phase, outcome, events) =
-            match self.sync_from_stream(&options, state, until, cancel).await {
-                Some(Ok(live)) => return Synced::Live(live),
-                Some(Err(unfinished)) => unfinished,
-                None => return Synced::Stopped,
-            };
-        let ended = Ended {
-            phase,
-            outcome,
-            lasted: self.options.clock.since(started),
-            events,
-            at_latest: false,
+        let ended = match self
+            .sync_from_stream(&options, &point.objects, until, cancel)
+            .await
+        {
+            Some(Ok(live)) => return Synced::Live(live),
+            Some(Err(ended)) => ended,
+            None => return Synced::Stopped,
         };
         let mut retry = RetryState::new(Duration::ZERO);
         match self.recover(ended, &mut retry, backoff, cancel).await {
@@ -195,11 +177,56 @@ where
         }
     }
 
+    /// Syncs from a watch opened with `options`: starts from `saved` (each
+    /// prepared by the store, as every object the store receives is), folds
+    /// the stream's initial events in until `until`, and replaces the store
+    /// with the result. The stream, to go on as the live watch; or how it
+    /// ended (reported), for the recovery table; `None` when cancelled.
+    async fn sync_from_stream(
+        &mut self,
+        options: &ListOptions,
+        saved: &[Arc<K>],
+        until: Until,
+        cancel: &CancellationToken,
+    ) -> Option<Result<L::Watch, Ended>> {
+        let started = self.options.clock.now();
+        let from = options.resource_version.clone().unwrap_or_default();
+        let phase = match until {
+            Until::InitialEventsEnd => Phase::OpenWatchList,
+            Until::Settled(_) => Phase::Resume,
+        };
+        let mut state = InitialState::new(&from);
+        let mut unfinished = None;
+        for object in saved {
+            match self.prepared(Arc::clone(object)) {
+                Some(object) => state.seed(object),
+                None => {
+                    unfinished = Some((phase, Outcome::StoreRefused, 0));
+                    break;
+                }
+            }
+        }
+        let unfinished = match unfinished {
+            Some(unfinished) => unfinished,
+            None => match self.gather(options, state, until, cancel).await? {
+                Ok(live) => return Some(Ok(live)),
+                Err(unfinished) => unfinished,
+            },
+        };
+        let (phase, outcome, events) = unfinished;
+        Some(Err(Ended {
+            phase,
+            outcome,
+            lasted: self.options.clock.since(started),
+            events,
+            at_latest: from.is_empty(),
+        }))
+    }
+
     /// Opens a watch with `options`, gathers its initial events into
     /// `state` until `until`, and replaces the store with the result: the
-    /// stream, to go on as the live watch; or how it ended (reported);
-    /// `None` when cancelled.
-    async fn sync_from_stream(
+    /// stream; or how it ended (reported); `None` when cancelled.
+    async fn gather(
         &mut self,
         options: &ListOptions,
         mut state: InitialState<K>,
@@ -277,7 +304,7 @@ where
                     // Prepared as it arrives, as a list's objects are: a
                     // relist by watch-list holds no second copy of what
                     // the cache holds unchanged.
-                    let Some(object) = self.prepared(object) else {
+                    let Some(object) = self.prepared(Arc::new(object)) else {
                         return Some(Err((phase, Outcome::StoreRefused, events)));
                     };
                     state.upsert(object);
@@ -332,7 +359,7 @@ where
 
     /// The store's [`prepare`](clientgo_store::ReflectorStore::prepare)
     /// of `object`; `None` (reported) when the store refuses it.
-    pub(crate) fn prepared(&self, object: K) -> Option<Arc<K>> {
+    pub(crate) fn prepared(&self, object: Arc<K>) -> Option<Arc<K>> {
         self.store
             .prepare(object)
             .map_err(|source| {

@@ -174,9 +174,11 @@ where
                     }
                     listed.items.reserve(page.items.len());
                     for object in page.items {
-                        listed
-                            .items
-                            .push(self.store.prepare(object).map_err(Failure::Refused)?);
+                        listed.items.push(
+                            self.store
+                                .prepare(Arc::new(object))
+                                .map_err(Failure::Refused)?,
+                        );
                     }
                 }
                 Some(Ok(PagerEvent::Restarted)) => {

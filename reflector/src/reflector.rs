@@ -302,16 +302,16 @@ where
         resource_version: &str,
         mode: ReflectorMode,
     ) -> Result<(), StoreError> {
-        let mut replaced = Ok(());
         if let Some(refused) = self.refused_resume.take() {
-            replaced = self
-                .store
-                .replace(refused.objects, &refused.resource_version);
+            // Prepared as every object the store receives is.
+            let saved = refused
+                .objects
+                .into_iter()
+                .map(|object| self.store.prepare(object))
+                .collect::<Result<Vec<_>, _>>()?;
+            self.store.replace(saved, &refused.resource_version)?;
         }
-        if replaced.is_ok() {
-            replaced = self.store.replace(objects, resource_version);
-        }
-        replaced?;
+        self.store.replace(objects, resource_version)?;
         self.resource_version_unavailable = false;
         if self.status.synced(resource_version, mode) {
             tracing::info!(%mode, "synced; mode in use");

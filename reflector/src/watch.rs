@@ -2,6 +2,8 @@
 //! resourceVersion and apply their events to the store, re-watching
 //! without a relist whenever the recovery table allows.
 
+use std::sync::Arc;
+
 use clientgo_apimachinery::{ApiObject, ListOptions, WatchEvent};
 use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
 use clientgo_store::StoreError;
@@ -230,7 +232,7 @@ where
                 (
                     "add",
                     self.store
-                        .prepare(object)
+                        .prepare(Arc::new(object))
                         .and_then(|object| self.store.add(object)),
                     version,
                 )
@@ -240,7 +242,7 @@ where
                 (
                     "update",
                     self.store
-                        .prepare(object)
+                        .prepare(Arc::new(object))
                         .and_then(|object| self.store.update(object)),
                     version,
                 )
@@ -250,7 +252,7 @@ where
                 (
                     "delete",
                     self.store
-                        .prepare(object)
+                        .prepare(Arc::new(object))
                         .and_then(|object| self.store.delete(object.into())),
                     version,
                 )

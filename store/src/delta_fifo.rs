@@ -53,8 +53,9 @@ impl<K: Object + Send + Sync + 'static> DeltaFifoOptions<K> {
         self
     }
 
-    /// The cache this queue feeds: used to detect deletions on replace and
-    /// to resync.
+    /// The cache this queue feeds: used to detect deletions on replace, to
+    /// resync, and by [`prepare`](ReflectorStore::prepare) to reuse the
+    /// cached `Arc` of an unchanged object.
     pub fn known_objects(mut self, known_objects: Arc<dyn KnownObjects<K>>) -> Self {
         self.known_objects = Some(known_objects);
         self
@@ -189,7 +190,7 @@ fn merge_duplicate_deletes<K>(deltas: &mut Deltas<K>) {
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
     /// Reuses the known objects' `Arc` of an unchanged object, else applies
     /// the transform.
-    fn prepare(&self, object: K) -> Result<Arc<K>, StoreError> {
+    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
         let cache = self
             .known_objects
             .as_ref()
@@ -642,10 +643,10 @@ mod tests {
                 .transform(transform),
         );
         let transforms = || calls.load(std::sync::atomic::Ordering::SeqCst);
-        let same = fifo.prepare((*object("k", "1")).clone()).unwrap();
+        let same = fifo.prepare(object("k", "1")).unwrap();
         assert!(Arc::ptr_eq(&same, &known.get_by_key("k").unwrap()));
         assert_eq!(transforms(), 0);
-        let added = fifo.prepare((*object("a", "1")).clone()).unwrap();
+        let added = fifo.prepare(object("a", "1")).unwrap();
         assert_eq!(transforms(), 1);
         fifo.add(added).unwrap();
         fifo.delete(object("a", "3").into()).unwrap();

@@ -248,7 +248,7 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
     /// Reuses this indexer's own `Arc` of an unchanged object (so a relist
     /// into it holds no second copy), else applies the transform.
-    fn prepare(&self, object: K) -> Result<Arc<K>, StoreError> {
+    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
         prepare_object(
             object,
             Some((self, &self.key_func)),
@@ -423,12 +423,12 @@ mod tests {
             Ok(object)
         });
         let store: Indexer<Pod> = Indexer::new(IndexerOptions::default().transform(transform));
-        let prepared = store.prepare((*pod("a", "x", "1")).clone()).unwrap();
+        let prepared = store.prepare(pod("a", "x", "1")).unwrap();
         assert!(prepared.metadata.annotations.is_some());
         store.add(Arc::clone(&prepared)).unwrap();
-        let again = store.prepare((*pod("a", "x", "1")).clone()).unwrap();
+        let again = store.prepare(pod("a", "x", "1")).unwrap();
         assert!(Arc::ptr_eq(&again, &prepared), "the held Arc is reused");
-        let newer = store.prepare((*pod("a", "x", "2")).clone()).unwrap();
+        let newer = store.prepare(pod("a", "x", "2")).unwrap();
         assert!(!Arc::ptr_eq(&newer, &prepared));
         assert!(newer.metadata.annotations.is_some());
         // Writes take objects as they are.
@@ -451,7 +451,7 @@ mod tests {
             })
         });
         let store: Indexer<Pod> = Indexer::new(IndexerOptions::default().transform(transform));
-        let err = store.prepare((*pod("a", "x", "1")).clone()).unwrap_err();
+        let err = store.prepare(pod("a", "x", "1")).unwrap_err();
         assert_eq!(err.to_string(), "transform failed for a/x: refused");
         assert!(store.is_empty());
     }

@@ -356,7 +356,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
     /// Reuses the cache's `Arc` of an unchanged object (the
     /// [`reuse_from`](RealFifoOptions::reuse_from) cache, else the known
     /// objects of non-atomic mode), else applies the transform.
-    fn prepare(&self, object: K) -> Result<Arc<K>, StoreError> {
+    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
         let cache = match (&self.reuse_from, &self.mode) {
             (Some(cache), _)
             | (
@@ -844,12 +844,12 @@ mod tests {
         );
         let transforms = || calls.load(std::sync::atomic::Ordering::SeqCst);
         // The same version as cached: the cache's Arc, not transformed.
-        let same = fifo.prepare((*object("a", "0")).clone()).unwrap();
+        let same = fifo.prepare(object("a", "0")).unwrap();
         assert!(Arc::ptr_eq(&same, &cache.get_by_key("a").unwrap()));
         assert_eq!(transforms(), 0);
         // A new version, and an object the cache lacks: transformed once.
-        let changed = fifo.prepare((*object("a", "5")).clone()).unwrap();
-        let new = fifo.prepare((*object("b", "5")).clone()).unwrap();
+        let changed = fifo.prepare(object("a", "5")).unwrap();
+        let new = fifo.prepare(object("b", "5")).unwrap();
         assert_eq!(transforms(), 2);
         // Queueing prepared objects transforms nothing again.
         fifo.add(Arc::clone(&new)).unwrap();

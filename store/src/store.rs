@@ -24,20 +24,19 @@ pub type TransformFunc<K> = Arc<dyn Fn(Arc<K>) -> Result<Arc<K>, StoreError> + S
 /// not transformed again, and the decoded duplicate is dropped at once);
 /// else the object, wrapped and transformed.
 pub(crate) fn prepare_object<K: Object>(
-    object: K,
+    object: Arc<K>,
     cache: Option<(&dyn KnownObjects<K>, &KeyFunc<K>)>,
     transform: Option<&TransformFunc<K>>,
 ) -> Result<Arc<K>, StoreError> {
     if let Some((cache, key_func)) = cache
         && let Some(resource_version) = object.resource_version().filter(|rv| !rv.is_empty())
-        && let Ok(key) = key_func(&object)
+        && let Ok(key) = key_func(&*object)
         && let Some(cached) = cache.get_by_key(&key)
         && cached.resource_version() == Some(resource_version)
         && cached.uid() == object.uid()
     {
         return Ok(cached);
     }
-    let object = Arc::new(object);
     match transform {
         Some(transform) => transform(object),
         None => Ok(object),
@@ -69,12 +68,14 @@ pub trait ReflectorStore<K>: Send + Sync {
     /// transform applies it here, and one that can see its cache reuses
     /// the cached `Arc` of an unchanged object (so a relist of unchanged
     /// objects holds no second copy). Code that feeds a store itself calls
-    /// this first too. The default wraps the object.
-    fn prepare(&self, object: K) -> Result<Arc<K>, StoreError>
-    where
-        K: Sized,
-    {
-        Ok(Arc::new(object))
+    /// this first too. The default wraps the object; a store that wraps
+    /// another forwards it, or the inner store's transform never runs.
+    ///
+    /// A freshly decoded object comes as the only reference to it, so a
+    /// transform changes it in place; a shared one (a saved state's, on a
+    /// warm restart) is the transform's to copy if it must change it.
+    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
+        Ok(object)
     }
 
     /// An object was created.

@@ -53,6 +53,11 @@ impl<K: Object + Send + Sync + 'static, S: Store<K>> UndeltaStore<K, S> {
 }
 
 impl<K: Object + Send + Sync + 'static, S: Store<K>> ReflectorStore<K> for UndeltaStore<K, S> {
+    /// The wrapped store's.
+    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
+        self.store.prepare(object)
+    }
+
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
         self.push_state(self.store.add(object))
     }
