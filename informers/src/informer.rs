@@ -15,7 +15,7 @@ use clientgo_apimachinery::{ApiObject, ApiResource, GroupResource, Object};
 use clientgo_listwatch::ListerWatcher;
 use clientgo_reflector::{
     Error as ReflectorError, Reflector, ReflectorMode, ReflectorOptions, ReflectorStats,
-    ReflectorStatus, ResourceVersionTracker, WaitError, WatchErrorHandler,
+    ReflectorStatus, ResourceVersionTracker, ResumePoint, WaitError, WatchErrorHandler,
 };
 use clientgo_store::{
     Delta, DeltaHandler, Indexer, IndexerOptions, Indexers, KnownObjects, ObjectOrTombstone,
@@ -52,7 +52,8 @@ type ReflectorRun = Pin<Box<dyn Future<Output = ()> + Send>>;
 type Launcher<K> = Box<
     dyn FnOnce(
             Arc<dyn ReflectorStore<K>>,
-            ReflectorOptions<K>,
+            ReflectorOptions,
+            Option<ResumePoint<K>>,
             CancellationToken,
         ) -> (ReflectorStatus, ReflectorRun)
         + Send,
@@ -62,7 +63,7 @@ type Launcher<K> = Box<
 /// options and the transform.
 type Launch<K> = (
     Launcher<K>,
-    ReflectorOptions<K>,
+    ReflectorOptions,
     Option<TransformFunc<K>>,
     Option<SnapshotOptions>,
 );
@@ -74,7 +75,7 @@ struct Setup<K> {
     check_period: Duration,
     transform: Option<TransformFunc<K>>,
     watch_error_handler: Option<WatchErrorHandler>,
-    reflector_options: Option<ReflectorOptions<K>>,
+    reflector_options: Option<ReflectorOptions>,
     launcher: Option<Launcher<K>>,
     snapshot: Option<SnapshotOptions>,
 }
@@ -222,8 +223,11 @@ where
             .clone()
             .unwrap_or_else(|| lister_watcher.describe());
         let source_identity = lister_watcher.identity();
-        let launcher: Launcher<K> = Box::new(move |store, reflector_options, cancel| {
-            let reflector = Reflector::new(lister_watcher, store, reflector_options);
+        let launcher: Launcher<K> = Box::new(move |store, reflector_options, resume, cancel| {
+            let mut reflector = Reflector::new(lister_watcher, store, reflector_options);
+            if let Some(point) = resume {
+                reflector = reflector.resume_from(point);
+            }
             (reflector.status(), Box::pin(reflector.run(cancel)))
         });
         let clock = Arc::clone(&options.reflector.clock);
@@ -319,10 +323,13 @@ where
         let snapshot_file = snapshotting.and_then(|options| {
             SnapshotFile::<K>::new(options, &inner.name, &inner.source_identity)
         });
-        if let Some(file) = &snapshot_file {
-            file.load_into(&mut reflector_options, &inner.snapshot_counters)
-                .await;
-        }
+        let resume = match &snapshot_file {
+            Some(file) => {
+                file.load(&mut reflector_options, &inner.snapshot_counters)
+                    .await
+            }
+            None => None,
+        };
         // The queue prepares each object once as it arrives: the cache's
         // Arc of an unchanged object, else the object transformed.
         let known: Arc<dyn KnownObjects<K>> =
@@ -344,7 +351,7 @@ where
         // The run's own token: cancelled by the caller's, or by the guard
         // when this future is dropped before it returns.
         let cancel = cancel.child_token();
-        let (status, reflector) = launcher(store, reflector_options, cancel.clone());
+        let (status, reflector) = launcher(store, reflector_options, resume, cancel.clone());
         let _ = inner.reflector.set(status);
         let reflector_task = tokio::spawn(reflector.in_current_span());
         let mut guard = RunGuard {

@@ -61,7 +61,7 @@ pub struct SharedIndexInformerOptions<K> {
     pub decode_cache_bytes: usize,
     /// The reflector's settings. The informer sets its resync period,
     /// `should_resync`, transform and known objects itself.
-    pub reflector: ReflectorOptions<K>,
+    pub reflector: ReflectorOptions,
     /// Creates the informer's and its handlers' metrics.
     pub metrics: Arc<dyn InformerMetricsProvider>,
     /// Saves the cache to disk and resumes from it at the next start
@@ -179,7 +179,7 @@ impl<K> SharedIndexInformerOptions<K> {
 
     /// Sets the reflector's settings.
     #[must_use]
-    pub fn reflector(mut self, reflector: ReflectorOptions<K>) -> Self {
+    pub fn reflector(mut self, reflector: ReflectorOptions) -> Self {
         self.reflector = reflector;
         self
     }

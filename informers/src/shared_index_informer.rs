@@ -578,11 +578,6 @@ where
     if !options.indexers.is_empty() {
         indexers.extend(decoded_indexers_with(options.indexers, &decode_fn(decoder)));
     }
-    if options.reflector.resume_from.is_some() {
-        tracing::warn!(
-            "a resume point of decoded objects does not apply to a compact cache; ignored (use the snapshot option)"
-        );
-    }
     SharedIndexInformerOptions {
         name: options.name,
         resource: options.resource,
@@ -596,7 +591,7 @@ where
             options.storage == Storage::CompactLz4,
         ),
         decode_cache_bytes: options.decode_cache_bytes,
-        reflector: options.reflector.retyped(),
+        reflector: options.reflector,
         metrics: options.metrics,
         snapshot: options.snapshot,
     }

@@ -128,13 +128,14 @@ impl<K: Object + Send + Sync + 'static> SnapshotFile<K> {
         self.options.interval
     }
 
-    /// Reads the snapshot, if any, into the reflector's options as the
-    /// point to resume from; a refused one is logged and counted.
-    pub(crate) async fn load_into(
+    /// Reads the snapshot, if any, as the point to resume from, setting
+    /// the reflector's settle time for it; a refused one is logged and
+    /// counted.
+    pub(crate) async fn load(
         &self,
-        reflector_options: &mut ReflectorOptions<K>,
+        reflector_options: &mut ReflectorOptions,
         counters: &SnapshotCounters,
-    ) {
+    ) -> Option<ResumePoint<K>> {
         let file = self.clone();
         let read = tokio::task::spawn_blocking(move || {
             snapshot::read(file.codec, &file.path, &file.identity)
@@ -149,11 +150,11 @@ impl<K: Object + Send + Sync + 'static> SnapshotFile<K> {
                     resource_version = %loaded.resource_version,
                     "resuming from a snapshot"
                 );
-                reflector_options.resume_from = Some(ResumePoint {
+                reflector_options.resume_settle = self.options.settle;
+                return Some(ResumePoint {
                     objects: loaded.objects,
                     resource_version: loaded.resource_version,
                 });
-                reflector_options.resume_settle = self.options.settle;
             }
             Ok(Ok(None)) => {
                 tracing::debug!(path = %self.path.display(), "no snapshot; listing");
@@ -167,6 +168,7 @@ impl<K: Object + Send + Sync + 'static> SnapshotFile<K> {
                 tracing::warn!(%error, "reading the snapshot failed; listing instead");
             }
         }
+        None
     }
 
     /// Writes the cache's current state (when it has one: a synced cache

@@ -44,7 +44,7 @@
 //! | resync tick (`resync_period`) and `should_resync` | the store's `resync` | none |
 //! | resync fails | report, back off, relist | list at the last RV |
 //! | the store refuses one event | report, skip it (the next relist repairs) | none |
-//! | **start with a saved state ([`ReflectorOptions::resume_from`], warm restart; not in client-go)** | watch from its RV; fold the replay into the saved objects until a bookmark or 100 ms of quiet; replace the store once; the stream goes on as the watch | `GET ?watch=true&resourceVersion=<saved>&allowWatchBookmarks=true&timeoutSeconds=…` |
+//! | **start with a saved state ([`Reflector::resume_from`], warm restart; not in client-go)** | watch from its RV; fold the replay into the saved objects until a bookmark or 100 ms of quiet; replace the store once; the stream goes on as the watch | `GET ?watch=true&resourceVersion=<saved>&allowWatchBookmarks=true&timeoutSeconds=…` |
 //! | resume: 410 or too-large RV | list this round, the saved state replaced into the store first (objects deleted meanwhile become tombstones) | the start's list or watch-list |
 //! | resume fails otherwise (refused, broken, idle, the store refusing the state) | report, back off, resume again | the resume's watch |
 //!

@@ -7,8 +7,6 @@ use std::time::Duration;
 
 use clientgo_apimachinery::clock::{Clock, RealClock};
 
-use crate::resume_point::ResumePoint;
-
 use crate::backoff::BackoffOptions;
 use crate::error::Error;
 
@@ -48,9 +46,9 @@ pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 /// | `page_size` | 500 for lists at "" or "0", else unpaginated | `WatchListPageSize` |
 /// | `watch_idle_timeout` | max(2 × expected bookmark interval, 90 s) = 120 s, once bookmarks were seen | none |
 /// | `max_internal_error_retry_duration` | zero: a 500 ends the watch and relists | the same |
-/// | `resume_from` | none: the first sync lists (or watch-lists) | none (warm restart is not in client-go) |
 /// | `resume_settle` | 100 ms | none |
-pub struct ReflectorOptions<K> {
+#[derive(Clone)]
+pub struct ReflectorOptions {
     /// The name in logs and errors; the ListerWatcher's description when
     /// unset.
     pub name: Option<String>,
@@ -86,15 +84,13 @@ pub struct ReflectorOptions<K> {
     /// The clock for backoff resets, resync bookkeeping and watch
     /// durations.
     pub clock: Arc<dyn Clock>,
-    /// A saved state to resume from instead of the first list (warm
-    /// restart; see [`ResumePoint`]).
-    pub resume_from: Option<ResumePoint<K>>,
-    /// When resuming, the watch's replay counts as consumed once nothing
-    /// has arrived for this long (or at its first bookmark).
+    /// When resuming ([`Reflector::resume_from`](crate::Reflector::resume_from)),
+    /// the watch's replay counts as consumed once nothing has arrived for
+    /// this long (or at its first bookmark).
     pub resume_settle: Duration,
 }
 
-impl<K> Default for ReflectorOptions<K> {
+impl Default for ReflectorOptions {
     fn default() -> Self {
         ReflectorOptions {
             name: None,
@@ -109,34 +105,12 @@ impl<K> Default for ReflectorOptions<K> {
             max_internal_error_retry_duration: Duration::ZERO,
             watch_error_handler: None,
             clock: Arc::new(RealClock),
-            resume_from: None,
             resume_settle: DEFAULT_RESUME_SETTLE,
         }
     }
 }
 
-impl<K> Clone for ReflectorOptions<K> {
-    fn clone(&self) -> Self {
-        ReflectorOptions {
-            name: self.name.clone(),
-            resync_period: self.resync_period,
-            should_resync: self.should_resync.clone(),
-            min_watch_timeout: self.min_watch_timeout,
-            backoff: self.backoff,
-            use_watch_list: self.use_watch_list,
-            page_size: self.page_size,
-            expected_bookmark_interval: self.expected_bookmark_interval,
-            watch_idle_timeout: self.watch_idle_timeout,
-            max_internal_error_retry_duration: self.max_internal_error_retry_duration,
-            watch_error_handler: self.watch_error_handler.clone(),
-            clock: Arc::clone(&self.clock),
-            resume_from: self.resume_from.clone(),
-            resume_settle: self.resume_settle,
-        }
-    }
-}
-
-impl<K> fmt::Debug for ReflectorOptions<K> {
+impl fmt::Debug for ReflectorOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReflectorOptions")
             .field("name", &self.name)
@@ -157,41 +131,12 @@ impl<K> fmt::Debug for ReflectorOptions<K> {
             )
             .field("watch_error_handler", &self.watch_error_handler.is_some())
             .field("clock", &self.clock)
-            .field(
-                "resume_from",
-                &self
-                    .resume_from
-                    .as_ref()
-                    .map(|point| &point.resource_version),
-            )
             .field("resume_settle", &self.resume_settle)
             .finish()
     }
 }
 
-impl<K> ReflectorOptions<K> {
-    /// The same settings for a reflector of `E` (an informer keeping
-    /// another form of the objects), without the resume point, which is
-    /// typed by the object: the caller sets it again for `E`.
-    pub fn retyped<E>(self) -> ReflectorOptions<E> {
-        ReflectorOptions {
-            name: self.name,
-            resync_period: self.resync_period,
-            should_resync: self.should_resync,
-            min_watch_timeout: self.min_watch_timeout,
-            backoff: self.backoff,
-            use_watch_list: self.use_watch_list,
-            page_size: self.page_size,
-            expected_bookmark_interval: self.expected_bookmark_interval,
-            watch_idle_timeout: self.watch_idle_timeout,
-            max_internal_error_retry_duration: self.max_internal_error_retry_duration,
-            watch_error_handler: self.watch_error_handler,
-            clock: self.clock,
-            resume_from: None,
-            resume_settle: self.resume_settle,
-        }
-    }
-
+impl ReflectorOptions {
     /// Names the reflector in logs and errors.
     #[must_use]
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -277,14 +222,6 @@ impl<K> ReflectorOptions<K> {
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
-        self
-    }
-
-    /// Resumes from `point` instead of the first list (see
-    /// [`ResumePoint`]).
-    #[must_use]
-    pub fn resume_from(mut self, point: ResumePoint<K>) -> Self {
-        self.resume_from = Some(point);
         self
     }
 

@@ -58,7 +58,7 @@ pub(crate) enum Synced<S> {
 pub struct Reflector<K, L> {
     pub(crate) lister_watcher: L,
     pub(crate) store: Arc<dyn ReflectorStore<K>>,
-    pub(crate) options: ReflectorOptions<K>,
+    pub(crate) options: ReflectorOptions,
     pub(crate) status: ReflectorStatus,
     /// The `apiVersion` and `kind` of the watched objects: `K`'s fixed
     /// type, else the lister-watcher's. Events naming another are skipped.
@@ -103,9 +103,8 @@ where
     pub fn new(
         lister_watcher: L,
         store: Arc<dyn ReflectorStore<K>>,
-        mut options: ReflectorOptions<K>,
+        options: ReflectorOptions,
     ) -> Self {
-        let resume = options.resume_from.take();
         let name = options
             .name
             .clone()
@@ -123,9 +122,17 @@ where
             paginated_result: false,
             periodic_bookmarks: false,
             random: Random::new(),
-            resume,
+            resume: None,
             refused_resume: None,
         }
+    }
+
+    /// Starts from a saved state instead of the first list (warm restart;
+    /// see [`ResumePoint`] and the crate documentation's recovery table).
+    #[must_use]
+    pub fn resume_from(mut self, point: ResumePoint<K>) -> Self {
+        self.resume = Some(point);
+        self
     }
 
     /// A handle on this reflector's resourceVersion, last error, counters

@@ -33,7 +33,7 @@ fn config_map(name: &str, value: &str) -> ConfigMap {
     }
 }
 
-fn options() -> ReflectorOptions<ConfigMap> {
+fn options() -> ReflectorOptions {
     ReflectorOptions::default().backoff(
         BackoffOptions::default()
             .initial(Duration::from_millis(5))
@@ -80,7 +80,7 @@ struct Running {
 }
 
 impl Running {
-    fn start(source: FakeListerWatcher<ConfigMap>, options: ReflectorOptions<ConfigMap>) -> Self {
+    fn start(source: FakeListerWatcher<ConfigMap>, options: ReflectorOptions) -> Self {
         let cache = Arc::new(Indexer::<ConfigMap>::new(IndexerOptions::default()));
         let reflector = Reflector::new(source.clone(), cache.clone(), options);
         let status = reflector.status();

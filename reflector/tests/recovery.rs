@@ -18,7 +18,7 @@ use clientgo_testing::{Corruption, RequestRecord, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
 use support::*;
 
-fn list_watch() -> clientgo_reflector::ReflectorOptions<ConfigMap> {
+fn list_watch() -> clientgo_reflector::ReflectorOptions {
     fast_options().use_watch_list(false)
 }
 

@@ -77,7 +77,7 @@ pub fn lister(
 }
 
 /// Options with millisecond backoffs, so fault tests finish quickly.
-pub fn fast_options() -> ReflectorOptions<ConfigMap> {
+pub fn fast_options() -> ReflectorOptions {
     ReflectorOptions::default().backoff(
         BackoffOptions::default()
             .initial(Duration::from_millis(5))
@@ -96,7 +96,7 @@ impl Running {
     pub fn start(
         lister: ResourceListerWatcher<ConfigMap>,
         store: Arc<dyn ReflectorStore<ConfigMap>>,
-        options: ReflectorOptions<ConfigMap>,
+        options: ReflectorOptions,
     ) -> Running {
         let reflector = Reflector::new(lister, store, options);
         let status = reflector.status();
