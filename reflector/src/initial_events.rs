@@ -190,46 +190,27 @@ where
         cancel: &CancellationToken,
     ) -> Option<Result<L::Watch, Ended>> {
         let started = self.options.clock.now();
-        let from = options.resource_version.clone().unwrap_or_default();
-        let phase = match until {
-            Until::InitialEventsEnd => Phase::OpenWatchList,
-            Until::Settled(_) => Phase::Resume,
-        };
-        let mut state = InitialState::new(&from);
-        let mut unfinished = None;
-        for object in saved {
-            match self.prepared(Arc::clone(object)) {
-                Some(object) => state.seed(object),
-                None => {
-                    unfinished = Some((phase, Outcome::StoreRefused, 0));
-                    break;
-                }
-            }
-        }
-        let unfinished = match unfinished {
-            Some(unfinished) => unfinished,
-            None => match self.gather(options, state, until, cancel).await? {
-                Ok(live) => return Some(Ok(live)),
-                Err(unfinished) => unfinished,
-            },
-        };
-        let (phase, outcome, events) = unfinished;
-        Some(Err(Ended {
+        let at_latest = options
+            .resource_version
+            .as_deref()
+            .is_none_or(str::is_empty);
+        let gathered = self.gather(options, saved, until, cancel).await?;
+        Some(gathered.map_err(|(phase, outcome, events)| Ended {
             phase,
             outcome,
             lasted: self.options.clock.since(started),
             events,
-            at_latest: from.is_empty(),
+            at_latest,
         }))
     }
 
-    /// Opens a watch with `options`, gathers its initial events into
-    /// `state` until `until`, and replaces the store with the result: the
-    /// stream; or how it ended (reported); `None` when cancelled.
+    /// [`sync_from_stream`](Self::sync_from_stream)'s work: the stream;
+    /// or how it ended (reported), with the phase and the events it
+    /// carried; `None` when cancelled.
     async fn gather(
         &mut self,
         options: &ListOptions,
-        mut state: InitialState<K>,
+        saved: &[Arc<K>],
         until: Until,
         cancel: &CancellationToken,
     ) -> Option<Result<L::Watch, Unfinished>> {
@@ -243,6 +224,13 @@ where
         };
         let watch_list = until == Until::InitialEventsEnd;
         let from = options.resource_version.clone().unwrap_or_default();
+        let mut state = InitialState::new(&from);
+        for object in saved {
+            let Some(object) = self.prepared(Arc::clone(object)) else {
+                return Some(Err((open_phase, Outcome::StoreRefused, 0)));
+            };
+            state.seed(object);
+        }
         let mut live = match self.open(options, cancel).await? {
             Ok(live) => live,
             Err(outcome) => return Some(Err((open_phase, outcome, 0))),
