@@ -154,23 +154,11 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// so no decode gives them back. Forgets the memo and any shared
     /// decode.
     pub fn change_metadata(&mut self, change: &(dyn Fn(&mut ObjectMeta) + Send + Sync)) {
-        let kept_in_body = self.metadata.managed_fields.is_none();
-        if kept_in_body {
-            self.metadata.managed_fields = Some(Vec::new());
-        }
-        change(&mut self.metadata);
+        let cut = changed_metadata(&mut self.metadata, change);
         self.memo = OnceLock::new();
         *self.decoded.get_mut() = Weak::new();
-        if kept_in_body {
-            match &self.metadata.managed_fields {
-                Some(entries) if entries.is_empty() => self.metadata.managed_fields = None,
-                None => {
-                    if let Some(body) = self.body.without_managed_fields() {
-                        self.body = body;
-                    }
-                }
-                Some(_) => {}
-            }
+        if cut && let Some(body) = self.body.without_managed_fields() {
+            self.body = body;
         }
     }
 
@@ -201,20 +189,9 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// keeps), found on a copy of the metadata.
     pub fn changed_by(&self, change: &(dyn Fn(&mut ObjectMeta) + Send + Sync)) -> bool {
         let mut metadata = self.metadata.clone();
-        let kept_in_body = metadata.managed_fields.is_none();
-        if kept_in_body {
-            metadata.managed_fields = Some(Vec::new());
-        }
-        change(&mut metadata);
-        if kept_in_body {
-            match &metadata.managed_fields {
-                Some(entries) if entries.is_empty() => metadata.managed_fields = None,
-                // Cut: a change if the body holds any.
-                None if self.body.without_managed_fields().is_some() => return true,
-                _ => {}
-            }
-        }
-        metadata != self.metadata
+        let cut = changed_metadata(&mut metadata, change);
+        // A cut changes the entry if its body holds any.
+        metadata != self.metadata || (cut && self.body.without_managed_fields().is_some())
     }
 
     /// The kept body.
@@ -544,6 +521,33 @@ impl From<MetaHead> for ObjectMeta {
             self_link: head.self_link,
             uid: head.uid,
         }
+    }
+}
+
+/// Applies `change` to `metadata` as [`Compact::change_metadata`] says:
+/// parsed metadata without managedFields (the body keeps any) shows them
+/// to the change as `Some(empty)`, given back as `None` when it leaves
+/// them so. Whether the change cut them (set them to `None`), which the
+/// body must then follow.
+fn changed_metadata(
+    metadata: &mut ObjectMeta,
+    change: &(dyn Fn(&mut ObjectMeta) + Send + Sync),
+) -> bool {
+    let kept_in_body = metadata.managed_fields.is_none();
+    if kept_in_body {
+        metadata.managed_fields = Some(Vec::new());
+    }
+    change(metadata);
+    if !kept_in_body {
+        return false;
+    }
+    match &metadata.managed_fields {
+        Some(entries) if entries.is_empty() => {
+            metadata.managed_fields = None;
+            false
+        }
+        None => true,
+        Some(_) => false,
     }
 }
 

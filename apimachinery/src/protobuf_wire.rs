@@ -261,12 +261,22 @@ pub fn without_managed_fields(message: &[u8], out: &mut Vec<u8>) -> Result<bool,
 /// Splits the fields of an `ObjectMeta` message: `managedFields` (field
 /// 17) are appended to `managed`, every other field to `kept`, each as it
 /// was on the wire. A compact entry parses `kept` and keeps `managed` as
-/// bytes, decoded only with the whole object.
+/// bytes, decoded only with the whole object. `Ok(false)`, with nothing
+/// written, when there are no managedFields: the metadata is then `kept`
+/// as it is, and the caller reads it in place.
 pub fn split_managed_fields(
     metadata: &[u8],
     kept: &mut Vec<u8>,
     managed: &mut Vec<u8>,
-) -> Result<(), WireError> {
+) -> Result<bool, WireError> {
+    let mut found = false;
+    for field in spans(metadata) {
+        found |= field?.0 == MANAGED_FIELDS;
+    }
+    if !found {
+        return Ok(false);
+    }
+    kept.reserve(metadata.len());
     for field in spans(metadata) {
         let (number, _, span) = field?;
         let out = if number == MANAGED_FIELDS {
@@ -276,23 +286,29 @@ pub fn split_managed_fields(
         };
         out.extend_from_slice(&metadata[span]);
     }
-    Ok(())
+    Ok(true)
 }
 
 /// `message` without any field `number`; `None` when it has none, or is
-/// not well-formed protobuf.
+/// not well-formed protobuf. Only keys and lengths are read, and nothing
+/// is allocated unless the field is there.
 pub fn without_field(message: &[u8], number: u32) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(message.len());
     let mut found = false;
     for field in spans(message) {
-        let (field_number, _, span) = field.ok()?;
-        if field_number == number {
-            found = true;
-        } else {
+        let (field_number, _, _) = field.ok()?;
+        found |= field_number == number;
+    }
+    if !found {
+        return None;
+    }
+    let mut out = Vec::with_capacity(message.len());
+    // The first pass read every field, so this one cannot fail.
+    for (field_number, _, span) in spans(message).flatten() {
+        if field_number != number {
             out.extend_from_slice(&message[span]);
         }
     }
-    found.then_some(out)
+    Some(out)
 }
 
 /// A message's fields with the bytes each spans (key, length and value);
@@ -322,6 +338,23 @@ fn spans(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_missing_field_is_left_alone_and_a_present_one_cut() {
+        let mut metadata = Vec::new();
+        put_bytes(&mut metadata, 1, b"web");
+        let (mut kept, mut managed) = (Vec::new(), Vec::new());
+        assert!(!split_managed_fields(&metadata, &mut kept, &mut managed).unwrap());
+        assert!(kept.is_empty() && managed.is_empty(), "nothing written");
+        assert_eq!(without_field(&metadata, MANAGED_FIELDS), None);
+
+        let mut with_managed = metadata.clone();
+        put_bytes(&mut with_managed, MANAGED_FIELDS, b"manager");
+        assert!(split_managed_fields(&with_managed, &mut kept, &mut managed).unwrap());
+        assert_eq!(kept, metadata);
+        assert_eq!(without_field(&with_managed, MANAGED_FIELDS), Some(metadata));
+        assert!(!managed.is_empty());
+    }
 
     #[test]
     fn varints_round_trip_at_every_width() {

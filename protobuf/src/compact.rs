@@ -25,11 +25,12 @@ pub fn compact_from_message<K>(message: &[u8]) -> Result<Compact<K, Protobuf>, D
             let meta = field::length_delimited(value).map_err(|e| e.within("object", 1))?;
             // managedFields stay bytes: a field 1 of their own in the
             // body, decoded only with the whole object.
-            let (mut kept, mut managed) = (Vec::with_capacity(meta.len()), Vec::new());
-            split_managed_fields(meta, &mut kept, &mut managed)
+            let (mut kept, mut managed) = (Vec::new(), Vec::new());
+            let split = split_managed_fields(meta, &mut kept, &mut managed)
                 .map_err(|e| DecodeError::from(e).within("object", 1))?;
-            let meta_reader = WireReader::new(&kept);
-            field::message::<ObjectMeta, _>(&mut metadata, WireValue::Bytes(&kept), &meta_reader)
+            let kept: &[u8] = if split { &kept } else { meta };
+            let meta_reader = WireReader::new(kept);
+            field::message::<ObjectMeta, _>(&mut metadata, WireValue::Bytes(kept), &meta_reader)
                 .map_err(|e| e.within("object", 1))?;
             if !managed.is_empty() {
                 put_bytes(&mut rest, 1, &managed);
