@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use clientgo_apimachinery::{Compact, CompactBody, CompactDecodeError, Object};
-use clientgo_store::{DeletedFinalStateUnknown, ObjectOrTombstone};
+use clientgo_store::ObjectOrTombstone;
 use serde::de::DeserializeOwned;
 
 use crate::handler::ResourceEventHandler;
@@ -62,18 +62,8 @@ where
     }
 
     fn on_delete(&mut self, object: &ObjectOrTombstone<Compact<K, B>>) {
-        let deleted = match object {
-            ObjectOrTombstone::Object(object) => match decoded(object) {
-                Some(object) => ObjectOrTombstone::Object(object),
-                None => return,
-            },
-            ObjectOrTombstone::Tombstone(tombstone) => {
-                ObjectOrTombstone::Tombstone(DeletedFinalStateUnknown {
-                    key: tombstone.key.clone(),
-                    object: tombstone.object.as_deref().and_then(decoded),
-                })
-            }
-        };
-        self.handler.on_delete(&deleted);
+        if let Some(deleted) = object.filter_map(|object| decoded(object)) {
+            self.handler.on_delete(&deleted);
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
-use clientgo_store::{DeletedFinalStateUnknown, ObjectOrTombstone};
+use clientgo_store::ObjectOrTombstone;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::generic_informer::AnyObject;
@@ -82,15 +82,8 @@ where
     }
 
     fn on_delete(&mut self, object: &ObjectOrTombstone<E>) {
-        let deleted = match object {
-            ObjectOrTombstone::Object(object) => ObjectOrTombstone::Object(view(object)),
-            ObjectOrTombstone::Tombstone(tombstone) => {
-                ObjectOrTombstone::Tombstone(DeletedFinalStateUnknown {
-                    key: tombstone.key.clone(),
-                    object: tombstone.object.as_ref().map(view),
-                })
-            }
-        };
-        self.0.on_delete(&deleted);
+        if let Some(deleted) = object.filter_map(|object| Some(view(object))) {
+            self.0.on_delete(&deleted);
+        }
     }
 }

@@ -9,9 +9,7 @@ use clientgo_apimachinery::{ApiObject, ApiResource, Object, Protobuf};
 use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher};
 use clientgo_reflector::{Error as ReflectorError, WaitError};
 use clientgo_rest::ResourceClient;
-use clientgo_store::{
-    DeletedFinalStateUnknown, Indexer, Indexers, ObjectOrTombstone, TransformFunc,
-};
+use clientgo_store::{Indexer, Indexers, ObjectOrTombstone, TransformFunc};
 use tokio_util::sync::CancellationToken;
 
 use crate::compact_index::{DecodeFn, decoded_indexers_with};
@@ -677,22 +675,9 @@ where
     }
 
     fn on_delete(&mut self, object: &ObjectOrTombstone<Entry<K>>) {
-        let deleted = match object {
-            ObjectOrTombstone::Object(object) => match self.decoder.for_handler(object) {
-                Some(object) => ObjectOrTombstone::Object(object),
-                None => return,
-            },
-            ObjectOrTombstone::Tombstone(tombstone) => {
-                ObjectOrTombstone::Tombstone(DeletedFinalStateUnknown {
-                    key: tombstone.key.clone(),
-                    object: tombstone
-                        .object
-                        .as_deref()
-                        .and_then(|object| self.decoder.for_handler(object)),
-                })
-            }
-        };
-        self.handler.on_delete(&deleted);
+        if let Some(deleted) = object.filter_map(|object| self.decoder.for_handler(object)) {
+            self.handler.on_delete(&deleted);
+        }
     }
 }
 

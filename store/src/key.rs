@@ -177,6 +177,25 @@ impl<K> ObjectOrTombstone<K> {
         }
     }
 
+    /// The same delete over another form of the object (a decoded one, a
+    /// view): `f` maps the deleted object, or the tombstone's last known
+    /// state. `None` when `f` gives nothing for a deleted object; a
+    /// tombstone always keeps its key, with no state if `f` gives none.
+    pub fn filter_map<T>(
+        &self,
+        mut f: impl FnMut(&Arc<K>) -> Option<Arc<T>>,
+    ) -> Option<ObjectOrTombstone<T>> {
+        Some(match self {
+            ObjectOrTombstone::Object(object) => ObjectOrTombstone::Object(f(object)?),
+            ObjectOrTombstone::Tombstone(tombstone) => {
+                ObjectOrTombstone::Tombstone(DeletedFinalStateUnknown {
+                    key: tombstone.key.clone(),
+                    object: tombstone.object.as_ref().and_then(f),
+                })
+            }
+        })
+    }
+
     /// Whether this is a tombstone.
     pub fn is_tombstone(&self) -> bool {
         matches!(self, ObjectOrTombstone::Tombstone(_))
@@ -212,6 +231,30 @@ mod tests {
             },
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn filter_map_maps_objects_and_keeps_tombstone_keys() {
+        let name = |pod: &Arc<Pod>| Some(Arc::new(pod.metadata.name.clone().unwrap_or_default()));
+        let object = ObjectOrTombstone::Object(Arc::new(pod("n", "a")));
+        let mapped = object.filter_map(name).unwrap();
+        assert_eq!(mapped.object().map(|name| name.as_str()), Some("a"));
+        assert!(object.filter_map(|_| None::<Arc<String>>).is_none());
+        let tombstone = ObjectOrTombstone::Tombstone(DeletedFinalStateUnknown {
+            key: "n/b".into(),
+            object: Some(Arc::new(pod("n", "b"))),
+        });
+        let mapped = tombstone.filter_map(|_| None::<Arc<String>>).unwrap();
+        assert!(mapped.is_tombstone() && mapped.object().is_none());
+        assert_eq!(
+            tombstone
+                .filter_map(name)
+                .unwrap()
+                .object()
+                .unwrap()
+                .as_str(),
+            "b"
+        );
     }
 
     #[test]
