@@ -140,15 +140,11 @@ impl CompactBody for Lz4 {
     const NAME: &'static str = "lz4";
 
     fn from_json(json: Box<str>) -> Self {
-        Lz4(lz4_flex::block::compress_prepend_size(json.as_bytes()).into_boxed_slice())
+        Lz4(lz4(json.as_bytes()))
     }
 
     fn read<R>(&self, read: impl FnOnce(&str) -> R) -> Result<R, String> {
-        let bytes = lz4_flex::block::decompress_size_prepended(&self.0)
-            .map_err(|error| format!("the LZ4 body does not decompress: {error}"))?;
-        let json = std::str::from_utf8(&bytes)
-            .map_err(|error| format!("the LZ4 body is not UTF-8: {error}"))?;
-        Ok(read(json))
+        Ok(read(&lz4_text(&self.0)?))
     }
 
     fn heap_bytes(&self) -> usize {

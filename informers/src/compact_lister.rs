@@ -7,7 +7,6 @@ use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::{ApiObject, Compact, CompactBody, Json, LabelSelector};
-use clientgo_store::meta_namespace_key;
 
 use crate::decode_cache::{DecodeCache, DecodeStats};
 use crate::error::Error;
@@ -104,11 +103,7 @@ where
 
     /// Every cached key (`namespace/name`), no decode.
     pub fn keys(&self) -> Vec<String> {
-        self.lister
-            .list(&LabelSelector::everything())
-            .iter()
-            .map(|compact| meta_namespace_key(&**compact))
-            .collect()
+        self.lister.keys()
     }
 
     /// Whether an object is cached under `namespace/name` (or `name`).

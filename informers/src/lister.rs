@@ -12,6 +12,17 @@ use crate::decode_cache::{DecodeCache, DecodeStats, Entry};
 use crate::error::Error;
 use crate::metadata_view::MetadataView;
 
+/// Evaluates `$body` with `$indexer` bound to `$source`'s indexer,
+/// whichever form of the objects it caches (for reads that decode nothing).
+macro_rules! with_indexer {
+    ($source:expr, $indexer:ident => $body:expr) => {
+        match $source {
+            Source::Decoded($indexer) => $body,
+            Source::Compact($indexer, _) => $body,
+        }
+    };
+}
+
 /// Where a lister reads: the cache of a decoded or a compact informer.
 enum Source<K> {
     Decoded(Arc<Indexer<K>>),
@@ -152,17 +163,11 @@ impl<K: ApiObject> Source<K> {
     }
 
     fn contains(&self, key: &str) -> bool {
-        match self {
-            Source::Decoded(indexer) => Store::get_by_key(&**indexer, key).is_some(),
-            Source::Compact(indexer, _) => Store::get_by_key(&**indexer, key).is_some(),
-        }
+        with_indexer!(self, indexer => Store::get_by_key(&**indexer, key).is_some())
     }
 
     fn keys(&self) -> Vec<String> {
-        match self {
-            Source::Decoded(indexer) => Store::list_keys(&**indexer),
-            Source::Compact(indexer, _) => Store::list_keys(&**indexer),
-        }
+        with_indexer!(self, indexer => Store::list_keys(&**indexer))
     }
 
     fn by_index(
@@ -179,10 +184,7 @@ impl<K: ApiObject> Source<K> {
     }
 
     fn len(&self) -> usize {
-        match self {
-            Source::Decoded(indexer) => indexer.len(),
-            Source::Compact(indexer, _) => indexer.len(),
-        }
+        with_indexer!(self, indexer => indexer.len())
     }
 }
 
@@ -262,16 +264,10 @@ impl<K: ApiObject> Lister<K> {
     /// The metadata of every cached object whose labels match
     /// `selector`; decodes and copies nothing.
     pub fn list_metadata(&self, selector: &LabelSelector) -> Vec<MetadataView> {
-        match &self.source {
-            Source::Decoded(indexer) => matching(indexer, selector)
-                .iter()
-                .map(MetadataView::of)
-                .collect(),
-            Source::Compact(indexer, _) => matching(indexer, selector)
-                .iter()
-                .map(MetadataView::of)
-                .collect(),
-        }
+        with_indexer!(&self.source, indexer => matching(indexer, selector)
+            .iter()
+            .map(MetadataView::of)
+            .collect())
     }
 
     /// How many objects are cached.

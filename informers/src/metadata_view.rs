@@ -34,12 +34,7 @@ impl MetadataView {
     /// The cache key: `namespace/name`, or `name` for a cluster-scoped
     /// object (client-go's `MetaNamespaceKeyFunc`).
     pub fn key(&self) -> String {
-        let meta = self.metadata();
-        let name = meta.name.as_deref().unwrap_or_default();
-        match meta.namespace.as_deref() {
-            Some(namespace) if !namespace.is_empty() => format!("{namespace}/{name}"),
-            _ => name.to_string(),
-        }
+        clientgo_store::metadata_key(self.metadata())
     }
 }
 

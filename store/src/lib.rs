@@ -249,7 +249,7 @@ pub use index::{
 pub use indexer::{Indexer, IndexerOptions, Transaction, TransactionError};
 pub use key::{
     DeletedFinalStateUnknown, KeyFunc, ObjectName, ObjectOrTombstone, meta_namespace_key,
-    meta_namespace_key_func, split_meta_namespace_key,
+    meta_namespace_key_func, metadata_key, split_meta_namespace_key,
 };
 pub use mutation_cache::{MutationCache, MutationCacheOptions};
 pub use process_deltas::{DeltaHandler, ProcessError, process_deltas, process_deltas_in_batch};
