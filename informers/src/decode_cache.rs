@@ -128,22 +128,36 @@ where
 
     /// `entry` decoded and transformed, for a lister, through the cache.
     pub(crate) fn for_lister(&self, entry: &Compact<K, B>) -> Result<Arc<K>, crate::Error> {
+        self.for_lister_at(entry, &meta_namespace_key(entry))
+    }
+
+    /// [`for_lister`](Self::for_lister) of the entry cached under `key`
+    /// (a reader that looked it up by key allocates no second one).
+    pub(crate) fn for_lister_at(
+        &self,
+        entry: &Compact<K, B>,
+        key: &str,
+    ) -> Result<Arc<K>, crate::Error> {
         if entry.resource_version().is_none_or(str::is_empty) {
             // Nothing to tell versions apart by: never cached.
             self.state.lock().misses += 1;
             return self.decode(entry).inspect_err(|error| self.failed(error));
         }
-        let key = meta_namespace_key(entry);
         {
             let mut state = self.state.lock();
             state.tick += 1;
             let now = state.tick;
-            if let Some(kept) = state.kept.get_mut(&key)
+            if let Some(kept) = state.kept.get_mut(key)
                 && kept.resource_version.as_deref() == entry.resource_version()
             {
                 let previous = std::mem::replace(&mut kept.used, now);
                 let object = Arc::clone(&kept.object);
-                state.by_use.remove(&previous);
+                // The key moves to its new place in the use order: a hit
+                // allocates nothing.
+                let key = state
+                    .by_use
+                    .remove(&previous)
+                    .unwrap_or_else(|| key.to_string());
                 state.by_use.insert(now, key);
                 state.hits += 1;
                 return Ok(object);
@@ -162,7 +176,7 @@ where
             return Ok(object);
         }
         let mut state = self.state.lock();
-        if let Some(old) = state.kept.remove(&key) {
+        if let Some(old) = state.kept.remove(key) {
             state.by_use.remove(&old.used);
             state.held_bytes -= old.bytes;
         }
@@ -176,10 +190,10 @@ where
         }
         state.tick += 1;
         let used = state.tick;
-        state.by_use.insert(used, key.clone());
+        state.by_use.insert(used, key.to_string());
         state.held_bytes += bytes;
         state.kept.insert(
-            key,
+            key.to_string(),
             Kept {
                 resource_version: entry.resource_version().map(str::to_string),
                 object: Arc::clone(&object),

@@ -157,7 +157,7 @@ impl<K: ApiObject> Source<K> {
         match self {
             Source::Decoded(indexer) => Ok(Store::get_by_key(&**indexer, key)),
             Source::Compact(indexer, decoder) => Store::get_by_key(&**indexer, key)
-                .map(|entry| decoder.for_lister(&entry))
+                .map(|entry| decoder.for_lister_at(&entry, key))
                 .transpose(),
         }
     }
