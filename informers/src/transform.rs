@@ -58,8 +58,9 @@ where
 
 /// `change` as a transform of the objects an informer ingests, without
 /// copying: a fresh decode (held by the informer alone) is changed in
-/// place; a shared object is the cache's own, changed when it was cached
-/// (the change must be idempotent), and is returned as is. So it needs no
+/// place; a shared object is a saved state's (warm restart: the cache's
+/// own objects, changed when they were cached, and a snapshot taken under
+/// another transform is refused), and is returned as is. So it needs no
 /// `Clone` of the object, and works on compact entries too.
 pub(crate) fn ingest_metadata_transform<E>(change: MetadataTransform) -> TransformFunc<E>
 where
