@@ -2,12 +2,11 @@
 //! entries into whole objects: the decode, the whole-object transform, and
 //! a cache of recent decodes for listers, bounded in bytes.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use clientgo_apimachinery::{ApiObject, Compact, CompactBody, Object, Protobuf};
-use clientgo_store::{TransformFunc, meta_namespace_key};
+use clientgo_store::{LruCache, TransformFunc, meta_namespace_key};
 use parking_lot::{Mutex, RwLock};
 
 /// What the cache of an informer in compact storage keeps per object.
@@ -42,19 +41,16 @@ pub struct DecodeStats {
     pub held_bytes: usize,
 }
 
+/// A decode kept for listers: valid while the entry keeps its
+/// resourceVersion.
 struct Kept<K> {
     resource_version: Option<String>,
     object: Arc<K>,
-    bytes: usize,
-    used: u64,
 }
 
 struct State<K> {
-    kept: HashMap<String, Kept<K>>,
-    /// Keys by last use, least recent first.
-    by_use: BTreeMap<u64, String>,
-    tick: u64,
-    held_bytes: usize,
+    /// Weighted by estimated bytes.
+    kept: LruCache<Kept<K>>,
     hits: u64,
     misses: u64,
 }
@@ -68,7 +64,6 @@ struct State<K> {
 /// **Locking:** one mutex over the cache and counters, held for a lookup
 /// or an insert, never while decoding.
 pub(crate) struct DecodeCache<K, B: CompactBody = Protobuf> {
-    budget: usize,
     transform: RwLock<Option<TransformFunc<K>>>,
     state: Mutex<State<K>>,
     /// Counted outside the lock: handlers decode on their own threads,
@@ -85,13 +80,9 @@ where
 {
     pub(crate) fn new(budget: usize, transform: Option<TransformFunc<K>>) -> Self {
         DecodeCache {
-            budget,
             transform: RwLock::new(transform),
             state: Mutex::new(State {
-                kept: HashMap::new(),
-                by_use: BTreeMap::new(),
-                tick: 0,
-                held_bytes: 0,
+                kept: LruCache::new(budget),
                 hits: 0,
                 misses: 0,
             }),
@@ -111,7 +102,7 @@ where
         let state = self.state.lock();
         DecodeStats {
             held: state.kept.len(),
-            held_bytes: state.held_bytes,
+            held_bytes: state.kept.weight(),
             handler_decodes: self.handler_decodes.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
             hits: state.hits,
@@ -145,62 +136,26 @@ where
         }
         {
             let mut state = self.state.lock();
-            state.tick += 1;
-            let now = state.tick;
-            if let Some(kept) = state.kept.get_mut(key)
-                && kept.resource_version.as_deref() == entry.resource_version()
-            {
-                let previous = std::mem::replace(&mut kept.used, now);
-                let object = Arc::clone(&kept.object);
-                // The key moves to its new place in the use order: a hit
-                // allocates nothing.
-                let key = state
-                    .by_use
-                    .remove(&previous)
-                    .unwrap_or_else(|| key.to_string());
-                state.by_use.insert(now, key);
-                state.hits += 1;
-                return Ok(object);
+            let hit = state
+                .kept
+                .get(key)
+                .filter(|kept| kept.resource_version.as_deref() == entry.resource_version())
+                .map(|kept| Arc::clone(&kept.object));
+            match hit {
+                Some(object) => {
+                    state.hits += 1;
+                    return Ok(object);
+                }
+                None => state.misses += 1,
             }
-            state.misses += 1;
         }
-        let object = match self.decode(entry) {
-            Ok(object) => object,
-            Err(error) => {
-                self.failed(&error);
-                return Err(error);
-            }
+        let object = self.decode(entry).inspect_err(|error| self.failed(error))?;
+        let kept = Kept {
+            resource_version: entry.resource_version().map(str::to_string),
+            object: Arc::clone(&object),
         };
         let bytes = entry.plain_bytes().saturating_mul(DECODED_EXPANSION);
-        if bytes > self.budget {
-            return Ok(object);
-        }
-        let mut state = self.state.lock();
-        if let Some(old) = state.kept.remove(key) {
-            state.by_use.remove(&old.used);
-            state.held_bytes -= old.bytes;
-        }
-        while state.held_bytes + bytes > self.budget {
-            let Some((_, oldest)) = state.by_use.pop_first() else {
-                break;
-            };
-            if let Some(old) = state.kept.remove(&oldest) {
-                state.held_bytes -= old.bytes;
-            }
-        }
-        state.tick += 1;
-        let used = state.tick;
-        state.by_use.insert(used, key.to_string());
-        state.held_bytes += bytes;
-        state.kept.insert(
-            key.to_string(),
-            Kept {
-                resource_version: entry.resource_version().map(str::to_string),
-                object: Arc::clone(&object),
-                bytes,
-                used,
-            },
-        );
+        self.state.lock().kept.insert(key.to_string(), kept, bytes);
         Ok(object)
     }
 

@@ -12,6 +12,7 @@
 //! | [`ExpirationCache`] | `ExpirationCache`, `NewTTLStore` | entries that expire lazily |
 //! | [`UndeltaStore`] | `UndeltaStore` | pushes the whole state after every change |
 //! | [`MutationCache`] | `MutationCache` | read-your-own-writes over an informer's cache |
+//! | [`LruCache`] | apimachinery's `util/cache` LRU (what `MutationCache` uses) | a map bounded by total weight, least recently used out first |
 //! | [`process_deltas`] | `processDeltas` (controller.go) | applies popped deltas to a cache, then notifies |
 //! | [`DeletedFinalStateUnknown`] | the same | a deletion inferred from a relist |
 //!
@@ -225,6 +226,7 @@ mod heap;
 mod index;
 mod indexer;
 mod key;
+mod lru_cache;
 mod mutation_cache;
 mod process_deltas;
 mod queue;
@@ -251,6 +253,7 @@ pub use key::{
     DeletedFinalStateUnknown, KeyFunc, ObjectName, ObjectOrTombstone, meta_namespace_key,
     meta_namespace_key_func, metadata_key, split_meta_namespace_key,
 };
+pub use lru_cache::LruCache;
 pub use mutation_cache::{MutationCache, MutationCacheOptions};
 pub use process_deltas::{DeltaHandler, ProcessError, process_deltas, process_deltas_in_batch};
 pub use queue::Queue;

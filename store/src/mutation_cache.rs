@@ -1,7 +1,7 @@
 //! [`MutationCache`]: read-your-own-writes over an informer's cache
 //! (client-go's `MutationCache`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,6 +13,7 @@ use parking_lot::Mutex;
 use crate::error::StoreError;
 use crate::indexer::Indexer;
 use crate::key::ObjectOrTombstone;
+use crate::lru_cache::LruCache;
 use crate::store::Store;
 
 /// How a [`MutationCache`] is built.
@@ -79,72 +80,41 @@ enum Remembered<K> {
 struct Entry<K> {
     remembered: Remembered<K>,
     expires: Instant,
-    last_used: u64,
 }
 
+/// The remembered entries: at most `max_cache_size`, least recently used
+/// out first, each forgotten once its TTL passes.
 struct Lru<K> {
-    entries: HashMap<String, Entry<K>>,
-    /// last_used tick → key, for eviction in least-recently-used order.
-    order: BTreeMap<u64, String>,
-    tick: u64,
+    entries: LruCache<Entry<K>>,
 }
 
 impl<K> Lru<K> {
-    fn touch(&mut self, key: &str) {
-        self.tick += 1;
-        let tick = self.tick;
-        if let Some(entry) = self.entries.get_mut(key) {
-            self.order.remove(&entry.last_used);
-            entry.last_used = tick;
-            self.order.insert(tick, key.to_string());
-        }
-    }
-
     fn get(&mut self, key: &str, now: Instant) -> Option<&Remembered<K>> {
-        let expired = self.entries.get(key).map(|entry| entry.expires <= now)?;
-        if expired {
-            self.remove(key);
+        if self.entries.peek(key)?.expires <= now {
+            self.entries.remove(key);
             return None;
         }
-        self.touch(key);
         self.entries.get(key).map(|entry| &entry.remembered)
     }
 
-    fn insert(
-        &mut self,
-        key: String,
-        remembered: Remembered<K>,
-        expires: Instant,
-        capacity: usize,
-    ) {
-        self.remove(&key);
-        self.tick += 1;
-        self.order.insert(self.tick, key.clone());
+    fn insert(&mut self, key: String, remembered: Remembered<K>, expires: Instant) {
         self.entries.insert(
             key,
             Entry {
                 remembered,
                 expires,
-                last_used: self.tick,
             },
+            1,
         );
-        while self.entries.len() > capacity {
-            let Some((_, oldest)) = self.order.pop_first() else {
-                break;
-            };
-            self.entries.remove(&oldest);
-        }
     }
 
     fn remove(&mut self, key: &str) {
-        if let Some(entry) = self.entries.remove(key) {
-            self.order.remove(&entry.last_used);
-        }
+        self.entries.remove(key);
     }
 
     /// Keys from least to most recently used.
     fn keys(&self) -> Vec<String> {
-        self.order.values().cloned().collect()
+        self.entries.keys().map(str::to_string).collect()
     }
 }
 
@@ -196,14 +166,11 @@ fn integer_resource_version<K: Object>(key: &str, object: &K) -> Result<Option<u
 impl<K: Object + Send + Sync + 'static> MutationCache<K> {
     /// An overlay over `backing`.
     pub fn new(backing: Arc<Indexer<K>>, options: MutationCacheOptions) -> Self {
+        let entries = LruCache::new(options.max_cache_size);
         MutationCache {
             backing,
             options,
-            lru: Mutex::new(Lru {
-                entries: HashMap::new(),
-                order: BTreeMap::new(),
-                tick: 0,
-            }),
+            lru: Mutex::new(Lru { entries }),
         }
     }
 
@@ -303,12 +270,7 @@ impl<K: Object + Send + Sync + 'static> MutationCache<K> {
             }
             None => {}
         }
-        lru.insert(
-            key,
-            Remembered::Object(object),
-            now + self.options.ttl,
-            self.options.max_cache_size,
-        );
+        lru.insert(key, Remembered::Object(object), now + self.options.ttl);
         Ok(())
     }
 
@@ -353,7 +315,6 @@ impl<K: Object + Send + Sync + 'static> MutationCache<K> {
                     resource_version: deleted_rv,
                 },
                 now + self.options.ttl,
-                self.options.max_cache_size,
             );
         }
         Ok(())
