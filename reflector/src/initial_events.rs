@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ApiObject, ListOptions, Object, ResourceVersionMatch, WatchEvent};
 use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
-use clientgo_store::meta_namespace_key;
+use clientgo_store::{Arrival, meta_namespace_key};
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
@@ -226,7 +226,7 @@ where
         let from = options.resource_version.clone().unwrap_or_default();
         let mut state = InitialState::new(&from);
         for object in saved {
-            let Some(object) = self.prepared(Arc::clone(object)) else {
+            let Some(object) = self.prepared(Arc::clone(object), Arrival::Listed) else {
                 return Some(Err((open_phase, Outcome::StoreRefused, 0)));
             };
             state.seed(object);
@@ -291,8 +291,14 @@ where
                 WatchEvent::Added(object) | WatchEvent::Modified(object) => {
                     // Prepared as it arrives, as a list's objects are: a
                     // relist by watch-list holds no second copy of what
-                    // the cache holds unchanged.
-                    let Some(object) = self.prepared(Arc::new(object)) else {
+                    // the cache holds unchanged. A resume's replay is
+                    // changes.
+                    let arrival = if watch_list {
+                        Arrival::Listed
+                    } else {
+                        Arrival::Changed
+                    };
+                    let Some(object) = self.prepared(Arc::new(object), arrival) else {
                         return Some(Err((phase, Outcome::StoreRefused, events)));
                     };
                     state.upsert(object);
@@ -347,9 +353,9 @@ where
 
     /// The store's [`prepare`](clientgo_store::ReflectorStore::prepare)
     /// of `object`; `None` (reported) when the store refuses it.
-    pub(crate) fn prepared(&self, object: Arc<K>) -> Option<Arc<K>> {
+    pub(crate) fn prepared(&self, object: Arc<K>, arrival: Arrival) -> Option<Arc<K>> {
         self.store
-            .prepare(object)
+            .prepare(object, arrival)
             .map_err(|source| {
                 self.report(Error::Store {
                     resource: self.name().to_string(),

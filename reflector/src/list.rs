@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ApiObject, ListOptions};
 use clientgo_listwatch::{DEFAULT_PAGE_SIZE, ListerWatcher, Pager, PagerEvent};
-use clientgo_store::StoreError;
+use clientgo_store::{Arrival, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
@@ -176,7 +176,7 @@ where
                     for object in page.items {
                         listed.items.push(
                             self.store
-                                .prepare(Arc::new(object))
+                                .prepare(Arc::new(object), Arrival::Listed)
                                 .map_err(Failure::Refused)?,
                         );
                     }

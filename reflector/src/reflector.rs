@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::ApiObject;
 use clientgo_listwatch::ListerWatcher;
-use clientgo_store::{ReflectorStore, StoreError};
+use clientgo_store::{Arrival, ReflectorStore, StoreError};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -314,7 +314,7 @@ where
             let saved = refused
                 .objects
                 .into_iter()
-                .map(|object| self.store.prepare(object))
+                .map(|object| self.store.prepare(object, Arrival::Listed))
                 .collect::<Result<Vec<_>, _>>()?;
             self.store.replace(saved, &refused.resource_version)?;
         }

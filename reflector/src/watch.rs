@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use clientgo_apimachinery::{ApiObject, ListOptions, WatchEvent};
 use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
-use clientgo_store::StoreError;
+use clientgo_store::{Arrival, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
@@ -232,7 +232,7 @@ where
                 (
                     "add",
                     self.store
-                        .prepare(Arc::new(object))
+                        .prepare(Arc::new(object), Arrival::Changed)
                         .and_then(|object| self.store.add(object)),
                     version,
                 )
@@ -242,7 +242,7 @@ where
                 (
                     "update",
                     self.store
-                        .prepare(Arc::new(object))
+                        .prepare(Arc::new(object), Arrival::Changed)
                         .and_then(|object| self.store.update(object)),
                     version,
                 )
@@ -252,7 +252,7 @@ where
                 (
                     "delete",
                     self.store
-                        .prepare(Arc::new(object))
+                        .prepare(Arc::new(object), Arrival::Changed)
                         .and_then(|object| self.store.delete(object.into())),
                     version,
                 )

@@ -15,7 +15,9 @@ use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
 use crate::queue::{Queue, trace_slow_pop};
 use crate::queue_core::QueueCore;
-use crate::store::{KnownObjects, ReflectorStore, TransformFunc, prepare_object, vanished_known};
+use crate::store::{
+    Arrival, KnownObjects, ReflectorStore, TransformFunc, prepare_object, vanished_known,
+};
 
 /// How a [`DeltaFifo`] is built.
 pub struct DeltaFifoOptions<K> {
@@ -190,12 +192,12 @@ fn merge_duplicate_deletes<K>(deltas: &mut Deltas<K>) {
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
     /// Reuses the known objects' `Arc` of an unchanged object, else applies
     /// the transform.
-    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
+    fn prepare(&self, object: Arc<K>, arrival: Arrival) -> Result<Arc<K>, StoreError> {
         let cache = self
             .known_objects
             .as_ref()
             .map(|known| (&**known, &self.key_func));
-        prepare_object(object, cache, self.transform.as_ref())
+        prepare_object(object, arrival, cache, self.transform.as_ref())
     }
 
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
@@ -643,10 +645,10 @@ mod tests {
                 .transform(transform),
         );
         let transforms = || calls.load(std::sync::atomic::Ordering::SeqCst);
-        let same = fifo.prepare(object("k", "1")).unwrap();
+        let same = fifo.prepare(object("k", "1"), Arrival::Listed).unwrap();
         assert!(Arc::ptr_eq(&same, &known.get_by_key("k").unwrap()));
         assert_eq!(transforms(), 0);
-        let added = fifo.prepare(object("a", "1")).unwrap();
+        let added = fifo.prepare(object("a", "1"), Arrival::Listed).unwrap();
         assert_eq!(transforms(), 1);
         fifo.add(added).unwrap();
         fifo.delete(object("a", "3").into()).unwrap();

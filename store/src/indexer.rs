@@ -10,7 +10,7 @@ use clientgo_apimachinery::Object;
 use crate::error::StoreError;
 use crate::index::{Indexers, namespace_indexers};
 use crate::key::{KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
-use crate::store::{KnownObjects, ReflectorStore, Store, TransformFunc, prepare_object};
+use crate::store::{Arrival, KnownObjects, ReflectorStore, Store, TransformFunc, prepare_object};
 use crate::thread_safe_store::{Change, ThreadSafeStore};
 
 /// How an [`Indexer`] is built.
@@ -248,9 +248,10 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
 impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
     /// Reuses this indexer's own `Arc` of an unchanged object (so a relist
     /// into it holds no second copy), else applies the transform.
-    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
+    fn prepare(&self, object: Arc<K>, arrival: Arrival) -> Result<Arc<K>, StoreError> {
         prepare_object(
             object,
+            arrival,
             Some((self, &self.key_func)),
             self.transform.as_ref(),
         )
@@ -423,12 +424,12 @@ mod tests {
             Ok(object)
         });
         let store: Indexer<Pod> = Indexer::new(IndexerOptions::default().transform(transform));
-        let prepared = store.prepare(pod("a", "x", "1")).unwrap();
+        let prepared = store.prepare(pod("a", "x", "1"), Arrival::Listed).unwrap();
         assert!(prepared.metadata.annotations.is_some());
         store.add(Arc::clone(&prepared)).unwrap();
-        let again = store.prepare(pod("a", "x", "1")).unwrap();
+        let again = store.prepare(pod("a", "x", "1"), Arrival::Listed).unwrap();
         assert!(Arc::ptr_eq(&again, &prepared), "the held Arc is reused");
-        let newer = store.prepare(pod("a", "x", "2")).unwrap();
+        let newer = store.prepare(pod("a", "x", "2"), Arrival::Listed).unwrap();
         assert!(!Arc::ptr_eq(&newer, &prepared));
         assert!(newer.metadata.annotations.is_some());
         // Writes take objects as they are.
@@ -451,7 +452,9 @@ mod tests {
             })
         });
         let store: Indexer<Pod> = Indexer::new(IndexerOptions::default().transform(transform));
-        let err = store.prepare(pod("a", "x", "1")).unwrap_err();
+        let err = store
+            .prepare(pod("a", "x", "1"), Arrival::Listed)
+            .unwrap_err();
         assert_eq!(err.to_string(), "transform failed for a/x: refused");
         assert!(store.is_empty());
     }

@@ -258,7 +258,7 @@ pub use mutation_cache::{MutationCache, MutationCacheOptions};
 pub use process_deltas::{DeltaHandler, ProcessError, process_deltas, process_deltas_in_batch};
 pub use queue::Queue;
 pub use real_fifo::{DEFAULT_BATCH_SIZE, RealFifo, RealFifoMode, RealFifoOptions};
-pub use store::{KnownObjects, ReflectorStore, Store, TransformFunc};
+pub use store::{Arrival, KnownObjects, ReflectorStore, Store, TransformFunc};
 pub use thread_safe_store::{Change, ThreadSafeStore};
 pub use undelta_store::{PushFunc, UndeltaStore};
 

@@ -13,7 +13,9 @@ use crate::error::{PopError, StoreError};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_namespace_key_func};
 use crate::queue::{Queue, trace_slow_pop};
 use crate::queue_core::QueueCore;
-use crate::store::{KnownObjects, ReflectorStore, TransformFunc, prepare_object, vanished_known};
+use crate::store::{
+    Arrival, KnownObjects, ReflectorStore, TransformFunc, prepare_object, vanished_known,
+};
 
 /// The most deltas one [`RealFifo::pop_batch`] hands over (client-go's
 /// `defaultBatchSize`).
@@ -356,7 +358,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
     /// Reuses the cache's `Arc` of an unchanged object (the
     /// [`reuse_from`](RealFifoOptions::reuse_from) cache, else the known
     /// objects of non-atomic mode), else applies the transform.
-    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
+    fn prepare(&self, object: Arc<K>, arrival: Arrival) -> Result<Arc<K>, StoreError> {
         let cache = match (&self.reuse_from, &self.mode) {
             (Some(cache), _)
             | (
@@ -367,7 +369,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
             ) => Some((&**cache, &self.key_func)),
             (None, RealFifoMode::Atomic { .. }) => None,
         };
-        prepare_object(object, cache, self.transform.as_ref())
+        prepare_object(object, arrival, cache, self.transform.as_ref())
     }
 
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
@@ -844,13 +846,17 @@ mod tests {
         );
         let transforms = || calls.load(std::sync::atomic::Ordering::SeqCst);
         // The same version as cached: the cache's Arc, not transformed.
-        let same = fifo.prepare(object("a", "0")).unwrap();
+        let same = fifo.prepare(object("a", "0"), Arrival::Listed).unwrap();
         assert!(Arc::ptr_eq(&same, &cache.get_by_key("a").unwrap()));
         assert_eq!(transforms(), 0);
         // A new version, and an object the cache lacks: transformed once.
-        let changed = fifo.prepare(object("a", "5")).unwrap();
-        let new = fifo.prepare(object("b", "5")).unwrap();
+        let changed = fifo.prepare(object("a", "5"), Arrival::Listed).unwrap();
+        let new = fifo.prepare(object("b", "5"), Arrival::Listed).unwrap();
         assert_eq!(transforms(), 2);
+        // A watch event is a change: the cache is not looked up for it.
+        let event = fifo.prepare(object("a", "0"), Arrival::Changed).unwrap();
+        assert!(!Arc::ptr_eq(&event, &cache.get_by_key("a").unwrap()));
+        assert_eq!(transforms(), 3);
         // Queueing prepared objects transforms nothing again.
         fifo.add(Arc::clone(&new)).unwrap();
         fifo.delete(
@@ -862,7 +868,7 @@ mod tests {
         )
         .unwrap();
         fifo.replace(vec![changed, new], "5").unwrap();
-        assert_eq!(transforms(), 2);
+        assert_eq!(transforms(), 3);
         assert_eq!(fifo.len(), 3);
     }
 }

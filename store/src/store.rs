@@ -18,17 +18,32 @@ use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone};
 /// copying.
 pub type TransformFunc<K> = Arc<dyn Fn(Arc<K>) -> Result<Arc<K>, StoreError> + Send + Sync>;
 
-/// How the stores prepare an object ([`ReflectorStore::prepare`]): the
-/// `Arc` `cache` holds when it has the same version of the object (same
+/// How an object reached the reflector, which says whether the cache may
+/// already hold it unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// In a list, a watch-list's initial events or a saved state: the
+    /// cache may hold the same version already (a relist of unchanged
+    /// objects).
+    Listed,
+    /// A watch event: a change, never a version the cache holds, so
+    /// nothing is looked up for it.
+    Changed,
+}
+
+/// How the stores prepare an object ([`ReflectorStore::prepare`]): for a
+/// listed one, the `Arc` `cache` holds when it has the same version (same
 /// key, UID and resourceVersion: it was prepared when it arrived, so it is
 /// not transformed again, and the decoded duplicate is dropped at once);
-/// else the object, wrapped and transformed.
+/// else the object, transformed.
 pub(crate) fn prepare_object<K: Object>(
     object: Arc<K>,
+    arrival: Arrival,
     cache: Option<(&dyn KnownObjects<K>, &KeyFunc<K>)>,
     transform: Option<&TransformFunc<K>>,
 ) -> Result<Arc<K>, StoreError> {
-    if let Some((cache, key_func)) = cache
+    if arrival == Arrival::Listed
+        && let Some((cache, key_func)) = cache
         && let Some(resource_version) = object.resource_version().filter(|rv| !rv.is_empty())
         && let Ok(key) = key_func(&*object)
         && let Some(cached) = cache.get_by_key(&key)
@@ -66,15 +81,16 @@ pub trait ReflectorStore<K>: Send + Sync {
     /// [`delete`](Self::delete) or [`replace`](Self::replace), which take
     /// prepared objects and prepare nothing again. A store with a
     /// transform applies it here, and one that can see its cache reuses
-    /// the cached `Arc` of an unchanged object (so a relist of unchanged
-    /// objects holds no second copy). Code that feeds a store itself calls
+    /// the cached `Arc` of an unchanged [listed](Arrival::Listed) object
+    /// (so a relist of unchanged objects holds no second copy). Code that feeds a store itself calls
     /// this first too. The default wraps the object; a store that wraps
     /// another forwards it, or the inner store's transform never runs.
     ///
     /// A freshly decoded object comes as the only reference to it, so a
     /// transform changes it in place; a shared one (a saved state's, on a
     /// warm restart) is the transform's to copy if it must change it.
-    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
+    fn prepare(&self, object: Arc<K>, arrival: Arrival) -> Result<Arc<K>, StoreError> {
+        let _ = arrival;
         Ok(object)
     }
 

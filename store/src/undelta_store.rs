@@ -8,7 +8,7 @@ use clientgo_apimachinery::Object;
 
 use crate::error::StoreError;
 use crate::key::ObjectOrTombstone;
-use crate::store::{ReflectorStore, Store};
+use crate::store::{Arrival, ReflectorStore, Store};
 
 /// Receives the complete state of an [`UndeltaStore`].
 pub type PushFunc<K> = Arc<dyn Fn(Vec<Arc<K>>) + Send + Sync>;
@@ -54,8 +54,8 @@ impl<K: Object + Send + Sync + 'static, S: Store<K>> UndeltaStore<K, S> {
 
 impl<K: Object + Send + Sync + 'static, S: Store<K>> ReflectorStore<K> for UndeltaStore<K, S> {
     /// The wrapped store's.
-    fn prepare(&self, object: Arc<K>) -> Result<Arc<K>, StoreError> {
-        self.store.prepare(object)
+    fn prepare(&self, object: Arc<K>, arrival: Arrival) -> Result<Arc<K>, StoreError> {
+        self.store.prepare(object, arrival)
     }
 
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::LabelSelector;
-use clientgo_apimachinery::{ApiObject, Compact, CompactBody, Json, Lz4, Object, Protobuf};
+use clientgo_apimachinery::{
+    ApiObject, Compact, CompactBody, Json, LabelSelector, Lz4, Object, Protobuf,
+};
 use clientgo_informers::compact::DecodingHandler;
 use clientgo_informers::{
     InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs, SharedIndexInformer,
