@@ -10,12 +10,13 @@ use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::auth::Authenticator;
+use crate::auth::ClientCertificateSlot;
 use crate::config::{Config, Proxy};
 use crate::connection_lanes::{ConnectionLanes, LaneStats};
 use crate::error::{ConfigError, Error};
 use crate::request::Request;
 use crate::throttle::TokenBucket;
-use crate::tls::{ClientCertificateSlot, certified_key, client_tls_config, read_pem};
+use crate::tls::{certified_key, client_tls_config, read_pem};
 use crate::tls_file_reload::TlsFileReload;
 use crate::warnings::{LogWarnings, WarningHandler, parse_warning_header};
 

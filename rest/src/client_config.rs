@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
+use crate::auth::Credentials;
 use crate::config::{Config, Impersonation, PemSource, Proxy};
 use crate::error::ConfigError;
 use crate::kubeconfig::{AuthInfo, Cluster, Kubeconfig};
@@ -201,6 +202,7 @@ fn apply_user(
 ) -> Result<(), ConfigError> {
     let source_name = file.display().to_string();
     let field = |leaf: &str| format!("users[{name}].user.{leaf}");
+    let mut oidc = None;
     if let Some(provider) = &user.auth_provider {
         if provider.name != "oidc" {
             return Err(ConfigError::InvalidField {
@@ -212,7 +214,7 @@ fn apply_user(
                 ),
             });
         }
-        config.oidc = Some(oidc_config(
+        oidc = Some(oidc_config(
             &provider.config,
             &field("auth-provider.config"),
             &source_name,
@@ -267,13 +269,23 @@ fn apply_user(
             message: "basic auth and a bearer token cannot both be set".to_string(),
         });
     }
-    config.bearer_token = token.map(Secret::new);
-    config.bearer_token_file = token_file.map(PathBuf::from);
-    if let Some(username) = basic {
-        config.username = Some(username);
-        config.password = Some(Secret::new(user.password.clone().unwrap_or_default()));
-    }
-    config.exec = user.exec.clone();
+    // One credential; where a user sets several, the one that wins is
+    // the exec plugin, then the OIDC provider, then the token file (with
+    // the token as its fallback), then the token, then basic auth.
+    config.credentials = match (user.exec.clone(), oidc, token_file, token, basic) {
+        (Some(exec), ..) => Credentials::Exec(exec),
+        (None, Some(oidc), ..) => Credentials::Oidc(oidc),
+        (None, None, Some(path), token, _) => Credentials::TokenFile {
+            path: PathBuf::from(path),
+            fallback: token.map(Secret::new),
+        },
+        (None, None, None, Some(token), _) => Credentials::BearerToken(Secret::new(token)),
+        (None, None, None, None, Some(username)) => Credentials::Basic {
+            username,
+            password: Secret::new(user.password.clone().unwrap_or_default()),
+        },
+        (None, None, None, None, None) => Credentials::None,
+    };
     config.impersonate = Impersonation {
         user: user.impersonate.clone().filter(|s| !s.is_empty()),
         uid: user.impersonate_uid.clone().filter(|s| !s.is_empty()),

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::auth::{Credentials, ExecConfig};
 use crate::content_type::ContentType;
-use crate::exec::ExecConfig;
 use crate::secret::Secret;
 use crate::warnings::WarningHandler;
 
@@ -148,18 +148,10 @@ pub struct Config {
     pub namespace: String,
     /// TLS settings.
     pub tls: TlsConfig,
-    /// A bearer token.
-    pub bearer_token: Option<Secret>,
-    /// A file holding the bearer token, read again every
-    /// [`TOKEN_FILE_REFRESH`]; it wins over `bearer_token`.
-    pub bearer_token_file: Option<PathBuf>,
-    /// HTTP basic authentication: user name.
-    pub username: Option<String>,
-    /// HTTP basic authentication: password.
-    pub password: Option<Secret>,
-    /// An exec credential plugin that provides a token or a client
-    /// certificate.
-    pub exec: Option<ExecConfig>,
+    /// Who the client says it is: one of a token, a token file, basic
+    /// auth, an exec plugin or an OIDC provider (a client certificate is in
+    /// [`tls`](Self::tls)).
+    pub credentials: Credentials,
     /// Acting as another user.
     pub impersonate: Impersonation,
     /// The `User-Agent` header; see [`default_user_agent`].
@@ -199,9 +191,6 @@ pub struct Config {
     /// process-wide default ([`set_default_request_metrics`](crate::set_default_request_metrics)),
     /// if one is set when the client is built.
     pub request_metrics: Option<Arc<dyn crate::RequestMetrics>>,
-    /// A kubeconfig's `oidc` auth-provider: an ID token, refreshed with
-    /// the refresh token through the issuer when it expires.
-    pub oidc: Option<crate::OidcConfig>,
     /// Whether responses are asked for uncompressed. `false` (the default,
     /// as in client-go) sends `Accept-Encoding: gzip`, and kube-apiserver
     /// then compresses large non-watch answers (over 128 KiB); the client
@@ -228,11 +217,7 @@ impl Config {
             host: host.into(),
             namespace: "default".to_string(),
             tls: TlsConfig::default(),
-            bearer_token: None,
-            bearer_token_file: None,
-            username: None,
-            password: None,
-            exec: None,
+            credentials: Credentials::None,
             impersonate: Impersonation::default(),
             user_agent: default_user_agent(),
             timeout: None,
@@ -246,7 +231,6 @@ impl Config {
             origin: "Config".to_string(),
             content_type: ContentType::default(),
             request_metrics: None,
-            oidc: None,
             disable_compression: false,
             tls_file_reload_interval: crate::DEFAULT_TLS_FILE_RELOAD_INTERVAL,
         }
@@ -293,33 +277,42 @@ impl Config {
         self
     }
 
-    /// Sends this bearer token.
+    /// Uses these credentials, replacing any set before.
     #[must_use]
-    pub fn bearer_token(mut self, token: impl Into<Secret>) -> Self {
-        self.bearer_token = Some(token.into());
+    pub fn credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = credentials;
         self
     }
 
-    /// Reads the bearer token from this file (again every minute).
+    /// Sends this bearer token ([`Credentials::BearerToken`]).
     #[must_use]
-    pub fn bearer_token_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.bearer_token_file = Some(path.into());
-        self
+    pub fn bearer_token(self, token: impl Into<Secret>) -> Self {
+        self.credentials(Credentials::BearerToken(token.into()))
     }
 
-    /// Uses HTTP basic authentication.
+    /// Reads the bearer token from this file, again every minute
+    /// ([`Credentials::TokenFile`] with no fallback).
     #[must_use]
-    pub fn basic_auth(mut self, username: impl Into<String>, password: impl Into<Secret>) -> Self {
-        self.username = Some(username.into());
-        self.password = Some(password.into());
-        self
+    pub fn bearer_token_file(self, path: impl Into<PathBuf>) -> Self {
+        self.credentials(Credentials::TokenFile {
+            path: path.into(),
+            fallback: None,
+        })
     }
 
-    /// Gets credentials from an exec plugin.
+    /// Uses HTTP basic authentication ([`Credentials::Basic`]).
     #[must_use]
-    pub fn exec(mut self, exec: ExecConfig) -> Self {
-        self.exec = Some(exec);
-        self
+    pub fn basic_auth(self, username: impl Into<String>, password: impl Into<Secret>) -> Self {
+        self.credentials(Credentials::Basic {
+            username: username.into(),
+            password: password.into(),
+        })
+    }
+
+    /// Gets credentials from an exec plugin ([`Credentials::Exec`]).
+    #[must_use]
+    pub fn exec(self, exec: ExecConfig) -> Self {
+        self.credentials(Credentials::Exec(exec))
     }
 
     /// Acts as another user.
@@ -416,17 +409,13 @@ impl Config {
         self
     }
 
-    /// The same configuration without any credential (token, basic auth,
-    /// exec plugin, client certificate, impersonation), as client-go's
-    /// `AnonymousClientConfig`.
+    /// The same configuration without any credential (no
+    /// [`Credentials`], client certificate or impersonation), as
+    /// client-go's `AnonymousClientConfig`.
     #[must_use]
     pub fn anonymous(&self) -> Self {
         let mut config = self.clone();
-        config.bearer_token = None;
-        config.bearer_token_file = None;
-        config.username = None;
-        config.password = None;
-        config.exec = None;
+        config.credentials = Credentials::None;
         config.impersonate = Impersonation::default();
         config.tls.client_certificate = None;
         config.tls.client_key = None;
@@ -435,18 +424,9 @@ impl Config {
 
     /// Which kind of credential is configured, for logs.
     pub fn auth_kind(&self) -> &'static str {
-        if self.exec.is_some() {
-            "exec plugin"
-        } else if self.bearer_token_file.is_some() {
-            "bearer token file"
-        } else if self.bearer_token.is_some() {
-            "bearer token"
-        } else if self.username.is_some() {
-            "basic auth"
-        } else if self.tls.client_certificate.is_some() {
-            "client certificate"
-        } else {
-            "none"
+        match &self.credentials {
+            Credentials::None if self.tls.client_certificate.is_some() => "client certificate",
+            credentials => credentials.kind(),
         }
     }
 
@@ -477,11 +457,7 @@ impl fmt::Debug for Config {
             .field("host", &self.host)
             .field("namespace", &self.namespace)
             .field("tls", &self.tls)
-            .field("bearer_token", &self.bearer_token)
-            .field("bearer_token_file", &self.bearer_token_file)
-            .field("username", &self.username)
-            .field("password", &self.password)
-            .field("exec", &self.exec)
+            .field("credentials", &self.credentials)
             .field("impersonate", &self.impersonate)
             .field("user_agent", &self.user_agent)
             .field("timeout", &self.timeout)
@@ -554,15 +530,17 @@ mod tests {
 
     #[test]
     fn debug_and_display_redact_every_secret() {
-        let config = Config::new("https://example:6443")
-            .bearer_token("token-value")
-            .basic_auth("me", "password-value")
-            .client_certificate_pem("CERT", "key-value");
-        let shown = format!("{config:?} {config}");
-        for secret in ["token-value", "password-value", "key-value"] {
-            assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+        let base = Config::new("https://example:6443").client_certificate_pem("CERT", "key-value");
+        for config in [
+            base.clone().bearer_token("token-value"),
+            base.basic_auth("me", "password-value"),
+        ] {
+            let shown = format!("{config:?} {config}");
+            for secret in ["token-value", "password-value", "key-value"] {
+                assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+            }
+            assert!(shown.contains("example:6443"));
         }
-        assert!(shown.contains("example:6443"));
     }
 
     #[test]

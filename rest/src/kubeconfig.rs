@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::auth::ExecConfig;
 use crate::error::ConfigError;
-use crate::exec::ExecConfig;
 
 /// One kubeconfig document, or several merged by [`crate::LoadingRules`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

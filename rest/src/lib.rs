@@ -68,25 +68,27 @@ mod connection_lanes;
 mod content_type;
 mod discovery;
 mod error;
-mod exec;
-mod exec_interactivity;
 mod in_cluster;
 mod kubeconfig;
 mod loading_rules;
 mod metrics;
-mod oidc;
 mod options;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod proxy_url;
 mod request;
 mod resource_client;
+mod retry;
 mod secret;
+mod send;
 mod throttle;
 mod tls;
 mod tls_file_reload;
 mod warnings;
 
+pub use auth::{
+    Credentials, DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, ExecEnvVar, OidcConfig,
+};
 pub use client::{ClientStats, RestClient};
 pub use client_config::ConfigOverrides;
 pub use config::{
@@ -97,14 +99,12 @@ pub use connection_lanes::LaneStats;
 pub use content_type::{ContentType, PROTOBUF_ACCEPT};
 pub use discovery::DiscoveredResource;
 pub use error::{AuthError, ConfigError, Error, ExecError, RequestError, Result};
-pub use exec::{DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, ExecEnvVar};
 pub use in_cluster::{InClusterOptions, SERVICE_ACCOUNT_DIR};
 pub use kubeconfig::{
     AuthInfo, AuthProvider, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 pub use loading_rules::LoadingRules;
 pub use metrics::{RequestMetrics, set_default_request_metrics};
-pub use oidc::OidcConfig;
 pub use options::{
     DeleteOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };

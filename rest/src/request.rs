@@ -2,7 +2,6 @@
 //! segments; problems are kept and reported when the request is sent.
 
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -14,19 +13,16 @@ use reqwest::Method;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tracing::Instrument;
 
 use crate::client::RestClient;
 use crate::connection_lanes::LaneTicket;
 use crate::error::{Error, RequestError};
+use crate::send::{Kind, Prepared, Sent};
 
 /// The most of a non-Status error body kept in a synthesized Status.
 const MAX_ERROR_TEXT: usize = 2048;
 /// The most of an error body read to look for a Status.
 const MAX_ERROR_BODY: usize = 1024 * 1024;
-/// The wait before retrying a GET whose connection broke (client-go treats
-/// it as `Retry-After: 1`).
-const BROKEN_CONNECTION_RETRY: Duration = Duration::from_secs(1);
 
 /// One request being built. Obtain it from [`RestClient::get`] and friends.
 ///
@@ -405,7 +401,7 @@ impl Request {
 
     /// Sends the request and returns a 2xx answer whole.
     pub async fn send_raw(self) -> Result<RawResponse, Error> {
-        let (response, url, _) = self.execute(true, false).await?;
+        let (response, url, _) = self.execute(Kind::Short).await?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = response.bytes().await.map_err(|source| Error::Http {
@@ -424,7 +420,7 @@ impl Request {
     /// decoding as it arrives (throttled, retried and timed like any
     /// request: the client's timeout covers reading the whole body).
     pub async fn stream(self) -> Result<ByteStream, Error> {
-        let (response, url, lane) = self.execute(true, false).await?;
+        let (response, url, lane) = self.execute(Kind::Short).await?;
         Ok(ByteStream::new(response, url, lane))
     }
 
@@ -437,239 +433,35 @@ impl Request {
     /// queue forever behind a connection's HTTP/2 stream limit: see
     /// [`Config::watch_header_wait`](crate::Config::watch_header_wait).
     pub async fn watch(self) -> Result<ByteStream, Error> {
-        let (response, url, lane) = self.execute(false, true).await?;
+        let (response, url, lane) = self.execute(Kind::Watch).await?;
         Ok(ByteStream::new(response, url, lane))
     }
 
-    /// Sends the request with retries; returns a 2xx response, and for a
-    /// long-running one (`streaming`) its connection lane.
-    async fn execute(
-        mut self,
-        throttled: bool,
-        streaming: bool,
-    ) -> Result<(reqwest::Response, String, Option<LaneTicket>), Error> {
-        // The first mistake made while building, as it was (url() can only
-        // describe it).
+    /// The request as the send steps take it, or the first mistake made
+    /// while building it.
+    fn prepare(mut self) -> Result<(RestClient, Prepared), Error> {
+        // The first mistake made while building, as it was (url() can
+        // only describe it).
         if let Some(error) = self.error.take() {
             return Err(error.into());
         }
         let url = self.url()?;
-        let inner = &self.client.inner;
-        let max_retries = self.max_retries.unwrap_or(inner.max_retries);
-        let timeout = self
-            .timeout
-            .or(if streaming { None } else { inner.timeout });
-        let mut retries = 0;
-        let mut reauthenticated = false;
-        let mut lane = streaming.then(|| inner.lanes.long_running());
-        loop {
-            if throttled && let Some(bucket) = &inner.throttle {
-                let waited = bucket.accept().await;
-                if let Some(metrics) = &inner.request_metrics {
-                    metrics.rate_limiter_latency(self.method.as_str(), &inner.host_label, waited);
-                }
-                if !waited.is_zero() {
-                    inner.counters.throttled.fetch_add(1, Ordering::Relaxed);
-                    inner
-                        .counters
-                        .throttle_wait_micros
-                        .fetch_add(waited.as_micros() as u64, Ordering::Relaxed);
-                }
-            }
-            if let Some(reload) = &inner.tls_reload
-                && reload.check()
-            {
-                inner.renew_connections();
-            }
-            let credentials = inner.auth.credentials().await?;
-            if credentials.certificate_changed {
-                inner.renew_connections();
-            }
-            if let Some(ticket) = &mut lane {
-                ticket.wait_for_connection(inner.watch_header_wait).await;
-            }
-            let client = match &lane {
-                Some(lane) => lane.client().clone(),
-                None => inner.lanes.general(),
-            };
-            let mut builder = client
-                .request(self.method.clone(), &url)
-                .headers(self.headers.clone());
-            if let Some(authorization) = &credentials.authorization {
-                builder = builder.header(header::AUTHORIZATION, authorization.clone());
-            }
-            if let Some((body, content_type)) = &self.body {
-                builder = builder
-                    .header(header::CONTENT_TYPE, content_type.clone())
-                    .body(body.clone());
-            }
-            if !self.headers.contains_key(header::ACCEPT) {
-                builder = builder.header(header::ACCEPT, "application/json, */*");
-            }
-            if let Some(timeout) = timeout {
-                builder = builder.timeout(timeout);
-            }
-            inner.counters.requests.fetch_add(1, Ordering::Relaxed);
-            // One span per attempt: verb and path (never a header value;
-            // the query holds only selectors and versions), then the
-            // status and duration once answered.
-            let span = tracing::debug_span!(
-                target: "clientgo_rest::request",
-                "request",
-                verb = %self.method,
-                path = %path_of(&url),
-                status = tracing::field::Empty,
-                duration_ms = tracing::field::Empty,
-            );
-            let started = std::time::Instant::now();
-            let sent = match &lane {
-                Some(ticket) => {
-                    match send_long_running(ticket, builder, inner.watch_header_wait)
-                        .instrument(span.clone())
-                        .await
-                    {
-                        Some(sent) => sent,
-                        None => {
-                            // Queued behind its connection's stream limit:
-                            // send it again on another lane (not a retry:
-                            // it was never sent).
-                            lane = Some(inner.lanes.long_running());
-                            continue;
-                        }
-                    }
-                }
-                None => builder.send().instrument(span.clone()).await,
-            };
-            let latency = started.elapsed();
-            let code = sent
-                .as_ref()
-                .ok()
-                .map(|response| response.status().as_u16());
-            if let Some(metrics) = &inner.request_metrics {
-                let code = code.map_or_else(|| "<error>".to_string(), |code| code.to_string());
-                let method = self.method.as_str();
-                metrics.request_result(&code, method, &inner.host_label);
-                metrics.request_latency(method, &inner.host_label, latency);
-            }
-            let duration_ms = latency.as_secs_f64() * 1000.0;
-            if let Some(code) = code {
-                span.record("status", code);
-            }
-            span.record("duration_ms", duration_ms);
-            // (No answer: no status.)
-            span.in_scope(|| {
-                tracing::debug!(
-                    target: "clientgo_rest::request",
-                    status = ?code,
-                    duration_ms,
-                    "answered"
-                );
-            });
-            match sent {
-                Ok(response) => {
-                    inner.handle_warnings(response.headers());
-                    let code = response.status().as_u16();
-                    if let Some(lane) = &mut lane {
-                        lane.answered();
-                    }
-                    if (200..300).contains(&code) {
-                        return Ok((response, url, lane));
-                    }
-                    if code == 401
-                        && !reauthenticated
-                        && inner.auth.unauthorized(&credentials).await
-                    {
-                        reauthenticated = true;
-                        inner
-                            .counters
-                            .reauthentications
-                            .fetch_add(1, Ordering::Relaxed);
-                        tracing::debug!(%url, "401 Unauthorized; retrying once with fresh credentials");
-                        continue;
-                    }
-                    let retry_after = retry_after_seconds(response.headers());
-                    if (code == 429 || code >= 500)
-                        && let Some(seconds) = retry_after
-                        && retries < max_retries
-                    {
-                        retries += 1;
-                        inner.counters.retries.fetch_add(1, Ordering::Relaxed);
-                        let flow_schema = response
-                            .headers()
-                            .get("x-kubernetes-pf-flowschema-uid")
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or_default()
-                            .to_string();
-                        tracing::info!(
-                            %url,
-                            code,
-                            retry_after_seconds = seconds,
-                            attempt = retries,
-                            max_retries,
-                            flow_schema,
-                            "the API server asked to retry later"
-                        );
-                        tokio::time::sleep(Duration::from_secs(seconds)).await;
-                        continue;
-                    }
-                    return Err(error_from_response(response, &url).await);
-                }
-                Err(source) => {
-                    let broken = connection_broke(&source);
-                    if self.method == Method::GET && broken && retries < max_retries {
-                        retries += 1;
-                        inner.counters.retries.fetch_add(1, Ordering::Relaxed);
-                        tracing::info!(
-                            %url,
-                            error = %crate::error::describe_http_error(&source),
-                            attempt = retries,
-                            "GET failed without an answer; retrying"
-                        );
-                        tokio::time::sleep(BROKEN_CONNECTION_RETRY).await;
-                        continue;
-                    }
-                    return Err(Error::Http { url, source });
-                }
-            }
-        }
+        let prepared = Prepared {
+            method: self.method,
+            url,
+            headers: self.headers,
+            body: self.body,
+            timeout: self.timeout,
+            max_retries: self.max_retries,
+        };
+        Ok((self.client, prepared))
     }
-}
 
-/// Sends a long-running request on its lane. `None` when its headers did
-/// not come within `wait` while other requests on the lane were answered:
-/// it is queued behind the connection's stream limit, and dropping it here
-/// takes it out of that queue (an HTTP/2 request waiting for a stream was
-/// never sent). Otherwise waits as long as the answer takes.
-async fn send_long_running(
-    lane: &LaneTicket,
-    builder: reqwest::RequestBuilder,
-    wait: Duration,
-) -> Option<Result<reqwest::Response, reqwest::Error>> {
-    let send = builder.send();
-    tokio::pin!(send);
-    match tokio::time::timeout(wait, &mut send).await {
-        Ok(sent) => Some(sent),
-        Err(_) if lane.lane_is_full() => None,
-        Err(_) => Some(send.await),
+    /// Sends the request through the client's send steps.
+    async fn execute(self, kind: Kind) -> Result<Sent, Error> {
+        let (client, prepared) = self.prepare()?;
+        client.inner.execute(prepared, kind).await
     }
-}
-
-/// Whether a request failed because an established connection broke (reset,
-/// closed before the answer): client-go retries such GETs. Not a timeout,
-/// not a failure to connect, and never a TLS problem (a wrong CA does not
-/// get better by asking again).
-fn connection_broke(error: &reqwest::Error) -> bool {
-    if error.is_timeout() || error.is_connect() || !(error.is_request() || error.is_body()) {
-        return false;
-    }
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        if cause.is::<rustls::Error>() {
-            return false;
-        }
-        source = cause.source();
-    }
-    true
 }
 
 #[derive(Clone, Copy)]
@@ -715,7 +507,7 @@ pub(crate) fn decode<T: DeserializeOwned>(body: &[u8], url: &str) -> Result<T, E
 
 /// Turns a non-2xx answer into [`Error::Api`]: the Status in the body, or
 /// one made from the HTTP code and the body's text.
-async fn error_from_response(mut response: reqwest::Response, url: &str) -> Error {
+pub(crate) async fn error_from_response(mut response: reqwest::Response, url: &str) -> Error {
     let code = response.status().as_u16();
     let retry_after = retry_after_seconds(response.headers());
     let content_type = response
@@ -810,7 +602,7 @@ pub(crate) fn status_from_body(
 
 /// The path and query of `url`, for logs (the scheme and host are the
 /// client's and the same for every request).
-fn path_of(url: &str) -> &str {
+pub(crate) fn path_of(url: &str) -> &str {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     url[after_scheme..]
         .find('/')

@@ -6,13 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
-use rustls::client::ResolvesClientCert;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::sign::CertifiedKey;
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
+use crate::auth::ClientCertificateSlot;
 use crate::config::{Config, PemSource};
 use crate::error::ConfigError;
 
@@ -97,42 +97,6 @@ pub(crate) fn certified_key(
         )
     })?;
     Ok(Arc::new(certified))
-}
-
-/// The client certificate to present, replaceable while the client runs.
-/// rustls asks for it at every handshake, so a new certificate takes effect
-/// on the next connection.
-#[derive(Debug, Default)]
-pub(crate) struct ClientCertificateSlot {
-    current: RwLock<Option<Arc<CertifiedKey>>>,
-}
-
-impl ClientCertificateSlot {
-    /// Replaces the certificate; returns whether it changed.
-    pub(crate) fn set(&self, key: Option<Arc<CertifiedKey>>) -> bool {
-        let mut current = self.current.write();
-        let changed = match (&*current, &key) {
-            (Some(old), Some(new)) => old.cert != new.cert,
-            (None, None) => false,
-            _ => true,
-        };
-        *current = key;
-        changed
-    }
-}
-
-impl ResolvesClientCert for ClientCertificateSlot {
-    fn resolve(
-        &self,
-        _root_hint_subjects: &[&[u8]],
-        _sigschemes: &[SignatureScheme],
-    ) -> Option<Arc<CertifiedKey>> {
-        self.current.read().clone()
-    }
-
-    fn has_certs(&self) -> bool {
-        self.current.read().is_some()
-    }
 }
 
 /// How the server's certificate is verified, replaceable while the client
@@ -419,12 +383,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("client-key"), "{error}");
-    }
-
-    #[test]
-    fn the_slot_reports_changes() {
-        let slot = ClientCertificateSlot::default();
-        assert!(!slot.has_certs());
-        assert!(!slot.set(None));
     }
 }

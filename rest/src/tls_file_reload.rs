@@ -27,8 +27,9 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
+use crate::auth::ClientCertificateSlot;
 use crate::config::{Config, PemSource};
-use crate::tls::{ClientCertificateSlot, ServerVerifierSlot, certified_key, verifier_for_ca};
+use crate::tls::{ServerVerifierSlot, certified_key, verifier_for_ca};
 
 /// client-go's interval between checks of the files (`CertCallbackRefreshDuration`
 /// and the certificate authority's `caRefreshDuration`).

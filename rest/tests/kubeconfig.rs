@@ -12,7 +12,7 @@ use std::path::Path;
 use base64::Engine as _;
 use clientgo_apimachinery::ListOptions;
 use clientgo_rest::{
-    Config, ConfigError, ConfigOverrides, InClusterOptions, LoadingRules, PemSource,
+    Config, ConfigError, ConfigOverrides, Credentials, InClusterOptions, LoadingRules, PemSource,
     ResourceClient, RestClient,
 };
 use clientgo_testing::TestApiServer;
@@ -83,13 +83,17 @@ contexts:
     let config = load(&rules, &ConfigOverrides::default()).unwrap();
     assert_eq!(config.host, "https://first.example:6443");
     assert!(!config.tls.insecure_skip_verify, "no field-level merge");
-    assert_eq!(config.bearer_token.unwrap().expose(), "first-token");
+    assert!(
+        matches!(&config.credentials, Credentials::BearerToken(t) if t.expose() == "first-token")
+    );
     assert_eq!(config.namespace, "dev-ns");
 
     // A context override picks entries from the later file.
     let config = load(&rules, &ConfigOverrides::default().context("prod")).unwrap();
     assert_eq!(config.host, "https://other.example");
-    assert_eq!(config.username.as_deref(), Some("bob"));
+    assert!(
+        matches!(&config.credentials, Credentials::Basic { username, .. } if username == "bob")
+    );
     assert_eq!(config.namespace, "default", "no namespace in the context");
 
     // A namespace override wins over the context's.
@@ -113,7 +117,9 @@ contexts:
     assert_eq!(config.host, "https://other.example", "current-context prod");
     let config = load(&reversed, &ConfigOverrides::default().context("dev")).unwrap();
     assert_eq!(config.host, "https://second.example:6443");
-    assert_eq!(config.bearer_token.unwrap().expose(), "second-token");
+    assert!(
+        matches!(&config.credentials, Credentials::BearerToken(t) if t.expose() == "second-token")
+    );
 }
 
 #[test]
@@ -354,7 +360,7 @@ async fn in_cluster_config_reads_the_service_account_files() {
     assert_eq!(config.namespace, "kube-system");
     assert_eq!(config.host, server.url());
     assert!(
-        config.bearer_token_file.is_some(),
+        matches!(config.credentials, Credentials::TokenFile { .. }),
         "a token file, so rotation works"
     );
     let client = RestClient::new(config).unwrap();

@@ -80,7 +80,7 @@ impl OidcAuthenticator {
             }
         }
         match current.0.as_deref() {
-            Some(token) => Ok(Some(crate::auth::bearer(token)?)),
+            Some(token) => Ok(Some(super::bearer(token)?)),
             None => Ok(None),
         }
     }

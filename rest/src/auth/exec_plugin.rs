@@ -133,7 +133,7 @@ impl ExecConfig {
         let terminal = self
             .stdin_is_terminal
             .unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stdin()));
-        crate::exec_interactivity::interactive(self.interactive_mode.as_deref(), terminal)
+        super::exec_interactivity::interactive(self.interactive_mode.as_deref(), terminal)
     }
 }
 
