@@ -12,13 +12,11 @@
     clippy::print_stderr
 )]
 
-mod support;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::{CRD_ARGS, workspace};
+use crate::support::{CRD_ARGS, workspace};
 
 /// The user's crate root: the types of the CRD fixture, the generated
 /// module, and a function calling the accessors.

@@ -7,14 +7,12 @@
     clippy::print_stderr
 )]
 
-mod support;
-
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::support::scratch;
 use clientgo_testing::TestApiServer;
-use support::scratch;
 
 const SPEC: &str = include_str!("fixtures/spec.json");
 

@@ -8,12 +8,10 @@
     clippy::print_stderr
 )]
 
-mod support;
-
 use std::fs;
 use std::process::{Command, Output};
 
-use support::{CRD_ARGS, scratch, workspace};
+use crate::support::{CRD_ARGS, scratch, workspace};
 
 /// The README's regeneration command for the built-in informers, minus
 /// `cargo run -p clientgo-codegen --`.

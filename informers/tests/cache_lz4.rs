@@ -3,12 +3,11 @@
 
 #[path = "suites/cache.rs"]
 mod suite;
-mod support;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The object type the suite runs with.
-type Cm = ConfigMap;
+pub(crate) type Cm = ConfigMap;
 
 /// The storage the suite's informers keep.
-const STORAGE: clientgo_informers::Storage = clientgo_informers::Storage::CompactLz4;
+pub(crate) const STORAGE: clientgo_informers::Storage = clientgo_informers::Storage::CompactLz4;

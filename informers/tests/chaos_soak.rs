@@ -16,6 +16,8 @@
 //! It runs for 60 seconds; `CLIENTGO_SOAK_SECONDS` sets another duration
 //! and `CLIENTGO_SOAK_SEED` another fault schedule (the seed is printed, so
 //! a failing schedule can be replayed).
+//!
+//! (Its own test binary: it installs a panic hook and bounds the process RSS.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -6,12 +6,11 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::*;
 use clientgo_apimachinery::{Compact, LabelSelector, Object, compact_decodes};
 use clientgo_informers::compact::DecodingHandler;
 use clientgo_informers::{
@@ -19,7 +18,6 @@ use clientgo_informers::{
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 use parking_lot::Mutex;
-use support::*;
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test]

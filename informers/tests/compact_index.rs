@@ -3,15 +3,13 @@
 //! recomputes an old object's values on update and delete.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::*;
 use clientgo_apimachinery::{Compact, compact_decodes};
 use clientgo_informers::compact::{CompactLister, decoded_indexers};
 use clientgo_store::IndexFunc;
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::*;
 
 fn by_value() -> IndexFunc<ConfigMap> {
     Arc::new(|map: &ConfigMap| {

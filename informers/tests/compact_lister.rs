@@ -4,14 +4,12 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::*;
 use clientgo_apimachinery::LabelSelector;
 use clientgo_informers::{DECODED_EXPANSION, Error, Storage};
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::*;
 
 #[tokio::test]
 async fn reads_decode_once_until_the_object_changes_and_the_cache_stays_bounded() {

@@ -4,13 +4,11 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::*;
 use clientgo_informers::{InformerSynced, SyncWaitOptions, wait_for_cache_sync};
 use clientgo_reflector::WaitError;
-use support::*;
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,11 +3,10 @@
 //! caches and custom resources found through discovery.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::*;
 use clientgo_apimachinery::{
     ApiResource, DynamicObject, GroupResource, GroupVersionKind, GroupVersionResource, Json,
     LabelSelector, PartialObjectMetadata,
@@ -22,7 +21,6 @@ use clientgo_testing::{TestApiServer, Verb, custom_resource_definition, realisti
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::json;
-use support::*;
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,23 +6,26 @@
 //! cluster's spec with no Rust type for its CRD, in
 //! `tests/dynamic_crontab_informers/`, against the test API server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
-
-mod support;
+// The CRD types below are `pub` as a library would have them.
+#![allow(unreachable_pub)]
 
 // In a binary crate (a test is one) the generated items nobody calls are
 // dead code; a library would export them instead.
 #[rustfmt::skip]
 #[allow(dead_code, unreachable_pub)]
+#[path = "crontab_informers/mod.rs"]
 mod crontab_informers;
 
 // Generated from `codegen/tests/fixtures/crd-spec.json` (a cluster's
 // `/openapi/v2` serving CronTabs) with no `--type`: DynamicObjects.
 #[rustfmt::skip]
 #[allow(dead_code, unreachable_pub)]
+#[path = "dynamic_crontab_informers/mod.rs"]
 mod dynamic_crontab_informers;
 
 use std::time::Duration;
 
+use crate::support::*;
 use clientgo_apimachinery::{ApiResource, GroupResource, GroupVersionResource, LabelSelector};
 use clientgo_informers::{Error, SharedInformerFactory};
 use clientgo_rest::{PostParams, ResourceClient};
@@ -32,7 +35,6 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::json;
-use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_generated_pod_informer_and_lister_serve_the_cache() {

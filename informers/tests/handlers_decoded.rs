@@ -3,12 +3,11 @@
 
 #[path = "suites/handlers.rs"]
 mod suite;
-mod support;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The object type the suite runs with.
-type Cm = ConfigMap;
+pub(crate) type Cm = ConfigMap;
 
 /// The storage the suite's informers keep.
-const STORAGE: clientgo_informers::Storage = clientgo_informers::Storage::Decoded;
+pub(crate) const STORAGE: clientgo_informers::Storage = clientgo_informers::Storage::Decoded;

@@ -5,15 +5,13 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use clientgo_store::{IndexFunc, Indexers};
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::*;
 
 /// Objects listed, and the index function's cost for each: the list takes
 /// at least 1.5 s to apply.

@@ -2,15 +2,13 @@
 //! cache's resourceVersion and each handler's pending count and latency.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use crate::support::*;
 use clientgo_informers::{
     HandlerOptions, HistogramMetric, InformerMetricsProvider, SettableGaugeMetric,
 };
-use support::*;
 
 #[derive(Default)]
 struct Recorded {

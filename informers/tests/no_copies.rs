@@ -4,6 +4,8 @@
 //! counts proves it through a sync, updates, deletes and a forced relist,
 //! for whole objects and for compact ones (whose copies
 //! `compact_decodes()` counts).
+//!
+//! (Its own test binary: it counts deep copies in process-wide counters.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

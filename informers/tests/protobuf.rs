@@ -5,8 +5,7 @@
 //! modes, and fall back to JSON when a server answers JSON.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support::{Running, fast_options, wait_until};
 use clientgo_apimachinery::{GroupResource, LabelSelector, PROTOBUF_MEDIA_TYPE};
 use clientgo_informers::SharedIndexInformer;
 use clientgo_reflector::ReflectorOptions;
@@ -14,7 +13,6 @@ use clientgo_rest::{Config, ContentType, ResourceClient, RestClient};
 use clientgo_testing::{ObjectKey, Preconditions, RequestRecord, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
-use support::{Running, fast_options, wait_until};
 
 fn pods() -> GroupResource {
     GroupResource::new("", "pods")

@@ -5,8 +5,6 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

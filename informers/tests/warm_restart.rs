@@ -4,12 +4,13 @@
 //! watch semantics (replay within the history, 410 after compaction).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::{
+    Recorder, Running, Seen, create, delete, fast_options, informer, seeded, update,
+};
 use clientgo_apimachinery::{Compact, LabelSelector, Object};
 use clientgo_informers::{
     InformerFactoryOptions, SharedIndexInformer, SharedInformerFactory, SnapshotOptions, Storage,
@@ -17,7 +18,6 @@ use clientgo_informers::{
 use clientgo_reflector::ReflectorMode;
 use clientgo_testing::{TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::{Recorder, Running, Seen, create, delete, fast_options, informer, seeded, update};
 
 type Cm = Compact<ConfigMap>;
 
@@ -83,7 +83,7 @@ async fn second_process(
     // Handlers run on their own threads: the informer's sync says the
     // store holds the state, the registration's that the handler has
     // been told it (under load the first can come well before the second).
-    support::wait_until("the handler has the initial state", move || {
+    crate::support::wait_until("the handler has the initial state", move || {
         registration.has_synced()
     })
     .await;
@@ -178,7 +178,7 @@ async fn a_restart_after_compaction_relists_once_and_reports_deletions_as_tombst
 
     let (running, recorder) = second_process(&server, snapshots(dir.path())).await;
     let informer = running.informer.clone();
-    support::wait_until("the cache converges", || {
+    crate::support::wait_until("the cache converges", || {
         let cached = names(&informer);
         cached.len() == 10 && cached.contains("cm-late") && !cached.contains("cm-00003")
     })
@@ -192,7 +192,7 @@ async fn a_restart_after_compaction_relists_once_and_reports_deletions_as_tombst
         "one relist"
     );
     let recorder_done = recorder.clone();
-    support::wait_until("the deletion is delivered", move || {
+    crate::support::wait_until("the deletion is delivered", move || {
         recorder_done
             .seen()
             .iter()
@@ -301,7 +301,7 @@ async fn a_running_informer_saves_periodically() {
     ));
     running.synced().await;
     let informer = running.informer.clone();
-    support::wait_until("two snapshots are written", || {
+    crate::support::wait_until("two snapshots are written", || {
         informer.snapshot_stats().written >= 2
     })
     .await;
@@ -319,7 +319,7 @@ fn snapshotting_factory(
     storage: Storage,
 ) -> SharedInformerFactory {
     SharedInformerFactory::with_options(
-        support::client(server),
+        crate::support::client(server),
         InformerFactoryOptions::default()
             .namespace("default")
             .storage(storage)
@@ -330,7 +330,7 @@ fn snapshotting_factory(
 /// Starts `factory`, waits for its sync, and shuts it down, which saves
 /// every snapshotting informer's cache.
 async fn sync_and_save(factory: &SharedInformerFactory) {
-    let stop = support::start_and_sync(factory).await;
+    let stop = crate::support::start_and_sync(factory).await;
     stop.cancel();
     factory.shutdown().await;
 }
@@ -354,7 +354,7 @@ async fn a_factory_in_decoded_storage_resumes_its_compact_informers_and_lists_th
     let second = factory();
     let compact = second.informer_for::<Cm>();
     let whole = second.informer_for::<ConfigMap>();
-    let stop = support::start_and_sync(&second).await;
+    let stop = crate::support::start_and_sync(&second).await;
     assert_eq!(compact.stats().reflector.resumes, 1);
     assert_eq!(whole.stats().reflector.resumes, 0);
     assert_eq!(
@@ -385,7 +385,7 @@ async fn a_factory_in_the_default_storage_resumes_its_typed_informers() {
     let second = factory();
     let typed = second.informer_for::<ConfigMap>();
     assert_eq!(typed.storage(), Storage::Compact);
-    let stop = support::start_and_sync(&second).await;
+    let stop = crate::support::start_and_sync(&second).await;
     assert_eq!(typed.stats().reflector.resumes, 1);
     assert_eq!(listings(&server), 0, "resumed, not listed");
     let cached = typed

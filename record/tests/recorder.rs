@@ -3,8 +3,6 @@
 //! is down never blocks the caller.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use clientgo_record::{
@@ -40,12 +38,12 @@ async fn until(
     broadcaster: &EventBroadcaster,
     done: impl Fn(&RecorderStats) -> bool,
 ) -> RecorderStats {
-    support::until("the recorder's counters", || done(&broadcaster.stats())).await;
+    crate::support::until("the recorder's counters", || done(&broadcaster.stats())).await;
     broadcaster.stats()
 }
 
 fn stored_events(server: &TestApiServer) -> Vec<Event> {
-    support::stored(server, "")
+    crate::support::stored(server, "")
 }
 
 #[tokio::test]

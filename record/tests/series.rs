@@ -3,16 +3,14 @@
 //! that is down never blocks the caller.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::until;
 use clientgo_record::{EventType, SeriesBroadcaster, SeriesOptions, SeriesStats};
 use clientgo_rest::{Config, RestClient};
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::Event;
-use support::until;
 
 fn pod(name: &str) -> ObjectReference {
     ObjectReference {
@@ -25,7 +23,7 @@ fn pod(name: &str) -> ObjectReference {
 }
 
 fn stored(server: &TestApiServer) -> Vec<Event> {
-    support::stored(server, "events.k8s.io")
+    crate::support::stored(server, "events.k8s.io")
 }
 
 /// A server and a broadcaster writing to it with `options`.

@@ -5,18 +5,16 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::support::*;
 use clientgo_apimachinery::{ResourceVersionMatch, Status};
 use clientgo_reflector::{Error, ReflectorMode};
 use clientgo_store::{DeltaFifo, DeltaFifoOptions, DeltaType, Queue, ReflectorStore};
 use clientgo_testing::{Corruption, RequestRecord, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::*;
 
 fn list_watch() -> clientgo_reflector::ReflectorOptions {
     fast_options().use_watch_list(false)
@@ -671,7 +669,7 @@ async fn a_relist_reuses_the_stores_unchanged_objects() {
 async fn a_watch_list_relist_reuses_the_stores_unchanged_objects_too() {
     let server = seeded(TestApiServer::builder().watch_list(true), 20).await;
     let cache = cache();
-    let options = support::fast_options().use_watch_list(true);
+    let options = crate::support::fast_options().use_watch_list(true);
     let running = Running::start(lister(&server, |c| c), cache.clone(), options);
     wait_until("a watch-list", || {
         running.reflector.stats().watch_lists == 1

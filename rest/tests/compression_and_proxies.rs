@@ -4,15 +4,13 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::net::{IpAddr, Ipv4Addr};
 
+use crate::support::{TempDir, config_for};
 use clientgo_apimachinery::{GroupResource, ListOptions};
 use clientgo_rest::{Config, ConfigError, Error, Proxy, ResourceClient, RestClient};
 use clientgo_testing::{Socks5Proxy, Socks5ProxyOptions, Socks5Target, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::{TempDir, config_for};
 
 /// Enough config maps for a list over kube-apiserver's 128 KiB threshold.
 async fn server_with_a_large_list(

@@ -4,11 +4,10 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-mod support;
-
 use std::ffi::OsString;
 use std::path::Path;
 
+use crate::support::TempDir;
 use base64::Engine as _;
 use clientgo_apimachinery::ListOptions;
 use clientgo_rest::{
@@ -17,7 +16,6 @@ use clientgo_rest::{
 };
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::TempDir;
 
 fn rules_for(files: &[&Path]) -> LoadingRules {
     let list = std::env::join_paths(files).unwrap();
@@ -271,7 +269,7 @@ fn bad_kubeconfigs_name_the_field_and_the_file() {
             "bad-client-key",
             format!(
                 "{good_cluster}users:\n- name: u\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\n{context}",
-                base64(&support::unrelated_ca_pem()),
+                base64(&crate::support::unrelated_ca_pem()),
                 base64("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
             ),
             &["users[u].user.client-key-data"],

@@ -1,5 +1,9 @@
 //! Every request attempt is a debug span `request` carrying the verb, the
 //! path, the status and the duration, and never a header value.
+//!
+//! (Its own test binary: tracing decides once per process whether a call
+//! site is of interest, so a test that ran first with no subscriber would
+//! hide the spans from this one.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;

@@ -5,6 +5,8 @@
 //! that also fails in every way a credential could leak through.
 //!
 //! One test in its own binary: it installs the process-wide subscriber.
+//!
+//! (Its own test binary: it installs the process-wide tracing subscriber.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 mod support;

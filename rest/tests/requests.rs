@@ -3,8 +3,6 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;

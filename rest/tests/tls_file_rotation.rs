@@ -4,15 +4,13 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{TempDir, unrelated_ca_pem};
 use clientgo_apimachinery::ListOptions;
 use clientgo_rest::{Config, Error, PemSource, ResourceClient, RestClient};
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::{TempDir, unrelated_ca_pem};
 
 const INTERVAL: Duration = Duration::from_millis(200);
 

@@ -3,17 +3,15 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{TempDir, config_for, json_string, unrelated_ca_pem};
 use clientgo_apimachinery::ListOptions;
 use clientgo_rest::{
     Config, Error, ExecConfig, Impersonation, ResourceClient, RestClient, reqwest,
 };
 use clientgo_testing::{ServerCertificateOptions, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::{TempDir, config_for, json_string, unrelated_ca_pem};
 
 async fn list_config_maps(client: RestClient) -> Result<usize, Error> {
     let config_maps = ResourceClient::<ConfigMap>::namespaced(client, "default");

@@ -3,8 +3,6 @@
 // Test setup may panic: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -79,7 +77,7 @@ async fn seeds_pods_writes_a_kubeconfig_and_churns() {
         "200",
     ]);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let list: Value = client
         .get(format!("{url}/api/v1/namespaces/namespace-1/pods"))
         .send()
@@ -130,7 +128,7 @@ async fn fault_flags_inject_failures() {
         "--compact-every",
         "0.05",
     ]);
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let mut saw_503 = false;
     for _ in 0..40 {
         let response = client

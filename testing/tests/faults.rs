@@ -3,8 +3,6 @@
 // Test setup may panic: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{Status, StatusReason};
@@ -57,7 +55,7 @@ async fn open_watch(client: &Client, server: &TestApiServer, rv: u64) -> reqwest
 #[tokio::test]
 async fn failed_requests_answer_once_with_the_ordered_status_and_are_logged() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     server
         .faults()
         .fail_next(Some(Verb::List), Status::internal_error("injected"));
@@ -109,7 +107,7 @@ async fn failed_requests_answer_once_with_the_ordered_status_and_are_logged() {
 #[tokio::test]
 async fn latency_delays_every_request() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     server.faults().set_latency(Duration::from_millis(200));
     let started = Instant::now();
     client
@@ -124,7 +122,7 @@ async fn latency_delays_every_request() {
 #[tokio::test]
 async fn drop_watches_now_and_after_n_events() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let rv = server.storage().current_revision();
 
     let watch = open_watch(&client, &server, rv).await;
@@ -148,7 +146,7 @@ async fn drop_watches_now_and_after_n_events() {
 #[tokio::test]
 async fn corrupted_watch_frames() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let rv = server.storage().current_revision();
 
     server.faults().corrupt_next_watch(Corruption::Malformed);
@@ -179,7 +177,7 @@ async fn corrupted_watch_frames() {
 #[tokio::test]
 async fn stalled_watch_sends_nothing_for_a_while() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create(&client, &server, "a").await;
     server.faults().stall_next_watch(Duration::from_millis(400));
     let started = Instant::now();
@@ -199,7 +197,7 @@ async fn stalled_watch_sends_nothing_for_a_while() {
 #[tokio::test]
 async fn held_watches_send_nothing_until_released_then_everything_written_meanwhile() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let from = server.storage().current_revision();
     server.faults().hold_watches();
     let watch = open_watch(&client, &server, from).await;
@@ -228,7 +226,7 @@ async fn held_watches_send_nothing_until_released_then_everything_written_meanwh
 #[tokio::test]
 async fn restart_closes_connections_and_keeps_the_data() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create(&client, &server, "survivor").await;
     let watch = open_watch(&client, &server, server.storage().current_revision()).await;
     let reader = tokio::spawn(read_stream(watch, usize::MAX));
@@ -236,7 +234,7 @@ async fn restart_closes_connections_and_keeps_the_data() {
     server.faults().restart();
     reader.await.unwrap();
     // A new connection to the same address finds the data.
-    let fresh = support::http_client();
+    let fresh = crate::support::http_client();
     let response = fresh
         .get(format!("{}{PODS}/survivor", server.url()))
         .send()
@@ -248,7 +246,7 @@ async fn restart_closes_connections_and_keeps_the_data() {
 #[tokio::test]
 async fn compaction_makes_old_watches_expire() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let old = server.storage().current_revision();
     create(&client, &server, "a").await;
     create(&client, &server, "b").await;
@@ -267,7 +265,7 @@ async fn deny_rules_answer_403_like_missing_rbac() {
         .start()
         .await
         .unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let listed = client
         .get(format!("{}{PODS}", server.url()))
         .send()

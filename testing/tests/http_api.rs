@@ -5,9 +5,7 @@
 // Test setup may panic: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
-use support::Events;
+use crate::support::Events;
 
 use std::time::Duration;
 
@@ -75,7 +73,7 @@ fn names(list: &ObjectList<DynamicObject>) -> Vec<String> {
 #[tokio::test]
 async fn create_get_update_delete_with_real_status_answers() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
 
     let created = post(&client, &server, PODS, &pod("web", json!({"app": "web"}))).await;
     assert_eq!(created.status(), StatusCode::CREATED);
@@ -135,7 +133,7 @@ async fn create_get_update_delete_with_real_status_answers() {
 #[tokio::test]
 async fn bad_requests_unknown_resources_and_wrong_methods() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let bad_body = client
         .post(format!("{}{PODS}", server.url()))
         .body("{not json")
@@ -187,7 +185,7 @@ async fn bad_requests_unknown_resources_and_wrong_methods() {
 #[tokio::test]
 async fn paging_follows_a_consistent_snapshot() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     for i in 0..25 {
         post(
             &client,
@@ -229,7 +227,7 @@ async fn resource_version_rules_for_lists() {
         .start()
         .await
         .unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     post(&client, &server, PODS, &pod("a", json!({}))).await;
     let at_a = server.storage().current_revision();
     post(&client, &server, PODS, &pod("b", json!({}))).await;
@@ -288,7 +286,7 @@ async fn resource_version_rules_for_lists() {
 #[tokio::test]
 async fn selectors_filter_lists() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     post(
         &client,
         &server,
@@ -327,7 +325,7 @@ fn describe(event: &WatchEvent<DynamicObject>) -> String {
 #[tokio::test]
 async fn watch_from_zero_replays_then_follows() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     post(&client, &server, PODS, &pod("existing", json!({}))).await;
     let mut events = Events::open(
         &client,
@@ -359,7 +357,7 @@ async fn watch_from_zero_replays_then_follows() {
 #[tokio::test]
 async fn watch_from_a_resource_version_sends_only_later_events() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     post(&client, &server, PODS, &pod("before", json!({}))).await;
     let rv = server.storage().current_revision();
     post(&client, &server, PODS, &pod("after", json!({}))).await;
@@ -381,7 +379,7 @@ async fn watch_from_a_compacted_version_gets_an_error_event() {
         .start()
         .await
         .unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let rv = server.storage().current_revision();
     for i in 0..5 {
         post(&client, &server, PODS, &pod(&format!("p{i}"), json!({}))).await;
@@ -411,7 +409,7 @@ async fn bookmarks_timeout_and_watch_list() {
         .start()
         .await
         .unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     post(&client, &server, PODS, &pod("a", json!({}))).await;
     let rv = server.storage().current_revision();
 
@@ -466,7 +464,7 @@ async fn bookmarks_timeout_and_watch_list() {
 #[tokio::test]
 async fn label_selected_watches_see_objects_enter_and_leave() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let rv = server.storage().current_revision();
     let mut events = Events::open(
         &client,
@@ -509,7 +507,7 @@ async fn discovery_documents() {
         .start()
         .await
         .unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let get = |path: &'static str| {
         let client = client.clone();
         let url = format!("{}{path}", server.url());
@@ -572,7 +570,7 @@ async fn discovery_documents() {
 #[tokio::test]
 async fn custom_resources_are_served_once_their_crd_is_created() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let crontabs = "/apis/stable.example.com/v1/namespaces/default/crontabs";
     let before = client
         .get(format!("{}{crontabs}", server.url()))
@@ -655,7 +653,7 @@ async fn a_server_without_watch_list_refuses_send_initial_events() {
         .start()
         .await
         .unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let refused = client
         .get(format!(
             "{}{PODS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",

@@ -9,8 +9,6 @@
 //! absent.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-mod support;
-
 use std::collections::BTreeSet;
 
 use clientgo_apimachinery::{GroupResource, Unknown};
@@ -50,7 +48,7 @@ async fn fixture_server() -> TestApiServer {
 
 /// The test server's answer: code, content type and body.
 async fn ask(server: &TestApiServer, path: &str, accept: &str) -> (u16, String, Vec<u8>) {
-    let response = support::http_client()
+    let response = crate::support::http_client()
         .get(format!("{}{path}", server.url()))
         .header("accept", accept)
         .send()

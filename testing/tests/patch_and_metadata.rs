@@ -3,8 +3,6 @@
 // Test setup may panic: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::Duration;
 
 use clientgo_apimachinery::{
@@ -53,7 +51,7 @@ async fn patch(
 #[tokio::test]
 async fn merge_json_and_strategic_patches() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create(&client, &server, "web", &json!({"app": "web", "old": "x"})).await;
 
     let merged: DynamicObject = patch(
@@ -147,7 +145,7 @@ async fn merge_json_and_strategic_patches() {
 #[tokio::test]
 async fn status_patches_change_only_status_and_apply_creates() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create(&client, &server, "web", &json!({})).await;
     let patched: DynamicObject = patch(
         &client,
@@ -186,7 +184,7 @@ async fn status_patches_change_only_status_and_apply_creates() {
 #[tokio::test]
 async fn delete_collection_honours_selectors() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create(&client, &server, "a", &json!({"app": "web"})).await;
     create(&client, &server, "b", &json!({"app": "web"})).await;
     create(&client, &server, "c", &json!({"app": "db"})).await;
@@ -213,7 +211,7 @@ async fn delete_collection_honours_selectors() {
 #[tokio::test]
 async fn metadata_only_answers_for_get_list_and_watch() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create(&client, &server, "web", &json!({"app": "web"})).await;
 
     let one: Value = client

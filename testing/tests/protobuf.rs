@@ -2,8 +2,6 @@
 //! `Accept`, as kube-apiserver does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use clientgo_apimachinery::{GroupResource, PROTOBUF_MEDIA_TYPE, Unknown};
 use clientgo_testing::TestApiServer;
 use reqwest::StatusCode;
@@ -12,7 +10,7 @@ const PODS: &str = "/api/v1/namespaces/default/pods";
 const BOTH: &str = "application/vnd.kubernetes.protobuf, application/json";
 
 async fn get(server: &TestApiServer, path: &str, accept: &str) -> reqwest::Response {
-    support::http_client()
+    crate::support::http_client()
         .get(format!("{}{path}", server.url()))
         .header("accept", accept)
         .send()
@@ -87,7 +85,7 @@ async fn custom_resources_get_json_or_406() {
         "crontabs",
         true,
     );
-    let created = support::http_client()
+    let created = crate::support::http_client()
         .post(format!(
             "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
             server.url()

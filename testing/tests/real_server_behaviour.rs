@@ -7,17 +7,15 @@
 // Test setup may panic: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::Events;
 use clientgo_apimachinery::{ApiResource, DynamicObject, ObjectList, WatchEvent};
 use clientgo_testing::{
     DEFAULT_BOOKMARK_INTERVAL, DEFAULT_HTTP2_MAX_STREAMS, Failure, TestApiServer, Verb,
 };
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
-use support::Events;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
@@ -154,7 +152,7 @@ async fn list_items_of_built_in_types_carry_no_kind_or_api_version() {
         .start()
         .await
         .unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create_pods(&client, &server, 2).await;
     let list = get_value(&client, format!("{}{PODS}", server.url())).await;
     assert_eq!(list["kind"], "PodList");
@@ -207,7 +205,7 @@ async fn list_items_of_built_in_types_carry_no_kind_or_api_version() {
 #[tokio::test]
 async fn bookmarks_come_from_the_watch_cache_about_once_a_minute() {
     assert_eq!(DEFAULT_BOOKMARK_INTERVAL, Duration::from_secs(60));
-    let client = support::http_client();
+    let client = crate::support::http_client();
     // The default: no bookmark in the first seconds of a watch.
     let server = TestApiServer::builder().start().await.unwrap();
     assert_silent_watch(&client, &server, Duration::from_secs(2)).await;
@@ -239,7 +237,7 @@ async fn without_a_watch_cache_there_are_no_bookmarks_and_compacted_watches_get_
         .start()
         .await
         .unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create_pods(&client, &server, 1).await;
     let rv = server.storage().current_revision();
     assert_silent_watch(&client, &server, Duration::from_secs(1)).await;
@@ -260,7 +258,7 @@ async fn without_a_watch_cache_there_are_no_bookmarks_and_compacted_watches_get_
 #[tokio::test]
 async fn lists_at_resource_version_zero_ignore_the_limit() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create_pods(&client, &server, 3).await;
     let list = |query: &'static str| {
         let client = client.clone();
@@ -309,7 +307,7 @@ async fn lists_at_resource_version_zero_ignore_the_limit() {
 #[tokio::test]
 async fn deleting_a_pod_sends_modified_with_a_deletion_timestamp_then_deleted() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create_pods(&client, &server, 1).await;
     let configmaps = "/api/v1/namespaces/default/configmaps";
     client
@@ -350,7 +348,7 @@ async fn deleting_a_pod_sends_modified_with_a_deletion_timestamp_then_deleted() 
 #[tokio::test]
 async fn paths_nothing_serves_get_the_plain_text_404() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     for path in [
         "/apis/nothing.example.com/v1/widgets",
         "/apis/nothing.example.com/v1",
@@ -397,7 +395,7 @@ async fn requests_over_the_in_flight_limit_get_a_plain_text_429() {
         .await
         .unwrap();
     server.faults().set_latency(Duration::from_millis(500));
-    let client = support::http_client();
+    let client = crate::support::http_client();
     let url = format!("{}{PODS}", server.url());
     let (first, second) = tokio::join!(client.get(&url).send(), async {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -422,7 +420,7 @@ async fn requests_over_the_in_flight_limit_get_a_plain_text_429() {
 #[tokio::test]
 async fn pod_status_updates_keep_label_changes_and_reset_only_spec_and_owners() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create_pods(&client, &server, 1).await;
     let url = format!("{}{PODS}/pod-0", server.url());
     let mut pod = get_value(&client, url.clone()).await;
@@ -471,7 +469,7 @@ async fn read_chunk<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> Optio
 #[tokio::test]
 async fn every_watch_event_is_its_own_frame() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let client = support::http_client();
+    let client = crate::support::http_client();
     create_pods(&client, &server, 20).await;
     let stream = tokio::net::TcpStream::connect(server.address())
         .await

@@ -2,6 +2,8 @@
 //! `cargo test --release -p clientgo-testing --test scale -- --ignored --nocapture`):
 //! 50,000 realistic pods listed in pages of 500, 100,000 watch events
 //! streamed, and the memory the stored objects take.
+//!
+//! (Its own test binary: it measures the process RSS.)
 
 // Test setup may panic: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]

@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::Cm;
+use super::Cm;
 use crate::support::*;
 use clientgo_informers::SharedIndexInformerOptions;
 
 /// The suite's informer options: fast backoffs, the binary's storage.
 fn options() -> SharedIndexInformerOptions<Cm> {
-    fast_options().storage(crate::STORAGE)
+    fast_options().storage(super::STORAGE)
 }
 use clientgo_apimachinery::{LabelSelector, Object, Status};
 use clientgo_informers::{Error, HandlerOptions, strip_managed_fields};

@@ -10,13 +10,13 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::Cm;
+use super::Cm;
 use crate::support::*;
 use clientgo_informers::SharedIndexInformerOptions;
 
 /// The suite's informer options: fast backoffs, the binary's storage.
 fn options() -> SharedIndexInformerOptions<Cm> {
-    fast_options().storage(crate::STORAGE)
+    fast_options().storage(super::STORAGE)
 }
 use clientgo_apimachinery::Object;
 use clientgo_informers::{
