@@ -35,7 +35,7 @@ const USE: &str = r#"
 /// The accessors a user calls, type-checked.
 pub fn nightly(
     factory: &clientgo_informers::SharedInformerFactory,
-) -> Result<std::sync::Arc<CronTab>, clientgo_informers::Error> {
+) -> Option<std::sync::Arc<CronTab>> {
     factory.stable().v1().crontabs().lister().crontabs("default").get("nightly")
 }
 "#;

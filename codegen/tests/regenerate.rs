@@ -14,7 +14,7 @@ use std::process::{Command, Output};
 use crate::support::{CRD_ARGS, scratch, workspace};
 
 /// The README's regeneration command for the built-in informers, minus
-/// `cargo run -p clientgo-codegen --`.
+/// `cargo run -p clientgo-codegen --bin clientgo-codegen --`.
 const BUILT_IN_ARGS: [&str; 6] = [
     "--openapi",
     "../shared/openapi/kubernetes-v1.36.0-swagger.json",

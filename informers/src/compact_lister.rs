@@ -59,15 +59,32 @@ where
         }
     }
 
-    /// The cluster-scoped object named `name`, decoded.
-    pub fn get(&self, name: &str) -> Result<Arc<K>, Error> {
-        self.cache.for_lister(&*self.lister.get(name)?)
+    /// The cluster-scoped object named `name`, decoded; `None` when none
+    /// is cached or it does not decode (see [`Lister::get`]).
+    pub fn get(&self, name: &str) -> Option<Arc<K>> {
+        self.try_get(name).ok().flatten()
     }
 
-    /// The object `name` in `namespace`, decoded.
-    pub fn get_namespaced(&self, namespace: &str, name: &str) -> Result<Arc<K>, Error> {
-        self.cache
-            .for_lister(&*self.lister.namespace(namespace).get(name)?)
+    /// As [`get`](Self::get), with an entry that does not decode an error.
+    pub fn try_get(&self, name: &str) -> Result<Option<Arc<K>>, Error> {
+        self.decoded(self.lister.get(name))
+    }
+
+    /// The object `name` in `namespace`, decoded; `None` when none is
+    /// cached or it does not decode.
+    pub fn get_namespaced(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        self.try_get_namespaced(namespace, name).ok().flatten()
+    }
+
+    /// As [`get_namespaced`](Self::get_namespaced), with an entry that
+    /// does not decode an error.
+    pub fn try_get_namespaced(&self, namespace: &str, name: &str) -> Result<Option<Arc<K>>, Error> {
+        self.decoded(self.lister.namespace(namespace).get(name))
+    }
+
+    /// `entry`, when there is one, decoded.
+    fn decoded(&self, entry: Option<Arc<Compact<K, B>>>) -> Result<Option<Arc<K>>, Error> {
+        entry.map(|entry| self.cache.for_lister(&entry)).transpose()
     }
 
     /// Every cached object matching `selector`, decoded (the first object

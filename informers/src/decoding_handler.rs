@@ -7,7 +7,7 @@ use clientgo_apimachinery::{Compact, CompactBody, CompactDecodeError, Object};
 use clientgo_store::ObjectOrTombstone;
 use serde::de::DeserializeOwned;
 
-use crate::handler::ResourceEventHandler;
+use clientgo_store::ResourceEventHandler;
 
 /// Lets a handler of `K` (`&Arc<K>`) listen to an informer of
 /// `Compact<K, B>` (any body): each object is decoded when the handler is called, and

@@ -1,6 +1,6 @@
 //! [`Error`]: what informers, listers and factories report.
 
-use clientgo_apimachinery::{GroupResource, GroupVersionResource};
+use clientgo_apimachinery::GroupVersionResource;
 use clientgo_store::StoreError;
 
 /// Why an informer, lister or factory call failed.
@@ -44,17 +44,6 @@ pub enum Error {
         #[source]
         source: StoreError,
     },
-    /// A lister found no object with that name (client-go's
-    /// `errors.NewNotFound(GroupResource, name)`).
-    #[error("{resource} \"{name}\" not found{}", namespace.as_deref().map(|n| format!(" in namespace {n:?}")).unwrap_or_default())]
-    NotFound {
-        /// The object's group and resource.
-        resource: GroupResource,
-        /// The namespace looked in, for namespaced resources.
-        namespace: Option<String>,
-        /// The name looked up.
-        name: String,
-    },
     /// A cached compact object no longer decodes into its type.
     #[error(transparent)]
     Decode(#[from] clientgo_apimachinery::CompactDecodeError),
@@ -88,11 +77,4 @@ pub enum Error {
         /// The verbs it supports.
         verbs: Vec<String>,
     },
-}
-
-impl Error {
-    /// Whether a lister found nothing.
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, Error::NotFound { .. })
-    }
 }

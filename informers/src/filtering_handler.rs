@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use clientgo_store::ObjectOrTombstone;
 
-use crate::handler::ResourceEventHandler;
+use clientgo_store::ResourceEventHandler;
 
 /// Wraps a handler so it sees only objects `filter` accepts (client-go's
 /// `FilteringResourceEventHandler`):

@@ -48,7 +48,8 @@ pub(crate) trait ErasedInformer: InformerSynced {
     fn run(&self, cancel: CancellationToken) -> Pin<Box<dyn Future<Output = ()> + Send>>;
     fn resource(&self) -> Option<&ApiResource>;
     fn list(&self, namespace: Option<&str>, selector: &LabelSelector) -> Vec<Arc<dyn AnyObject>>;
-    fn get(&self, namespace: Option<&str>, name: &str) -> Result<Arc<dyn AnyObject>, Error>;
+    fn get(&self, namespace: Option<&str>, name: &str)
+    -> Result<Option<Arc<dyn AnyObject>>, Error>;
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -77,13 +78,17 @@ where
             .collect()
     }
 
-    fn get(&self, namespace: Option<&str>, name: &str) -> Result<Arc<dyn AnyObject>, Error> {
+    fn get(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Arc<dyn AnyObject>>, Error> {
         let lister: Lister<K> = self.lister();
         let object = match namespace {
-            Some(namespace) => lister.namespace(namespace).get(name)?,
-            None => lister.get(name)?,
+            Some(namespace) => lister.namespace(namespace).try_get(name)?,
+            None => lister.try_get(name)?,
         };
-        Ok(object)
+        Ok(object.map(|object| object as Arc<dyn AnyObject>))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -184,8 +189,15 @@ impl GenericLister {
         self.informer.list(self.namespace.as_deref(), selector)
     }
 
-    /// The object named `name` (in the namespace, for a namespace lister).
-    pub fn get(&self, name: &str) -> Result<Arc<dyn AnyObject>, Error> {
+    /// The object named `name` (in the namespace, for a namespace
+    /// lister), `None` when none is cached; see [`Lister::get`].
+    pub fn get(&self, name: &str) -> Option<Arc<dyn AnyObject>> {
+        self.try_get(name).ok().flatten()
+    }
+
+    /// As [`get`](Self::get), with a cached entry that does not decode an
+    /// error; see [`Lister::try_get`].
+    pub fn try_get(&self, name: &str) -> Result<Option<Arc<dyn AnyObject>>, Error> {
         self.informer.get(self.namespace.as_deref(), name)
     }
 

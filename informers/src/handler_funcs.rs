@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use clientgo_store::ObjectOrTombstone;
 
-use crate::handler::ResourceEventHandler;
+use clientgo_store::ResourceEventHandler;
 
 type AddFn<K> = Box<dyn FnMut(&Arc<K>, bool) + Send>;
 type UpdateFn<K> = Box<dyn FnMut(&Arc<K>, &Arc<K>) + Send>;

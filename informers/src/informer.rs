@@ -18,8 +18,8 @@ use clientgo_reflector::{
     ReflectorStatus, ResourceVersionTracker, ResumePoint, WaitError, WatchErrorHandler,
 };
 use clientgo_store::{
-    Delta, DeltaHandler, Indexer, IndexerOptions, Indexers, KnownObjects, ObjectOrTombstone,
-    PopError, ProcessError, Queue, RealFifo, RealFifoOptions, ReflectorStore, Store, TransformFunc,
+    Delta, Indexer, IndexerOptions, Indexers, KnownObjects, ObjectOrTombstone, PopError,
+    ProcessError, Queue, RealFifo, RealFifoOptions, ReflectorStore, Store, TransformFunc,
     process_deltas, process_deltas_in_batch,
 };
 use parking_lot::Mutex;
@@ -28,7 +28,7 @@ use tracing::Instrument;
 
 use crate::decode_cache::DecodeStats;
 use crate::error::Error;
-use crate::handler::{Notification, ResourceEventHandler};
+use crate::handler::Notification;
 use crate::handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
 use crate::heavy_work::{HEAVY_WORK_OBJECTS, off_async_workers};
 use crate::informer_options::SharedIndexInformerOptions;
@@ -38,6 +38,7 @@ use crate::processor::Processor;
 use crate::snapshot::SnapshotOptions;
 use crate::sync_signal::{SyncChanges, SyncSignal};
 use crate::warm_restart::{SnapshotCounters, SnapshotFile, SnapshotStats};
+use clientgo_store::ResourceEventHandler;
 
 /// Listener ids are unique across informers, so a registration from one
 /// informer never removes another's handler.
@@ -491,7 +492,7 @@ where
         off_async_workers(heavy, || {
             let _blocked = inner.block_deltas.lock();
             process_deltas(
-                &mut Distributor(&inner.processor),
+                &mut HandlerNotifier(&inner.processor),
                 &*inner.indexer,
                 inner.indexer.key_func(),
                 vec![delta],
@@ -509,7 +510,7 @@ where
         off_async_workers(deltas.len() >= HEAVY_WORK_OBJECTS, || {
             let _blocked = inner.block_deltas.lock();
             process_deltas_in_batch(
-                &mut Distributor(&inner.processor),
+                &mut HandlerNotifier(&inner.processor),
                 &inner.indexer,
                 deltas,
                 is_in_initial_list,
@@ -797,9 +798,9 @@ where
 /// a notification for the handlers. An update whose old and new objects
 /// have the same resourceVersion is a resync and goes only to handlers due
 /// for one.
-struct Distributor<'a, K>(&'a Processor<K>);
+struct HandlerNotifier<'a, K>(&'a Processor<K>);
 
-impl<K: Object + Send + Sync + 'static> DeltaHandler<K> for Distributor<'_, K> {
+impl<K: Object + Send + Sync + 'static> ResourceEventHandler<K> for HandlerNotifier<'_, K> {
     fn on_add(&mut self, object: &Arc<K>, is_in_initial_list: bool) {
         self.0.distribute(
             Notification::Add {

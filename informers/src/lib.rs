@@ -57,7 +57,7 @@
 //! for deployment in deployments.lister().namespace("default").list(&LabelSelector::everything()) {
 //!     println!("cached: {}", name(&deployment));
 //! }
-//! assert!(deployments.lister().namespace("default").get("web").is_ok());
+//! assert!(deployments.lister().namespace("default").get("web").is_some());
 //!
 //! stop.cancel();
 //! factory.shutdown().await;
@@ -174,7 +174,6 @@ pub use factory::SharedInformerFactory;
 pub use factory_options::InformerFactoryOptions;
 pub use filtering_handler::FilteringResourceEventHandler;
 pub use generic_informer::{AnyObject, GenericInformer, GenericLister};
-pub use handler::ResourceEventHandler;
 pub use handler_funcs::ResourceEventHandlerFuncs;
 pub use handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
 
@@ -221,8 +220,8 @@ pub use warm_restart::SnapshotStats;
 pub use clientgo_apimachinery as apimachinery;
 pub use clientgo_reflector::{Error as ReflectorError, ReflectorOptions};
 pub use clientgo_store::{
-    DeletedFinalStateUnknown, Indexers, KeyFunc, ObjectOrTombstone, TransformFunc,
-    meta_namespace_key, meta_namespace_key_func, split_meta_namespace_key,
+    DeletedFinalStateUnknown, Indexers, KeyFunc, ObjectOrTombstone, ResourceEventHandler,
+    TransformFunc, meta_namespace_key, meta_namespace_key_func, split_meta_namespace_key,
 };
 
 #[cfg(test)]

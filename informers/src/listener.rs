@@ -11,10 +11,11 @@ use clientgo_apimachinery::Object;
 use parking_lot::{Condvar, Mutex};
 use tokio_util::sync::CancellationToken;
 
-use crate::handler::{Notification, ResourceEventHandler};
+use crate::handler::Notification;
 use crate::metrics::{HistogramMetric, SettableGaugeMetric};
 use crate::pending_queue::{HandlerQueue, PendingQueue};
 use crate::sync_signal::SyncSignal;
+use clientgo_store::ResourceEventHandler;
 
 /// A handler call slower than this, while more than
 /// [`SLOW_HANDLER_PENDING`] notifications wait, is logged (client-go's

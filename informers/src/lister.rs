@@ -52,8 +52,9 @@ impl<K> Clone for Source<K> {
 /// decoded from its cached entry through the informer's cache of recent
 /// decodes (bounded in bytes, shared by every lister of the informer, each
 /// hit checked against the entry's resourceVersion); an entry that does
-/// not decode is an [`Error::Decode`] from `get` and is left out (logged
-/// and counted in [`decode_stats`](Self::decode_stats)) by `list`.
+/// not decode is left out by `list` and `get` (logged and counted in
+/// [`decode_stats`](Self::decode_stats)), and is an [`Error::Decode`] from
+/// [`try_get`](Self::try_get).
 /// [`keys`](Self::keys), [`contains`](Self::contains) and label selectors
 /// never decode.
 pub struct Lister<K> {
@@ -229,14 +230,18 @@ impl<K: ApiObject> Lister<K> {
     }
 
     /// The cluster-scoped object named `name` (for a namespaced
-    /// resource, the key `namespace/name`), or
-    /// [`Error::NotFound`](crate::Error::NotFound).
-    pub fn get(&self, name: &str) -> Result<Arc<K>, Error> {
-        self.source.get(name)?.ok_or_else(|| Error::NotFound {
-            resource: self.resource.clone(),
-            namespace: None,
-            name: name.to_string(),
-        })
+    /// resource, the key `namespace/name`), `None` when none is cached
+    /// (client-go's `Get`, whose NotFound error is this `None`). In
+    /// compact storage an entry that no longer decodes is `None` as well;
+    /// [`try_get`](Self::try_get) tells the two apart.
+    pub fn get(&self, name: &str) -> Option<Arc<K>> {
+        self.try_get(name).ok().flatten()
+    }
+
+    /// As [`get`](Self::get), with a cached entry that does not decode an
+    /// [`Error::Decode`](crate::Error::Decode) rather than `None`.
+    pub fn try_get(&self, name: &str) -> Result<Option<Arc<K>>, Error> {
+        self.source.get(name)
     }
 
     /// The objects the index `index_name` files under `value` (client-go's
@@ -339,18 +344,18 @@ impl<K: ApiObject> NamespaceLister<K> {
             .list_namespace(&self.namespace, selector, &self.lister.resource)
     }
 
-    /// The object `name` of the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
-    pub fn get(&self, name: &str) -> Result<Arc<K>, Error> {
-        let key = format!("{}/{}", self.namespace, name);
+    /// The object `name` of the namespace, `None` when none is cached;
+    /// see [`Lister::get`].
+    pub fn get(&self, name: &str) -> Option<Arc<K>> {
+        self.try_get(name).ok().flatten()
+    }
+
+    /// As [`get`](Self::get), with a cached entry that does not decode an
+    /// [`Error::Decode`](crate::Error::Decode); see [`Lister::try_get`].
+    pub fn try_get(&self, name: &str) -> Result<Option<Arc<K>>, Error> {
         self.lister
             .source
-            .get(&key)?
-            .ok_or_else(|| Error::NotFound {
-                resource: self.lister.resource.clone(),
-                namespace: Some(self.namespace.clone()),
-                name: name.to_string(),
-            })
+            .get(&format!("{}/{}", self.namespace, name))
     }
 
     /// The namespace.
@@ -416,19 +421,22 @@ mod tests {
     }
 
     #[test]
-    fn get_returns_shared_objects_or_a_typed_not_found() -> Result<(), Box<dyn std::error::Error>> {
+    fn get_returns_shared_objects_or_none() -> Result<(), Box<dyn std::error::Error>> {
         let pods = lister(IndexerOptions::default().namespace_index())?;
-        let first = pods.namespace("a").get("web-1")?;
-        let second = pods.namespace("a").get("web-1")?;
+        let first = pods.namespace("a").get("web-1").ok_or("missing")?;
+        let second = pods.namespace("a").get("web-1").ok_or("missing")?;
         assert!(Arc::ptr_eq(&first, &second));
-        let missing = pods.namespace("a").get("nope").err().ok_or("found")?;
-        assert!(missing.is_not_found());
-        assert_eq!(
-            missing.to_string(),
-            "pods \"nope\" not found in namespace \"a\""
+        assert!(pods.namespace("a").get("nope").is_none());
+        assert!(
+            pods.namespace("b").get("web-1").is_none(),
+            "another namespace"
         );
-        let cluster = pods.get("web-1").err().ok_or("found")?;
-        assert_eq!(cluster.to_string(), "pods \"web-1\" not found");
+        assert!(
+            pods.get("web-1").is_none(),
+            "a namespaced object's key is namespace/name"
+        );
+        assert!(pods.get("a/web-1").is_some());
+        assert!(pods.namespace("a").try_get("nope")?.is_none());
         Ok(())
     }
 }

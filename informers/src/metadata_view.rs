@@ -11,7 +11,7 @@ use clientgo_store::ObjectOrTombstone;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::generic_informer::AnyObject;
-use crate::handler::ResourceEventHandler;
+use clientgo_store::ResourceEventHandler;
 
 /// The metadata of one cached object version, read in place: no decode
 /// (in compact storage the entry's metadata was parsed once, at ingest)

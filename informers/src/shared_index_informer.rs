@@ -15,7 +15,6 @@ use tokio_util::sync::CancellationToken;
 use crate::compact_index::{DecodeFn, decoded_indexers_with};
 use crate::decode_cache::{DecodeCache, Entry};
 use crate::error::Error;
-use crate::handler::ResourceEventHandler;
 use crate::handler_options::HandlerOptions;
 use crate::informer::{InformerCore, InformerStats, short_type_name};
 use crate::informer_options::SharedIndexInformerOptions;
@@ -28,6 +27,7 @@ use crate::storage::Storage;
 use crate::sync_signal::SyncChanges;
 use crate::transform::{MetadataTransform, ingest_metadata_transform};
 use crate::warm_restart::SnapshotStats;
+use clientgo_store::ResourceEventHandler;
 
 /// The engine of one informer, over the type its cache keeps.
 enum Engine<K> {

@@ -253,7 +253,6 @@ where
         Arc::new(move |key: &str| {
             cache
                 .get(key)
-                .ok()
                 .map(|object| object.resource_version().unwrap_or_default().to_string())
         }),
     );

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::support::*;
 use clientgo_apimachinery::LabelSelector;
-use clientgo_informers::{DECODED_EXPANSION, Error, Storage};
+use clientgo_informers::{DECODED_EXPANSION, Storage};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 #[tokio::test]
@@ -62,7 +62,7 @@ async fn reads_decode_once_until_the_object_changes_and_the_cache_stays_bounded(
     assert_eq!(lister.list_metadata(&LabelSelector::everything()).len(), 20);
     assert_eq!(lister.decode_stats().misses, misses);
 
-    let missing = pods.get("nope").unwrap_err();
-    assert!(matches!(missing, Error::NotFound { .. }), "{missing}");
+    assert!(pods.get("nope").is_none());
+    assert!(pods.try_get("nope").unwrap().is_none());
     running.stop().await;
 }

@@ -88,7 +88,7 @@
 //!
 //! /// Prints what happened; a real handler would enqueue keys.
 //! struct Print;
-//! impl DeltaHandler<ConfigMap> for Print {
+//! impl ResourceEventHandler<ConfigMap> for Print {
 //!     fn on_add(&mut self, o: &Arc<ConfigMap>, initial: bool) { println!("add {:?} initial={initial}", o.metadata.name) }
 //!     fn on_update(&mut self, _: &Arc<ConfigMap>, new: &Arc<ConfigMap>) { println!("update {:?}", new.metadata.name) }
 //!     fn on_delete(&mut self, o: &ObjectOrTombstone<ConfigMap>) { println!("delete {:?}", o.object().map(|o| &o.metadata.name)) }
@@ -232,6 +232,7 @@ mod process_deltas;
 mod queue;
 mod queue_core;
 mod real_fifo;
+mod resource_event_handler;
 mod store;
 #[cfg(test)]
 mod test_support;
@@ -255,9 +256,10 @@ pub use key::{
 };
 pub use lru_cache::LruCache;
 pub use mutation_cache::{MutationCache, MutationCacheOptions};
-pub use process_deltas::{DeltaHandler, ProcessError, process_deltas, process_deltas_in_batch};
+pub use process_deltas::{ProcessError, process_deltas, process_deltas_in_batch};
 pub use queue::Queue;
 pub use real_fifo::{DEFAULT_BATCH_SIZE, RealFifo, RealFifoMode, RealFifoOptions};
+pub use resource_event_handler::ResourceEventHandler;
 pub use store::{Arrival, KnownObjects, ReflectorStore, Store, TransformFunc};
 pub use thread_safe_store::{Change, ThreadSafeStore};
 pub use undelta_store::{PushFunc, UndeltaStore};

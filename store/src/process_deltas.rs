@@ -13,22 +13,8 @@ use crate::delta::{Delta, DeltaType};
 use crate::error::StoreError;
 use crate::indexer::{Indexer, Transaction};
 use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone};
+use crate::resource_event_handler::ResourceEventHandler;
 use crate::store::Store;
-
-/// What changed, as told to a [`process_deltas`] caller.
-pub trait DeltaHandler<K> {
-    /// An object appeared; `is_in_initial_list` is true for objects of the
-    /// first list.
-    fn on_add(&mut self, object: &Arc<K>, is_in_initial_list: bool);
-
-    /// An object changed from `old` to `new`. A resync delivers the same
-    /// object as both.
-    fn on_update(&mut self, old: &Arc<K>, new: &Arc<K>);
-
-    /// An object was deleted; a tombstone when the deletion was inferred
-    /// from a relist.
-    fn on_delete(&mut self, object: &ObjectOrTombstone<K>);
-}
 
 /// Why deltas could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -66,7 +52,7 @@ pub fn process_deltas<K, S, H>(
 where
     K: Object + Send + Sync + 'static,
     S: Store<K> + ?Sized,
-    H: DeltaHandler<K> + ?Sized,
+    H: ResourceEventHandler<K> + ?Sized,
 {
     for delta in deltas {
         match delta {
@@ -146,7 +132,7 @@ pub fn process_deltas_in_batch<K, H>(
 ) -> Result<(), ProcessError>
 where
     K: Object + Send + Sync + 'static,
-    H: DeltaHandler<K> + ?Sized,
+    H: ResourceEventHandler<K> + ?Sized,
 {
     enum Notice<K> {
         Add(Arc<K>),
@@ -218,7 +204,7 @@ mod tests {
         events: Vec<String>,
     }
 
-    impl DeltaHandler<ConfigMap> for Recorder<'_> {
+    impl ResourceEventHandler<ConfigMap> for Recorder<'_> {
         fn on_add(&mut self, object: &Arc<ConfigMap>, initial: bool) {
             let cached = Store::get_by_key(self.store, &name(object)).is_some();
             self.events.push(format!(

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use clientgo_store::{
-    DeltaFifo, DeltaFifoOptions, DeltaHandler, Indexer, IndexerOptions, ObjectOrTombstone, Queue,
-    RealFifo, RealFifoOptions, Store, meta_namespace_key_func, process_deltas,
+    DeltaFifo, DeltaFifoOptions, Indexer, IndexerOptions, ObjectOrTombstone, Queue, RealFifo,
+    RealFifoOptions, ResourceEventHandler, Store, meta_namespace_key_func, process_deltas,
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -94,7 +94,7 @@ fn config_map(name: &str, rv: u64) -> Arc<ConfigMap> {
 /// Handlers are not under test here; the cache is.
 struct Ignore;
 
-impl DeltaHandler<ConfigMap> for Ignore {
+impl ResourceEventHandler<ConfigMap> for Ignore {
     fn on_add(&mut self, _: &Arc<ConfigMap>, _: bool) {}
     fn on_update(&mut self, _: &Arc<ConfigMap>, _: &Arc<ConfigMap>) {}
     fn on_delete(&mut self, _: &ObjectOrTombstone<ConfigMap>) {}

@@ -596,15 +596,17 @@ fn reconcile(
         return Err("injected failure".to_string());
     }
     let (namespace, name) = split_meta_namespace_key(key).map_err(|error| error.to_string())?;
-    match lister.namespace(namespace).get(name) {
+    // `try_get`, not `get`: a cached pod that no longer decodes is an
+    // error to retry, not a deletion.
+    match lister.namespace(namespace).try_get(name) {
         // Deleted since it was queued: nothing left to do.
-        Err(error) if error.is_not_found() => Ok(()),
+        Ok(None) => Ok(()),
         Err(error) => Err(error.to_string()),
-        Ok(pod) if pod.metadata.name.as_deref() != Some(name) => Err(format!(
+        Ok(Some(pod)) if pod.metadata.name.as_deref() != Some(name) => Err(format!(
             "the cache returned {:?} for {key}",
             pod.metadata.name
         )),
-        Ok(_) => Ok(()),
+        Ok(Some(_)) => Ok(()),
     }
 }
 

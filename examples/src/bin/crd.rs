@@ -130,7 +130,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     let deadline =
         tokio::time::Instant::now() + connection.duration.unwrap_or(Duration::from_secs(20));
     let lister = crontabs.lister();
-    while lister.crontabs(&namespace).get("cache-warmer").is_ok()
+    while lister.crontabs(&namespace).get("cache-warmer").is_some()
         && tokio::time::Instant::now() < deadline
     {
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -219,7 +219,7 @@ async fn handlers_read_the_cache_already_updated_and_share_its_objects() {
                         .object()
                         .and_then(|o| o.name().map(str::to_string))
                         .unwrap_or_default();
-                    let gone = delete_lister.namespace("default").get(&name).is_err();
+                    let gone = delete_lister.namespace("default").get(&name).is_none();
                     record_delete
                         .lock()
                         .unwrap()

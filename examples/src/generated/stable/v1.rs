@@ -80,13 +80,9 @@ impl CronTabNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](clientgo_informers::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<crate::crontab::CronTab>, clientgo_informers::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<crate::crontab::CronTab>> {
         self.0.get(name)
     }
 }

@@ -118,15 +118,13 @@ impl MutatingAdmissionPolicyLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
+    ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy>,
-        crate::Error,
     > {
         self.0.get(name)
     }
@@ -184,15 +182,13 @@ impl MutatingAdmissionPolicyBindingLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
+    ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>,
-        crate::Error,
     > {
         self.0.get(name)
     }
@@ -247,15 +243,13 @@ impl MutatingWebhookConfigurationLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
+    ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>,
-        crate::Error,
     > {
         self.0.get(name)
     }
@@ -308,15 +302,13 @@ impl ValidatingAdmissionPolicyLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
+    ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>,
-        crate::Error,
     > {
         self.0.get(name)
     }
@@ -373,17 +365,15 @@ impl ValidatingAdmissionPolicyBindingLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
+    ) -> Option<
         Arc<
             k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
         >,
-        crate::Error,
     > {
         self.0.get(name)
     }
@@ -438,15 +428,13 @@ impl ValidatingWebhookConfigurationLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
+    ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
-        crate::Error,
     > {
         self.0.get(name)
     }

@@ -76,17 +76,15 @@ impl CustomResourceDefinitionLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
+    ) -> Option<
         Arc<
             k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         >,
-        crate::Error,
     > {
         self.0.get(name)
     }

@@ -74,15 +74,13 @@ impl APIServiceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
+    ) -> Option<
         Arc<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
-        crate::Error,
     > {
         self.0.get(name)
     }

@@ -119,13 +119,12 @@ impl ControllerRevisionNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::apps::v1::ControllerRevision>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::apps::v1::ControllerRevision>> {
         self.0.get(name)
     }
 }
@@ -191,13 +190,9 @@ impl DaemonSetNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::apps::v1::DaemonSet>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::apps::v1::DaemonSet>> {
         self.0.get(name)
     }
 }
@@ -263,13 +258,12 @@ impl DeploymentNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::apps::v1::Deployment>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::apps::v1::Deployment>> {
         self.0.get(name)
     }
 }
@@ -335,13 +329,12 @@ impl ReplicaSetNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::apps::v1::ReplicaSet>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::apps::v1::ReplicaSet>> {
         self.0.get(name)
     }
 }
@@ -407,13 +400,12 @@ impl StatefulSetNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::apps::v1::StatefulSet>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::apps::v1::StatefulSet>> {
         self.0.get(name)
     }
 }

@@ -94,16 +94,12 @@ impl HorizontalPodAutoscalerNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
-        Arc<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>,
-        crate::Error,
-    > {
+    ) -> Option<Arc<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>> {
         self.0.get(name)
     }
 }

@@ -93,13 +93,9 @@ impl CronJobNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::batch::v1::CronJob>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::batch::v1::CronJob>> {
         self.0.get(name)
     }
 }
@@ -163,13 +159,9 @@ impl JobNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::batch::v1::Job>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::batch::v1::Job>> {
         self.0.get(name)
     }
 }

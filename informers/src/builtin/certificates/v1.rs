@@ -70,16 +70,12 @@ impl CertificateSigningRequestLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
-        Arc<k8s_openapi::api::certificates::v1::CertificateSigningRequest>,
-        crate::Error,
-    > {
+    ) -> Option<Arc<k8s_openapi::api::certificates::v1::CertificateSigningRequest>> {
         self.0.get(name)
     }
 }

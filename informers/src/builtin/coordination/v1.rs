@@ -86,13 +86,12 @@ impl LeaseNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::coordination::v1::Lease>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::coordination::v1::Lease>> {
         self.0.get(name)
     }
 }

@@ -184,13 +184,9 @@ impl ConfigMapNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::ConfigMap>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::ConfigMap>> {
         self.0.get(name)
     }
 }
@@ -256,13 +252,9 @@ impl EndpointsNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::Endpoints>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Endpoints>> {
         self.0.get(name)
     }
 }
@@ -328,13 +320,9 @@ impl EventNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::Event>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Event>> {
         self.0.get(name)
     }
 }
@@ -400,13 +388,12 @@ impl LimitRangeNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::LimitRange>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::core::v1::LimitRange>> {
         self.0.get(name)
     }
 }
@@ -449,13 +436,9 @@ impl NamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::Namespace>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Namespace>> {
         self.0.get(name)
     }
 }
@@ -498,13 +481,9 @@ impl NodeLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::Node>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Node>> {
         self.0.get(name)
     }
 }
@@ -549,13 +528,12 @@ impl PersistentVolumeLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::PersistentVolume>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::core::v1::PersistentVolume>> {
         self.0.get(name)
     }
 }
@@ -626,13 +604,12 @@ impl PersistentVolumeClaimNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::PersistentVolumeClaim>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::core::v1::PersistentVolumeClaim>> {
         self.0.get(name)
     }
 }
@@ -696,13 +673,9 @@ impl PodNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::Pod>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Pod>> {
         self.0.get(name)
     }
 }
@@ -768,13 +741,12 @@ impl PodTemplateNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::PodTemplate>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::core::v1::PodTemplate>> {
         self.0.get(name)
     }
 }
@@ -845,13 +817,12 @@ impl ReplicationControllerNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::ReplicationController>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::core::v1::ReplicationController>> {
         self.0.get(name)
     }
 }
@@ -917,13 +888,12 @@ impl ResourceQuotaNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::ResourceQuota>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::core::v1::ResourceQuota>> {
         self.0.get(name)
     }
 }
@@ -989,13 +959,9 @@ impl SecretNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::Secret>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Secret>> {
         self.0.get(name)
     }
 }
@@ -1061,13 +1027,9 @@ impl ServiceNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::Service>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Service>> {
         self.0.get(name)
     }
 }
@@ -1135,13 +1097,12 @@ impl ServiceAccountNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::core::v1::ServiceAccount>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::core::v1::ServiceAccount>> {
         self.0.get(name)
     }
 }

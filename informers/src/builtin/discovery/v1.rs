@@ -88,13 +88,12 @@ impl EndpointSliceNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::discovery::v1::EndpointSlice>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::discovery::v1::EndpointSlice>> {
         self.0.get(name)
     }
 }

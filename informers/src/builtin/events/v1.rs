@@ -86,13 +86,9 @@ impl EventNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::events::v1::Event>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::events::v1::Event>> {
         self.0.get(name)
     }
 }

@@ -72,13 +72,12 @@ impl FlowSchemaLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::flowcontrol::v1::FlowSchema>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::flowcontrol::v1::FlowSchema>> {
         self.0.get(name)
     }
 }
@@ -128,16 +127,12 @@ impl PriorityLevelConfigurationLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
-        Arc<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>,
-        crate::Error,
-    > {
+    ) -> Option<Arc<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>> {
         self.0.get(name)
     }
 }

@@ -91,13 +91,12 @@ impl IPAddressLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::networking::v1::IPAddress>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::networking::v1::IPAddress>> {
         self.0.get(name)
     }
 }
@@ -163,13 +162,12 @@ impl IngressNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::networking::v1::Ingress>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::networking::v1::Ingress>> {
         self.0.get(name)
     }
 }
@@ -214,13 +212,12 @@ impl IngressClassLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::networking::v1::IngressClass>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::networking::v1::IngressClass>> {
         self.0.get(name)
     }
 }
@@ -288,13 +285,12 @@ impl NetworkPolicyNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::networking::v1::NetworkPolicy>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::networking::v1::NetworkPolicy>> {
         self.0.get(name)
     }
 }
@@ -339,13 +335,12 @@ impl ServiceCIDRLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::networking::v1::ServiceCIDR>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::networking::v1::ServiceCIDR>> {
         self.0.get(name)
     }
 }

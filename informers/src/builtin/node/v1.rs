@@ -63,13 +63,12 @@ impl RuntimeClassLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::node::v1::RuntimeClass>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::node::v1::RuntimeClass>> {
         self.0.get(name)
     }
 }

@@ -91,13 +91,12 @@ impl PodDisruptionBudgetNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::policy::v1::PodDisruptionBudget>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::policy::v1::PodDisruptionBudget>> {
         self.0.get(name)
     }
 }

@@ -84,13 +84,12 @@ impl ClusterRoleLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::rbac::v1::ClusterRole>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::rbac::v1::ClusterRole>> {
         self.0.get(name)
     }
 }
@@ -135,13 +134,12 @@ impl ClusterRoleBindingLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::rbac::v1::ClusterRoleBinding>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::rbac::v1::ClusterRoleBinding>> {
         self.0.get(name)
     }
 }
@@ -205,13 +203,9 @@ impl RoleNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<k8s_openapi::api::rbac::v1::Role>, crate::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::rbac::v1::Role>> {
         self.0.get(name)
     }
 }
@@ -277,13 +271,12 @@ impl RoleBindingNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::rbac::v1::RoleBinding>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::rbac::v1::RoleBinding>> {
         self.0.get(name)
     }
 }

@@ -84,13 +84,12 @@ impl DeviceClassLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::resource::v1::DeviceClass>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::resource::v1::DeviceClass>> {
         self.0.get(name)
     }
 }
@@ -158,13 +157,12 @@ impl ResourceClaimNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::resource::v1::ResourceClaim>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::resource::v1::ResourceClaim>> {
         self.0.get(name)
     }
 }
@@ -238,16 +236,12 @@ impl ResourceClaimTemplateNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
-        Arc<k8s_openapi::api::resource::v1::ResourceClaimTemplate>,
-        crate::Error,
-    > {
+    ) -> Option<Arc<k8s_openapi::api::resource::v1::ResourceClaimTemplate>> {
         self.0.get(name)
     }
 }
@@ -292,13 +286,12 @@ impl ResourceSliceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::resource::v1::ResourceSlice>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::resource::v1::ResourceSlice>> {
         self.0.get(name)
     }
 }

@@ -65,13 +65,12 @@ impl PriorityClassLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::scheduling::v1::PriorityClass>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::scheduling::v1::PriorityClass>> {
         self.0.get(name)
     }
 }

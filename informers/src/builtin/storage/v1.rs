@@ -99,13 +99,12 @@ impl CSIDriverLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::storage::v1::CSIDriver>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::storage::v1::CSIDriver>> {
         self.0.get(name)
     }
 }
@@ -148,13 +147,12 @@ impl CSINodeLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::storage::v1::CSINode>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::storage::v1::CSINode>> {
         self.0.get(name)
     }
 }
@@ -225,13 +223,12 @@ impl CSIStorageCapacityNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::storage::v1::CSIStorageCapacity>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::storage::v1::CSIStorageCapacity>> {
         self.0.get(name)
     }
 }
@@ -276,13 +273,12 @@ impl StorageClassLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::storage::v1::StorageClass>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::storage::v1::StorageClass>> {
         self.0.get(name)
     }
 }
@@ -327,13 +323,12 @@ impl VolumeAttachmentLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<Arc<k8s_openapi::api::storage::v1::VolumeAttachment>, crate::Error> {
+    ) -> Option<Arc<k8s_openapi::api::storage::v1::VolumeAttachment>> {
         self.0.get(name)
     }
 }
@@ -384,16 +379,12 @@ impl VolumeAttributesClassLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](crate::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
-        Arc<k8s_openapi::api::storage::v1::VolumeAttributesClass>,
-        crate::Error,
-    > {
+    ) -> Option<Arc<k8s_openapi::api::storage::v1::VolumeAttributesClass>> {
         self.0.get(name)
     }
 }

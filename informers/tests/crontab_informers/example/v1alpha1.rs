@@ -60,13 +60,9 @@ impl ClusterWidgetLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name`, or
-    /// [`Error::NotFound`](clientgo_informers::Error::NotFound).
+    /// The cached object named `name`, `None` when none is.
     #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> Result<Arc<crate::ClusterWidget>, clientgo_informers::Error> {
+    pub fn get(&self, name: &str) -> Option<Arc<crate::ClusterWidget>> {
         self.0.get(name)
     }
 }

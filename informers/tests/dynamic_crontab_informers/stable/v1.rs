@@ -100,16 +100,12 @@ impl CronTabNamespaceLister {
         self.0.list(selector)
     }
 
-    /// The cached object named `name` in the namespace, or
-    /// [`Error::NotFound`](clientgo_informers::Error::NotFound).
+    /// The cached object named `name` in the namespace, `None` when none is.
     #[inline]
     pub fn get(
         &self,
         name: &str,
-    ) -> Result<
-        Arc<clientgo_informers::apimachinery::DynamicObject>,
-        clientgo_informers::Error,
-    > {
+    ) -> Option<Arc<clientgo_informers::apimachinery::DynamicObject>> {
         self.0.get(name)
     }
 }
