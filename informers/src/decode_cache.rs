@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use clientgo_apimachinery::{ApiObject, Compact, CompactBody, Object, Protobuf};
 use clientgo_store::{LruCache, TransformFunc, meta_namespace_key};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 /// What the cache of an informer in compact storage keeps per object.
 pub(crate) type Entry<K> = Compact<K, Protobuf>;
@@ -64,7 +64,7 @@ struct State<K> {
 /// **Locking:** one mutex over the cache and counters, held for a lookup
 /// or an insert, never while decoding.
 pub(crate) struct DecodeCache<K, B: CompactBody = Protobuf> {
-    transform: RwLock<Option<TransformFunc<K>>>,
+    transform: Option<TransformFunc<K>>,
     state: Mutex<State<K>>,
     /// Counted outside the lock: handlers decode on their own threads,
     /// once per event, and must not wait for a lister's lookup.
@@ -80,7 +80,7 @@ where
 {
     pub(crate) fn new(budget: usize, transform: Option<TransformFunc<K>>) -> Self {
         DecodeCache {
-            transform: RwLock::new(transform),
+            transform,
             state: Mutex::new(State {
                 kept: LruCache::new(budget),
                 hits: 0,
@@ -90,11 +90,6 @@ where
             errors: AtomicU64::new(0),
             _body: std::marker::PhantomData,
         }
-    }
-
-    /// Sets the transform every later decode goes through.
-    pub(crate) fn set_transform(&self, transform: TransformFunc<K>) {
-        *self.transform.write() = Some(transform);
     }
 
     /// The counters so far.
@@ -162,8 +157,7 @@ where
     /// `entry` decoded and transformed, shared with every other holder of
     /// its decode (see [`Compact::decode_transformed`]).
     pub(crate) fn decode(&self, entry: &Compact<K, B>) -> Result<Arc<K>, crate::Error> {
-        let transform = self.transform.read().clone();
-        let transformed = match transform {
+        let transformed = match &self.transform {
             None => return Ok(entry.decode()?),
             Some(transform) => entry.decode_transformed(|object| transform(object))?,
         };

@@ -7,15 +7,6 @@ use clientgo_store::StoreError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A setting that only takes effect at start was changed after start
-    /// (client-go: "informer has already started").
-    #[error("informer {informer}: {setting} can only be set before the informer starts")]
-    AlreadyStarted {
-        /// The informer's name.
-        informer: String,
-        /// What was being set.
-        setting: &'static str,
-    },
     /// The informer has stopped, so handlers can no longer be added.
     #[error("informer {informer} has stopped; cannot {action}")]
     Stopped {

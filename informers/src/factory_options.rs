@@ -40,6 +40,10 @@ pub struct InformerFactoryOptions {
     pub use_watch_list: bool,
     /// The reflectors' backoff.
     pub backoff: BackoffOptions,
+    /// Called with every list and watch error of every informer (each
+    /// informer's `SetWatchErrorHandler` in client-go); see
+    /// [`ReflectorOptions::watch_error_handler`](clientgo_reflector::ReflectorOptions::watch_error_handler).
+    pub watch_error_handler: Option<clientgo_reflector::WatchErrorHandler>,
     /// Metrics of every informer and handler.
     pub metrics: Arc<dyn InformerMetricsProvider>,
     /// What `wait_for_cache_sync` does when every unsynced informer's last
@@ -64,6 +68,7 @@ impl Default for InformerFactoryOptions {
             transform: None,
             use_watch_list: true,
             backoff: BackoffOptions::default(),
+            watch_error_handler: None,
             metrics: Arc::new(NoopMetricsProvider),
             lasting_errors: LastingErrors::GiveUp,
             snapshot: None,
@@ -83,6 +88,7 @@ impl fmt::Debug for InformerFactoryOptions {
             .field("transform", &self.transform.is_some())
             .field("use_watch_list", &self.use_watch_list)
             .field("backoff", &self.backoff)
+            .field("watch_error_handler", &self.watch_error_handler.is_some())
             .field("lasting_errors", &self.lasting_errors)
             .field("snapshot", &self.snapshot)
             .finish_non_exhaustive()
@@ -199,6 +205,18 @@ impl InformerFactoryOptions {
         self
     }
 
+    /// Calls `handler` with every list and watch error of every informer
+    /// of the factory, on the informer's reflector task (it must not
+    /// block).
+    #[must_use]
+    pub fn watch_error_handler(
+        mut self,
+        handler: impl Fn(&clientgo_reflector::Error) + Send + Sync + 'static,
+    ) -> Self {
+        self.watch_error_handler = Some(Arc::new(handler));
+        self
+    }
+
     /// Sets the metrics provider.
     #[must_use]
     pub fn metrics(mut self, metrics: Arc<dyn InformerMetricsProvider>) -> Self {
@@ -253,9 +271,12 @@ impl InformerFactoryOptions {
             .resync_period(resync)
             .metrics(Arc::clone(&self.metrics))
             .reflector(
-                ReflectorOptions::default()
-                    .use_watch_list(self.use_watch_list)
-                    .backoff(self.backoff),
+                ReflectorOptions {
+                    watch_error_handler: self.watch_error_handler.clone(),
+                    ..ReflectorOptions::default()
+                }
+                .use_watch_list(self.use_watch_list)
+                .backoff(self.backoff),
             );
         if let Some(transform) = self.metadata_transform() {
             options = options.metadata_transform(transform);

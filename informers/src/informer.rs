@@ -15,12 +15,12 @@ use clientgo_apimachinery::{ApiObject, ApiResource, GroupResource, Object};
 use clientgo_listwatch::ListerWatcher;
 use clientgo_reflector::{
     Error as ReflectorError, Reflector, ReflectorMode, ReflectorOptions, ReflectorStats,
-    ReflectorStatus, ResourceVersionTracker, ResumePoint, WaitError, WatchErrorHandler,
+    ReflectorStatus, ResourceVersionTracker, ResumePoint, WaitError,
 };
 use clientgo_store::{
     Delta, Indexer, IndexerOptions, Indexers, KnownObjects, ObjectOrTombstone, PopError,
-    ProcessError, Queue, RealFifo, RealFifoOptions, ReflectorStore, Store, TransformFunc,
-    process_deltas, process_deltas_in_batch,
+    ProcessError, Queue, RealFifo, RealFifoOptions, ReflectorStore, Store, process_deltas,
+    process_deltas_in_batch,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -47,12 +47,11 @@ static NEXT_LISTENER_ID: AtomicU64 = AtomicU64::new(1);
 /// A reflector's run, its lister-watcher's type erased.
 type ReflectorRun = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// Builds the reflector when the informer starts, with the queue as its
-/// store and the options the informer settled on: its status, and its run
-/// until the token fires.
-type Launcher<K> = Box<
+/// Builds the informer's reflector, over its queue, when it starts: with
+/// the options settled then and the saved state to resume from, if any.
+/// Gives the reflector's status and its run until the token fires.
+type BuildReflector<K> = Box<
     dyn FnOnce(
-            Arc<dyn ReflectorStore<K>>,
             ReflectorOptions,
             Option<ResumePoint<K>>,
             CancellationToken,
@@ -60,25 +59,20 @@ type Launcher<K> = Box<
         + Send,
 >;
 
-/// What `run` takes from the setup: the reflector's builder, its
-/// options and the transform.
-type Launch<K> = (
-    Launcher<K>,
-    ReflectorOptions,
-    Option<TransformFunc<K>>,
-    Option<SnapshotOptions>,
-);
+/// What the informer's run takes when it starts, once.
+struct Start<K> {
+    build_reflector: BuildReflector<K>,
+    reflector_options: ReflectorOptions,
+    snapshot: Option<SnapshotOptions>,
+}
 
-/// What may change until the informer starts.
+/// The resync periods, which handlers added before the start may still
+/// lower (client-go's `resyncCheckPeriod` rule), and what the start takes:
+/// `start` is `None` once the informer has started.
 struct Setup<K> {
-    started: bool,
     default_resync: Duration,
     check_period: Duration,
-    transform: Option<TransformFunc<K>>,
-    watch_error_handler: Option<WatchErrorHandler>,
-    reflector_options: Option<ReflectorOptions>,
-    launcher: Option<Launcher<K>>,
-    snapshot: Option<SnapshotOptions>,
+    start: Option<Start<K>>,
 }
 
 struct Inner<K> {
@@ -89,7 +83,9 @@ struct Inner<K> {
     indexer: Arc<Indexer<K>>,
     processor: Processor<K>,
     setup: Mutex<Setup<K>>,
-    fifo: OnceLock<Arc<RealFifo<K>>>,
+    /// The queue between the reflector and the cache.
+    fifo: Arc<RealFifo<K>>,
+    /// The reflector's status, once it is built (at the start).
     reflector: OnceLock<ReflectorStatus>,
     /// Held while a pop is applied and distributed, and while a handler
     /// added to a running informer is given the cache's contents, so the
@@ -110,7 +106,7 @@ struct Inner<K> {
     /// The client whose discovery says whether the resource is served, for
     /// informers made from a client: a 404 then tells a resource that does
     /// not exist from one about to.
-    discovery: OnceLock<clientgo_rest::RestClient>,
+    discovery: Option<clientgo_rest::RestClient>,
     /// The ListerWatcher's identity (server, resource, namespace,
     /// selectors), recorded in and checked against snapshots.
     source_identity: String,
@@ -135,7 +131,7 @@ impl<K> Drop for Inner<K> {
 struct RunGuard<K> {
     cancel: CancellationToken,
     reflector: tokio::task::AbortHandle,
-    /// Closes the queue.
+    /// Closes the queue (this type has no bounds to call it through).
     close_fifo: Box<dyn Fn() + Send>,
     inner: Arc<Inner<K>>,
     /// Set when the run returned normally: nothing left to do.
@@ -178,7 +174,7 @@ impl<K> fmt::Debug for InformerCore<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedIndexInformer")
             .field("name", &self.inner.name)
-            .field("started", &self.inner.setup.lock().started)
+            .field("started", &self.inner.setup.lock().start.is_none())
             .field("stopped", &self.inner.stopped.is_cancelled())
             .finish_non_exhaustive()
     }
@@ -213,9 +209,15 @@ impl<K> InformerCore<K>
 where
     K: ApiObject,
 {
-    /// An informer over any [`ListerWatcher`]. Nothing is requested until
-    /// [`run`](Self::run).
-    pub(crate) fn new<L>(lister_watcher: L, options: SharedIndexInformerOptions<K>) -> Self
+    /// An informer over any [`ListerWatcher`]; `discovery`, when given,
+    /// is the client whose discovery says whether the resource is served
+    /// (a 404 then tells a resource that does not exist from one about to).
+    /// Nothing is requested until [`run`](Self::run).
+    pub(crate) fn new<L>(
+        lister_watcher: L,
+        options: SharedIndexInformerOptions<K>,
+        discovery: Option<clientgo_rest::RestClient>,
+    ) -> Self
     where
         L: ListerWatcher<K> + Clone + 'static,
     {
@@ -224,18 +226,30 @@ where
             .clone()
             .unwrap_or_else(|| lister_watcher.describe());
         let source_identity = lister_watcher.identity();
-        let launcher: Launcher<K> = Box::new(move |store, reflector_options, resume, cancel| {
-            let mut reflector = Reflector::new(lister_watcher, store, reflector_options);
-            if let Some(point) = resume {
-                reflector = reflector.resume_from(point);
-            }
-            (reflector.status(), Box::pin(reflector.run(cancel)))
-        });
         let clock = Arc::clone(&options.reflector.clock);
         let metrics = InformerMetrics::new(&*options.metrics, &name);
         let indexer = Arc::new(Indexer::new(
             IndexerOptions::default().indexers(options.indexers),
         ));
+        // The queue prepares each object once as it arrives: the cache's
+        // Arc of an unchanged object, else the object transformed.
+        let known: Arc<dyn KnownObjects<K>> = Arc::clone(&indexer) as Arc<dyn KnownObjects<K>>;
+        let mut fifo_options = RealFifoOptions::default()
+            .name(name.clone())
+            .reuse_from(known);
+        if let Some(transform) = options.transform {
+            fifo_options = fifo_options.transform(transform);
+        }
+        let fifo = Arc::new(RealFifo::new(fifo_options));
+        let store: Arc<dyn ReflectorStore<K>> = Arc::clone(&fifo) as Arc<dyn ReflectorStore<K>>;
+        let build_reflector: BuildReflector<K> =
+            Box::new(move |reflector_options, resume, cancel| {
+                let mut reflector = Reflector::new(lister_watcher, store, reflector_options);
+                if let Some(point) = resume {
+                    reflector = reflector.resume_from(point);
+                }
+                (reflector.status(), Box::pin(reflector.run(cancel)))
+            });
         let group_resource = match &options.resource {
             Some(resource) => resource.group_resource(),
             None => GroupResource::new("", name.clone()),
@@ -248,16 +262,15 @@ where
                 indexer,
                 processor: Processor::new(),
                 setup: Mutex::new(Setup {
-                    started: false,
                     default_resync: options.resync_period,
                     check_period: options.resync_period,
-                    transform: options.transform,
-                    watch_error_handler: options.reflector.watch_error_handler.clone(),
-                    reflector_options: Some(options.reflector),
-                    launcher: Some(launcher),
-                    snapshot: options.snapshot,
+                    start: Some(Start {
+                        build_reflector,
+                        reflector_options: options.reflector,
+                        snapshot: options.snapshot,
+                    }),
                 }),
-                fifo: OnceLock::new(),
+                fifo,
                 reflector: OnceLock::new(),
                 block_deltas: Mutex::new(()),
                 stopped: CancellationToken::new(),
@@ -267,24 +280,18 @@ where
                 metrics,
                 metrics_provider: options.metrics,
                 clock,
-                discovery: OnceLock::new(),
+                discovery,
                 source_identity,
                 snapshot_counters: Arc::new(SnapshotCounters::default()),
             }),
         }
     }
 
-    /// Names the client whose discovery says whether the resource is
-    /// served (once; later calls are ignored).
-    pub(crate) fn set_discovery(&self, client: clientgo_rest::RestClient) {
-        let _ = self.inner.discovery.set(client);
-    }
-
     /// Whether the server serves this informer's resource, by discovery:
     /// `None` when it cannot tell (an informer not made from a client, or
     /// discovery itself failed).
     pub(crate) async fn resource_served(&self) -> Option<bool> {
-        let client = self.inner.discovery.get()?;
+        let client = self.inner.discovery.as_ref()?;
         let resource = self.inner.resource.as_ref()?;
         match client
             .discover_group_version(&resource.group_version())
@@ -318,7 +325,12 @@ where
 
     async fn run_inner(&self, cancel: CancellationToken) {
         let inner = &self.inner;
-        let Some((launcher, mut reflector_options, transform, snapshotting)) = self.begin() else {
+        let Some(Start {
+            build_reflector,
+            mut reflector_options,
+            snapshot: snapshotting,
+        }) = self.begin()
+        else {
             return;
         };
         let snapshot_file = snapshotting.and_then(|options| {
@@ -331,35 +343,23 @@ where
             }
             None => None,
         };
-        // The queue prepares each object once as it arrives: the cache's
-        // Arc of an unchanged object, else the object transformed.
-        let known: Arc<dyn KnownObjects<K>> =
-            Arc::clone(&inner.indexer) as Arc<dyn KnownObjects<K>>;
-        let mut fifo_options = RealFifoOptions::default()
-            .name(inner.name.clone())
-            .reuse_from(known);
-        if let Some(transform) = transform {
-            fifo_options = fifo_options.transform(transform);
-        }
-        let fifo = Arc::new(RealFifo::new(fifo_options));
-        let _ = inner.fifo.set(Arc::clone(&fifo));
+        let fifo = &inner.fifo;
         let weak: Weak<Inner<K>> = Arc::downgrade(&self.inner);
         reflector_options.should_resync = Some(Arc::new(move || {
             weak.upgrade()
                 .is_some_and(|inner| inner.processor.should_resync(inner.clock.now()))
         }));
-        let store: Arc<dyn ReflectorStore<K>> = Arc::clone(&fifo) as Arc<dyn ReflectorStore<K>>;
         // The run's own token: cancelled by the caller's, or by the guard
         // when this future is dropped before it returns.
         let cancel = cancel.child_token();
-        let (status, reflector) = launcher(store, reflector_options, resume, cancel.clone());
+        let (status, reflector) = build_reflector(reflector_options, resume, cancel.clone());
         let _ = inner.reflector.set(status);
         let reflector_task = tokio::spawn(reflector.in_current_span());
         let mut guard = RunGuard {
             cancel: cancel.clone(),
             reflector: reflector_task.abort_handle(),
             close_fifo: Box::new({
-                let fifo = Arc::clone(&fifo);
+                let fifo = Arc::clone(fifo);
                 move || fifo.close()
             }),
             inner: Arc::clone(&self.inner),
@@ -369,7 +369,7 @@ where
         if let Some(file) = &snapshot_file
             && !file.interval().is_zero()
         {
-            tokio::spawn(self.save_periodically(file.clone(), Arc::clone(&fifo), cancel.clone()));
+            tokio::spawn(self.save_periodically(file.clone(), cancel.clone()));
         }
 
         loop {
@@ -389,7 +389,7 @@ where
                     tracing::warn!(%error, "could not apply every change to the cache; the next relist repairs it");
                 }
             }
-            self.after_pop(&fifo, started);
+            self.after_pop(fifo, started);
         }
 
         fifo.close();
@@ -410,7 +410,6 @@ where
     fn save_periodically(
         &self,
         file: SnapshotFile<K>,
-        fifo: Arc<RealFifo<K>>,
         cancel: CancellationToken,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let inner = Arc::downgrade(&self.inner);
@@ -424,29 +423,27 @@ where
                     _ = ticks.tick() => {}
                 }
                 let Some(inner) = inner.upgrade() else { return };
-                if fifo.has_synced() {
+                if inner.fifo.has_synced() {
                     file.save(&inner.indexer, &inner.snapshot_counters).await;
                 }
             }
         }
     }
 
-    /// Marks the informer started and hands out what the run needs; `None`
-    /// when it already ran.
-    fn begin(&self) -> Option<Launch<K>> {
+    /// Marks the informer started and hands out what the run needs, its
+    /// reflector options settled; `None` when it already ran.
+    fn begin(&self) -> Option<Start<K>> {
         let mut setup = self.inner.setup.lock();
-        if setup.started {
+        let Some(mut start) = setup.start.take() else {
             tracing::warn!("the informer has already been started; this run returns at once");
             return None;
-        }
-        setup.started = true;
-        let launcher = setup.launcher.take()?;
-        let mut options = setup.reflector_options.take()?;
+        };
+        let options = &mut start.reflector_options;
         options.resync_period = setup.check_period;
         // Every reported error wakes sync waiters (it may be a lasting
         // one), then goes to the user's handler.
         let signal = self.inner.sync_signal.clone();
-        let user_handler = setup.watch_error_handler.clone();
+        let user_handler = options.watch_error_handler.clone();
         options.watch_error_handler = Some(Arc::new(move |error| {
             signal.notify();
             if let Some(handler) = &user_handler {
@@ -456,12 +453,7 @@ where
         if options.name.is_none() {
             options.name = Some(self.inner.name.clone());
         }
-        Some((
-            launcher,
-            options,
-            setup.transform.clone(),
-            setup.snapshot.take(),
-        ))
+        Some(start)
     }
 
     /// Stops every handler, waits for their threads, marks the informer
@@ -567,7 +559,7 @@ where
             requested = MINIMUM_RESYNC_PERIOD;
         }
         if !requested.is_zero() && requested < setup.check_period {
-            if setup.started {
+            if setup.start.is_none() {
                 tracing::warn!(
                     handler = %name,
                     ?requested,
@@ -604,7 +596,7 @@ where
                 handler: name.to_string(),
                 source,
             })?;
-        if setup.started {
+        if setup.start.is_none() {
             // The replay of a large cache runs off the async workers.
             off_async_workers(inner.indexer.len() >= HEAVY_WORK_OBJECTS, || {
                 let _blocked = inner.block_deltas.lock();
@@ -638,7 +630,7 @@ where
     /// have processed it yet: see
     /// [`ResourceEventHandlerRegistration::has_synced`].
     pub(crate) fn has_synced(&self) -> bool {
-        self.inner.fifo.get().is_some_and(|fifo| fifo.has_synced())
+        self.inner.fifo.has_synced()
     }
 
     /// A watcher of this informer's sync state: signalled when it syncs,
@@ -650,56 +642,12 @@ where
 
     /// Whether [`run`](Self::run) has begun.
     pub(crate) fn is_started(&self) -> bool {
-        self.inner.setup.lock().started
+        self.inner.setup.lock().start.is_none()
     }
 
     /// Whether [`run`](Self::run) has returned.
     pub(crate) fn is_stopped(&self) -> bool {
         self.inner.stopped.is_cancelled()
-    }
-
-    /// Sets the transform applied to every object before it is queued and
-    /// cached; only before start. It runs once per object as it arrives
-    /// (the queue's `prepare`); a saved state's objects come to it shared,
-    /// so it should return an object it does not need to change as is;
-    /// [`strip_managed_fields`](crate::strip_managed_fields)
-    /// and [`transform_metadata`](crate::transform_metadata) do both.
-    pub(crate) fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), Error> {
-        let mut setup = self.inner.setup.lock();
-        if setup.started {
-            return Err(self.already_started("the transform"));
-        }
-        setup.transform = Some(transform);
-        Ok(())
-    }
-
-    /// Sets the function called with every list and watch error; only
-    /// before start. It runs on the reflector's task and must not block.
-    pub(crate) fn set_watch_error_handler(
-        &self,
-        handler: impl Fn(&ReflectorError) + Send + Sync + 'static,
-    ) -> Result<(), Error> {
-        let mut setup = self.inner.setup.lock();
-        if setup.started {
-            return Err(self.already_started("the watch error handler"));
-        }
-        setup.watch_error_handler = Some(Arc::new(handler));
-        Ok(())
-    }
-
-    /// An error naming `setting` once the informer has started.
-    pub(crate) fn check_not_started(&self, setting: &'static str) -> Result<(), Error> {
-        if self.inner.setup.lock().started {
-            return Err(self.already_started(setting));
-        }
-        Ok(())
-    }
-
-    fn already_started(&self, setting: &'static str) -> Error {
-        Error::AlreadyStarted {
-            informer: self.inner.name.clone(),
-            setting,
-        }
     }
 
     /// Adds indexes to the cache, before or while running; objects already
@@ -786,7 +734,7 @@ where
         InformerStats {
             reflector: reflector.map(|r| r.stats()).unwrap_or_default(),
             mode: reflector.map(|r| r.mode()),
-            queued: self.inner.fifo.get().map_or(0, |fifo| fifo.len()),
+            queued: self.inner.fifo.len(),
             cached: self.inner.indexer.len(),
             handlers: self.inner.processor.len(),
             decodes: DecodeStats::default(),

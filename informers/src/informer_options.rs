@@ -16,7 +16,12 @@ use crate::snapshot::SnapshotOptions;
 use crate::storage::Storage;
 use crate::transform::MetadataTransform;
 
-/// How a [`SharedIndexInformer`](crate::SharedIndexInformer) is built.
+/// How a [`SharedIndexInformer`](crate::SharedIndexInformer) is built:
+/// everything the informer is configured with is here, complete before it
+/// is made (client-go's `SetTransform` and `SetWatchErrorHandler`, which
+/// fail once the informer has started, are the `transform` and
+/// `reflector.watch_error_handler` settings). Only handlers and indexes
+/// are added to an informer afterwards.
 ///
 /// | setting | default | client-go |
 /// |---|---|---|
@@ -30,6 +35,7 @@ use crate::transform::MetadataTransform;
 /// | `transform` | none | `SetTransform` |
 /// | `decode_cache_bytes` | [`DEFAULT_DECODE_CACHE_BYTES`](crate::DEFAULT_DECODE_CACHE_BYTES) | none |
 /// | `reflector` | the reflector's defaults (watch-list on, backoff 800 ms to 30 s) | the same |
+/// | `reflector.watch_error_handler` (or [`watch_error_handler`](Self::watch_error_handler)) | errors are logged | `SetWatchErrorHandler` |
 /// | `metrics` | nothing recorded | `InformerMetricsProvider` |
 /// | `snapshot` | none: every start lists | none (warm restart is ours) |
 pub struct SharedIndexInformerOptions<K> {
@@ -53,8 +59,12 @@ pub struct SharedIndexInformerOptions<K> {
     /// in either storage; it must be idempotent.
     pub metadata_transform: Option<MetadataTransform>,
     /// Applied to every whole object: before it is queued and cached in
-    /// decoded storage, at each decode in compact storage (see
-    /// [`Storage`]). It must be idempotent.
+    /// decoded storage (once per object, as it arrives), at each decode
+    /// in compact storage (see [`Storage`]). It must be idempotent, and a
+    /// saved state's objects (warm restart) come to it shared, so it
+    /// should return an object it does not need to change as is;
+    /// [`strip_managed_fields`](crate::strip_managed_fields) and
+    /// [`transform_metadata`](crate::transform_metadata) do both.
     pub transform: Option<TransformFunc<K>>,
     /// The bytes of decoded objects a compact informer's listers keep, as
     /// estimated (0 keeps none).
@@ -181,6 +191,18 @@ impl<K> SharedIndexInformerOptions<K> {
     #[must_use]
     pub fn reflector(mut self, reflector: ReflectorOptions) -> Self {
         self.reflector = reflector;
+        self
+    }
+
+    /// Calls `handler` with every list and watch error, on the reflector's
+    /// task (it must not block); the same as the reflector option of that
+    /// name.
+    #[must_use]
+    pub fn watch_error_handler(
+        mut self,
+        handler: impl Fn(&clientgo_reflector::Error) + Send + Sync + 'static,
+    ) -> Self {
+        self.reflector = self.reflector.watch_error_handler(handler);
         self
     }
 

@@ -31,12 +31,7 @@ use clientgo_store::ResourceEventHandler;
 
 /// The engine of one informer, over the type its cache keeps.
 enum Engine<K> {
-    Decoded {
-        core: InformerCore<K>,
-        /// Run before the whole-object transform; kept apart so
-        /// `set_transform` replaces only the latter.
-        metadata_transform: Option<MetadataTransform>,
-    },
+    Decoded(InformerCore<K>),
     Compact {
         core: InformerCore<Entry<K>>,
         decoder: Arc<DecodeCache<K>>,
@@ -49,7 +44,7 @@ enum Engine<K> {
 macro_rules! with_core {
     ($engine:expr, $core:ident => $body:expr) => {
         match $engine {
-            Engine::Decoded { core: $core, .. } => $body,
+            Engine::Decoded($core) => $body,
             Engine::Compact { core: $core, .. } => $body,
         }
     };
@@ -144,7 +139,7 @@ impl<K> SharedIndexInformer<K> {
     /// How the cache keeps objects.
     pub fn storage(&self) -> Storage {
         match &*self.engine {
-            Engine::Decoded { .. } => Storage::Decoded,
+            Engine::Decoded(_) => Storage::Decoded,
             Engine::Compact { storage, .. } => *storage,
         }
     }
@@ -161,12 +156,12 @@ where
     where
         L: ListerWatcher<K> + Clone + 'static,
     {
-        let metadata_transform = options.metadata_transform.clone();
         SharedIndexInformer {
-            engine: Arc::new(Engine::Decoded {
-                core: InformerCore::new(lister_watcher, decoded_options(options)),
-                metadata_transform,
-            }),
+            engine: Arc::new(Engine::Decoded(InformerCore::new(
+                lister_watcher,
+                decoded_options(options),
+                None,
+            ))),
         }
     }
 
@@ -197,21 +192,22 @@ where
                 options.transform.clone(),
             ));
             let options = compact_options(options, &decoder);
-            let core = InformerCore::new(lister_watcher.retyped::<Entry<K>>(), options);
-            core.set_discovery(discovery);
+            let core = InformerCore::new(
+                lister_watcher.retyped::<Entry<K>>(),
+                options,
+                Some(discovery),
+            );
             Engine::Compact {
                 core,
                 decoder,
                 storage,
             }
         } else {
-            let metadata_transform = options.metadata_transform.clone();
-            let core = InformerCore::new(lister_watcher, decoded_options(options));
-            core.set_discovery(discovery);
-            Engine::Decoded {
-                core,
-                metadata_transform,
-            }
+            Engine::Decoded(InformerCore::new(
+                lister_watcher,
+                decoded_options(options),
+                Some(discovery),
+            ))
         };
         SharedIndexInformer {
             engine: Arc::new(engine),
@@ -279,7 +275,7 @@ where
     ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
         let (name, options) = named(&handler, options);
         let listener: Arc<dyn ListenerView> = match &*self.engine {
-            Engine::Decoded { core, .. } => core.add_handler(Box::new(handler), &name, &options)?,
+            Engine::Decoded(core) => core.add_handler(Box::new(handler), &name, &options)?,
             Engine::Compact { core, decoder, .. } => core.add_handler(
                 Box::new(DecodingFor {
                     decoder: Arc::clone(decoder),
@@ -373,37 +369,6 @@ where
         with_core!(&*self.engine, core => core.is_stopped())
     }
 
-    /// Sets the whole-object transform; only before start. In decoded
-    /// storage it runs on every object before it is queued and cached; in
-    /// compact storage on every decode (see [`Storage`]). It runs once per
-    /// object as it arrives; a saved state's objects (warm restart) come to
-    /// it shared, so it should return an object it does not need to change
-    /// as is;
-    /// [`strip_managed_fields`](crate::strip_managed_fields) and
-    /// [`transform_metadata`](crate::transform_metadata) do both.
-    pub fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), Error> {
-        match &*self.engine {
-            Engine::Decoded {
-                core,
-                metadata_transform,
-            } => core.set_transform(after_metadata(metadata_transform.clone(), transform)),
-            Engine::Compact { core, decoder, .. } => {
-                core.check_not_started("the transform")?;
-                decoder.set_transform(transform);
-                Ok(())
-            }
-        }
-    }
-
-    /// Sets the function called with every list and watch error; only
-    /// before start. It runs on the reflector's task and must not block.
-    pub fn set_watch_error_handler(
-        &self,
-        handler: impl Fn(&ReflectorError) + Send + Sync + 'static,
-    ) -> Result<(), Error> {
-        with_core!(&*self.engine, core => core.set_watch_error_handler(handler))
-    }
-
     /// Adds whole-object indexes to the cache, before or while running;
     /// objects already cached are indexed at once (in compact storage each
     /// is decoded once for them). Fails for a name already in use, for an
@@ -411,7 +376,7 @@ where
     /// informer stopped.
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
         match &*self.engine {
-            Engine::Decoded { core, .. } => core.add_indexers(indexers),
+            Engine::Decoded(core) => core.add_indexers(indexers),
             Engine::Compact { core, decoder, .. } => {
                 core.add_indexers(decoded_indexers_with(indexers, &decode_fn(decoder)))
             }
@@ -430,7 +395,7 @@ where
     /// are shared: never mutate them.
     pub fn indexer(&self) -> Option<&Arc<Indexer<K>>> {
         match &*self.engine {
-            Engine::Decoded { core, .. } => Some(core.indexer()),
+            Engine::Decoded(core) => Some(core.indexer()),
             Engine::Compact { .. } => None,
         }
     }
@@ -440,7 +405,7 @@ where
     /// compact storage; `None` in decoded storage. It reads every entry.
     pub fn cache_bytes(&self) -> Option<usize> {
         match &*self.engine {
-            Engine::Decoded { .. } => None,
+            Engine::Decoded(_) => None,
             Engine::Compact { core, .. } => {
                 let mut bytes = 0;
                 core.indexer()
@@ -453,7 +418,7 @@ where
     /// A lister over the cache.
     pub fn lister(&self) -> Lister<K> {
         match &*self.engine {
-            Engine::Decoded { core, .. } => {
+            Engine::Decoded(core) => {
                 Lister::new(Arc::clone(core.indexer()), core.group_resource().clone())
             }
             Engine::Compact { core, decoder, .. } => Lister::compact(
@@ -504,7 +469,7 @@ where
     /// Counters of the informer's work.
     pub fn stats(&self) -> InformerStats {
         match &*self.engine {
-            Engine::Decoded { core, .. } => core.stats(),
+            Engine::Decoded(core) => core.stats(),
             Engine::Compact { core, decoder, .. } => InformerStats {
                 decodes: decoder.stats(),
                 ..core.stats()

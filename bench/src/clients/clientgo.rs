@@ -103,6 +103,9 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
             .use_watch_list(watch_list)
             .strip_managed_fields(strip),
     };
+    // Errors are expected once (the forced relist's 410); anything else is
+    // worth seeing next to the figures.
+    options = options.watch_error_handler(|error| eprintln!("clientgo: {error}"));
     // Compact clients save their cache when they stop and go through a
     // warm restart after the other phases.
     let snapshot_dir = std::env::temp_dir().join(format!("clientgo-bench-{}", std::process::id()));
@@ -279,9 +282,6 @@ async fn measured<K>(
 where
     K: ApiObject,
 {
-    // Errors are expected once (the forced relist's 410); anything else is
-    // worth seeing next to the figures.
-    informer.set_watch_error_handler(|error| eprintln!("clientgo: {error}"))?;
     let rss_baseline_mib = rss_mib();
     let started = Instant::now();
     let stop = CancellationToken::new();

@@ -263,17 +263,18 @@ async fn indexes_added_while_running_cover_existing_and_new_objects() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn transforms_and_error_handlers_are_set_before_start_only() {
+async fn transforms_and_error_handlers_are_options_of_the_informer() {
     let server = TestApiServerWithManagedFields::start().await;
-    let informer = informer::<Cm>(&server.0, options());
-    informer.set_transform(strip_managed_fields()).unwrap();
     let errors = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&errors);
-    informer
-        .set_watch_error_handler(move |_| {
-            counter.fetch_add(1, Ordering::Relaxed);
-        })
-        .unwrap();
+    let informer = informer::<Cm>(
+        &server.0,
+        options()
+            .transform(strip_managed_fields())
+            .watch_error_handler(move |_| {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }),
+    );
     server
         .0
         .faults()
@@ -297,15 +298,6 @@ async fn transforms_and_error_handlers_are_set_before_start_only() {
         cached.meta().labels.is_some(),
         "the rest of the metadata is kept"
     );
-
-    assert!(matches!(
-        informer.set_transform(strip_managed_fields()),
-        Err(Error::AlreadyStarted { .. })
-    ));
-    assert!(matches!(
-        informer.set_watch_error_handler(|_| {}),
-        Err(Error::AlreadyStarted { .. })
-    ));
     running.stop().await;
 }
 
