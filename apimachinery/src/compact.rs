@@ -109,7 +109,7 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// Keeps `json` (one object) with metadata parsed from it; the whole
     /// of `json` is checked to be JSON.
     pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
-        let head: Head = serde_json::from_str(json)?;
+        let head: MetadataOnly = serde_json::from_str(json)?;
         Ok(Compact::with_metadata(json.into(), head.metadata))
     }
 
@@ -121,13 +121,13 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// [`from_json`]: Compact::from_json
     fn from_checked(json: Box<str>) -> Result<Self, serde_json::Error> {
         let metadata = match crate::json_scan::member_value(json.as_bytes(), b"metadata") {
-            Some(range) => serde_json::from_str::<Option<MetaHead>>(&json[range])?,
-            None => serde_json::from_str::<Head>(&json)?.metadata,
+            Some(range) => serde_json::from_str::<Option<MetadataSansManagedFields>>(&json[range])?,
+            None => serde_json::from_str::<MetadataOnly>(&json)?.metadata,
         };
         Ok(Compact::with_metadata(json, metadata))
     }
 
-    fn with_metadata(json: Box<str>, metadata: Option<MetaHead>) -> Self {
+    fn with_metadata(json: Box<str>, metadata: Option<MetadataSansManagedFields>) -> Self {
         Compact::from_parts(
             metadata.map(ObjectMeta::from).unwrap_or_default(),
             B::from_json(json),
@@ -463,15 +463,15 @@ impl ListType {
 /// The part of an object parsed at ingest: its metadata; every other
 /// member is skipped.
 #[derive(Deserialize)]
-struct Head {
+struct MetadataOnly {
     #[serde(default)]
-    metadata: Option<MetaHead>,
+    metadata: Option<MetadataSansManagedFields>,
 }
 
 /// `ObjectMeta` without `managedFields`, which is skipped, never built.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct MetaHead {
+struct MetadataSansManagedFields {
     #[serde(default)]
     annotations: Option<BTreeMap<String, String>>,
     #[serde(default)]
@@ -502,8 +502,8 @@ struct MetaHead {
     uid: Option<String>,
 }
 
-impl From<MetaHead> for ObjectMeta {
-    fn from(head: MetaHead) -> Self {
+impl From<MetadataSansManagedFields> for ObjectMeta {
+    fn from(head: MetadataSansManagedFields) -> Self {
         ObjectMeta {
             annotations: head.annotations,
             creation_timestamp: head.creation_timestamp,

@@ -19,8 +19,8 @@ use crate::wait::InformerSynced;
 
 /// A cached object of any type: its metadata, and a way back to the
 /// concrete type. Every [`Object`] is one; `Arc<K>` converts to
-/// `Arc<dyn AnyObject>` without copying.
-pub trait AnyObject: Any + Send + Sync {
+/// `Arc<dyn CachedObject>` without copying.
+pub trait CachedObject: Any + Send + Sync {
     /// The object's metadata.
     fn metadata(&self) -> &ObjectMeta;
     /// The object, for downcasting with `downcast_ref`.
@@ -29,7 +29,7 @@ pub trait AnyObject: Any + Send + Sync {
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
 }
 
-impl<K: Object + Send + Sync + 'static> AnyObject for K {
+impl<K: Object + Send + Sync + 'static> CachedObject for K {
     fn metadata(&self) -> &ObjectMeta {
         self.meta()
     }
@@ -47,9 +47,13 @@ impl<K: Object + Send + Sync + 'static> AnyObject for K {
 pub(crate) trait ErasedInformer: InformerSynced {
     fn run(&self, cancel: CancellationToken) -> Pin<Box<dyn Future<Output = ()> + Send>>;
     fn resource(&self) -> Option<&ApiResource>;
-    fn list(&self, namespace: Option<&str>, selector: &LabelSelector) -> Vec<Arc<dyn AnyObject>>;
-    fn get(&self, namespace: Option<&str>, name: &str)
-    -> Result<Option<Arc<dyn AnyObject>>, Error>;
+    fn list(&self, namespace: Option<&str>, selector: &LabelSelector)
+    -> Vec<Arc<dyn CachedObject>>;
+    fn get(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Arc<dyn CachedObject>>, Error>;
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -66,7 +70,11 @@ where
         SharedIndexInformer::resource(self)
     }
 
-    fn list(&self, namespace: Option<&str>, selector: &LabelSelector) -> Vec<Arc<dyn AnyObject>> {
+    fn list(
+        &self,
+        namespace: Option<&str>,
+        selector: &LabelSelector,
+    ) -> Vec<Arc<dyn CachedObject>> {
         let lister: Lister<K> = self.lister();
         let objects = match namespace {
             Some(namespace) => lister.namespace(namespace).list(selector),
@@ -74,7 +82,7 @@ where
         };
         objects
             .into_iter()
-            .map(|object| object as Arc<dyn AnyObject>)
+            .map(|object| object as Arc<dyn CachedObject>)
             .collect()
     }
 
@@ -82,13 +90,13 @@ where
         &self,
         namespace: Option<&str>,
         name: &str,
-    ) -> Result<Option<Arc<dyn AnyObject>>, Error> {
+    ) -> Result<Option<Arc<dyn CachedObject>>, Error> {
         let lister: Lister<K> = self.lister();
         let object = match namespace {
             Some(namespace) => lister.namespace(namespace).try_get(name)?,
             None => lister.try_get(name)?,
         };
-        Ok(object.map(|object| object as Arc<dyn AnyObject>))
+        Ok(object.map(|object| object as Arc<dyn CachedObject>))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -185,19 +193,19 @@ impl fmt::Debug for GenericLister {
 impl GenericLister {
     /// The objects (of the namespace, for a namespace lister) whose labels
     /// match `selector`.
-    pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<dyn AnyObject>> {
+    pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<dyn CachedObject>> {
         self.informer.list(self.namespace.as_deref(), selector)
     }
 
     /// The object named `name` (in the namespace, for a namespace
     /// lister), `None` when none is cached; see [`Lister::get`].
-    pub fn get(&self, name: &str) -> Option<Arc<dyn AnyObject>> {
+    pub fn get(&self, name: &str) -> Option<Arc<dyn CachedObject>> {
         self.try_get(name).ok().flatten()
     }
 
     /// As [`get`](Self::get), with a cached entry that does not decode an
     /// error; see [`Lister::try_get`].
-    pub fn try_get(&self, name: &str) -> Result<Option<Arc<dyn AnyObject>>, Error> {
+    pub fn try_get(&self, name: &str) -> Result<Option<Arc<dyn CachedObject>>, Error> {
         self.informer.get(self.namespace.as_deref(), name)
     }
 

@@ -1,4 +1,4 @@
-//! [`off_async_workers`]: where an informer runs synchronous work that
+//! [`block_in_place_if_heavy`]: where an informer runs synchronous work that
 //! grows with the cache (a relist's processing, a late handler's replay).
 
 use tokio::runtime::{Handle, RuntimeFlavor};
@@ -12,7 +12,7 @@ pub(crate) const HEAVY_WORK_OBJECTS: usize = 1000;
 /// current-thread runtime has no other worker to hand them to, and a plain
 /// thread blocks nobody). `heavy` says whether the hand-over is worth its
 /// cost; light work always runs inline.
-pub(crate) fn off_async_workers<T>(heavy: bool, work: impl FnOnce() -> T) -> T {
+pub(crate) fn block_in_place_if_heavy<T>(heavy: bool, work: impl FnOnce() -> T) -> T {
     match Handle::try_current() {
         Ok(handle) if heavy && handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(work)
@@ -27,18 +27,18 @@ mod tests {
 
     #[test]
     fn runs_inline_outside_a_runtime() {
-        assert_eq!(off_async_workers(true, || 7), 7);
+        assert_eq!(block_in_place_if_heavy(true, || 7), 7);
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn runs_inline_on_a_current_thread_runtime() {
-        assert_eq!(off_async_workers(true, || 7), 7);
+        assert_eq!(block_in_place_if_heavy(true, || 7), 7);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn blocks_in_place_on_a_multi_threaded_runtime() {
         let other = tokio::spawn(async { 1 });
-        let value = off_async_workers(true, || {
+        let value = block_in_place_if_heavy(true, || {
             std::thread::sleep(std::time::Duration::from_millis(20));
             2
         });

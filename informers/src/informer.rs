@@ -30,7 +30,7 @@ use crate::decode_cache::DecodeStats;
 use crate::error::Error;
 use crate::handler::Notification;
 use crate::handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
-use crate::heavy_work::{HEAVY_WORK_OBJECTS, off_async_workers};
+use crate::heavy_work::{HEAVY_WORK_OBJECTS, block_in_place_if_heavy};
 use crate::informer_options::SharedIndexInformerOptions;
 use crate::listener::{Listener, ListenerSettings};
 use crate::metrics::{InformerMetrics, InformerMetricsProvider};
@@ -481,7 +481,7 @@ where
             Delta::SyncAll => inner.indexer.len() >= HEAVY_WORK_OBJECTS,
             _ => false,
         };
-        off_async_workers(heavy, || {
+        block_in_place_if_heavy(heavy, || {
             let _blocked = inner.block_deltas.lock();
             process_deltas(
                 &mut HandlerNotifier(&inner.processor),
@@ -499,7 +499,7 @@ where
         is_in_initial_list: bool,
     ) -> Result<(), ProcessError> {
         let inner = &self.inner;
-        off_async_workers(deltas.len() >= HEAVY_WORK_OBJECTS, || {
+        block_in_place_if_heavy(deltas.len() >= HEAVY_WORK_OBJECTS, || {
             let _blocked = inner.block_deltas.lock();
             process_deltas_in_batch(
                 &mut HandlerNotifier(&inner.processor),
@@ -598,7 +598,7 @@ where
             })?;
         if setup.start.is_none() {
             // The replay of a large cache runs off the async workers.
-            off_async_workers(inner.indexer.len() >= HEAVY_WORK_OBJECTS, || {
+            block_in_place_if_heavy(inner.indexer.len() >= HEAVY_WORK_OBJECTS, || {
                 let _blocked = inner.block_deltas.lock();
                 inner.processor.add(Arc::clone(&listener));
                 listener.push_all(inner.indexer.list().into_iter().map(|object| {

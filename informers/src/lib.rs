@@ -173,7 +173,7 @@ pub use error::Error;
 pub use factory::SharedInformerFactory;
 pub use factory_options::InformerFactoryOptions;
 pub use filtering_handler::FilteringResourceEventHandler;
-pub use generic_informer::{AnyObject, GenericInformer, GenericLister};
+pub use generic_informer::{CachedObject, GenericInformer, GenericLister};
 pub use handler_funcs::ResourceEventHandlerFuncs;
 pub use handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
 
@@ -202,8 +202,8 @@ pub use pending_queue::HandlerQueue;
 pub use prometheus::PrometheusInformerMetrics;
 pub use registration::ResourceEventHandlerRegistration;
 pub use resource_informer_factory::{
-    CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory, FactoryObject,
-    MetadataSharedInformerFactory, ResourceInformerFactory,
+    CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory,
+    MetadataSharedInformerFactory, ResourceInformerFactory, UntypedObject,
 };
 pub use shared_index_informer::SharedIndexInformer;
 pub use snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotOptions};

@@ -10,7 +10,7 @@ use clientgo_apimachinery::Object;
 use clientgo_store::ObjectOrTombstone;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::generic_informer::AnyObject;
+use crate::generic_informer::CachedObject;
 use clientgo_store::ResourceEventHandler;
 
 /// The metadata of one cached object version, read in place: no decode
@@ -18,12 +18,12 @@ use clientgo_store::ResourceEventHandler;
 /// and no copy. It holds the cached object (or entry) alive while held.
 /// Dereferences to [`ObjectMeta`].
 #[derive(Clone)]
-pub struct MetadataView(Arc<dyn AnyObject>);
+pub struct MetadataView(Arc<dyn CachedObject>);
 
 impl MetadataView {
     /// A view of `object`'s metadata.
     pub(crate) fn of<E: Object + Send + Sync + 'static>(object: &Arc<E>) -> Self {
-        MetadataView(Arc::clone(object) as Arc<dyn AnyObject>)
+        MetadataView(Arc::clone(object) as Arc<dyn CachedObject>)
     }
 
     /// The metadata.

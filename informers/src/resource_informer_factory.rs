@@ -37,7 +37,7 @@ mod sealed {
 /// [`DynamicObject`] (whole objects of any resource),
 /// [`PartialObjectMetadata`] (metadata only) and `Compact<DynamicObject, B>`
 /// (whole objects kept compact).
-pub trait FactoryObject:
+pub trait UntypedObject:
     Object + DeserializeOwned + Clone + Send + Sync + 'static + sealed::Sealed
 {
     /// How the informers of this factory are named in logs.
@@ -51,7 +51,7 @@ pub trait FactoryObject:
     ) -> ResourceClient<Self>;
 }
 
-impl FactoryObject for DynamicObject {
+impl UntypedObject for DynamicObject {
     const FLAVOUR: &'static str = "dynamic";
 
     fn client(
@@ -63,7 +63,7 @@ impl FactoryObject for DynamicObject {
     }
 }
 
-impl FactoryObject for PartialObjectMetadata {
+impl UntypedObject for PartialObjectMetadata {
     const FLAVOUR: &'static str = "metadata";
 
     fn client(
@@ -75,7 +75,7 @@ impl FactoryObject for PartialObjectMetadata {
     }
 }
 
-impl<B: CompactBody> FactoryObject for Compact<DynamicObject, B> {
+impl<B: CompactBody> UntypedObject for Compact<DynamicObject, B> {
     const FLAVOUR: &'static str = "compact-dynamic";
 
     fn client(
@@ -114,7 +114,7 @@ pub struct ResourceInformerFactory<K> {
     objects: PhantomData<fn() -> K>,
 }
 
-impl<K: FactoryObject> fmt::Debug for ResourceInformerFactory<K> {
+impl<K: UntypedObject> fmt::Debug for ResourceInformerFactory<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResourceInformerFactory")
             .field("flavour", &K::FLAVOUR)
@@ -123,7 +123,7 @@ impl<K: FactoryObject> fmt::Debug for ResourceInformerFactory<K> {
     }
 }
 
-impl<K: FactoryObject> ResourceInformerFactory<K> {
+impl<K: UntypedObject> ResourceInformerFactory<K> {
     /// A factory whose informers resync every `default_resync` (zero:
     /// never).
     pub fn new(client: RestClient, default_resync: Duration) -> Self {

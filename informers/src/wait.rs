@@ -57,7 +57,7 @@ pub enum Healing {
     WillNotHeal,
     /// 404 Not Found: lasting when discovery says the resource is not
     /// served (a CRD not installed); one being installed heals.
-    UnlessServed,
+    OnceServed,
 }
 
 /// The decision table behind giving up early: what an informer's last
@@ -68,7 +68,7 @@ pub fn healing(last_error: Option<&ReflectorError>) -> Healing {
         .map(|status| status.code)
     {
         Some(401 | 403) => Healing::WillNotHeal,
-        Some(404) => Healing::UnlessServed,
+        Some(404) => Healing::OnceServed,
         _ => Healing::MayHeal,
     }
 }
@@ -368,7 +368,7 @@ async fn all_errors_lasting(informers: &[&dyn InformerSynced]) -> bool {
         match healing(informer.last_error().as_deref()) {
             Healing::MayHeal => return false,
             Healing::WillNotHeal => {}
-            Healing::UnlessServed => not_found.push(*informer),
+            Healing::OnceServed => not_found.push(*informer),
         }
     }
     if unsynced == 0 {
@@ -461,7 +461,7 @@ mod tests {
                 Some(Status::forbidden(&pods, "", "no")),
                 Healing::WillNotHeal,
             ),
-            (Some(Status::not_found(&pods, "")), Healing::UnlessServed),
+            (Some(Status::not_found(&pods, "")), Healing::OnceServed),
             (Some(Status::expired("old")), Healing::MayHeal),
             (
                 Some(Status::too_many_requests("later", 1)),

@@ -16,7 +16,7 @@ use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_name
 use crate::queue::{Queue, trace_slow_pop};
 use crate::queue_core::QueueCore;
 use crate::store::{
-    Arrival, KnownObjects, ReflectorStore, TransformFunc, prepare_object, vanished_known,
+    Arrival, KnownObjects, ReflectorStore, TransformFunc, missed_deletions, prepare_object,
 };
 
 /// How a [`DeltaFifo`] is built.
@@ -282,7 +282,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
 
         // Deletions of known keys that are neither listed nor queued.
         if let Some(known) = &self.known_objects {
-            let tombstones = vanished_known(&**known, |key| {
+            let tombstones = missed_deletions(&**known, |key| {
                 listed.contains(key) || state.items.contains_key(key)
             });
             queued_deletions += tombstones.len();

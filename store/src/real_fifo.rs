@@ -14,7 +14,7 @@ use crate::key::{DeletedFinalStateUnknown, KeyFunc, ObjectOrTombstone, meta_name
 use crate::queue::{Queue, trace_slow_pop};
 use crate::queue_core::QueueCore;
 use crate::store::{
-    Arrival, KnownObjects, ReflectorStore, TransformFunc, prepare_object, vanished_known,
+    Arrival, KnownObjects, ReflectorStore, TransformFunc, missed_deletions, prepare_object,
 };
 
 /// The most deltas one [`RealFifo::pop_batch`] hands over (client-go's
@@ -441,7 +441,7 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
                 .into(),
             ));
         }
-        let tombstones = vanished_known(&**known_objects, |key| {
+        let tombstones = missed_deletions(&**known_objects, |key| {
             listed.contains(key) || last.contains_key(key)
         });
         deletions.extend(

@@ -155,7 +155,7 @@ pub trait KnownObjects<K>: Send + Sync {
 /// has queued (`accounted_for`), ordered by key: deletions missed while
 /// the watch was down, as client-go's queues detect them. A key that
 /// vanishes from `known` meanwhile gets a tombstone without an object.
-pub(crate) fn vanished_known<K>(
+pub(crate) fn missed_deletions<K>(
     known: &dyn KnownObjects<K>,
     accounted_for: impl Fn(&str) -> bool,
 ) -> Vec<DeletedFinalStateUnknown<K>> {
