@@ -38,6 +38,8 @@ pub struct CommonFlags {
 pub struct Connection {
     /// The client.
     pub client: RestClient,
+    /// The configuration the client was built from.
+    pub config: Config,
     /// The embedded server, when there is no cluster.
     pub embedded: Option<Embedded>,
     /// How long to run: `--duration`, else 20 s embedded, else until
@@ -62,7 +64,7 @@ impl Connection {
         };
         if let Some(config) = config {
             let url = config.host.clone();
-            let client = RestClient::new(config)
+            let client = RestClient::new(config.clone())
                 .map_err(|error| format!("cannot build a client for {url}: {error}"))?;
             let version = client
                 .get()
@@ -79,6 +81,7 @@ impl Connection {
             crate::say!("cluster at {url} (Kubernetes {git_version})");
             return Ok(Connection {
                 client,
+                config,
                 embedded: None,
                 duration: flags.duration,
             });
@@ -89,10 +92,12 @@ impl Connection {
             embedded.url(),
             embedded.describe()
         );
-        let client = RestClient::new(Config::new(embedded.url()))
+        let config = Config::new(embedded.url());
+        let client = RestClient::new(config.clone())
             .map_err(|error| format!("cannot build a client for the embedded server: {error}"))?;
         Ok(Connection {
             client,
+            config,
             embedded: Some(embedded),
             duration: Some(flags.duration.unwrap_or(EMBEDDED_DEFAULT_DURATION)),
         })

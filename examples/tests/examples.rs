@@ -10,6 +10,11 @@ fn run(program: &str, args: &[&str]) -> Output {
         "informer" => env!("CARGO_BIN_EXE_informer"),
         "crd" => env!("CARGO_BIN_EXE_crd"),
         "dynamic" => env!("CARGO_BIN_EXE_dynamic"),
+        "lister-indexer" => env!("CARGO_BIN_EXE_lister-indexer"),
+        "leader-election" => env!("CARGO_BIN_EXE_leader-election"),
+        "events" => env!("CARGO_BIN_EXE_events"),
+        "warm-restart" => env!("CARGO_BIN_EXE_warm-restart"),
+        "protobuf" => env!("CARGO_BIN_EXE_protobuf"),
         other => panic!("no example {other}"),
     };
     Command::new(path)
@@ -405,4 +410,97 @@ fn two_controllers_hand_over_leadership_when_the_leader_dies() {
     drop(second);
     drop(server);
     let _ = std::fs::remove_dir_all(&directory);
+}
+
+#[test]
+fn the_lister_indexer_example_reads_through_both_indexes() {
+    let text = run_ok("lister-indexer", &["--embedded"]);
+    assert!(text.contains("200 pods cached"), "{text}");
+    assert!(
+        text.contains("get default/no-such-pod: not cached"),
+        "{text}"
+    );
+    for index in ["(index by-node)", "(index by-app)", "(lister)"] {
+        let line = text
+            .lines()
+            .find(|line| line.ends_with(index))
+            .unwrap_or_else(|| panic!("no {index} line: {text}"));
+        let count: u64 = line
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        assert!(count >= 1, "{line}");
+    }
+    assert!(text.contains(": found, resourceVersion"), "{text}");
+}
+
+#[test]
+fn the_leader_election_example_hands_the_lease_over() {
+    let text = run_ok("leader-election", &["--embedded"]);
+    let leads: Vec<&str> = text.lines().filter(|line| line.contains(" lead")).collect();
+    assert!(
+        text.contains("stepped down and released the lease"),
+        "{text}"
+    );
+    assert!(text.contains("leads now"), "{text}");
+    let first = leads[0].split_whitespace().next().unwrap();
+    let second = text
+        .lines()
+        .find(|line| line.ends_with("leads now"))
+        .unwrap();
+    assert!(
+        !second.starts_with(first),
+        "the other candidate takes over: {text}"
+    );
+}
+
+#[test]
+fn the_events_example_counts_identical_events_on_one_object() {
+    let text = run_ok("events", &["--embedded"]);
+    assert!(text.contains("recorded 3, created 2, patched 1"), "{text}");
+    assert!(
+        text.contains("event Normal Checked: the pod looks fine (count 2)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("event Warning Slow: the pod took long to answer (count 1)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_warm_restart_example_resumes_from_its_snapshot() {
+    let text = run_ok("warm-restart", &["--embedded"]);
+    assert!(text.contains("first run: 500 pods synced"), "{text}");
+    assert!(text.contains("snapshots loaded 0, written 1"), "{text}");
+    let second = text
+        .lines()
+        .find(|line| line.starts_with("second run:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(second.contains("(Some(Resumed))"), "{second}");
+    assert!(second.contains("snapshots loaded 1"), "{second}");
+}
+
+#[test]
+fn the_protobuf_example_keeps_protobuf_smaller_than_json() {
+    let text = run_ok("protobuf", &["--embedded"]);
+    let kib = |prefix: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|line| line.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix}: {text}"));
+        line.split("cache ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    let protobuf = kib("protobuf, compact (the default): 1000 pods");
+    let json = kib("JSON, compact: 1000 pods");
+    assert!(
+        protobuf < json,
+        "protobuf {protobuf} KiB against JSON {json} KiB"
+    );
+    assert!(text.contains("JSON, decoded: 1000 pods"), "{text}");
 }

@@ -396,3 +396,52 @@ async fn a_factory_in_the_default_storage_resumes_its_typed_informers() {
     stop.cancel();
     second.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_while_the_cluster_never_goes_quiet_still_resumes() {
+    let server = seeded(40).await;
+    let dir = tempfile::tempdir().unwrap();
+    first_process(&server, dir.path()).await;
+    server.requests().clear();
+    // A config map changes every 10 ms: the resumed watch is never quiet
+    // for the 100 ms that ends a replay, so only the settle limit (2 s)
+    // ends it.
+    let storage = std::sync::Arc::clone(server.storage());
+    let writing = tokio_util::sync::CancellationToken::new();
+    let writer = tokio::spawn({
+        let writing = writing.clone();
+        async move {
+            let key = clientgo_testing::ObjectKey::new(
+                clientgo_apimachinery::GroupResource::new("", "configmaps"),
+                "default",
+                "cm-00000",
+            );
+            let mut writes = 0_u64;
+            while !writing.is_cancelled() {
+                writes += 1;
+                storage
+                    .modify(&key, |object| {
+                        object["data"]["v"] = serde_json::json!(writes.to_string())
+                    })
+                    .unwrap();
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            writes
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let started = std::time::Instant::now();
+    let (running, _recorder) = second_process(&server, snapshots(dir.path())).await;
+    let took = started.elapsed();
+    writing.cancel();
+    assert!(writer.await.unwrap() > 20, "the writer kept writing");
+    let informer = &running.informer;
+    let stats = informer.stats();
+    assert_eq!(stats.mode, Some(ReflectorMode::Resumed), "{stats:?}");
+    assert_eq!(informer.snapshot_stats().loaded, 1);
+    assert_eq!(listings(&server), 0, "resumed, not listed");
+    assert!(took < Duration::from_secs(10), "synced after {took:?}");
+    assert_eq!(names(informer).len(), 40);
+    running.stop().await;
+}

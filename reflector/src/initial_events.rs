@@ -44,10 +44,15 @@ enum Until {
     /// At the initial-events-end bookmark (watch-list); the stream ending
     /// before it is a failure.
     InitialEventsEnd,
-    /// At any bookmark, the stream's end, or once it has been quiet for
-    /// the duration (resume: the server replays what it has at once).
+    /// At any bookmark, the stream's end, once it has been quiet for the
+    /// duration (resume: the server replays what it has at once), or
+    /// [`RESUME_SETTLE_LIMIT`] times the duration after the watch opened.
     Settled(Duration),
 }
+
+/// A resume's gathering ends at the latest this many quiet periods after
+/// its watch opened.
+const RESUME_SETTLE_LIMIT: u32 = 20;
 
 /// A state being gathered from watch events: objects by key, and the
 /// resourceVersion they reflect.
@@ -236,6 +241,16 @@ where
             Err(outcome) => return Some(Err((open_phase, outcome, 0))),
         };
         let started = self.options.clock.now();
+        // A resume also settles this long after the watch opened, even
+        // while events keep coming: on a cluster that changes more often
+        // than the quiet period the replay would otherwise never end. The
+        // state gathered by then is as consistent as a later one; the
+        // rest of the replay arrives as live events.
+        let settle_by = tokio::time::Instant::now()
+            + match until {
+                Until::Settled(quiet) => quiet.saturating_mul(RESUME_SETTLE_LIMIT),
+                Until::InitialEventsEnd => Duration::ZERO,
+            };
         let mut events = 0;
         let mut idle = IdleTimer::new();
         let mut progress_log =
@@ -256,8 +271,11 @@ where
                 next = async {
                     match until {
                         Until::InitialEventsEnd => idle.next(&mut live, idle_timeout).await,
-                        Until::Settled(quiet) => tokio::time::timeout(quiet, idle.next(&mut live, idle_timeout))
-                            .await
+                        Until::Settled(quiet) => tokio::time::timeout_at(
+                            (tokio::time::Instant::now() + quiet).min(settle_by),
+                            idle.next(&mut live, idle_timeout),
+                        )
+                        .await
                             .unwrap_or(StreamNext::Ended),
                     }
                 } => next,

@@ -86,7 +86,10 @@ pub struct ReflectorOptions {
     pub clock: Arc<dyn Clock>,
     /// When resuming ([`Reflector::resume_from`](crate::Reflector::resume_from)),
     /// the watch's replay counts as consumed once nothing has arrived for
-    /// this long (or at its first bookmark).
+    /// this long, at its first bookmark, or 20 times this long after the
+    /// watch opened, whichever comes first (on a cluster that never goes
+    /// quiet for this long, the rest of the replay then comes as live
+    /// events).
     pub resume_settle: Duration,
 }
 
