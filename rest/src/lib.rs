@@ -47,13 +47,16 @@
 //!
 //! - The default rate limit is 50 QPS with a burst of 300
 //!   ([`DEFAULT_QPS`]), not 5 and 10: see the constant for why.
-//! - HTTP/2 is negotiated through ALPN by default, so every request and
-//!   watch to a server shares one connection; HTTP/2 pings notice a dead
-//!   connection under a watch.
-//! - Legacy auth providers (gcp, azure, oidc) are refused with a message
-//!   pointing at exec plugins; client certificates from files are read once
-//!   at start (client-go re-reads them every 5 minutes).
-//! - Only JSON is spoken (no protobuf or CBOR).
+//! - HTTP/2 is negotiated through ALPN by default: short requests share
+//!   one connection, and watches go on connection lanes of their own, so
+//!   a connection's stream limit never queues a watch forever (see
+//!   [`Config::watch_header_wait`]); HTTP/2 pings notice a dead connection
+//!   under a watch.
+//! - The removed in-tree auth providers (gcp, azure) are refused with a
+//!   message pointing at exec plugins; the `oidc` provider is supported
+//!   ([`Credentials::Oidc`]).
+//! - CBOR is not spoken; protobuf for built-in types is the default, with
+//!   JSON for everything else, as client-go 1.35+ ([`ContentType`]).
 //!
 //! TLS is rustls with the ring provider; nothing links OpenSSL (`.ci/run`
 //! checks the dependency tree). The one crate with "openssl" in its name,
