@@ -28,6 +28,7 @@ macro_rules! say {
 }
 
 pub mod arguments;
+pub mod campaign;
 pub mod connection;
 pub mod crontab;
 pub mod embedded;
@@ -38,6 +39,7 @@ pub mod progress;
 #[allow(missing_docs)]
 pub mod generated;
 
+pub use campaign::Campaign;
 pub use connection::{CommonFlags, Connection};
 pub use embedded::{Embedded, EmbeddedOptions, SeededResource};
 pub use metrics_server::MetricsServer;

@@ -22,13 +22,13 @@ use clientgo::informers::{
     InformerFactoryOptions, Lister, MetadataView, ObjectOrTombstone, ResourceEventHandlerFuncs,
     SharedInformerFactory, SnapshotOptions, split_meta_namespace_key,
 };
-use clientgo::leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+use clientgo::leaderelection::{Callbacks, LeaderElectionConfig, LeaseLock};
 use clientgo::record::{BroadcasterOptions, EventBroadcaster, EventRecorder, EventType};
 use clientgo::testing::ReadAt;
 use clientgo::workqueue::{QueueOptions, RateLimitingQueue, default_controller_rate_limiter};
 use clientgo_examples::{
-    CommonFlags, Connection, EmbeddedOptions, Failure, MetricsServer, Progress, SeededResource,
-    print_table, run_main, say, start_and_sync,
+    Campaign, CommonFlags, Connection, EmbeddedOptions, Failure, MetricsServer, Progress,
+    SeededResource, print_table, run_main, say, start_and_sync,
 };
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use tokio_util::sync::CancellationToken;
@@ -414,12 +414,10 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
 /// This replica's part in the leader election (`--leader-elect`).
 struct Leadership {
     identity: String,
-    elector: Arc<LeaderElector<LeaseLock>>,
     /// Cancelled when this replica stops leading.
     leading: CancellationToken,
-    /// Ends the election (releasing the lease).
-    stop: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
+    /// The election; ending it releases the lease.
+    campaign: Campaign,
 }
 
 impl Leadership {
@@ -458,32 +456,21 @@ impl Leadership {
             "clientgo-controller",
             identity.clone(),
         );
-        let elector = Arc::new(
-            LeaderElector::new(lock, config, callbacks)
-                .map_err(|error| Failure::Usage(error.to_string()))?,
-        );
-        let stop = CancellationToken::new();
-        let task = tokio::spawn({
-            let (elector, stop) = (Arc::clone(&elector), stop.clone());
-            async move { elector.run(stop).await }
-        });
+        let campaign = Campaign::start(lock, config, callbacks)?;
         say!("waiting to lead as {identity} (lease {namespace}/clientgo-controller)");
         let leading = tokio::select! {
             leading = on_started.recv() => leading,
             _ = tokio::signal::ctrl_c() => None,
         };
         let Some(leading) = leading else {
-            stop.cancel();
-            let _ = task.await;
+            campaign.end().await;
             return Err(Failure::Run("interrupted before leading".into()));
         };
         say!("leading as {identity}");
         Ok(Leadership {
             identity,
-            elector,
             leading,
-            stop,
-            task,
+            campaign,
         })
     }
 
@@ -491,9 +478,7 @@ impl Leadership {
     /// line.
     async fn step_down(self) -> String {
         let lost = self.leading.is_cancelled();
-        self.stop.cancel();
-        let _ = self.task.await;
-        let stats = self.elector.stats();
+        let stats = self.campaign.end().await.stats();
         format!(
             "{} ({}; {} leader changes seen)",
             self.identity,

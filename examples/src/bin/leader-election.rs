@@ -4,14 +4,14 @@
 //! `ReleaseOnCancel` does), and the other takes over at once instead of
 //! after the lease expires.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo::leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+use clientgo::leaderelection::{Callbacks, LeaderElectionConfig, LeaseLock};
 use clientgo::rest::RestClient;
-use clientgo_examples::{CommonFlags, Connection, EmbeddedOptions, Failure, run_main, say};
+use clientgo_examples::{
+    Campaign, CommonFlags, Connection, EmbeddedOptions, Failure, run_main, say,
+};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 /// Two candidates for one lease; the leader steps down and the other leads.
 #[derive(Debug, clap::Parser)]
@@ -28,14 +28,6 @@ fn main() -> std::process::ExitCode {
     run_main("leader-election", run)
 }
 
-/// A campaigning candidate: its elector, the task running it, and the
-/// token that ends its campaign.
-struct Candidate {
-    elector: Arc<LeaderElector<LeaseLock>>,
-    stop: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
-}
-
 /// Starts campaigning as `identity`; `leading` hears the identity when it
 /// starts leading.
 fn campaign(
@@ -44,7 +36,7 @@ fn campaign(
     lease: &str,
     identity: &str,
     leading: mpsc::UnboundedSender<String>,
-) -> Result<Candidate, Failure> {
+) -> Result<Campaign, Failure> {
     // client-go's 15 s / 10 s / 2 s, shortened for the example.
     let config = LeaderElectionConfig::default()
         .lease_duration(Duration::from_secs(6))
@@ -56,20 +48,7 @@ fn campaign(
         let _ = leading.send(name.clone());
     });
     let lock = LeaseLock::new(client.clone(), namespace, lease, identity.to_string());
-    let elector = Arc::new(
-        LeaderElector::new(lock, config, callbacks)
-            .map_err(|error| Failure::Usage(error.to_string()))?,
-    );
-    let stop = CancellationToken::new();
-    let task = tokio::spawn({
-        let (elector, stop) = (Arc::clone(&elector), stop.clone());
-        async move { elector.run(stop).await }
-    });
-    Ok(Candidate {
-        elector,
-        stop,
-        task,
-    })
+    Campaign::start(lock, config, callbacks)
 }
 
 async fn run(flags: Flags) -> Result<(), Failure> {
@@ -100,8 +79,7 @@ async fn run(flags: Flags) -> Result<(), Failure> {
         .position(|(identity, _)| *identity == first)
         .ok_or("the leader is not a candidate")?;
     let (_, leader) = candidates.remove(position);
-    leader.stop.cancel();
-    let _ = leader.task.await;
+    leader.end().await;
     say!("{first} stepped down and released the lease");
     let second = tokio::time::timeout(wait, started.recv())
         .await
@@ -110,11 +88,10 @@ async fn run(flags: Flags) -> Result<(), Failure> {
         .ok_or("nobody took over within 30 s")?;
     say!("{second} leads now");
     for (identity, candidate) in candidates {
-        candidate.stop.cancel();
-        let _ = candidate.task.await;
+        let elector = candidate.end().await;
         say!(
             "{identity}: {} leader changes seen",
-            candidate.elector.stats().transitions_observed
+            elector.stats().transitions_observed
         );
     }
     Ok(())
