@@ -479,13 +479,13 @@ fn resource_items(out: &mut String, resource: &Resource, krate: &str, gate: &str
     if resource.namespaced {
         let _ = writeln!(
             out,
-            "/// A lister of the {plural} in `namespace`.\n#[inline]\npub fn {method}(&self, namespace: &str) -> {kind}NamespaceLister {{ {kind}NamespaceLister(self.0.namespace(namespace)) }}\n}}\n/// Reads the cached {plural} of one namespace.\n{gate}#[derive(Debug, Clone)]\npub struct {kind}NamespaceLister({krate}::NamespaceLister<{ty}>);\n{gate}impl {kind}NamespaceLister {{\n/// The namespace's cached {plural} whose labels match `selector`.\n#[inline]\npub fn list(&self, selector: &LabelSelector) -> Vec<Arc<{ty}>> {{ self.0.list(selector) }}\n/// The cached object named `name` in the namespace, `None` when none is.\n#[inline]\npub fn get(&self, name: &str) -> Option<Arc<{ty}>> {{ self.0.get(name) }}\n}}",
+            "/// A lister of the {plural} in `namespace`.\n#[inline]\npub fn {method}(&self, namespace: &str) -> {kind}NamespaceLister {{ {kind}NamespaceLister(self.0.namespace(namespace)) }}\n}}\n/// Reads the cached {plural} of one namespace.\n{gate}#[derive(Debug, Clone)]\npub struct {kind}NamespaceLister({krate}::NamespaceLister<{ty}>);\n{gate}impl {kind}NamespaceLister {{\n/// The namespace's cached {plural} whose labels match `selector`.\n#[inline]\npub fn list(&self, selector: &LabelSelector) -> Vec<Arc<{ty}>> {{ self.0.list(selector) }}\n/// The cached object named `name` in the namespace, `None` when none is.\n#[inline]\npub fn get(&self, name: &str) -> Option<Arc<{ty}>> {{ self.0.get(name) }}\n/// As `get`, with a cached entry that no longer decodes an error\n/// rather than `None`.\n#[inline]\npub fn try_get(&self, name: &str) -> Result<Option<Arc<{ty}>>, {krate}::Error> {{ self.0.try_get(name) }}\n}}",
             method = accessor(plural)
         );
     } else {
         let _ = writeln!(
             out,
-            "/// The cached object named `name`, `None` when none is.\n#[inline]\npub fn get(&self, name: &str) -> Option<Arc<{ty}>> {{ self.0.get(name) }}\n}}"
+            "/// The cached object named `name`, `None` when none is.\n#[inline]\npub fn get(&self, name: &str) -> Option<Arc<{ty}>> {{ self.0.get(name) }}\n/// As `get`, with a cached entry that no longer decodes an error\n/// rather than `None`.\n#[inline]\npub fn try_get(&self, name: &str) -> Result<Option<Arc<{ty}>>, {krate}::Error> {{ self.0.try_get(name) }}\n}}"
         );
     }
 }

@@ -187,7 +187,8 @@ impl<K> SharedIndexInformerOptions<K> {
         self
     }
 
-    /// Sets the reflector's settings.
+    /// Sets the reflector's settings, all of them (a watch error handler
+    /// set before is replaced by `reflector.watch_error_handler`).
     #[must_use]
     pub fn reflector(mut self, reflector: ReflectorOptions) -> Self {
         self.reflector = reflector;
@@ -196,7 +197,8 @@ impl<K> SharedIndexInformerOptions<K> {
 
     /// Calls `handler` with every list and watch error, on the reflector's
     /// task (it must not block); the same as the reflector option of that
-    /// name.
+    /// name, so set it after [`reflector`](Self::reflector), which
+    /// replaces every reflector setting.
     #[must_use]
     pub fn watch_error_handler(
         mut self,

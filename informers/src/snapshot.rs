@@ -57,7 +57,9 @@ pub struct SnapshotOptions {
     /// when it stops).
     pub interval: Duration,
     /// On resume, how long the watch must be quiet for its replay to count
-    /// as consumed.
+    /// as consumed (the reflector's
+    /// [`resume_settle`](clientgo_reflector::ReflectorOptions::resume_settle),
+    /// which also says when it ends on a cluster that is never quiet).
     pub settle: Duration,
     /// Names the informer's transform. A transform changes what is cached,
     /// so a snapshot written under another transform is refused: change

@@ -68,6 +68,8 @@ async fn the_generated_pod_informer_and_lister_serve_the_cache() {
         lister.pods("blog").get(&name).is_none(),
         "{name} is in shop, not blog"
     );
+    assert!(lister.pods("shop").try_get(&name).unwrap().is_some());
+    assert!(lister.pods("blog").try_get(&name).unwrap().is_none());
 
     // A pod created after sync reaches the generated lister.
     let created = server

@@ -54,6 +54,20 @@ enum Until {
 /// its watch opened.
 const RESUME_SETTLE_LIMIT: u32 = 20;
 
+/// When a resume's wait for its next event ends: after `quiet`, or at
+/// `settle_by`, whichever is first; `None` when neither is within what
+/// the clock can hold (no limit).
+fn settle_deadline(
+    quiet: Duration,
+    settle_by: Option<tokio::time::Instant>,
+) -> Option<tokio::time::Instant> {
+    let quiet_by = tokio::time::Instant::now().checked_add(quiet);
+    match (quiet_by, settle_by) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// A state being gathered from watch events: objects by key, and the
 /// resourceVersion they reflect.
 struct InitialState<K> {
@@ -246,11 +260,13 @@ where
         // than the quiet period the replay would otherwise never end. The
         // state gathered by then is as consistent as a later one; the
         // rest of the replay arrives as live events.
-        let settle_by = tokio::time::Instant::now()
-            + match until {
-                Until::Settled(quiet) => quiet.saturating_mul(RESUME_SETTLE_LIMIT),
-                Until::InitialEventsEnd => Duration::ZERO,
-            };
+        // (`None`: past what the clock can hold, so no limit.)
+        let settle_by = match until {
+            Until::Settled(quiet) => {
+                tokio::time::Instant::now().checked_add(quiet.saturating_mul(RESUME_SETTLE_LIMIT))
+            }
+            Until::InitialEventsEnd => None,
+        };
         let mut events = 0;
         let mut idle = IdleTimer::new();
         let mut progress_log =
@@ -271,11 +287,10 @@ where
                 next = async {
                     match until {
                         Until::InitialEventsEnd => idle.next(&mut live, idle_timeout).await,
-                        Until::Settled(quiet) => tokio::time::timeout_at(
-                            (tokio::time::Instant::now() + quiet).min(settle_by),
-                            idle.next(&mut live, idle_timeout),
-                        )
-                        .await
+                        Until::Settled(quiet) => match settle_deadline(quiet, settle_by) {
+                            Some(deadline) => tokio::time::timeout_at(deadline, idle.next(&mut live, idle_timeout)).await,
+                            None => Ok(idle.next(&mut live, idle_timeout).await),
+                        }
                             .unwrap_or(StreamNext::Ended),
                     }
                 } => next,
@@ -382,5 +397,41 @@ where
                 });
             })
             .ok()
+    }
+}
+
+#[cfg(test)]
+mod settle_tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_resume_waits_for_quiet_or_the_limit_and_never_overflows() {
+        let now = tokio::time::Instant::now();
+        let second = Duration::from_secs(1);
+        let rows = [
+            (
+                "quiet first",
+                second,
+                Some(now + 2 * second),
+                Some(now + second),
+            ),
+            (
+                "the limit first",
+                3 * second,
+                Some(now + 2 * second),
+                Some(now + 2 * second),
+            ),
+            ("no limit", second, None, Some(now + second)),
+            (
+                "quiet past the clock",
+                Duration::MAX,
+                Some(now + second),
+                Some(now + second),
+            ),
+            ("neither holds", Duration::MAX, None, None),
+        ];
+        for (name, quiet, settle_by, expected) in rows {
+            assert_eq!(settle_deadline(quiet, settle_by), expected, "{name}");
+        }
     }
 }

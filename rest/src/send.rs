@@ -86,7 +86,11 @@ impl ClientInner {
                 (Decision::Succeed, Some(Ok(response))) => {
                     return Ok((response, request.url, lane));
                 }
-                (Decision::SendElsewhere, _) => lane = Some(self.lanes.long_running()),
+                // Only a queued attempt has nothing sent, and `decide`
+                // sends it elsewhere.
+                (Decision::SendElsewhere, _) | (_, None) => {
+                    lane = Some(self.lanes.long_running());
+                }
                 (Decision::Reauthenticate, Some(Ok(response))) => {
                     budget.reauthenticated = true;
                     if !self.auth.unauthorized(&authorization).await {
@@ -112,9 +116,6 @@ impl ClientInner {
                         source,
                     });
                 }
-                // Only a queued attempt has nothing sent, and it is always
-                // sent elsewhere.
-                (_, None) => lane = Some(self.lanes.long_running()),
             }
         }
     }

@@ -16,9 +16,10 @@ use crate::secret::Secret;
 /// these, as in client-go. Impersonation is separate as well
 /// ([`Config::impersonate`](crate::Config::impersonate)).
 ///
-/// After a `401 Unauthorized`, the credentials that can be fetched again
-/// ([`TokenFile`](Self::TokenFile), [`Exec`](Self::Exec),
-/// [`Oidc`](Self::Oidc)) are, and the request is sent once more.
+/// After a `401 Unauthorized`, a credential that may have gone stale is
+/// fetched again and the request sent once more: an exec plugin's or an
+/// OIDC token, and a token file's when the token sent is the one cached
+/// (not the fallback, and not one already replaced by a re-read).
 /// `Debug` redacts every secret.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]

@@ -128,6 +128,21 @@ impl MutatingAdmissionPolicyLister {
     > {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<
+            Arc<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy>,
+        >,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of mutatingadmissionpolicybindings, and listers over its cache.
@@ -192,6 +207,23 @@ impl MutatingAdmissionPolicyBindingLister {
     > {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<
+            Arc<
+                k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+            >,
+        >,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of mutatingwebhookconfigurations, and listers over its cache.
@@ -253,6 +285,23 @@ impl MutatingWebhookConfigurationLister {
     > {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<
+            Arc<
+                k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
+            >,
+        >,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of validatingadmissionpolicies, and listers over its cache.
@@ -311,6 +360,21 @@ impl ValidatingAdmissionPolicyLister {
         Arc<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>,
     > {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<
+            Arc<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>,
+        >,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }
 
@@ -377,6 +441,23 @@ impl ValidatingAdmissionPolicyBindingLister {
     > {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<
+            Arc<
+                k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+            >,
+        >,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of validatingwebhookconfigurations, and listers over its cache.
@@ -437,5 +518,22 @@ impl ValidatingWebhookConfigurationLister {
         Arc<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
     > {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<
+            Arc<
+                k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+            >,
+        >,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }

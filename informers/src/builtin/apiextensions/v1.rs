@@ -88,4 +88,21 @@ impl CustomResourceDefinitionLister {
     > {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<
+            Arc<
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+            >,
+        >,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }

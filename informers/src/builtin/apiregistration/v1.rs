@@ -84,4 +84,19 @@ impl APIServiceLister {
     > {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<
+            Arc<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
+        >,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }

@@ -127,6 +127,19 @@ impl ControllerRevisionNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::apps::v1::ControllerRevision>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::apps::v1::ControllerRevision>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of daemonsets, and listers over its cache.
@@ -194,6 +207,16 @@ impl DaemonSetNamespaceLister {
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::apps::v1::DaemonSet>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::apps::v1::DaemonSet>>, crate::Error> {
+        self.0.try_get(name)
     }
 }
 
@@ -266,6 +289,16 @@ impl DeploymentNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::apps::v1::Deployment>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::apps::v1::Deployment>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of replicasets, and listers over its cache.
@@ -337,6 +370,16 @@ impl ReplicaSetNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::apps::v1::ReplicaSet>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::apps::v1::ReplicaSet>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of statefulsets, and listers over its cache.
@@ -407,5 +450,15 @@ impl StatefulSetNamespaceLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::apps::v1::StatefulSet>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::apps::v1::StatefulSet>>, crate::Error> {
+        self.0.try_get(name)
     }
 }

@@ -102,4 +102,17 @@ impl HorizontalPodAutoscalerNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }

@@ -98,6 +98,16 @@ impl CronJobNamespaceLister {
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::batch::v1::CronJob>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::batch::v1::CronJob>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of jobs, and listers over its cache.
@@ -163,5 +173,15 @@ impl JobNamespaceLister {
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::batch::v1::Job>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::batch::v1::Job>>, crate::Error> {
+        self.0.try_get(name)
     }
 }

@@ -78,4 +78,17 @@ impl CertificateSigningRequestLister {
     ) -> Option<Arc<k8s_openapi::api::certificates::v1::CertificateSigningRequest>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::certificates::v1::CertificateSigningRequest>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }

@@ -94,4 +94,14 @@ impl LeaseNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::coordination::v1::Lease>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::coordination::v1::Lease>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }

@@ -189,6 +189,16 @@ impl ConfigMapNamespaceLister {
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::ConfigMap>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::ConfigMap>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of endpoints, and listers over its cache.
@@ -257,6 +267,16 @@ impl EndpointsNamespaceLister {
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Endpoints>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::Endpoints>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of events, and listers over its cache.
@@ -324,6 +344,16 @@ impl EventNamespaceLister {
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Event>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::Event>>, crate::Error> {
+        self.0.try_get(name)
     }
 }
 
@@ -396,6 +426,16 @@ impl LimitRangeNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::core::v1::LimitRange>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::LimitRange>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of namespaces, and listers over its cache.
@@ -441,6 +481,16 @@ impl NamespaceLister {
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Namespace>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::Namespace>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of nodes, and listers over its cache.
@@ -485,6 +535,16 @@ impl NodeLister {
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Node>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::Node>>, crate::Error> {
+        self.0.try_get(name)
     }
 }
 
@@ -535,6 +595,19 @@ impl PersistentVolumeLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::core::v1::PersistentVolume>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::core::v1::PersistentVolume>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }
 
@@ -612,6 +685,19 @@ impl PersistentVolumeClaimNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::core::v1::PersistentVolumeClaim>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::core::v1::PersistentVolumeClaim>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of pods, and listers over its cache.
@@ -677,6 +763,16 @@ impl PodNamespaceLister {
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Pod>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::Pod>>, crate::Error> {
+        self.0.try_get(name)
     }
 }
 
@@ -748,6 +844,16 @@ impl PodTemplateNamespaceLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::core::v1::PodTemplate>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::PodTemplate>>, crate::Error> {
+        self.0.try_get(name)
     }
 }
 
@@ -825,6 +931,19 @@ impl ReplicationControllerNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::core::v1::ReplicationController>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::core::v1::ReplicationController>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of resourcequotas, and listers over its cache.
@@ -896,6 +1015,16 @@ impl ResourceQuotaNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::core::v1::ResourceQuota>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::ResourceQuota>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of secrets, and listers over its cache.
@@ -964,6 +1093,16 @@ impl SecretNamespaceLister {
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Secret>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::Secret>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of services, and listers over its cache.
@@ -1031,6 +1170,16 @@ impl ServiceNamespaceLister {
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Service>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::Service>>, crate::Error> {
+        self.0.try_get(name)
     }
 }
 
@@ -1104,5 +1253,15 @@ impl ServiceAccountNamespaceLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::core::v1::ServiceAccount>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::core::v1::ServiceAccount>>, crate::Error> {
+        self.0.try_get(name)
     }
 }

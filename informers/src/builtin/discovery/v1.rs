@@ -96,4 +96,17 @@ impl EndpointSliceNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::discovery::v1::EndpointSlice>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::discovery::v1::EndpointSlice>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }

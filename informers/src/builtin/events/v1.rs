@@ -91,4 +91,14 @@ impl EventNamespaceLister {
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::events::v1::Event>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::events::v1::Event>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }

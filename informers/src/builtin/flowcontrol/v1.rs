@@ -80,6 +80,19 @@ impl FlowSchemaLister {
     ) -> Option<Arc<k8s_openapi::api::flowcontrol::v1::FlowSchema>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::flowcontrol::v1::FlowSchema>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of prioritylevelconfigurations, and listers over its cache.
@@ -134,5 +147,18 @@ impl PriorityLevelConfigurationLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }

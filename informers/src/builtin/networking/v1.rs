@@ -99,6 +99,16 @@ impl IPAddressLister {
     ) -> Option<Arc<k8s_openapi::api::networking::v1::IPAddress>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::networking::v1::IPAddress>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of ingresses, and listers over its cache.
@@ -170,6 +180,16 @@ impl IngressNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::networking::v1::Ingress>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::networking::v1::Ingress>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of ingressclasses, and listers over its cache.
@@ -219,6 +239,19 @@ impl IngressClassLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::networking::v1::IngressClass>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::networking::v1::IngressClass>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }
 
@@ -293,6 +326,19 @@ impl NetworkPolicyNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::networking::v1::NetworkPolicy>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::networking::v1::NetworkPolicy>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of servicecidrs, and listers over its cache.
@@ -342,5 +388,18 @@ impl ServiceCIDRLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::networking::v1::ServiceCIDR>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::networking::v1::ServiceCIDR>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }

@@ -71,4 +71,14 @@ impl RuntimeClassLister {
     ) -> Option<Arc<k8s_openapi::api::node::v1::RuntimeClass>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::node::v1::RuntimeClass>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }

@@ -99,4 +99,17 @@ impl PodDisruptionBudgetNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::policy::v1::PodDisruptionBudget>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::policy::v1::PodDisruptionBudget>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }

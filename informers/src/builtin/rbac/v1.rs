@@ -92,6 +92,16 @@ impl ClusterRoleLister {
     ) -> Option<Arc<k8s_openapi::api::rbac::v1::ClusterRole>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::rbac::v1::ClusterRole>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of clusterrolebindings, and listers over its cache.
@@ -141,6 +151,19 @@ impl ClusterRoleBindingLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::rbac::v1::ClusterRoleBinding>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::rbac::v1::ClusterRoleBinding>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }
 
@@ -207,6 +230,16 @@ impl RoleNamespaceLister {
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::rbac::v1::Role>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::rbac::v1::Role>>, crate::Error> {
+        self.0.try_get(name)
     }
 }
 
@@ -278,5 +311,15 @@ impl RoleBindingNamespaceLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::rbac::v1::RoleBinding>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::rbac::v1::RoleBinding>>, crate::Error> {
+        self.0.try_get(name)
     }
 }

@@ -92,6 +92,16 @@ impl DeviceClassLister {
     ) -> Option<Arc<k8s_openapi::api::resource::v1::DeviceClass>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::resource::v1::DeviceClass>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of resourceclaims, and listers over its cache.
@@ -164,6 +174,19 @@ impl ResourceClaimNamespaceLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::resource::v1::ResourceClaim>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::resource::v1::ResourceClaim>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }
 
@@ -244,6 +267,19 @@ impl ResourceClaimTemplateNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::resource::v1::ResourceClaimTemplate>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::resource::v1::ResourceClaimTemplate>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of resourceslices, and listers over its cache.
@@ -293,5 +329,18 @@ impl ResourceSliceLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::resource::v1::ResourceSlice>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::resource::v1::ResourceSlice>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }

@@ -73,4 +73,17 @@ impl PriorityClassLister {
     ) -> Option<Arc<k8s_openapi::api::scheduling::v1::PriorityClass>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::scheduling::v1::PriorityClass>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }

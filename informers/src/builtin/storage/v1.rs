@@ -107,6 +107,16 @@ impl CSIDriverLister {
     ) -> Option<Arc<k8s_openapi::api::storage::v1::CSIDriver>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::storage::v1::CSIDriver>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of csinodes, and listers over its cache.
@@ -154,6 +164,16 @@ impl CSINodeLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::storage::v1::CSINode>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::storage::v1::CSINode>>, crate::Error> {
+        self.0.try_get(name)
     }
 }
 
@@ -231,6 +251,19 @@ impl CSIStorageCapacityNamespaceLister {
     ) -> Option<Arc<k8s_openapi::api::storage::v1::CSIStorageCapacity>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::storage::v1::CSIStorageCapacity>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of storageclasses, and listers over its cache.
@@ -281,6 +314,16 @@ impl StorageClassLister {
     ) -> Option<Arc<k8s_openapi::api::storage::v1::StorageClass>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<k8s_openapi::api::storage::v1::StorageClass>>, crate::Error> {
+        self.0.try_get(name)
+    }
 }
 
 /// The factory's shared informer of volumeattachments, and listers over its cache.
@@ -330,6 +373,19 @@ impl VolumeAttachmentLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::storage::v1::VolumeAttachment>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::storage::v1::VolumeAttachment>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }
 
@@ -386,5 +442,18 @@ impl VolumeAttributesClassLister {
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::storage::v1::VolumeAttributesClass>> {
         self.0.get(name)
+    }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<k8s_openapi::api::storage::v1::VolumeAttributesClass>>,
+        crate::Error,
+    > {
+        self.0.try_get(name)
     }
 }

@@ -65,4 +65,14 @@ impl ClusterWidgetLister {
     pub fn get(&self, name: &str) -> Option<Arc<crate::ClusterWidget>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<crate::ClusterWidget>>, clientgo_informers::Error> {
+        self.0.try_get(name)
+    }
 }

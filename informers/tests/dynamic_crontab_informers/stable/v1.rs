@@ -108,4 +108,17 @@ impl CronTabNamespaceLister {
     ) -> Option<Arc<clientgo_informers::apimachinery::DynamicObject>> {
         self.0.get(name)
     }
+
+    /// As `get`, with a cached entry that no longer decodes an error
+    /// rather than `None`.
+    #[inline]
+    pub fn try_get(
+        &self,
+        name: &str,
+    ) -> Result<
+        Option<Arc<clientgo_informers::apimachinery::DynamicObject>>,
+        clientgo_informers::Error,
+    > {
+        self.0.try_get(name)
+    }
 }
