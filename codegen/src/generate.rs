@@ -25,13 +25,20 @@ pub enum Target {
     /// script sets.
     Informers,
     /// In the user's crate (custom resources): paths start with
-    /// `clientgo_informers::` and the group accessors come from a trait of
-    /// this name, implemented for `SharedInformerFactory`.
+    /// `informers_path` and the group accessors come from a trait of this
+    /// name, implemented for `SharedInformerFactory`.
     External {
         /// The extension trait's name (`CronTabInformers`).
         trait_name: String,
+        /// How the user's crate names clientgo-informers:
+        /// [`DEFAULT_INFORMERS_PATH`], or `clientgo::informers` in a crate
+        /// that depends on the `clientgo` crate alone.
+        informers_path: String,
     },
 }
+
+/// How generated code names clientgo-informers unless told otherwise.
+pub const DEFAULT_INFORMERS_PATH: &str = "clientgo_informers";
 
 /// What to generate.
 #[derive(Debug, Clone)]
@@ -57,10 +64,10 @@ impl GenerateOptions {
         stability_ok && resource.is_watchable()
     }
 
-    fn crate_path(&self) -> &'static str {
-        match self.target {
+    fn crate_path(&self) -> &str {
+        match &self.target {
             Target::Informers => "crate",
-            Target::External { .. } => "clientgo_informers",
+            Target::External { informers_path, .. } => informers_path,
         }
     }
 
@@ -279,7 +286,7 @@ fn root_file(
             }
             out.push_str("}\n");
         }
-        Target::External { trait_name } => {
+        Target::External { trait_name, .. } => {
             let _ = writeln!(
                 out,
                 "/// The group accessors of these resources, on the factory.\npub trait {trait_name} {{"
@@ -611,6 +618,7 @@ mod tests {
         let options = GenerateOptions {
             target: Target::External {
                 trait_name: "CronTabInformers".into(),
+                informers_path: DEFAULT_INFORMERS_PATH.into(),
             },
             ..options()
         };
@@ -652,11 +660,22 @@ mod tests {
         let external = GenerateOptions {
             target: Target::External {
                 trait_name: "Extra".into(),
+                informers_path: "clientgo::informers".into(),
             },
             ..options()
         };
         let files = generate(&resources, &external).unwrap();
         assert!(files.iter().all(|f| !f.contents.contains("#[cfg(")));
+        assert!(
+            files
+                .iter()
+                .all(|f| !f.contents.contains("clientgo_informers")),
+            "every path goes through the one named"
+        );
+        assert!(files.iter().any(|f| {
+            f.contents
+                .contains("clientgo::informers::SharedInformerFactory")
+        }));
     }
 
     #[test]

@@ -21,7 +21,9 @@
 //!    generate); [`compare_output`] tells which files are stale.
 //!
 //! ```
-//! use clientgo_codegen::{GenerateOptions, Target, TypeMapping, generate, resources_from_crds};
+//! use clientgo_codegen::{
+//!     DEFAULT_INFORMERS_PATH, GenerateOptions, Target, TypeMapping, generate, resources_from_crds,
+//! };
 //!
 //! let crd = r#"
 //! apiVersion: apiextensions.k8s.io/v1
@@ -42,7 +44,10 @@
 //! let files = generate(
 //!     &resources,
 //!     &GenerateOptions {
-//!         target: Target::External { trait_name: "CronTabInformers".into() },
+//!         target: Target::External {
+//!             trait_name: "CronTabInformers".into(),
+//!             informers_path: DEFAULT_INFORMERS_PATH.into(),
+//!         },
 //!         command: "clientgo-codegen --crd crontab.yaml ...".into(),
 //!         include_beta: false,
 //!         include_alpha: false,
@@ -69,7 +74,7 @@ mod protobuf;
 pub use cluster::{ClusterOptions, fetch_openapi};
 pub use crd::{TypeMapping, resources_from_crds};
 pub use error::Error;
-pub use generate::{GenerateOptions, GeneratedFile, Target, generate};
+pub use generate::{DEFAULT_INFORMERS_PATH, GenerateOptions, GeneratedFile, Target, generate};
 pub use log_subscriber::install_log_subscriber;
 pub use model::{DYNAMIC_OBJECT, Resource, Stability};
 pub use openapi::{

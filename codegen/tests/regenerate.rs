@@ -82,6 +82,8 @@ fn the_committed_example_crd_informers_are_what_the_manifest_gives() {
         "CronTab=crate::crontab::CronTab",
         "--trait",
         "CronTabInformers",
+        "--informers-path",
+        "clientgo::informers",
         "--out",
         "examples/src/generated",
         "--check",

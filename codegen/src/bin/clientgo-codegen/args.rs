@@ -76,6 +76,16 @@ pub(crate) struct Args {
         help_heading = "Output"
     )]
     pub(crate) trait_name: Option<String>,
+    /// How the generated code names clientgo-informers (default:
+    /// clientgo_informers; clientgo::informers in a crate that depends on
+    /// the clientgo crate alone)
+    #[arg(
+        long,
+        value_name = "PATH",
+        conflicts_with = "target",
+        help_heading = "Output"
+    )]
+    pub(crate) informers_path: Option<String>,
     /// Generate clientgo-informers' own built-in module
     #[arg(long, value_enum, help_heading = "Output")]
     pub(crate) target: Option<TargetArg>,

@@ -8,8 +8,9 @@ mod args;
 use std::process::ExitCode;
 
 use clientgo_codegen::{
-    ClusterOptions, Error, GenerateOptions, Resource, Target, TypeMapping, compare_output,
-    fetch_openapi, generate, resources_from_crds, resources_from_openapi_typed, write_output,
+    ClusterOptions, DEFAULT_INFORMERS_PATH, Error, GenerateOptions, Resource, Target, TypeMapping,
+    compare_output, fetch_openapi, generate, resources_from_crds, resources_from_openapi_typed,
+    write_output,
 };
 
 fn main() -> ExitCode {
@@ -79,6 +80,10 @@ fn run(args: &args::Args) -> Result<ExitCode, Error> {
                 .trait_name
                 .clone()
                 .unwrap_or_else(|| "GeneratedInformers".to_string()),
+            informers_path: args
+                .informers_path
+                .clone()
+                .unwrap_or_else(|| DEFAULT_INFORMERS_PATH.to_string()),
         }
     };
     let options = GenerateOptions {
