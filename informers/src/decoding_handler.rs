@@ -4,10 +4,8 @@
 use std::sync::Arc;
 
 use clientgo_apimachinery::{Compact, CompactBody, CompactDecodeError, Object};
-use clientgo_store::ObjectOrTombstone;
+use clientgo_store::{ObjectOrTombstone, ResourceEventHandler};
 use serde::de::DeserializeOwned;
-
-use clientgo_store::ResourceEventHandler;
 
 /// Lets a handler of `K` (`&Arc<K>`) listen to an informer of
 /// `Compact<K, B>` (any body): each object is decoded when the handler is called, and

@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use clientgo_store::ObjectOrTombstone;
-
-use clientgo_store::ResourceEventHandler;
+use clientgo_store::{ObjectOrTombstone, ResourceEventHandler};
 
 /// Wraps a handler so it sees only objects `filter` accepts (client-go's
 /// `FilteringResourceEventHandler`):

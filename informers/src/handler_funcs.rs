@@ -2,9 +2,7 @@
 
 use std::sync::Arc;
 
-use clientgo_store::ObjectOrTombstone;
-
-use clientgo_store::ResourceEventHandler;
+use clientgo_store::{ObjectOrTombstone, ResourceEventHandler};
 
 type AddFn<K> = Box<dyn FnMut(&Arc<K>, bool) + Send>;
 type UpdateFn<K> = Box<dyn FnMut(&Arc<K>, &Arc<K>) + Send>;

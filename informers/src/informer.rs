@@ -19,8 +19,8 @@ use clientgo_reflector::{
 };
 use clientgo_store::{
     Delta, Indexer, IndexerOptions, Indexers, KnownObjects, ObjectOrTombstone, PopError,
-    ProcessError, Queue, RealFifo, RealFifoOptions, ReflectorStore, Store, process_deltas,
-    process_deltas_in_batch,
+    ProcessError, Queue, RealFifo, RealFifoOptions, ReflectorStore, ResourceEventHandler, Store,
+    process_deltas, process_deltas_in_batch,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -38,7 +38,6 @@ use crate::processor::Processor;
 use crate::snapshot::SnapshotOptions;
 use crate::sync_signal::{SyncChanges, SyncSignal};
 use crate::warm_restart::{SnapshotCounters, SnapshotFile, SnapshotStats};
-use clientgo_store::ResourceEventHandler;
 
 /// Listener ids are unique across informers, so a registration from one
 /// informer never removes another's handler.
@@ -128,24 +127,22 @@ impl<K> Drop for Inner<K> {
 /// closes the queue, ends every handler's thread (a call in progress
 /// finishes) and marks the informer stopped; it cannot wait for the
 /// threads, which a normal return does.
-struct RunGuard<K> {
+struct RunGuard<K: Object + Send + Sync + 'static> {
     cancel: CancellationToken,
     reflector: tokio::task::AbortHandle,
-    /// Closes the queue (this type has no bounds to call it through).
-    close_fifo: Box<dyn Fn() + Send>,
     inner: Arc<Inner<K>>,
     /// Set when the run returned normally: nothing left to do.
     returned: bool,
 }
 
-impl<K> Drop for RunGuard<K> {
+impl<K: Object + Send + Sync + 'static> Drop for RunGuard<K> {
     fn drop(&mut self) {
         if self.returned {
             return;
         }
         self.cancel.cancel();
         self.reflector.abort();
-        (self.close_fifo)();
+        self.inner.fifo.close();
         self.inner.processor.close_all();
         self.inner.stopped.cancel();
         self.inner.resource_version.stop();
@@ -358,10 +355,6 @@ where
         let mut guard = RunGuard {
             cancel: cancel.clone(),
             reflector: reflector_task.abort_handle(),
-            close_fifo: Box::new({
-                let fifo = Arc::clone(fifo);
-                move || fifo.close()
-            }),
             inner: Arc::clone(&self.inner),
             returned: false,
         };

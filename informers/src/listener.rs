@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::Object;
+use clientgo_store::ResourceEventHandler;
 use parking_lot::{Condvar, Mutex};
 use tokio_util::sync::CancellationToken;
 
@@ -15,7 +16,6 @@ use crate::handler::Notification;
 use crate::metrics::{HistogramMetric, SettableGaugeMetric};
 use crate::pending_queue::{HandlerQueue, PendingQueue};
 use crate::sync_signal::SyncSignal;
-use clientgo_store::ResourceEventHandler;
 
 /// A handler call slower than this, while more than
 /// [`SLOW_HANDLER_PENDING`] notifications wait, is logged (client-go's

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
 use clientgo_store::ObjectOrTombstone;
+use clientgo_store::ResourceEventHandler;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::generic_informer::CachedObject;
-use clientgo_store::ResourceEventHandler;
 
 /// The metadata of one cached object version, read in place: no decode
 /// (in compact storage the entry's metadata was parsed once, at ingest)

@@ -9,6 +9,7 @@ use clientgo_apimachinery::{ApiObject, ApiResource, Object, Protobuf};
 use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher};
 use clientgo_reflector::{Error as ReflectorError, WaitError};
 use clientgo_rest::ResourceClient;
+use clientgo_store::ResourceEventHandler;
 use clientgo_store::{Indexer, Indexers, ObjectOrTombstone, TransformFunc};
 use tokio_util::sync::CancellationToken;
 
@@ -27,7 +28,6 @@ use crate::storage::Storage;
 use crate::sync_signal::SyncChanges;
 use crate::transform::{MetadataTransform, ingest_metadata_transform};
 use crate::warm_restart::SnapshotStats;
-use clientgo_store::ResourceEventHandler;
 
 /// The engine of one informer, over the type its cache keeps.
 enum Engine<K> {

@@ -75,12 +75,11 @@ async fn run(flags: Flags) -> Result<(), Failure> {
     );
     // Events are sent in the background; wait until the sink has them.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while broadcaster.stats().created + broadcaster.stats().patched < 3
-        && tokio::time::Instant::now() < deadline
-    {
+    let mut stats = broadcaster.stats();
+    while stats.created + stats.patched < 3 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
+        stats = broadcaster.stats();
     }
-    let stats = broadcaster.stats();
     say!(
         "recorded {}, created {}, patched {} (identical events counted on one object)",
         stats.recorded,

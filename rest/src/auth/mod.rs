@@ -46,7 +46,8 @@ pub(crate) struct Authorization {
 }
 
 impl Authorization {
-    fn header(header: HeaderValue) -> Self {
+    /// An `Authorization` header and no certificate change.
+    fn with_header(header: HeaderValue) -> Self {
         Authorization {
             header: Some(header),
             certificate_changed: false,
@@ -105,8 +106,8 @@ impl Authenticator {
     pub(crate) async fn authorization(&self) -> Result<Authorization, Error> {
         match self {
             Authenticator::None => Ok(Authorization::default()),
-            Authenticator::Static(value) => Ok(Authorization::header(value.clone())),
-            Authenticator::TokenFile(file) => Ok(Authorization::header(file.header().await?)),
+            Authenticator::Static(value) => Ok(Authorization::with_header(value.clone())),
+            Authenticator::TokenFile(file) => Ok(Authorization::with_header(file.header().await?)),
             Authenticator::Exec(exec) => exec.authorization().await,
             Authenticator::Oidc(oidc) => Ok(Authorization {
                 header: oidc.header().await?,
