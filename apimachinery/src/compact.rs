@@ -35,7 +35,7 @@ use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use crate::compact_body::{CompactBody, Json};
+use crate::compact_body::{CompactBody, Json, MessageDecoder};
 
 mod record;
 
@@ -94,6 +94,10 @@ pub struct Compact<K, B: CompactBody = Json> {
     /// given to the decoded object, which keeps them only if it has none
     /// (a `DynamicObject` from a list of a built-in type).
     list_type: Option<&'static ListType>,
+    /// Decodes a [`Protobuf`](crate::Protobuf) body's message, handed over
+    /// by the codec that made the entry from one (or by
+    /// [`set_message_decoder`](Compact::set_message_decoder)).
+    message_decoder: Option<MessageDecoder<K>>,
     _type: PhantomData<fn() -> K>,
 }
 
@@ -135,8 +139,9 @@ impl<K, B: CompactBody> Compact<K, B> {
     }
 
     /// An entry of `metadata` and `body`, for decoders that parse the
-    /// metadata themselves (clientgo-listwatch's protobuf decoders build
-    /// `Compact<K, Protobuf>` entries so).
+    /// metadata themselves (clientgo-protobuf's `compact_from_message`
+    /// builds `Compact<K, Protobuf>` entries so, then hands them their
+    /// decoder). It has no message decoder.
     pub fn from_parts(metadata: ObjectMeta, body: B) -> Self {
         Compact {
             metadata,
@@ -144,8 +149,30 @@ impl<K, B: CompactBody> Compact<K, B> {
             decoded: Mutex::new(Weak::new()),
             memo: OnceLock::new(),
             list_type: None,
+            message_decoder: None,
             _type: PhantomData,
         }
+    }
+
+    /// This entry with `decoder` for its protobuf message (see
+    /// [`set_message_decoder`](Self::set_message_decoder)).
+    #[must_use]
+    pub fn with_message_decoder(mut self, decoder: MessageDecoder<K>) -> Self {
+        self.message_decoder = Some(decoder);
+        self
+    }
+
+    /// Gives the entry the decoder of its protobuf message, which an entry
+    /// built with [`from_parts`](Self::from_parts) or read back from a
+    /// snapshot record lacks. A JSON body ignores it.
+    pub fn set_message_decoder(&mut self, decoder: MessageDecoder<K>) {
+        self.message_decoder = Some(decoder);
+    }
+
+    /// Whether a [`decode`](Self::decode) of a protobuf message has a
+    /// decoder to use.
+    pub fn has_message_decoder(&self) -> bool {
+        self.message_decoder.is_some()
     }
 
     /// Applies `change` to the metadata (as a metadata transform does).
@@ -277,14 +304,17 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
         if let Some(object) = decoded.upgrade() {
             return Ok(Ok(object));
         }
-        let mut object: K = self.body.decode::<K>().map_err(|source| {
-            DECODE_ERRORS.fetch_add(1, Ordering::Relaxed);
-            CompactDecodeError {
-                key: self.key(),
-                kind: std::any::type_name::<K>(),
-                source,
-            }
-        })?;
+        let mut object: K = self
+            .body
+            .decode::<K>(self.message_decoder)
+            .map_err(|source| {
+                DECODE_ERRORS.fetch_add(1, Ordering::Relaxed);
+                CompactDecodeError {
+                    key: self.key(),
+                    kind: std::any::type_name::<K>(),
+                    source,
+                }
+            })?;
         DECODES.fetch_add(1, Ordering::Relaxed);
         // The parsed metadata never holds managedFields (they stay in
         // the body, as bytes, unless the source or a transform cut them):
@@ -333,6 +363,7 @@ impl<K, B: CompactBody> Clone for Compact<K, B> {
             decoded: Mutex::new(self.decoded.lock().clone()),
             memo: OnceLock::new(),
             list_type: self.list_type,
+            message_decoder: self.message_decoder,
             _type: PhantomData,
         }
     }
@@ -418,18 +449,6 @@ impl<K: crate::Object, B: CompactBody> crate::Object for Compact<K, B> {
         if !list_api_version.is_empty() {
             self.list_type = Some(ListType::interned(list_api_version, list_kind));
         }
-    }
-
-    /// Records of the metadata and body as kept
-    /// ([`write_record`](Compact::write_record)): JSON for the JSON bodies
-    /// (the same format for both, so a snapshot written with one reads
-    /// back into the other), the message for [`Protobuf`](crate::Protobuf).
-    fn record_codec() -> Option<crate::RecordCodec<Self>> {
-        Some(crate::RecordCodec {
-            format: B::RECORD_FORMAT,
-            write: |entry, out| entry.write_record(out).map_err(|error| error.to_string()),
-            read: |record| Compact::from_record(record).map_err(|error| error.to_string()),
-        })
     }
 }
 

@@ -15,6 +15,12 @@
 
 use std::fmt;
 
+/// Decodes a [`Protobuf`] body's message (the object's message without
+/// its metadata, field 1, which the entry keeps parsed) into `K`; an error
+/// is a message naming the problem. Each [`Compact`](crate::Compact) entry
+/// carries its type's, handed over by the codec that made it.
+pub type MessageDecoder<K> = fn(&[u8]) -> Result<K, String>;
+
 /// A way to keep an object's JSON; see the module documentation.
 pub trait CompactBody: Clone + Send + Sync + Sized + 'static {
     /// Its name in logs and `Debug` output.
@@ -32,12 +38,19 @@ pub trait CompactBody: Clone + Send + Sync + Sized + 'static {
     fn heap_bytes(&self) -> usize;
 
     /// The name of the record format [`write_record`](Self::write_record)
-    /// writes; snapshots in another format are refused.
+    /// writes: the entry's
+    /// [`RecordCodec::RECORD_FORMAT`](crate::RecordCodec::RECORD_FORMAT).
     const RECORD_FORMAT: &'static str = "compact-record-2";
 
     /// Decodes the whole object as `K` (its metadata is then set from the
-    /// entry's). The default parses the JSON [`read`](Self::read) gives.
-    fn decode<K: serde::de::DeserializeOwned + 'static>(&self) -> Result<K, serde_json::Error> {
+    /// entry's); `message` decodes a protobuf message, for a body that
+    /// keeps one (the entry's decoder, if it was given one). The default
+    /// parses the JSON [`read`](Self::read) gives.
+    fn decode<K: serde::de::DeserializeOwned>(
+        &self,
+        message: Option<MessageDecoder<K>>,
+    ) -> Result<K, serde_json::Error> {
+        let _ = message;
         self.read(|json| serde_json::from_str::<K>(json))
             .unwrap_or_else(|unreadable| Err(serde::de::Error::custom(unreadable)))
     }
@@ -167,7 +180,7 @@ impl fmt::Debug for Lz4 {
 /// only the `managedFields`, when they were kept, stays as bytes for the
 /// decode of the whole object): about half the JSON's
 /// size, and decoded by the type's generated decoder. Built by
-/// clientgo-listwatch's protobuf decoders for `Compact<K, Protobuf>`
+/// clientgo-protobuf's `compact_from_message` for `Compact<K, Protobuf>`
 /// informers on a client configured for protobuf; an object that arrived
 /// as JSON (a server that answered JSON, a type without protobuf) is kept
 /// as JSON.
@@ -237,9 +250,17 @@ impl CompactBody for Protobuf {
         }
     }
 
-    fn decode<K: serde::de::DeserializeOwned + 'static>(&self) -> Result<K, serde_json::Error> {
-        let message = |bytes: &[u8]| {
-            crate::message_decoders::decode_message::<K>(bytes).map_err(serde::de::Error::custom)
+    fn decode<K: serde::de::DeserializeOwned>(
+        &self,
+        decoder: Option<MessageDecoder<K>>,
+    ) -> Result<K, serde_json::Error> {
+        let message = |bytes: &[u8]| match decoder {
+            Some(decode) => decode(bytes).map_err(serde::de::Error::custom),
+            None => Err(serde::de::Error::custom(format!(
+                "a protobuf message and no decoder of {} for it (an entry gets one from the \
+                 protobuf codec that made it, or from set_message_decoder)",
+                std::any::type_name::<K>()
+            ))),
         };
         match self {
             Protobuf::Json(json) => serde_json::from_str(json),
@@ -416,8 +437,15 @@ mod tests {
         assert_eq!(lz4_decompressed(&rest).unwrap(), [0x12, 0x01, b'y']);
         assert!(
             Protobuf::Lz4Message(vec![9, 9].into())
-                .decode::<String>()
-                .is_err()
+                .decode::<String>(Some(|_| Ok(String::new())))
+                .is_err(),
+            "a damaged compressed message is an error before the decoder sees it"
+        );
+        assert!(
+            Protobuf::Message(vec![9, 9].into())
+                .decode::<String>(None)
+                .is_err(),
+            "a message without a decoder is an error"
         );
     }
 }

@@ -51,7 +51,6 @@ mod group_version;
 pub mod json_scan;
 pub mod label_selector;
 mod list_options;
-pub mod message_decoders;
 mod object;
 mod object_list;
 mod partial_object_metadata;
@@ -67,7 +66,7 @@ pub use api_resource::{ApiResource, KnownScope, PathError, SegmentProblem, check
 pub use compact::{
     Compact, CompactDecodeError, CompactDecodes, CompactRecordError, compact_decodes,
 };
-pub use compact_body::{CompactBody, Json, Lz4, Protobuf};
+pub use compact_body::{CompactBody, Json, Lz4, MessageDecoder, Protobuf};
 pub use decode::{DecodeError, DecodeErrorKind, from_json_slice};
 pub use dynamic_object::DynamicObject;
 pub use field_selector::{FieldOperator, FieldSelector, FieldSelectorError};

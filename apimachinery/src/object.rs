@@ -132,17 +132,6 @@ pub trait Object {
         Self::fixed_type()
     }
 
-    /// How objects of this type are saved in a cache snapshot and read
-    /// back (warm restart), when they can be: `Some` for
-    /// [`Compact`](crate::Compact) entries, `None` (the default) for the
-    /// rest.
-    fn record_codec() -> Option<crate::RecordCodec<Self>>
-    where
-        Self: Sized,
-    {
-        None
-    }
-
     /// Whether an informer in compact storage may keep objects of this
     /// type as compact entries (bytes plus parsed metadata): true (the
     /// default) for resource types; false for a type that already is an

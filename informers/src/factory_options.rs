@@ -52,7 +52,8 @@ pub struct InformerFactoryOptions {
     pub lasting_errors: LastingErrors,
     /// Save every informer's cache and resume from it at the next start
     /// (warm restart): each informer keeps its own file in the directory.
-    /// Only informers of objects that can be saved (compact entries) do.
+    /// Informers in compact storage do, and those of entry types named
+    /// with [`SnapshotOptions::entry_type`].
     pub snapshot: Option<SnapshotOptions>,
 }
 

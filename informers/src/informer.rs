@@ -35,9 +35,9 @@ use crate::informer_options::SharedIndexInformerOptions;
 use crate::listener::{Listener, ListenerSettings};
 use crate::metrics::{InformerMetrics, InformerMetricsProvider};
 use crate::processor::Processor;
-use crate::snapshot::SnapshotOptions;
+use crate::resume_source::ResumeSource;
 use crate::sync_signal::{SyncChanges, SyncSignal};
-use crate::warm_restart::{SnapshotCounters, SnapshotFile, SnapshotStats};
+use crate::warm_restart::SnapshotStats;
 
 /// Listener ids are unique across informers, so a registration from one
 /// informer never removes another's handler.
@@ -62,7 +62,6 @@ type BuildReflector<K> = Box<
 struct Start<K> {
     build_reflector: BuildReflector<K>,
     reflector_options: ReflectorOptions,
-    snapshot: Option<SnapshotOptions>,
 }
 
 /// The resync periods, which handlers added before the start may still
@@ -106,10 +105,9 @@ struct Inner<K> {
     /// informers made from a client: a 404 then tells a resource that does
     /// not exist from one about to.
     discovery: Option<clientgo_rest::RestClient>,
-    /// The ListerWatcher's identity (server, resource, namespace,
-    /// selectors), recorded in and checked against snapshots.
-    source_identity: String,
-    snapshot_counters: Arc<SnapshotCounters>,
+    /// Where a saved state is loaded from and the cache saved to (warm
+    /// restart), if anywhere.
+    resume: Option<Arc<dyn ResumeSource<K>>>,
 }
 
 impl<K> Drop for Inner<K> {
@@ -209,11 +207,15 @@ where
     /// An informer over any [`ListerWatcher`]; `discovery`, when given,
     /// is the client whose discovery says whether the resource is served
     /// (a 404 then tells a resource that does not exist from one about to).
-    /// Nothing is requested until [`run`](Self::run).
+    /// Nothing is requested until [`run`](Self::run). `resume_source`
+    /// makes the informer's resume source, if it has one, from its name
+    /// and the ListerWatcher's identity (server, resource, namespace,
+    /// selectors); the informer's `snapshot` option is not read here.
     pub(crate) fn new<L>(
         lister_watcher: L,
         options: SharedIndexInformerOptions<K>,
         discovery: Option<clientgo_rest::RestClient>,
+        resume_source: impl FnOnce(&str, &str) -> Option<Box<dyn ResumeSource<K>>>,
     ) -> Self
     where
         L: ListerWatcher<K> + Clone + 'static,
@@ -222,7 +224,7 @@ where
             .name
             .clone()
             .unwrap_or_else(|| lister_watcher.describe());
-        let source_identity = lister_watcher.identity();
+        let resume = resume_source(&name, &lister_watcher.identity()).map(Arc::from);
         let clock = Arc::clone(&options.reflector.clock);
         let metrics = InformerMetrics::new(&*options.metrics, &name);
         let indexer = Arc::new(Indexer::new(
@@ -264,7 +266,6 @@ where
                     start: Some(Start {
                         build_reflector,
                         reflector_options: options.reflector,
-                        snapshot: options.snapshot,
                     }),
                 }),
                 fifo,
@@ -278,8 +279,7 @@ where
                 metrics_provider: options.metrics,
                 clock,
                 discovery,
-                source_identity,
-                snapshot_counters: Arc::new(SnapshotCounters::default()),
+                resume,
             }),
         }
     }
@@ -325,21 +325,17 @@ where
         let Some(Start {
             build_reflector,
             mut reflector_options,
-            snapshot: snapshotting,
         }) = self.begin()
         else {
             return;
         };
-        let snapshot_file = snapshotting.and_then(|options| {
-            SnapshotFile::<K>::new(options, &inner.name, &inner.source_identity)
-        });
-        let resume = match &snapshot_file {
-            Some(file) => {
-                file.load(&mut reflector_options, &inner.snapshot_counters)
-                    .await
+        let mut resume = None;
+        if let Some(source) = &inner.resume {
+            resume = source.load().await;
+            if resume.is_some() {
+                reflector_options.resume_settle = source.settle();
             }
-            None => None,
-        };
+        }
         let fifo = &inner.fifo;
         let weak: Weak<Inner<K>> = Arc::downgrade(&self.inner);
         reflector_options.should_resync = Some(Arc::new(move || {
@@ -359,10 +355,10 @@ where
             returned: false,
         };
         tracing::debug!("started");
-        if let Some(file) = &snapshot_file
-            && !file.interval().is_zero()
+        if let Some(source) = &inner.resume
+            && !source.save_interval().is_zero()
         {
-            tokio::spawn(self.save_periodically(file.clone(), cancel.clone()));
+            tokio::spawn(self.save_periodically(Arc::clone(source), cancel.clone()));
         }
 
         loop {
@@ -389,10 +385,10 @@ where
         if let Err(error) = reflector_task.await {
             tracing::error!(%error, "the reflector's task failed");
         }
-        if let Some(file) = &snapshot_file
+        if let Some(source) = &inner.resume
             && fifo.has_synced()
         {
-            file.save(&inner.indexer, &inner.snapshot_counters).await;
+            source.save(Arc::clone(&inner.indexer)).await;
         }
         self.finish(inner.processor.listeners()).await;
         guard.returned = true;
@@ -402,12 +398,12 @@ where
     /// Saves the cache every interval while synced, until `cancel` fires.
     fn save_periodically(
         &self,
-        file: SnapshotFile<K>,
+        source: Arc<dyn ResumeSource<K>>,
         cancel: CancellationToken,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let inner = Arc::downgrade(&self.inner);
         async move {
-            let mut ticks = tokio::time::interval(file.interval());
+            let mut ticks = tokio::time::interval(source.save_interval());
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             ticks.tick().await;
             loop {
@@ -417,7 +413,7 @@ where
                 }
                 let Some(inner) = inner.upgrade() else { return };
                 if inner.fifo.has_synced() {
-                    file.save(&inner.indexer, &inner.snapshot_counters).await;
+                    source.save(Arc::clone(&inner.indexer)).await;
                 }
             }
         }
@@ -718,7 +714,11 @@ where
     /// refused, written. All zero without
     /// [`snapshot`](SharedIndexInformerOptions::snapshot).
     pub(crate) fn snapshot_stats(&self) -> SnapshotStats {
-        self.inner.snapshot_counters.read()
+        self.inner
+            .resume
+            .as_ref()
+            .map(|source| source.stats())
+            .unwrap_or_default()
     }
 
     /// Counters of the informer's work.

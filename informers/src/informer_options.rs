@@ -75,9 +75,8 @@ pub struct SharedIndexInformerOptions<K> {
     /// Creates the informer's and its handlers' metrics.
     pub metrics: Arc<dyn InformerMetricsProvider>,
     /// Saves the cache to disk and resumes from it at the next start
-    /// (warm restart); only objects that can be saved are
-    /// ([`Object::record_codec`](clientgo_apimachinery::Object::record_codec):
-    /// compact entries).
+    /// (warm restart): in compact storage, or for an entry type named
+    /// with [`SnapshotOptions::entry_type`].
     pub snapshot: Option<SnapshotOptions>,
 }
 
@@ -216,11 +215,8 @@ impl<K> SharedIndexInformerOptions<K> {
     }
 
     /// Saves the cache in `options.dir` and resumes from it at the next
-    /// start instead of listing (warm restart; see [`SnapshotOptions`]).
-    /// Only objects that can be saved are:
-    /// [`Compact`](clientgo_apimachinery::Compact) entries, typed or
-    /// dynamic; for other types the informer logs a warning and lists as
-    /// usual.
+    /// start instead of listing (warm restart; see [`SnapshotOptions`] for
+    /// which informers save; the others log a warning and list as usual).
     #[must_use]
     pub fn snapshot(mut self, options: SnapshotOptions) -> Self {
         self.snapshot = Some(options);

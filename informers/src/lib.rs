@@ -160,6 +160,7 @@ mod processor;
 mod prometheus;
 mod registration;
 mod resource_informer_factory;
+mod resume_source;
 mod shared_index_informer;
 mod snapshot;
 mod storage;
@@ -214,7 +215,7 @@ pub use wait::{
     Healing, InformerSynced, LastingErrors, SYNCED_POLL_PERIOD, SyncError, SyncFailure,
     SyncWaitOptions, UnsyncedInformer, healing, wait_for_cache_sync,
 };
-pub use warm_restart::SnapshotStats;
+pub use warm_restart::{EntryTypes, SnapshotStats};
 
 // Re-exported so handlers and options can be written with this crate alone.
 pub use clientgo_apimachinery as apimachinery;

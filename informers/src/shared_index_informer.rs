@@ -24,10 +24,11 @@ use crate::lister::Lister;
 use crate::metadata_index::{MetadataIndexers, over_metadata};
 use crate::metadata_view::{MetadataFor, MetadataView};
 use crate::registration::ResourceEventHandlerRegistration;
+use crate::resume_source::ResumeSource;
 use crate::storage::Storage;
 use crate::sync_signal::SyncChanges;
 use crate::transform::{MetadataTransform, ingest_metadata_transform};
-use crate::warm_restart::SnapshotStats;
+use crate::warm_restart::{SnapshotSource, SnapshotStats, named_source};
 
 /// The engine of one informer, over the type its cache keeps.
 enum Engine<K> {
@@ -152,15 +153,17 @@ where
     /// An informer over any [`ListerWatcher`] of `K`; it keeps decoded
     /// objects, whatever `options.storage` says (the source hands it
     /// decoded objects). Nothing is requested until [`run`](Self::run).
-    pub fn new<L>(lister_watcher: L, options: SharedIndexInformerOptions<K>) -> Self
+    pub fn new<L>(lister_watcher: L, mut options: SharedIndexInformerOptions<K>) -> Self
     where
         L: ListerWatcher<K> + Clone + 'static,
     {
+        let snapshot = options.snapshot.take();
         SharedIndexInformer {
             engine: Arc::new(Engine::Decoded(InformerCore::new(
                 lister_watcher,
                 decoded_options(options),
                 None,
+                |name, identity| named_source::<K>(snapshot?, name, identity),
             ))),
         }
     }
@@ -177,10 +180,11 @@ where
     /// keeping objects as `options.storage` says.
     pub(crate) fn from_lister_watcher(
         lister_watcher: ResourceListerWatcher<K>,
-        options: SharedIndexInformerOptions<K>,
+        mut options: SharedIndexInformerOptions<K>,
         discovery: clientgo_rest::RestClient,
     ) -> Self {
         let resource = lister_watcher.client().resource().clone();
+        let snapshot = options.snapshot.take();
         let options = SharedIndexInformerOptions {
             resource: Some(options.resource.unwrap_or(resource)),
             ..options
@@ -196,6 +200,10 @@ where
                 lister_watcher.retyped::<Entry<K>>(),
                 options,
                 Some(discovery),
+                |name, identity| {
+                    let source = SnapshotSource::<Entry<K>>::new(snapshot?, name, identity);
+                    Some(Box::new(source) as Box<dyn ResumeSource<Entry<K>>>)
+                },
             );
             Engine::Compact {
                 core,
@@ -207,6 +215,7 @@ where
                 lister_watcher,
                 decoded_options(options),
                 Some(discovery),
+                |name, identity| named_source::<K>(snapshot?, name, identity),
             ))
         };
         SharedIndexInformer {
@@ -556,7 +565,8 @@ where
         decode_cache_bytes: options.decode_cache_bytes,
         reflector: options.reflector,
         metrics: options.metrics,
-        snapshot: options.snapshot,
+        // Taken by the constructor, which makes the resume source.
+        snapshot: None,
     }
 }
 

@@ -28,8 +28,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::RecordCodec;
+use clientgo_apimachinery::{Object, RecordCodec};
 use serde::{Deserialize, Serialize};
+
+use crate::warm_restart::EntryTypes;
 
 /// The bytes a snapshot file starts with.
 const MAGIC: &[u8] = b"clientgo-rs snapshot\n";
@@ -48,6 +50,7 @@ const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// | `interval` | 60 s, and once more when the informer stops |
 /// | `settle` | 100 ms ([`ReflectorOptions::resume_settle`](clientgo_reflector::ReflectorOptions::resume_settle)) |
 /// | `transform_id` | "" |
+/// | `entry_types` | none: informers in compact storage save, others do not |
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotOptions {
     /// The directory the informer's snapshot file is kept in (created if
@@ -65,6 +68,9 @@ pub struct SnapshotOptions {
     /// so a snapshot written under another transform is refused: change
     /// this whenever the transform changes what it keeps.
     pub transform_id: String,
+    /// Types that informers keep themselves and that save all the same
+    /// (see [`entry_type`](Self::entry_type)).
+    pub entry_types: EntryTypes,
 }
 
 impl SnapshotOptions {
@@ -75,7 +81,23 @@ impl SnapshotOptions {
             interval: Duration::from_secs(60),
             settle: clientgo_reflector::DEFAULT_RESUME_SETTLE,
             transform_id: String::new(),
+            entry_types: EntryTypes::default(),
         }
+    }
+
+    /// Also saves informers that keep `T` objects themselves: an explicit
+    /// `Compact<Pod>` or `Compact<Pod, Protobuf>` informer, made directly
+    /// or by a factory in any storage. Informers in compact storage save
+    /// without it; an informer of a type not named here does not save (a
+    /// generic informer cannot ask its type whether it can be saved, so
+    /// the options say it).
+    #[must_use]
+    pub fn entry_type<T>(mut self) -> Self
+    where
+        T: Object + RecordCodec + Send + Sync + 'static,
+    {
+        self.entry_types.add::<T>();
+        self
     }
 
     /// Saves every `interval` (zero: only when the informer stops).
@@ -198,8 +220,7 @@ pub(crate) fn file_for(dir: &Path, name: &str, identity: &str) -> PathBuf {
 
 /// Writes `objects` at `resource_version` to `path` atomically (see the
 /// module documentation).
-pub(crate) fn write<K>(
-    codec: RecordCodec<K>,
+pub(crate) fn write<K: RecordCodec>(
     path: &Path,
     identity: &str,
     objects: &[Arc<K>],
@@ -211,7 +232,7 @@ pub(crate) fn write<K>(
     };
     let header = Header {
         format_version: SNAPSHOT_FORMAT_VERSION,
-        record_format: codec.format.to_string(),
+        record_format: K::RECORD_FORMAT.to_string(),
         identity: identity.to_string(),
         resource_version: resource_version.to_string(),
         objects: objects.len() as u64,
@@ -236,11 +257,13 @@ pub(crate) fn write<K>(
     let mut record = Vec::new();
     for (index, object) in objects.iter().enumerate() {
         record.clear();
-        (codec.write)(object, &mut record).map_err(|problem| SnapshotError::Record {
-            path: path.to_path_buf(),
-            index,
-            problem,
-        })?;
+        object
+            .write_record(&mut record)
+            .map_err(|problem| SnapshotError::Record {
+                path: path.to_path_buf(),
+                index,
+                problem: problem.to_string(),
+            })?;
         out.write_length(record.len(), path)?;
         out.write_all(&record).map_err(io)?;
     }
@@ -298,11 +321,12 @@ pub(crate) fn temporary_file(path: &Path) -> PathBuf {
 }
 
 /// Reads the snapshot at `path`, checking everything (see the module
-/// documentation). `Ok(None)` when there is no file.
-pub(crate) fn read<K>(
-    codec: RecordCodec<K>,
+/// documentation), and gives each object `restore` when there is one (a
+/// protobuf entry's message decoder). `Ok(None)` when there is no file.
+pub(crate) fn read<K: RecordCodec>(
     path: &Path,
     identity: &str,
+    restore: Option<fn(&mut K)>,
 ) -> Result<Option<Loaded<K>>, SnapshotError> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
@@ -343,7 +367,7 @@ pub(crate) fn read<K>(
             header.format_version
         )));
     }
-    let expected = format!("{} {identity}", codec.format);
+    let expected = format!("{} {identity}", K::RECORD_FORMAT);
     let found = format!("{} {}", header.record_format, header.identity);
     if expected != found {
         return Err(SnapshotError::Foreign {
@@ -377,11 +401,14 @@ pub(crate) fn read<K>(
             .length()
             .and_then(|length| reader.take(length))
             .ok_or_else(|| damaged(format!("cut off at object {index} of {count}")))?;
-        let object = (codec.read)(record).map_err(|problem| SnapshotError::Record {
+        let mut object = K::read_record(record).map_err(|problem| SnapshotError::Record {
             path: path.to_path_buf(),
             index,
-            problem,
+            problem: problem.to_string(),
         })?;
+        if let Some(restore) = restore {
+            restore(&mut object);
+        }
         objects.push(Arc::new(object));
     }
     if reader.at != records.len() {
@@ -493,10 +520,6 @@ mod tests {
 
     type Entry = Compact<Pod>;
 
-    fn codec() -> RecordCodec<Entry> {
-        Entry::record_codec().expect("compact entries can be saved")
-    }
-
     fn entries(count: usize) -> Vec<Arc<Entry>> {
         (0..count)
             .map(|i| {
@@ -510,7 +533,7 @@ mod tests {
 
     fn written(dir: &Path) -> (PathBuf, Vec<u8>) {
         let path = file_for(dir, "pods", "server pods");
-        write(codec(), &path, "server pods", &entries(3), "42").expect("written");
+        write::<Entry>(&path, "server pods", &entries(3), "42").expect("written");
         let bytes = fs::read(&path).expect("readable");
         (path, bytes)
     }
@@ -519,7 +542,7 @@ mod tests {
     fn a_snapshot_reads_back_as_written() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (path, _) = written(dir.path());
-        let loaded = read(codec(), &path, "server pods")
+        let loaded = read::<Entry>(&path, "server pods", None)
             .expect("valid")
             .expect("present");
         assert_eq!(loaded.resource_version, "42");
@@ -536,7 +559,11 @@ mod tests {
     fn no_file_is_no_snapshot() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("absent.snapshot");
-        assert!(read(codec(), &path, "x").expect("not an error").is_none());
+        assert!(
+            read::<Entry>(&path, "x", None)
+                .expect("not an error")
+                .is_none()
+        );
     }
 
     #[test]
@@ -545,7 +572,7 @@ mod tests {
         let (path, bytes) = written(dir.path());
         let refused = |bytes: &[u8]| {
             fs::write(&path, bytes).expect("writable");
-            read(codec(), &path, "server pods").expect_err("refused")
+            read::<Entry>(&path, "server pods", None).expect_err("refused")
         };
         // Cut off anywhere.
         for cut in [
@@ -592,7 +619,7 @@ mod tests {
     fn another_source_is_refused() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (path, _) = written(dir.path());
-        let error = read(codec(), &path, "another-server pods").expect_err("refused");
+        let error = read::<Entry>(&path, "another-server pods", None).expect_err("refused");
         assert!(matches!(error, SnapshotError::Foreign { .. }), "{error}");
     }
 

@@ -1,7 +1,14 @@
 //! Warm restart: an informer that saves its cache (see `snapshot.rs` for
 //! the file) and, in its next process, resumes from it with a watch
-//! instead of listing everything again.
+//! instead of listing everything again. [`SnapshotSource`] is the
+//! [`ResumeSource`] that does it with a file per informer.
 //!
+//! - **Which informers save.** Those whose cache keeps objects with a
+//!   [`RecordCodec`]: every informer in compact storage (its entries are
+//!   `Compact<K, Protobuf>`), and an informer that keeps an entry type
+//!   itself (an explicit `Compact<Pod>` informer) when that type is named
+//!   with [`SnapshotOptions::entry_type`]. Any other informer logs a
+//!   warning and lists as usual.
 //! - **Saving.** While the informer runs and is synced, its cache and the
 //!   resourceVersion it reflects are read under the cache's lock (a
 //!   consistent pair) and written every [`SnapshotOptions::interval`], and
@@ -22,16 +29,20 @@
 //!
 //! Not in client-go or kube-rs, which always list at start.
 
+use std::any::{Any, TypeId};
+use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo_reflector::{ReflectorOptions, ResumePoint};
-use clientgo_store::Indexer;
-
 use clientgo_apimachinery::{Object, RecordCodec};
+use clientgo_reflector::ResumePoint;
+use clientgo_store::Indexer;
+use futures_util::future::BoxFuture;
 
+use crate::resume_source::ResumeSource;
 use crate::snapshot::{self, SnapshotOptions};
 
 /// Counters of an informer's snapshots.
@@ -54,7 +65,7 @@ pub struct SnapshotStats {
 }
 
 #[derive(Debug, Default)]
-pub(crate) struct SnapshotCounters {
+struct SnapshotCounters {
     loaded: AtomicU64,
     rejected: AtomicU64,
     written: AtomicU64,
@@ -64,7 +75,7 @@ pub(crate) struct SnapshotCounters {
 }
 
 impl SnapshotCounters {
-    pub(crate) fn read(&self) -> SnapshotStats {
+    fn read(&self) -> SnapshotStats {
         let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         SnapshotStats {
             loaded: read(&self.loaded),
@@ -77,70 +88,122 @@ impl SnapshotCounters {
     }
 }
 
-/// One informer's snapshot file and what it needs to write and read it.
-pub(crate) struct SnapshotFile<K> {
-    options: SnapshotOptions,
-    codec: RecordCodec<K>,
-    path: PathBuf,
-    identity: String,
+/// Makes the snapshot source of an informer of `K` from its options, name
+/// and source identity (see [`SnapshotSource::new`]).
+type MakeSource<K> = fn(SnapshotOptions, &str, &str) -> Box<dyn ResumeSource<K>>;
+
+/// The entry types named with [`SnapshotOptions::entry_type`]; opaque,
+/// printed as their names.
+#[derive(Clone, Default)]
+pub struct EntryTypes {
+    makers: Arc<BTreeMap<TypeId, Maker>>,
 }
 
-impl<K> Clone for SnapshotFile<K> {
-    fn clone(&self) -> Self {
-        SnapshotFile {
-            options: self.options.clone(),
-            codec: self.codec,
-            path: self.path.clone(),
-            identity: self.identity.clone(),
-        }
+/// One named type's [`MakeSource`], type-erased, and its name.
+#[derive(Clone)]
+struct Maker {
+    name: &'static str,
+    make: Arc<dyn Any + Send + Sync>,
+}
+
+impl EntryTypes {
+    /// Adds `K`.
+    pub(crate) fn add<K>(&mut self)
+    where
+        K: Object + RecordCodec + Send + Sync + 'static,
+    {
+        let make: MakeSource<K> =
+            |options, name, identity| Box::new(SnapshotSource::<K>::new(options, name, identity));
+        let maker = Maker {
+            name: std::any::type_name::<K>(),
+            make: Arc::new(make),
+        };
+        Arc::make_mut(&mut self.makers).insert(TypeId::of::<K>(), maker);
+    }
+
+    /// The maker of `K`'s sources, when `K` was named.
+    fn maker<K: 'static>(&self) -> Option<MakeSource<K>> {
+        self.makers
+            .get(&TypeId::of::<K>())
+            .and_then(|maker| maker.make.downcast_ref::<MakeSource<K>>())
+            .copied()
     }
 }
 
-impl<K: Object + Send + Sync + 'static> SnapshotFile<K> {
+impl fmt::Debug for EntryTypes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.makers.values().map(|maker| maker.name))
+            .finish()
+    }
+}
+
+impl PartialEq for EntryTypes {
+    fn eq(&self, other: &Self) -> bool {
+        self.makers.keys().eq(other.makers.keys())
+    }
+}
+
+impl Eq for EntryTypes {}
+
+/// The snapshot source of an informer keeping `K` (any type), if
+/// `options` names `K` as an entry type; else `None`, with a warning.
+pub(crate) fn named_source<K: 'static>(
+    options: SnapshotOptions,
+    name: &str,
+    source_identity: &str,
+) -> Option<Box<dyn ResumeSource<K>>> {
+    let Some(make) = options.entry_types.maker::<K>() else {
+        tracing::warn!(
+            kind = std::any::type_name::<K>(),
+            "this informer keeps objects that are not saved (informers in compact storage are, \
+             and entry types named with SnapshotOptions::entry_type); no snapshots"
+        );
+        return None;
+    };
+    Some(make(options, name, source_identity))
+}
+
+/// One informer's snapshot file and what it needs to write and read it.
+pub(crate) struct SnapshotSource<K> {
+    options: SnapshotOptions,
+    path: PathBuf,
+    identity: String,
+    /// Given each object read back (a protobuf entry's message decoder).
+    restore: Option<fn(&mut K)>,
+    counters: Arc<SnapshotCounters>,
+    /// Held while writing: a periodic save still running when the final
+    /// one starts finishes first (both write the same temporary file).
+    writing: tokio::sync::Mutex<()>,
+}
+
+impl<K: Object + RecordCodec + Send + Sync + 'static> SnapshotSource<K> {
     /// The file of the informer `name` over a source of `source_identity`;
-    /// `None` (with a warning) when objects of type `K` cannot be saved
-    /// ([`Object::record_codec`]). The identity written into the file adds
-    /// the object type and the transform's name to the source's.
-    pub(crate) fn new(options: SnapshotOptions, name: &str, source_identity: &str) -> Option<Self> {
-        let Some(codec) = K::record_codec() else {
-            tracing::warn!(
-                kind = std::any::type_name::<K>(),
-                "objects of this type cannot be saved (only compact entries can); no snapshots"
-            );
-            return None;
-        };
+    /// the identity written into the file adds the object type and the
+    /// transform's name to the source's.
+    pub(crate) fn new(options: SnapshotOptions, name: &str, source_identity: &str) -> Self {
         let identity = format!(
             "{source_identity} type={} transform={:?}",
             std::any::type_name::<K>(),
             options.transform_id
         );
         let path = snapshot::file_for(&options.dir, name, &identity);
-        Some(SnapshotFile {
+        SnapshotSource {
             options,
-            codec,
             path,
             identity,
-        })
+            restore: clientgo_listwatch::restore_fn::<K>(),
+            counters: Arc::default(),
+            writing: tokio::sync::Mutex::new(()),
+        }
     }
 
-    /// How often to save.
-    pub(crate) fn interval(&self) -> Duration {
-        self.options.interval
-    }
-
-    /// Reads the snapshot, if any, as the point to resume from, setting
-    /// the reflector's settle time for it; a refused one is logged and
-    /// counted.
-    pub(crate) async fn load(
-        &self,
-        reflector_options: &mut ReflectorOptions,
-        counters: &SnapshotCounters,
-    ) -> Option<ResumePoint<K>> {
-        let file = self.clone();
-        let read = tokio::task::spawn_blocking(move || {
-            snapshot::read(file.codec, &file.path, &file.identity)
-        })
-        .await;
+    async fn read(&self) -> Option<ResumePoint<K>> {
+        let (path, identity, restore) = (self.path.clone(), self.identity.clone(), self.restore);
+        let read =
+            tokio::task::spawn_blocking(move || snapshot::read::<K>(&path, &identity, restore))
+                .await;
+        let counters = &self.counters;
         match read {
             Ok(Ok(Some(loaded))) => {
                 counters.loaded.fetch_add(1, Ordering::Relaxed);
@@ -150,7 +213,6 @@ impl<K: Object + Send + Sync + 'static> SnapshotFile<K> {
                     resource_version = %loaded.resource_version,
                     "resuming from a snapshot"
                 );
-                reflector_options.resume_settle = self.options.settle;
                 return Some(ResumePoint {
                     objects: loaded.objects,
                     resource_version: loaded.resource_version,
@@ -171,34 +233,24 @@ impl<K: Object + Send + Sync + 'static> SnapshotFile<K> {
         None
     }
 
-    /// Writes the cache's current state (when it has one: a synced cache
-    /// with a resourceVersion). Never fails the informer: a failure is
-    /// logged and counted, and the previous snapshot stays in place.
-    pub(crate) async fn save(&self, indexer: &Arc<Indexer<K>>, counters: &Arc<SnapshotCounters>) {
-        let file = self.clone();
-        let indexer = Arc::clone(indexer);
-        let counters_for_write = Arc::clone(counters);
+    async fn write(&self, indexer: Arc<Indexer<K>>) {
+        let _writing = self.writing.lock().await;
+        let (path, identity) = (self.path.clone(), self.identity.clone());
+        let counters = Arc::clone(&self.counters);
         let done = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
             let (objects, resource_version) = indexer.list_with_resource_version();
             if resource_version.is_empty() {
                 return;
             }
-            let counters = counters_for_write;
-            match snapshot::write(
-                file.codec,
-                &file.path,
-                &file.identity,
-                &objects,
-                &resource_version,
-            ) {
+            match snapshot::write(&path, &identity, &objects, &resource_version) {
                 Ok(written) => {
                     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
                     counters.written.fetch_add(1, Ordering::Relaxed);
                     counters.last_bytes.store(written.bytes, Ordering::Relaxed);
                     counters.last_write_micros.store(micros, Ordering::Relaxed);
                     tracing::debug!(
-                        path = %file.path.display(),
+                        path = %path.display(),
                         objects = written.objects,
                         bytes = written.bytes,
                         micros,
@@ -214,8 +266,89 @@ impl<K: Object + Send + Sync + 'static> SnapshotFile<K> {
         })
         .await;
         if let Err(error) = done {
-            counters.write_errors.fetch_add(1, Ordering::Relaxed);
+            self.counters.write_errors.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(%error, "the snapshot's writer failed");
         }
+    }
+}
+
+impl<K: Object + RecordCodec + Send + Sync + 'static> ResumeSource<K> for SnapshotSource<K> {
+    fn load(&self) -> BoxFuture<'_, Option<ResumePoint<K>>> {
+        Box::pin(self.read())
+    }
+
+    fn settle(&self) -> Duration {
+        self.options.settle
+    }
+
+    fn save(&self, cache: Arc<Indexer<K>>) -> BoxFuture<'_, ()> {
+        Box::pin(self.write(cache))
+    }
+
+    fn save_interval(&self) -> Duration {
+        self.options.interval
+    }
+
+    fn stats(&self) -> SnapshotStats {
+        self.counters.read()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use clientgo_apimachinery::{Compact, Protobuf};
+    use clientgo_protobuf::Message;
+    use clientgo_store::{IndexerOptions, ReflectorStore};
+    use k8s_openapi::api::core::v1::{Pod, PodSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    type Entry = Compact<Pod, Protobuf>;
+
+    #[tokio::test]
+    async fn a_protobuf_entry_comes_back_from_its_snapshot_with_its_decoder() {
+        let dir = tempfile::tempdir().unwrap();
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: Some("a".into()),
+                namespace: Some("n".into()),
+                resource_version: Some("5".into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PodSpec::default()),
+            ..Pod::default()
+        };
+        let entry: Entry = clientgo_protobuf::compact_from_message(&pod.encode()).unwrap();
+        let cache = Arc::new(Indexer::new(IndexerOptions::default()));
+        cache.replace(vec![Arc::new(entry)], "5").unwrap();
+        let options = SnapshotOptions::new(dir.path()).entry_type::<Entry>();
+
+        let source = named_source::<Entry>(options.clone(), "pods", "server pods").unwrap();
+        source.save(Arc::clone(&cache)).await;
+        assert_eq!(source.stats().written, 1);
+        let again = named_source::<Entry>(options, "pods", "server pods").unwrap();
+        let point = again.load().await.unwrap();
+        assert_eq!(point.resource_version, "5");
+        assert_eq!(point.objects.len(), 1);
+        assert_eq!(point.objects[0].decode().unwrap().spec, pod.spec);
+    }
+
+    #[test]
+    fn only_named_entry_types_get_a_source() {
+        let options = SnapshotOptions::new("unused").entry_type::<Entry>();
+        assert!(named_source::<Entry>(options.clone(), "a", "b").is_some());
+        assert!(named_source::<Compact<Pod>>(options.clone(), "a", "b").is_none());
+        assert!(named_source::<Pod>(options.clone(), "a", "b").is_none());
+        assert_eq!(
+            format!("{:?}", options.entry_types),
+            format!("[{:?}]", std::any::type_name::<Entry>())
+        );
+        assert_eq!(
+            options,
+            SnapshotOptions::new("unused").entry_type::<Entry>()
+        );
+        assert_ne!(options, SnapshotOptions::new("unused"));
     }
 }

@@ -466,7 +466,13 @@ impl WarmRestarts {
             options: InformerFactoryOptions::default()
                 .strip_managed_fields(false)
                 .backoff(backoff)
-                .snapshot(SnapshotOptions::new(dir).interval(Duration::from_secs(2))),
+                .snapshot(
+                    SnapshotOptions::new(dir)
+                        .interval(Duration::from_secs(2))
+                        .entry_type::<Compact<Pod>>()
+                        .entry_type::<Compact<ConfigMap>>()
+                        .entry_type::<Compact<Deployment>>(),
+                ),
             stop: stop.clone(),
             delivered: Arc::clone(delivered),
             current: None,

@@ -301,7 +301,11 @@ async fn a_protobuf_compact_cache_is_saved_and_resumed_without_a_list() {
             RestClient::new(Config::new(server.url()).content_type(ContentType::Protobuf)).unwrap();
         SharedIndexInformer::from_client(
             ResourceClient::<Compact<Pod, Protobuf>>::namespaced(client, "default"),
-            fast_options().snapshot(SnapshotOptions::new(&dir).interval(std::time::Duration::ZERO)),
+            fast_options().snapshot(
+                SnapshotOptions::new(&dir)
+                    .interval(std::time::Duration::ZERO)
+                    .entry_type::<Compact<Pod, Protobuf>>(),
+            ),
         )
     };
     let first = Running::start(informer());

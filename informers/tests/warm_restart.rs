@@ -13,7 +13,8 @@ use crate::support::{
 };
 use clientgo_apimachinery::{Compact, LabelSelector, Object};
 use clientgo_informers::{
-    InformerFactoryOptions, SharedIndexInformer, SharedInformerFactory, SnapshotOptions, Storage,
+    InformerFactoryOptions, SharedIndexInformer, SharedInformerFactory, SnapshotOptions,
+    SnapshotStats, Storage,
 };
 use clientgo_reflector::ReflectorMode;
 use clientgo_testing::{TestApiServer, Verb};
@@ -21,9 +22,12 @@ use k8s_openapi::api::core::v1::ConfigMap;
 
 type Cm = Compact<ConfigMap>;
 
-/// Snapshot options for the tests: written only when an informer stops.
+/// Snapshot options for the tests: written only when an informer stops,
+/// `Cm` informers included.
 fn snapshots(dir: &Path) -> SnapshotOptions {
-    SnapshotOptions::new(dir).interval(Duration::ZERO)
+    SnapshotOptions::new(dir)
+        .interval(Duration::ZERO)
+        .entry_type::<Cm>()
 }
 
 fn snapshotting(server: &TestApiServer, options: SnapshotOptions) -> SharedIndexInformer<Cm> {
@@ -292,12 +296,27 @@ async fn a_crash_while_writing_leaves_the_previous_snapshot() {
 }
 
 #[tokio::test]
+async fn an_entry_type_the_options_do_not_name_is_not_saved() {
+    let server = seeded(3).await;
+    let dir = tempfile::tempdir().unwrap();
+    let unnamed = SnapshotOptions::new(dir.path()).interval(Duration::ZERO);
+    let running = Running::start(snapshotting(&server, unnamed));
+    running.synced().await;
+    let informer = running.informer.clone();
+    running.stop().await;
+    assert_eq!(informer.snapshot_stats(), SnapshotStats::default());
+    assert!(snapshot_files(dir.path()).is_empty(), "nothing written");
+}
+
+#[tokio::test]
 async fn a_running_informer_saves_periodically() {
     let server = seeded(5).await;
     let dir = tempfile::tempdir().unwrap();
     let running = Running::start(snapshotting(
         &server,
-        SnapshotOptions::new(dir.path()).interval(Duration::from_millis(50)),
+        SnapshotOptions::new(dir.path())
+            .interval(Duration::from_millis(50))
+            .entry_type::<Cm>(),
     ));
     running.synced().await;
     let informer = running.informer.clone();

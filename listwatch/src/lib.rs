@@ -76,7 +76,7 @@ pub use event_stream::EventStream;
 pub use fake_lister_watcher::{FakeListerWatcher, FakeWatch};
 pub use idle_timer::{IdleTimer, Next};
 pub use list_decoder::ListDecoder;
-pub use lister_watcher::{ListerWatcher, ResourceListerWatcher, TweakListOptions};
+pub use lister_watcher::{ListerWatcher, ResourceListerWatcher, TweakListOptions, restore_fn};
 pub use pager::{DEFAULT_PAGE_SIZE, ListResult, PageStream, Pager, PagerEvent};
 pub use protobuf_list_decoder::ProtobufListDecoder;
 pub use protobuf_watch_decoder::ProtobufWatchDecoder;

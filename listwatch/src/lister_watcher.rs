@@ -387,3 +387,11 @@ where
         )
     }
 }
+
+/// What makes a `K` read back from a snapshot what a lister-watcher's
+/// decoding makes: a `Compact<T, Protobuf>` entry gets `T`'s message
+/// decoder from `K`'s protobuf codec (whatever a client's content type now
+/// is); `None` for a type whose objects need nothing.
+pub fn restore_fn<K: 'static>() -> Option<fn(&mut K)> {
+    clientgo_protobuf::codec::<K>().map(|codec| codec.restore)
+}

@@ -11,10 +11,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::error::DecodeError;
 use crate::field;
+use crate::message::Message;
 
 /// An entry from `K`'s message: metadata parsed, every other field kept as
-/// it came (without field 1).
-pub fn compact_from_message<K>(message: &[u8]) -> Result<Compact<K, Protobuf>, DecodeError> {
+/// it came (without field 1), and `K`'s decoder handed to the entry for
+/// its whole decode.
+pub fn compact_from_message<K: Message>(
+    message: &[u8],
+) -> Result<Compact<K, Protobuf>, DecodeError> {
     let mut reader = WireReader::new(message);
     let mut metadata = ObjectMeta::default();
     let mut rest = Vec::with_capacity(message.len());
@@ -40,10 +44,16 @@ pub fn compact_from_message<K>(message: &[u8]) -> Result<Compact<K, Protobuf>, D
         }
         start = end;
     }
-    Ok(Compact::from_parts(
-        metadata,
-        Protobuf::Message(rest.into_boxed_slice()),
-    ))
+    Ok(
+        Compact::from_parts(metadata, Protobuf::Message(rest.into_boxed_slice()))
+            .with_message_decoder(decode_whole::<K>),
+    )
+}
+
+/// `K`'s decoder as a compact entry keeps it
+/// ([`MessageDecoder`](clientgo_apimachinery::MessageDecoder)).
+pub fn decode_whole<K: Message>(message: &[u8]) -> Result<K, String> {
+    K::decode(message).map_err(|error| error.to_string())
 }
 
 #[cfg(test)]
@@ -52,6 +62,29 @@ mod tests {
     use crate::Message;
     use clientgo_apimachinery::Object;
     use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+
+    #[test]
+    fn an_entry_read_back_from_a_record_decodes_once_its_codec_restores_it() {
+        use clientgo_apimachinery::RecordCodec;
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                ..Default::default()
+            },
+            spec: Some(PodSpec::default()),
+            ..Default::default()
+        };
+        let entry: Compact<Pod, Protobuf> = compact_from_message(&pod.encode()).unwrap();
+        assert!(entry.has_message_decoder(), "handed over by the codec");
+        let mut record = Vec::new();
+        entry.write_record(&mut record).unwrap();
+        let mut back = Compact::<Pod, Protobuf>::read_record(&record).unwrap();
+        let error = back.decode().unwrap_err().to_string();
+        assert!(error.contains("no decoder"), "{error}");
+        let codec = crate::codec::<Compact<Pod, Protobuf>>().unwrap();
+        (codec.restore)(&mut back);
+        assert_eq!(back.decode().unwrap().spec, pod.spec);
+    }
 
     #[test]
     fn an_entry_keeps_the_message_without_its_metadata_and_decodes_whole() {

@@ -49,7 +49,7 @@ pub mod slot;
 mod special;
 mod status;
 
-pub use compact::compact_from_message;
+pub use compact::{compact_from_message, decode_whole};
 pub use error::{DecodeError, Problem};
 pub use message::{Message, for_each_field};
 pub use registry::{Codec, codec, registered_types};

@@ -6,7 +6,6 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use clientgo_apimachinery::message_decoders::MessageDecoder;
 use clientgo_apimachinery::{Compact, Protobuf};
 
 use crate::error::DecodeError;
@@ -20,6 +19,10 @@ pub struct Codec<K> {
     pub decode: fn(&[u8]) -> Result<K, DecodeError>,
     /// Appends the message's bytes.
     pub encode: fn(&K, &mut Vec<u8>),
+    /// Makes a value read back from a snapshot's record as
+    /// [`decode`](Self::decode) would have made it: a `Compact<K, Protobuf>`
+    /// entry gets its message decoder; nothing for other types.
+    pub restore: fn(&mut K),
 }
 
 impl<K> Clone for Codec<K> {
@@ -44,6 +47,7 @@ impl<K: Message> Codec<K> {
             name: K::NAME,
             decode: K::decode,
             encode: |k, out| k.encode_fields(out),
+            restore: |_| {},
         }
     }
 }
@@ -108,9 +112,6 @@ pub(crate) struct Registry {
     codecs: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
     #[cfg(feature = "kind-codecs")]
     kinds: HashMap<(&'static str, &'static str), KindCodec>,
-    /// Message decoders by type, for `Compact<K, Protobuf>` entries
-    /// (installed into clientgo-apimachinery).
-    decoders: HashMap<TypeId, MessageDecoder>,
 }
 
 impl Registry {
@@ -131,20 +132,17 @@ impl Registry {
         self.kinds
             .insert((K::API_VERSION, K::KIND), KindCodec::of::<K>());
         // Compact entries keeping the message: ingested with the metadata
-        // parsed, decoded whole through the decoder registered here.
+        // parsed, decoded whole through `K`'s decoder, which each entry
+        // is handed.
         self.codecs.insert(
             TypeId::of::<Compact<K, Protobuf>>(),
             Box::new(Codec::<Compact<K, Protobuf>> {
                 name: K::NAME,
                 decode: crate::compact::compact_from_message::<K>,
                 encode: |_, _| {},
+                restore: |entry| entry.set_message_decoder(crate::compact::decode_whole::<K>),
             }),
         );
-        self.decoders.insert(TypeId::of::<K>(), |bytes| {
-            K::decode(bytes)
-                .map(|object| Box::new(object) as Box<dyn Any + Send>)
-                .map_err(|error| error.to_string())
-        });
     }
 }
 
@@ -155,12 +153,8 @@ fn registry() -> &'static Registry {
             codecs: HashMap::new(),
             #[cfg(feature = "kind-codecs")]
             kinds: HashMap::new(),
-            decoders: HashMap::new(),
         };
         crate::generated::register(&mut built);
-        clientgo_apimachinery::message_decoders::install_message_decoders(|id| {
-            registry().decoders.get(&id).copied()
-        });
         built
     })
 }

@@ -16,6 +16,7 @@
 //! when decoded, as a typed error naming the object.
 
 use super::{Compact, ListType};
+use crate::RecordCodec;
 use crate::compact_body::CompactBody;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -33,11 +34,17 @@ pub enum CompactRecordError {
     Malformed(&'static str),
 }
 
-impl<K, B: CompactBody> Compact<K, B> {
+/// Records of the metadata and body as kept: JSON for the JSON bodies (the
+/// same format for both, so a snapshot written with one reads back into
+/// the other), the message for [`Protobuf`](crate::Protobuf).
+impl<K, B: CompactBody> RecordCodec for Compact<K, B> {
+    const RECORD_FORMAT: &'static str = B::RECORD_FORMAT;
+
+    type Error = CompactRecordError;
+
     /// Appends this entry as a record to `out` (see the module
-    /// documentation); [`from_record`](Self::from_record) reads it back
-    /// into an equal entry.
-    pub fn write_record(&self, out: &mut Vec<u8>) -> Result<(), CompactRecordError> {
+    /// documentation); [`read_record`](Self::read_record) reads it back.
+    fn write_record(&self, out: &mut Vec<u8>) -> Result<(), CompactRecordError> {
         let length_at = out.len();
         out.extend_from_slice(&[0; 4]);
         serde_json::to_writer(&mut *out, &self.metadata)?;
@@ -60,8 +67,9 @@ impl<K, B: CompactBody> Compact<K, B> {
 
     /// An entry from a record written by [`write_record`](Self::write_record),
     /// with its metadata as written. The entry holds its own copy; nothing
-    /// points into `record`.
-    pub fn from_record(record: &[u8]) -> Result<Self, CompactRecordError> {
+    /// points into `record`. An entry keeping a protobuf message has no
+    /// decoder yet ([`set_message_decoder`](Compact::set_message_decoder)).
+    fn read_record(record: &[u8]) -> Result<Self, CompactRecordError> {
         let mut rest = record;
         let mut take = |length: usize| -> Result<&[u8], CompactRecordError> {
             if rest.len() < length {
@@ -117,7 +125,7 @@ mod tests {
         entry.fill_type_from_list("v1", "PodList");
         let mut out = Vec::new();
         entry.write_record(&mut out).expect("writable");
-        let back = Compact::<Pod, B>::from_record(&out).expect("readable");
+        let back = Compact::<Pod, B>::read_record(&out).expect("readable");
         assert_eq!(back.meta(), entry.meta());
         assert_eq!(
             back.decode().expect("decodes"),
@@ -140,7 +148,7 @@ mod tests {
             b"{\"metadata\":{}}",
             b"{\"metadata\":1,\"object\":{}}",
         ] {
-            assert!(Compact::<Pod>::from_record(bad).is_err(), "{bad:?}");
+            assert!(Compact::<Pod>::read_record(bad).is_err(), "{bad:?}");
         }
     }
 }

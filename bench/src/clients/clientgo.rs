@@ -113,7 +113,13 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         mode,
         Mode::Compact { .. } | Mode::CompactTyped | Mode::CompactProtobuf
     ) {
-        options = options.snapshot(SnapshotOptions::new(&snapshot_dir).interval(Duration::ZERO));
+        options = options.snapshot(
+            SnapshotOptions::new(&snapshot_dir)
+                .interval(Duration::ZERO)
+                .entry_type::<Compact<Pod, Json>>()
+                .entry_type::<Compact<Pod, Lz4>>()
+                .entry_type::<Compact<Pod, Protobuf>>(),
+        );
     }
     let factory = SharedInformerFactory::with_options(rest.clone(), options.clone());
     let restart = Restart { rest, options };
