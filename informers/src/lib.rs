@@ -166,6 +166,7 @@ mod snapshot;
 mod storage;
 mod sync_signal;
 mod transform;
+mod until_with_sync;
 mod wait;
 mod warm_restart;
 
@@ -211,6 +212,7 @@ pub use snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotOptions};
 pub use storage::Storage;
 pub use sync_signal::SyncChanges;
 pub use transform::{MetadataTransform, strip_managed_fields, transform_metadata};
+pub use until_with_sync::until_with_sync;
 pub use wait::{
     Healing, InformerSynced, LastingErrors, SYNCED_POLL_PERIOD, SyncError, SyncFailure,
     SyncWaitOptions, UnsyncedInformer, healing, wait_for_cache_sync,

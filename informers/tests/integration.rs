@@ -28,6 +28,7 @@ mod metrics;
 mod protobuf;
 mod real_server;
 mod support;
+mod until_with_sync;
 mod warm_restart;
 
 // The CRD types the generated informers name as `crate::CronTab` and

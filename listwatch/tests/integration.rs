@@ -7,3 +7,4 @@
 mod list_and_watch;
 mod protobuf_decoders;
 mod real_apiserver_answers;
+mod watch_tools;

@@ -82,6 +82,7 @@ mod proxy_url;
 mod request;
 mod resource_client;
 mod retry;
+mod retry_on_conflict;
 mod secret;
 mod send;
 mod throttle;
@@ -115,6 +116,7 @@ pub use options::{
 pub use prometheus::PrometheusRequestMetrics;
 pub use request::{ByteStream, RawResponse, Request};
 pub use resource_client::ResourceClient;
+pub use retry_on_conflict::{Backoff, on_error, retry_on_conflict};
 pub use secret::Secret;
 pub use throttle::TokenBucket;
 pub use tls_file_reload::DEFAULT_TLS_FILE_RELOAD_INTERVAL;

@@ -12,6 +12,7 @@ mod compression_and_proxies;
 mod kubeconfig;
 mod protobuf;
 mod requests;
+mod retry_on_conflict;
 mod support;
 mod tls_file_rotation;
 mod transport;
