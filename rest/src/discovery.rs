@@ -20,6 +20,10 @@ pub struct DiscoveredResource {
     pub subresources: Vec<String>,
     /// Short names (`po`, `deploy`).
     pub short_names: Vec<String>,
+    /// The singular name (`pod`), empty when the server gives none.
+    pub singular: String,
+    /// The categories it belongs to (`all`).
+    pub categories: Vec<String>,
 }
 
 impl DiscoveredResource {
@@ -113,7 +117,7 @@ impl RestClient {
     }
 }
 
-fn resources_from_list(
+pub(crate) fn resources_from_list(
     group_version: &GroupVersion,
     list: &APIResourceList,
 ) -> Vec<DiscoveredResource> {
@@ -154,6 +158,8 @@ fn resources_from_list(
             verbs: entry.verbs.clone(),
             subresources,
             short_names: entry.short_names.clone().unwrap_or_default(),
+            singular: entry.singular_name.clone(),
+            categories: entry.categories.clone().unwrap_or_default(),
         });
     }
     resources

@@ -63,6 +63,7 @@
 //! `openssl-probe`, is pure Rust: reqwest's rustls feature pulls it in to
 //! find certificate bundle paths, and this crate does not use it.
 
+mod api_discovery;
 mod auth;
 mod client;
 mod client_config;
@@ -70,6 +71,7 @@ mod config;
 mod connection_lanes;
 mod content_type;
 mod discovery;
+mod discovery_cache;
 mod error;
 mod in_cluster;
 mod kubeconfig;
@@ -81,6 +83,7 @@ mod prometheus;
 mod proxy_url;
 mod request;
 mod resource_client;
+mod rest_mapper;
 mod retry;
 mod retry_on_conflict;
 mod secret;
@@ -90,6 +93,9 @@ mod tls;
 mod tls_file_reload;
 mod warnings;
 
+pub use api_discovery::{
+    AGGREGATED_DISCOVERY_ACCEPT, ApiDiscovery, DiscoveredGroup, DiscoveredVersion,
+};
 pub use auth::{
     Credentials, DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, ExecEnvVar, OidcConfig,
 };
@@ -102,6 +108,7 @@ pub use config::{
 pub use connection_lanes::LaneStats;
 pub use content_type::{ContentType, PROTOBUF_ACCEPT};
 pub use discovery::DiscoveredResource;
+pub use discovery_cache::{CachedDiscovery, DEFAULT_DISCOVERY_CACHE_TTL, DiscoveryCacheStats};
 pub use error::{AuthError, ConfigError, Error, ExecError, RequestError, Result};
 pub use in_cluster::{InClusterOptions, SERVICE_ACCOUNT_DIR};
 pub use kubeconfig::{
@@ -116,6 +123,7 @@ pub use options::{
 pub use prometheus::PrometheusRequestMetrics;
 pub use request::{ByteStream, RawResponse, Request};
 pub use resource_client::ResourceClient;
+pub use rest_mapper::{DeferredRestMapper, MapperError, RestMapper};
 pub use retry_on_conflict::{Backoff, on_error, retry_on_conflict};
 pub use secret::Secret;
 pub use throttle::TokenBucket;

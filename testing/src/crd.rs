@@ -6,6 +6,7 @@ use clientgo_apimachinery::{ApiResource, GroupVersionKind, Status, StatusCause};
 use serde_json::{Value, json};
 
 use crate::handlers::{self, Answer};
+use crate::registry::DiscoveryNames;
 use crate::request_path::ResourcePath;
 use crate::server::ServerState;
 
@@ -122,6 +123,23 @@ pub(crate) fn mark_established(crd: &mut Value) {
     }
 }
 
+/// A definition's `spec.names.shortNames` and `categories`.
+fn discovery_names(crd: &Value) -> DiscoveryNames {
+    let strings = |pointer: &str| -> Vec<String> {
+        crd.pointer(pointer)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    DiscoveryNames {
+        short_names: strings("/spec/names/shortNames"),
+        categories: strings("/spec/names/categories"),
+    }
+}
+
 /// Creates a CRD, marks it established, and serves its resources at once.
 pub(crate) fn create_crd(
     state: &ServerState,
@@ -134,11 +152,15 @@ pub(crate) fn create_crd(
         ))
     })?;
     let resources = served_resources(&crd)?;
+    let names = discovery_names(&crd);
     mark_established(&mut crd);
     let created = state
         .storage
         .create(&target.resource.group_resource(), "", crd)?;
     let mut registry = state.registry.write();
+    if let Some(resource) = resources.first() {
+        registry.set_names(resource.group(), resource.plural(), names);
+    }
     for resource in resources {
         registry.register(resource);
     }

@@ -1,5 +1,9 @@
 //! Discovery documents: `/api`, `/apis`, `/api/v1` and
-//! `/apis/{group}/{version}`, built from the resource registry.
+//! `/apis/{group}/{version}`, built from the resource registry, and the
+//! aggregated form of `/api` and `/apis` (one `APIGroupDiscoveryList` each,
+//! what kube-apiserver answers to an `Accept` asking for
+//! [`AGGREGATED_CONTENT_TYPE`]; `discovery-aggregated.json` in the real
+//! server's recordings).
 
 use std::collections::BTreeMap;
 
@@ -18,6 +22,204 @@ const VERBS: [&str; 8] = [
     "update",
     "watch",
 ];
+
+/// The media type of aggregated discovery, as kube-apiserver 1.36 labels
+/// its answer.
+pub(crate) const AGGREGATED_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether an `Accept` header asks for aggregated discovery (v2) before
+/// anything else it accepts, as client-go's does.
+pub(crate) fn wants_aggregated(accept: &str) -> bool {
+    accept.split(',').next().is_some_and(|first| {
+        let first = first.replace(' ', "");
+        first.contains("g=apidiscovery.k8s.io")
+            && first.contains("v=v2;")
+            && first.contains("as=APIGroupDiscoveryList")
+    })
+}
+
+/// The short names and categories discovery lists for a resource: a
+/// built-in's as kube-apiserver 1.36 gives them, a custom resource's from
+/// its definition.
+fn names(registry: &ResourceRegistry, group: &str, plural: &str) -> (Vec<String>, Vec<String>) {
+    if let Some(names) = registry.names(group, plural) {
+        return (names.short_names.clone(), names.categories.clone());
+    }
+    let (short_names, categories) = builtin_names(group, plural);
+    let owned = |names: &[&str]| names.iter().map(|name| name.to_string()).collect();
+    (owned(short_names), owned(categories))
+}
+
+/// The short names and categories kube-apiserver 1.36 gives a built-in
+/// resource (its recorded discovery); none for anything else.
+fn builtin_names(group: &str, plural: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    const ALL: &[&str] = &["all"];
+    const EXTENSIONS: &[&str] = &["api-extensions"];
+    match (group, plural) {
+        ("", "pods") => (&["po"], ALL),
+        ("", "services") => (&["svc"], ALL),
+        ("", "replicationcontrollers") => (&["rc"], ALL),
+        ("", "componentstatuses") => (&["cs"], &[]),
+        ("", "configmaps") => (&["cm"], &[]),
+        ("", "endpoints") => (&["ep"], &[]),
+        ("", "events") | ("events.k8s.io", "events") => (&["ev"], &[]),
+        ("", "limitranges") => (&["limits"], &[]),
+        ("", "namespaces") => (&["ns"], &[]),
+        ("", "nodes") => (&["no"], &[]),
+        ("", "persistentvolumeclaims") => (&["pvc"], &[]),
+        ("", "persistentvolumes") => (&["pv"], &[]),
+        ("", "resourcequotas") => (&["quota"], &[]),
+        ("", "serviceaccounts") => (&["sa"], &[]),
+        ("apps", "daemonsets") => (&["ds"], ALL),
+        ("apps", "deployments") => (&["deploy"], ALL),
+        ("apps", "replicasets") => (&["rs"], ALL),
+        ("apps", "statefulsets") => (&["sts"], ALL),
+        ("autoscaling", "horizontalpodautoscalers") => (&["hpa"], ALL),
+        ("batch", "cronjobs") => (&["cj"], ALL),
+        ("batch", "jobs") => (&[], ALL),
+        ("certificates.k8s.io", "certificatesigningrequests") => (&["csr"], &[]),
+        ("networking.k8s.io", "ingresses") => (&["ing"], &[]),
+        ("networking.k8s.io", "ipaddresses") => (&["ip"], &[]),
+        ("networking.k8s.io", "networkpolicies") => (&["netpol"], &[]),
+        ("policy", "poddisruptionbudgets") => (&["pdb"], &[]),
+        ("storage.k8s.io", "storageclasses") => (&["sc"], &[]),
+        ("storage.k8s.io", "volumeattributesclasses") => (&["vac"], &[]),
+        ("scheduling.k8s.io", "priorityclasses") => (&["pc"], &[]),
+        ("apiextensions.k8s.io", "customresourcedefinitions") => (&["crd", "crds"], EXTENSIONS),
+        ("apiregistration.k8s.io", "apiservices") | ("admissionregistration.k8s.io", _) => {
+            (&[], EXTENSIONS)
+        }
+        _ => (&[], &[]),
+    }
+}
+
+/// The subresources kube-apiserver serves for a resource, beyond
+/// `status`: `scale` for the workloads that have one.
+fn has_scale(group: &str, plural: &str) -> bool {
+    matches!(
+        (group, plural),
+        ("apps", "deployments" | "replicasets" | "statefulsets") | ("", "replicationcontrollers")
+    )
+}
+
+/// Whether kube-apiserver lists a `status` subresource for a resource:
+/// every one but the built-ins that have no status (their recorded
+/// discovery).
+fn has_status(group: &str, plural: &str) -> bool {
+    !matches!(
+        (group, plural),
+        (
+            "",
+            "bindings"
+                | "componentstatuses"
+                | "configmaps"
+                | "endpoints"
+                | "events"
+                | "limitranges"
+                | "podtemplates"
+                | "secrets"
+                | "serviceaccounts"
+        ) | (
+            "admissionregistration.k8s.io",
+            "mutatingadmissionpolicies"
+                | "mutatingadmissionpolicybindings"
+                | "mutatingwebhookconfigurations"
+                | "validatingadmissionpolicybindings"
+                | "validatingwebhookconfigurations"
+        ) | ("apps", "controllerrevisions")
+            | ("authentication.k8s.io" | "authorization.k8s.io", _)
+            | ("coordination.k8s.io", "leases")
+            | ("discovery.k8s.io", "endpointslices")
+            | ("events.k8s.io", "events")
+            | (
+                "networking.k8s.io",
+                "ingressclasses" | "ipaddresses" | "networkpolicies"
+            )
+            | ("node.k8s.io", "runtimeclasses")
+            | ("rbac.authorization.k8s.io", _)
+            | (
+                "resource.k8s.io",
+                "deviceclasses" | "resourceclaimtemplates" | "resourceslices"
+            )
+            | ("scheduling.k8s.io", "priorityclasses")
+            | (
+                "storage.k8s.io",
+                "csidrivers"
+                    | "csinodes"
+                    | "csistoragecapacities"
+                    | "storageclasses"
+                    | "volumeattributesclasses"
+            )
+    )
+}
+
+/// `GET /api` or `/apis` in the aggregated form: the core group
+/// (`core`), or every named group, each with its versions (the preferred
+/// first) and their resources.
+pub(crate) fn aggregated(registry: &ResourceRegistry, core: bool) -> Value {
+    let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
+    for resource in registry.iter().filter(|r| r.group().is_empty() == core) {
+        let (short_names, categories) = names(registry, resource.group(), resource.plural());
+        let kind = json!({"group": "", "version": "", "kind": resource.kind()});
+        let mut subresources = Vec::new();
+        if has_scale(resource.group(), resource.plural()) {
+            subresources.push(json!({
+                "subresource": "scale",
+                "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if has_status(resource.group(), resource.plural()) {
+            subresources.push(json!({"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}));
+        }
+        let mut entry = json!({
+            "resource": resource.plural(),
+            "responseKind": kind,
+            "scope": if resource.is_namespaced() { "Namespaced" } else { "Cluster" },
+            "singularResource": resource.kind().to_lowercase(),
+            "verbs": VERBS,
+            "subresources": subresources,
+        });
+        if !short_names.is_empty() {
+            entry["shortNames"] = json!(short_names);
+        }
+        if !categories.is_empty() {
+            entry["categories"] = json!(categories);
+        }
+        groups
+            .entry(resource.group())
+            .or_default()
+            .entry(resource.version())
+            .or_default()
+            .push(entry);
+    }
+    let items: Vec<Value> = groups
+        .into_iter()
+        .map(|(group, versions)| {
+            // The first version in sort order is preferred, as in the
+            // group list; aggregated discovery lists it first.
+            let versions: Vec<Value> = versions
+                .into_iter()
+                .map(|(version, resources)| {
+                    json!({"version": version, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            let metadata = if group.is_empty() {
+                json!({})
+            } else {
+                json!({"name": group})
+            };
+            json!({"metadata": metadata, "versions": versions})
+        })
+        .collect();
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    })
+}
 
 /// `GET /api`: the core group's versions.
 pub(crate) fn core_versions(server_address: &str) -> Value {
@@ -66,13 +268,35 @@ pub(crate) fn resource_list(
         .iter()
         .filter(|r| r.group() == group && r.version() == version)
     {
-        resources.push(json!({
+        let (short_names, categories) = names(registry, resource.group(), resource.plural());
+        let mut entry = json!({
             "name": resource.plural(),
             "singularName": resource.kind().to_lowercase(),
             "namespaced": resource.is_namespaced(),
             "kind": resource.kind(),
             "verbs": VERBS,
-        }));
+        });
+        if !short_names.is_empty() {
+            entry["shortNames"] = json!(short_names);
+        }
+        if !categories.is_empty() {
+            entry["categories"] = json!(categories);
+        }
+        resources.push(entry);
+        if has_scale(resource.group(), resource.plural()) {
+            resources.push(json!({
+                "name": format!("{}/scale", resource.plural()),
+                "singularName": "",
+                "namespaced": resource.is_namespaced(),
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if !has_status(resource.group(), resource.plural()) {
+            continue;
+        }
         resources.push(json!({
             "name": format!("{}/status", resource.plural()),
             "singularName": "",

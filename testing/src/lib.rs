@@ -125,7 +125,7 @@ pub use log_subscriber::install_log_subscriber;
 pub use oidc::OidcIssuer;
 pub use realistic::{realistic_deployment, realistic_pod};
 pub use recorded_answer::{RecordedAnswer, ReplayServer, ReplayedRequest};
-pub use registry::ResourceRegistry;
+pub use registry::{DiscoveryNames, ResourceRegistry};
 pub use request_log::{RequestLog, RequestRecord, Verb};
 pub use seeded_random::SeededRandom;
 pub use server::TestApiServer;

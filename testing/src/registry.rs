@@ -43,6 +43,19 @@ pub struct ResourceRegistry {
     /// added: served as compiled-in types, whose list items carry no
     /// `apiVersion` and `kind`.
     builtins: std::collections::BTreeSet<(String, String, String)>,
+    /// The short names and categories a custom resource's definition gave
+    /// it, by group and plural (discovery serves them).
+    names: BTreeMap<(String, String), DiscoveryNames>,
+}
+
+/// A custom resource's short names and categories, from its definition's
+/// `spec.names`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscoveryNames {
+    /// `spec.names.shortNames`.
+    pub short_names: Vec<String>,
+    /// `spec.names.categories`.
+    pub categories: Vec<String>,
 }
 
 fn key_of(resource: &ApiResource) -> (String, String, String) {
@@ -134,6 +147,18 @@ impl ResourceRegistry {
     /// resource with the same group, version and plural.
     pub fn register(&mut self, resource: ApiResource) {
         self.resources.insert(key_of(&resource), resource);
+    }
+
+    /// Gives the resources of `group` and `plural` the names discovery
+    /// lists for them.
+    pub fn set_names(&mut self, group: &str, plural: &str, names: DiscoveryNames) {
+        self.names
+            .insert((group.to_string(), plural.to_string()), names);
+    }
+
+    /// The names [`set_names`](Self::set_names) gave, if any.
+    pub fn names(&self, group: &str, plural: &str) -> Option<&DiscoveryNames> {
+        self.names.get(&(group.to_string(), plural.to_string()))
     }
 
     /// Stops serving a resource.

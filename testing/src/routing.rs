@@ -163,12 +163,28 @@ pub(crate) async fn route(
     match path.trim_end_matches('/') {
         "/version" => return json_response(200, version_body()),
         "/healthz" | "/readyz" | "/livez" => return text_response("ok"),
-        "/api" => {
-            let document = discovery::core_versions(&state.address.to_string());
-            return json_response(200, serde_json::to_vec(&document).unwrap_or_default());
-        }
-        "/apis" => {
-            let document = discovery::group_list(&state.registry.read());
+        "/api" | "/apis" => {
+            let core = path.trim_end_matches('/') == "/api";
+            let accept = request
+                .headers()
+                .get(header::ACCEPT)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default();
+            if state.aggregated_discovery && discovery::wants_aggregated(accept) {
+                let document = discovery::aggregated(&state.registry.read(), core);
+                let mut response =
+                    json_response(200, serde_json::to_vec(&document).unwrap_or_default());
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    header::HeaderValue::from_static(discovery::AGGREGATED_CONTENT_TYPE),
+                );
+                return response;
+            }
+            let document = if core {
+                discovery::core_versions(&state.address.to_string())
+            } else {
+                discovery::group_list(&state.registry.read())
+            };
             return json_response(200, serde_json::to_vec(&document).unwrap_or_default());
         }
         "/openapi/v2" => {

@@ -37,6 +37,9 @@ pub(crate) struct ServerState {
     pub(crate) in_flight: InFlight,
     /// Whether protobuf is served to clients asking for it.
     pub(crate) protobuf: bool,
+    /// Whether `/api` and `/apis` answer aggregated discovery to clients
+    /// asking for it.
+    pub(crate) aggregated_discovery: bool,
     /// Whether large answers are gzip-compressed for clients asking for it.
     pub(crate) gzip: bool,
     /// Whether it serves HTTPS.

@@ -36,6 +36,7 @@ pub struct TestApiServerBuilder {
     port: u16,
     watch_list: bool,
     protobuf: bool,
+    aggregated_discovery: bool,
     gzip: bool,
     oidc: Option<crate::oidc::OidcIssuer>,
     watch_cache: bool,
@@ -75,6 +76,7 @@ impl Default for TestApiServerBuilder {
             port: 0,
             watch_list: true,
             protobuf: true,
+            aggregated_discovery: true,
             gzip: true,
             oidc: None,
             watch_cache: true,
@@ -202,6 +204,15 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Answers aggregated discovery (one `APIGroupDiscoveryList` for `/api`
+    /// and one for `/apis`) to clients asking for it, as kube-apiserver
+    /// does since 1.26 (on by default). Off, it plays an older server,
+    /// which answers the legacy documents whatever is asked.
+    pub fn aggregated_discovery(mut self, serve: bool) -> Self {
+        self.aggregated_discovery = serve;
+        self
+    }
+
     /// Compresses answers to resource requests other than watches with
     /// gzip when the client's `Accept-Encoding` asks for it and the body is
     /// over 128 KiB, as kube-apiserver does with its `APIResponseCompression`
@@ -269,6 +280,7 @@ impl TestApiServerBuilder {
             denied: parking_lot::Mutex::new(self.denied),
             connections_accepted: AtomicU64::new(0),
             protobuf: self.protobuf,
+            aggregated_discovery: self.aggregated_discovery,
             gzip: self.gzip,
             tls: tls.is_some(),
             oidc: self.oidc,

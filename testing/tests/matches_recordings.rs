@@ -283,3 +283,90 @@ async fn a_watch_list_and_a_compacted_watch_frame_as_the_real_server() {
         beside_recording(&server, &dir, &too_old, "watch-pods-too-old-410.pb").await;
     assert_eq!(protobuf_events(&body), protobuf_events(&recorded));
 }
+
+/// The resources of an aggregated discovery document, by group, version
+/// and plural: what a client reads of each (kind, scope, singular name,
+/// short names, categories, subresources).
+fn aggregated_resources(
+    document: &Value,
+) -> std::collections::BTreeMap<(String, String, String), Value> {
+    let mut resources = std::collections::BTreeMap::new();
+    for group in document["items"].as_array().into_iter().flatten() {
+        let name = group["metadata"]["name"].as_str().unwrap_or_default();
+        for version in group["versions"].as_array().into_iter().flatten() {
+            let version_name = version["version"].as_str().unwrap_or_default();
+            for resource in version["resources"].as_array().into_iter().flatten() {
+                let subresources: BTreeSet<String> = resource["subresources"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|sub| sub["subresource"].as_str())
+                    .filter(|sub| ["status", "scale"].contains(sub))
+                    .map(str::to_string)
+                    .collect();
+                let seen = json!({
+                    "kind": resource["responseKind"]["kind"],
+                    "scope": resource["scope"],
+                    "singularResource": resource["singularResource"],
+                    "shortNames": resource["shortNames"],
+                    "categories": resource["categories"],
+                    "subresources": subresources,
+                });
+                let plural = resource["resource"].as_str().unwrap_or_default();
+                resources.insert(
+                    (
+                        name.to_string(),
+                        version_name.to_string(),
+                        plural.to_string(),
+                    ),
+                    seen,
+                );
+            }
+        }
+    }
+    resources
+}
+
+#[tokio::test]
+async fn aggregated_discovery_answers_as_the_real_server() {
+    let Some(dir) = RecordedAnswer::directory() else {
+        eprintln!("skipped: ../shared/fixtures/real-apiserver-1.36 is absent");
+        return;
+    };
+    let recorded = RecordedAnswer::read(&dir, "discovery-aggregated.json").unwrap();
+    let server = TestApiServer::builder().start().await.unwrap();
+    let accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+    let (code, content_type, body) = ask(&server, "/apis", accept).await;
+    assert_eq!(code, 200);
+    assert_eq!(Some(content_type.as_str()), recorded.header("content-type"));
+    let ours: Value = serde_json::from_slice(&body).unwrap();
+    let theirs: Value = serde_json::from_slice(&recorded.body).unwrap();
+    assert_eq!(ours["kind"], theirs["kind"]);
+    assert_eq!(ours["apiVersion"], theirs["apiVersion"]);
+    let ours = aggregated_resources(&ours);
+    let theirs = aggregated_resources(&theirs);
+    let mut compared = 0;
+    for (key, seen) in &ours {
+        // Versions the real server no longer serves (none today) or types
+        // it had not enabled are not compared.
+        let Some(recorded) = theirs.get(key) else {
+            continue;
+        };
+        assert_eq!(seen, recorded, "{key:?}");
+        compared += 1;
+    }
+    assert!(compared >= 30, "only {compared} resources in common");
+
+    // The core group, and the legacy answer to a plain Accept.
+    let (_, content_type, body) = ask(&server, "/api", accept).await;
+    assert_eq!(Some(content_type.as_str()), recorded.header("content-type"));
+    let core = aggregated_resources(&serde_json::from_slice(&body).unwrap());
+    assert_eq!(
+        core[&(String::new(), "v1".to_string(), "pods".to_string())]["shortNames"],
+        json!(["po"])
+    );
+    let (_, content_type, body) = ask(&server, "/apis", JSON).await;
+    assert_eq!(content_type, JSON);
+    let legacy: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(legacy["kind"], "APIGroupList");
+}
