@@ -78,6 +78,7 @@ mod kubeconfig;
 mod loading_rules;
 mod metrics;
 mod options;
+mod pod_subresources;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod proxy_url;
@@ -86,6 +87,7 @@ mod resource_client;
 mod rest_mapper;
 mod retry;
 mod retry_on_conflict;
+mod scale_client;
 mod secret;
 mod send;
 mod throttle;
@@ -119,12 +121,14 @@ pub use metrics::{RequestMetrics, set_default_request_metrics};
 pub use options::{
     DeleteOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };
+pub use pod_subresources::{EVICTION_RETRY_AFTER, EvictionError, LogLines, LogOptions, LogStream};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusRequestMetrics;
 pub use request::{ByteStream, RawResponse, Request};
 pub use resource_client::ResourceClient;
 pub use rest_mapper::{DeferredRestMapper, MapperError, RestMapper};
 pub use retry_on_conflict::{Backoff, on_error, retry_on_conflict};
+pub use scale_client::{ScaleClient, ScaleError};
 pub use secret::Secret;
 pub use throttle::TokenBucket;
 pub use tls_file_reload::DEFAULT_TLS_FILE_RELOAD_INTERVAL;

@@ -169,7 +169,7 @@ impl<K> ResourceClient<K> {
         }
     }
 
-    fn object(&self, request: Request, name: &str) -> Result<Request, Error> {
+    pub(crate) fn object(&self, request: Request, name: &str) -> Result<Request, Error> {
         if self.resource.is_namespaced() && self.namespace.is_none() {
             return Err(RequestError::InvalidPath(format!(
                 "{} {name:?} is namespaced; this client covers all namespaces, so name one",

@@ -14,6 +14,7 @@ mod kubeconfig;
 mod protobuf;
 mod requests;
 mod retry_on_conflict;
+mod subresources;
 mod support;
 mod tls_file_rotation;
 mod transport;

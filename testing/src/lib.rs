@@ -28,9 +28,13 @@
 //! - [`RequestLog`]: every request with its verb, query and status, so a
 //!   test can assert what a client sent.
 //!
-//! - discovery: `/version`, `/api`, `/apis`, `/api/v1`,
+//! - discovery: `/version`, `/api`, `/apis` (aggregated, as
+//!   `APIGroupDiscoveryList`, to a client asking for it), `/api/v1`,
 //!   `/apis/{group}/{version}`, and `/openapi/v2` when a spec is given;
 //!   `/healthz`, `/readyz`, `/livez`.
+//! - subresources: `status`; `scale` of the workloads that have one; a
+//!   pod's `eviction`, honouring PodDisruptionBudgets; a pod's `log`, from
+//!   [`PodLogs`] a test fills, followed as it grows.
 //!
 //! - TLS with a CA generated at start (HTTP/2 and HTTP/1.1 by ALPN),
 //!   bearer-token and client-certificate authentication (401 without), and
@@ -115,6 +119,7 @@ mod socks5_proxy;
 mod storage;
 mod storage_reads;
 mod storage_writes;
+mod subresources;
 mod tls;
 mod watch;
 
@@ -138,4 +143,5 @@ pub use storage::{
     EventType, ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StorageEvent,
     StorageOptions, StorageWatch, StoredObject,
 };
+pub use subresources::PodLogs;
 pub use tls::{CertificateAndKey, ServerCertificateOptions, TlsSetupError};

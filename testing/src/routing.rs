@@ -22,6 +22,8 @@ use crate::responses::{
     status_response, text_response, too_many_requests_response, version_body,
 };
 use crate::server::ServerState;
+use crate::storage_writes::is_pod;
+use crate::subresources;
 use crate::watch;
 
 /// Answers one request; `None` means "reset it unanswered".
@@ -42,15 +44,25 @@ pub(crate) async fn dispatch(
     let target = parsed.as_ref().ok().and_then(Option::as_ref);
     let watching = options.as_ref().is_ok_and(|o| o.watch);
     let verb = verb_of(&method, target, watching);
-    // kube-apiserver compresses resource requests' answers, never a watch's.
+    // kube-apiserver's long-running requests: watches and the streaming
+    // subresources (its `LongRunningRequestCheck`).
+    let long_running = verb == Verb::Watch
+        || target.is_some_and(|target| {
+            matches!(
+                target.subresource.as_deref(),
+                Some("log" | "exec" | "attach" | "portforward" | "proxy")
+            )
+        });
+    // kube-apiserver compresses resource requests' answers, never a
+    // long-running one's (this server gathers a body to compress it).
     let compress = state.gzip
         && target.is_some()
-        && verb != Verb::Watch
+        && !long_running
         && crate::compression::accepts_gzip(&headers);
     // The real filter chain: authentication, then max-in-flight (which
     // lets long-running requests through), then authorization. Injected
     // latency counts as serving time.
-    let slot = (verb != Verb::Watch).then(|| state.in_flight.enter());
+    let slot = (!long_running).then(|| state.in_flight.enter());
     let latency = state.faults.latency();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
@@ -265,7 +277,45 @@ pub(crate) async fn route(
         Err(_) => Encoding::Json,
     };
     let protobuf = matches!(encoding, Encoding::Protobuf(_));
+    let subresource = target.subresource.clone().unwrap_or_default();
     match (method, target.name.is_some()) {
+        (Method::GET, true) if subresource == "scale" => {
+            answer_response(subresources::get_scale(&storage, &target))
+        }
+        (Method::PUT | Method::PATCH, true) if subresource == "scale" => {
+            let patch = request.method() == Method::PATCH;
+            with_body(request, |body| {
+                subresources::write_scale(&storage, &target, body, patch)
+            })
+            .await
+        }
+        (Method::POST, true)
+            if subresource == "eviction" && is_pod(&target.resource.group_resource()) =>
+        {
+            with_body(request, |body| subresources::evict(&storage, &target, body)).await
+        }
+        (Method::GET, true)
+            if subresource == "log" && is_pod(&target.resource.group_resource()) =>
+        {
+            let query = request.uri().query().unwrap_or_default().to_string();
+            match subresources::log(
+                &storage,
+                &state.pod_logs,
+                &target,
+                &query,
+                state.shutdown.clone(),
+            ) {
+                Ok(body) => {
+                    let mut response = Response::new(body.boxed());
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        header::HeaderValue::from_static("text/plain"),
+                    );
+                    response
+                }
+                Err(status) => status_response(&status),
+            }
+        }
         (Method::GET, false) if options.watch => {
             match watch::watch(
                 storage,

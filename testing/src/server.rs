@@ -21,6 +21,8 @@ use crate::watch::WatchSettings;
 
 pub(crate) struct ServerState {
     pub(crate) storage: Arc<Storage>,
+    /// What pods' `log` subresources serve.
+    pub(crate) pod_logs: Arc<crate::subresources::PodLogs>,
     /// Grows when CRDs are created through the API.
     pub(crate) registry: parking_lot::RwLock<ResourceRegistry>,
     pub(crate) watch: WatchSettings,
@@ -169,6 +171,13 @@ impl TestApiServer {
     /// watches, latency, restarts.
     pub fn faults(&self) -> &Faults {
         &self.state.faults
+    }
+
+    /// The text pods' `log` subresources serve: append lines to a
+    /// container's log (a request with `follow=true` receives them as they
+    /// come) or set its previous instance's.
+    pub fn pod_logs(&self) -> &crate::subresources::PodLogs {
+        &self.state.pod_logs
     }
 
     /// Every request answered so far.

@@ -260,6 +260,7 @@ impl TestApiServerBuilder {
         let shutdown = CancellationToken::new();
         let state = Arc::new(ServerState {
             storage: Arc::new(Storage::new(self.storage)),
+            pod_logs: Arc::default(),
             registry: parking_lot::RwLock::new(self.registry),
             watch: WatchSettings {
                 bookmark_interval: self.watch_cache.then_some(self.bookmark_interval),

@@ -27,6 +27,13 @@ pub(crate) struct ChannelBody {
     chunks: mpsc::Receiver<Bytes>,
 }
 
+impl ChannelBody {
+    /// A body of the chunks `chunks` receives, ending when its senders go.
+    pub(crate) fn new(chunks: mpsc::Receiver<Bytes>) -> Self {
+        ChannelBody { chunks }
+    }
+}
+
 impl Body for ChannelBody {
     type Data = Bytes;
     type Error = Infallible;
