@@ -46,7 +46,10 @@ async fn a_precondition_that_holds_on_the_synced_cache_ends_the_wait_at_once() {
 async fn the_initial_objects_arrive_as_adds_and_a_change_as_a_modification() {
     let server = seeded(3).await;
     let writer = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Once the informer watches, the change is a modification.
+        while server.requests().count(clientgo_testing::Verb::Watch) == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         update(&server, "cm-00001", "ready");
     };
     let mut adds = 0;

@@ -30,6 +30,10 @@ pub enum Error {
         /// The Status of the ERROR event.
         status: Box<Status>,
     },
+    /// The caller asked for something this crate refuses before sending
+    /// anything (a retry watcher from resourceVersion `""` or `"0"`).
+    #[error("{0}")]
+    InvalidArgument(String),
 }
 
 impl Error {
@@ -38,7 +42,7 @@ impl Error {
         match self {
             Error::Rest(error) => error.status(),
             Error::WatchStatus { status, .. } => Some(status),
-            Error::Frame { .. } => None,
+            Error::Frame { .. } | Error::InvalidArgument(_) => None,
         }
     }
 

@@ -58,17 +58,11 @@ impl<K: Object + Send + 'static> RetryWatcher<K> {
         L: ListerWatcher<K> + 'static,
     {
         if initial_resource_version.is_empty() || initial_resource_version == "0" {
-            return Err(Error::WatchStatus {
-                url: lister_watcher.describe(),
-                status: Box::new(Status::failure(
-                    400,
-                    StatusReason::BadRequest,
-                    format!(
-                        "initial resourceVersion {initial_resource_version:?} is not supported: \
-                         a watch from it replays existing objects"
-                    ),
-                )),
-            });
+            return Err(Error::InvalidArgument(format!(
+                "a retry watcher of {} from resourceVersion {initial_resource_version:?}: \
+                 a watch from it replays existing objects instead of the changes after a point",
+                lister_watcher.describe()
+            )));
         }
         let state = Resuming {
             lister_watcher,

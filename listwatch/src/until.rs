@@ -24,8 +24,8 @@ pub enum UntilError<E> {
     /// `ErrWatchClosed`).
     #[error("the watch closed before the condition held")]
     Closed,
-    /// The watch failed (an ERROR event, which client-go hands to the
-    /// condition, is this error here), or could not be made.
+    /// The stream yielded an error (an [`EventStream`](crate::EventStream)
+    /// yields an ERROR event as one), or the watch could not be made.
     #[error(transparent)]
     Watch(Error),
     /// The condition returned an error.
@@ -35,8 +35,9 @@ pub enum UntilError<E> {
 
 /// Reads `events` until `condition` returns `true` for one, and returns
 /// that event (client-go's `UntilWithoutRetry`). The condition sees each
-/// ADDED, MODIFIED, DELETED and BOOKMARK event in order; its error ends the
-/// wait. Fails when `timeout` passes, the stream ends or yields an error.
+/// event the stream yields, in order (an ERROR event yielded as an event
+/// too, as in client-go); its error ends the wait. Fails when `timeout`
+/// passes, the stream ends or yields an error.
 ///
 /// client-go takes several conditions met one after another; one closure
 /// keeping its own step does the same here.

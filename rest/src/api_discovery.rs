@@ -162,14 +162,42 @@ fn legacy_entries(resource: &DiscoveredResource) -> Vec<APIResource> {
     };
     let mut entries = vec![entry];
     for subresource in &resource.subresources {
+        let (group, version, kind) = subresource_kind(api.kind(), subresource);
         entries.push(APIResource {
             name: format!("{}/{subresource}", api.plural()),
             namespaced: api.is_namespaced(),
-            kind: api.kind().to_string(),
+            group: group.map(str::to_string),
+            version: version.map(str::to_string),
+            kind: kind.to_string(),
             ..APIResource::default()
         });
     }
     entries
+}
+
+/// The kind a subresource answers with, as kube-apiserver lists it (a
+/// kubectl reading the cache resolves `deployments/scale` to
+/// `autoscaling/v1` Scale by it): a group and version only when they are
+/// not the parent's.
+fn subresource_kind<'a>(
+    parent_kind: &'a str,
+    subresource: &str,
+) -> (Option<&'static str>, Option<&'static str>, &'a str) {
+    match subresource {
+        "scale" => (Some("autoscaling"), Some("v1"), "Scale"),
+        "eviction" => (Some("policy"), Some("v1"), "Eviction"),
+        "token" => (Some("authentication.k8s.io"), Some("v1"), "TokenRequest"),
+        "binding" => (None, None, "Binding"),
+        "exec" => (None, None, "PodExecOptions"),
+        "attach" => (None, None, "PodAttachOptions"),
+        "portforward" => (None, None, "PodPortForwardOptions"),
+        "proxy" => match parent_kind {
+            "Node" => (None, None, "NodeProxyOptions"),
+            "Service" => (None, None, "ServiceProxyOptions"),
+            _ => (None, None, "PodProxyOptions"),
+        },
+        _ => (None, None, parent_kind),
+    }
 }
 
 /// `APIGroupDiscoveryList` (apidiscovery.k8s.io/v2), as much of it as is
@@ -199,6 +227,10 @@ struct VersionDiscovery {
     version: String,
     #[serde(default)]
     resources: Vec<ResourceDiscovery>,
+    /// `Stale` when an aggregated API server could not be reached: its
+    /// resources are not served now.
+    #[serde(default)]
+    freshness: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -238,14 +270,24 @@ impl GroupDiscoveryList {
             .into_iter()
             .map(|group| {
                 let name = group.metadata.name;
+                // As client-go: a stale version is left out (counted as
+                // failed), and so is a resource without a kind or a known
+                // scope.
                 let versions = group
                     .versions
                     .into_iter()
+                    .filter(|version| {
+                        let stale = version.freshness == "Stale";
+                        if stale {
+                            tracing::debug!(group = %name, version = %version.version, "stale in aggregated discovery; left out");
+                        }
+                        !stale
+                    })
                     .map(|version| DiscoveredVersion {
                         resources: version
                             .resources
                             .into_iter()
-                            .map(|resource| resource.into_discovered(&name, &version.version))
+                            .filter_map(|resource| resource.into_discovered(&name, &version.version))
                             .collect(),
                         version: version.version,
                     })
@@ -257,15 +299,18 @@ impl GroupDiscoveryList {
 }
 
 impl ResourceDiscovery {
-    fn into_discovered(self, group: &str, version: &str) -> DiscoveredResource {
-        let kind = self.response_kind.map(|kind| kind.kind).unwrap_or_default();
+    fn into_discovered(self, group: &str, version: &str) -> Option<DiscoveredResource> {
+        let kind = self
+            .response_kind
+            .map(|kind| kind.kind)
+            .filter(|kind| !kind.is_empty())?;
         let gvk = GroupVersionKind::new(group, version, kind);
-        let resource = if self.scope == "Cluster" {
-            ApiResource::cluster_scoped(gvk, self.resource)
-        } else {
-            ApiResource::namespaced(gvk, self.resource)
+        let resource = match self.scope.as_str() {
+            "Cluster" => ApiResource::cluster_scoped(gvk, self.resource),
+            "Namespaced" => ApiResource::namespaced(gvk, self.resource),
+            _ => return None,
         };
-        DiscoveredResource {
+        Some(DiscoveredResource {
             resource,
             verbs: self.verbs,
             subresources: self
@@ -276,7 +321,7 @@ impl ResourceDiscovery {
             short_names: self.short_names,
             singular: self.singular_resource,
             categories: self.categories,
-        }
+        })
     }
 }
 
@@ -343,10 +388,15 @@ impl RestClient {
                 let group_version = GroupVersion::new(&group.name, &version.version);
                 match self.api_resources(&group_version).await {
                     Ok(list) => lists.push(list),
-                    // A group version that went away meanwhile (or an
-                    // aggregated API that is down) is left out, as
+                    // A group version that went away meanwhile (404), or
+                    // an aggregated API that is down (503), is left out, as
                     // client-go's partial discovery does.
-                    Err(error) if error.is_not_found() => {}
+                    Err(error)
+                        if error.is_not_found()
+                            || error.status().is_some_and(|status| status.code == 503) =>
+                    {
+                        tracing::warn!(%group_version, %error, "group version left out of discovery");
+                    }
                     Err(error) => return Err(error),
                 }
             }
@@ -393,6 +443,25 @@ mod tests {
     }
 
     #[test]
+    fn stale_versions_and_resources_without_kind_or_scope_are_left_out() {
+        let document = r#"{"items":[{"metadata":{"name":"metrics.k8s.io"},"versions":[
+            {"version":"v1beta1","freshness":"Stale","resources":[{"resource":"pods","responseKind":{"kind":"PodMetrics"},"scope":"Namespaced"}]}]},
+            {"metadata":{"name":"odd"},"versions":[{"version":"v1","resources":[
+                {"resource":"nokind","scope":"Namespaced"},
+                {"resource":"noscope","responseKind":{"kind":"X"}},
+                {"resource":"fine","responseKind":{"kind":"Fine"},"scope":"Cluster"}]}]}]}"#;
+        let list: GroupDiscoveryList = serde_json::from_str(document).unwrap();
+        let discovery = ApiDiscovery {
+            groups: list.into_groups(),
+        };
+        let names: Vec<&str> = discovery
+            .resources()
+            .map(|(resource, _)| resource.resource.plural())
+            .collect();
+        assert_eq!(names, ["fine"]);
+    }
+
+    #[test]
     fn the_legacy_documents_give_back_the_same_state() {
         let list: GroupDiscoveryList = serde_json::from_str(DOCUMENT).unwrap();
         let discovery = ApiDiscovery {
@@ -404,5 +473,19 @@ mod tests {
             "v2"
         );
         assert_eq!(ApiDiscovery::from_legacy(&groups, &lists), discovery);
+        let scale = lists[0]
+            .resources
+            .iter()
+            .find(|entry| entry.name == "deployments/scale")
+            .unwrap();
+        assert_eq!(
+            (
+                scale.group.as_deref(),
+                scale.version.as_deref(),
+                scale.kind.as_str()
+            ),
+            (Some("autoscaling"), Some("v1"), "Scale"),
+            "as kube-apiserver lists it"
+        );
     }
 }

@@ -13,7 +13,11 @@
 //! read from the server again and rewritten. Each file is written to a
 //! file of its own beside it and renamed over it, so concurrent writers
 //! (two kubectl or controller processes) never leave a mix, and a reader
-//! sees either the old file or the new one.
+//! sees either the old file or the new one. (Each file is whole; two
+//! writers racing may leave one's group list beside the other's resource
+//! lists, both read from the same server.) A group or version name that
+//! is not a plain DNS label or subdomain is never made a path: such a
+//! server's discovery is kept in memory only.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -61,8 +65,12 @@ struct Inner {
     memory: Mutex<Option<Arc<ApiDiscovery>>>,
     /// Held while fetching, so one fetch serves every waiter.
     fetching: tokio::sync::Mutex<()>,
-    /// Set by `invalidate`: the next read skips the disk, as client-go's.
+    /// Set by `invalidate`: the next read skips the disk, as client-go's;
+    /// cleared by a successful fetch from the server.
     invalidated: std::sync::atomic::AtomicBool,
+    /// Bumped by `invalidate`, so a fetch that was under way when it was
+    /// called does not keep its older answer.
+    generation: AtomicU64,
     fetches: AtomicU64,
     disk_reads: AtomicU64,
     disk_misses: AtomicU64,
@@ -98,6 +106,7 @@ impl CachedDiscovery {
                 memory: Mutex::new(None),
                 fetching: tokio::sync::Mutex::new(()),
                 invalidated: std::sync::atomic::AtomicBool::new(false),
+                generation: AtomicU64::new(0),
                 fetches: AtomicU64::new(0),
                 disk_reads: AtomicU64::new(0),
                 disk_misses: AtomicU64::new(0),
@@ -122,7 +131,8 @@ impl CachedDiscovery {
         if let Some(kept) = self.inner.memory.lock().clone() {
             return Ok(kept);
         }
-        let skip_disk = self.inner.invalidated.swap(false, Ordering::SeqCst);
+        let generation = self.inner.generation.load(Ordering::SeqCst);
+        let skip_disk = self.inner.invalidated.load(Ordering::SeqCst);
         if let Some(disk) = &self.inner.disk
             && !skip_disk
         {
@@ -131,7 +141,7 @@ impl CachedDiscovery {
             match read {
                 Ok(Ok(discovery)) => {
                     self.inner.disk_reads.fetch_add(1, Ordering::Relaxed);
-                    return Ok(self.keep(discovery));
+                    return Ok(self.keep(discovery, generation));
                 }
                 Ok(Err(why)) => {
                     self.inner.disk_misses.fetch_add(1, Ordering::Relaxed);
@@ -145,6 +155,9 @@ impl CachedDiscovery {
         }
         let discovery = self.inner.client.discover_all().await?;
         self.inner.fetches.fetch_add(1, Ordering::Relaxed);
+        if self.inner.generation.load(Ordering::SeqCst) == generation {
+            self.inner.invalidated.store(false, Ordering::SeqCst);
+        }
         if let Some(disk) = &self.inner.disk {
             let (disk, written) = (disk.clone(), discovery.clone());
             let wrote = tokio::task::spawn_blocking(move || disk.write(&written)).await;
@@ -153,20 +166,27 @@ impl CachedDiscovery {
                 tracing::warn!(?wrote, "could not write the discovery cache");
             }
         }
-        Ok(self.keep(discovery))
+        Ok(self.keep(discovery, generation))
     }
 
-    fn keep(&self, discovery: ApiDiscovery) -> Arc<ApiDiscovery> {
+    /// Keeps `discovery` unless the cache was invalidated since the read
+    /// began (the caller still gets it: it was current when asked for).
+    fn keep(&self, discovery: ApiDiscovery, generation: u64) -> Arc<ApiDiscovery> {
         let discovery = Arc::new(discovery);
-        *self.inner.memory.lock() = Some(Arc::clone(&discovery));
+        let mut memory = self.inner.memory.lock();
+        if self.inner.generation.load(Ordering::SeqCst) == generation {
+            *memory = Some(Arc::clone(&discovery));
+        }
         discovery
     }
 
     /// Forgets what is kept: the next [`discovery`](Self::discovery) asks
     /// the server, and rewrites the disk cache.
     pub fn invalidate(&self) {
-        *self.inner.memory.lock() = None;
+        let mut memory = self.inner.memory.lock();
+        self.inner.generation.fetch_add(1, Ordering::SeqCst);
         self.inner.invalidated.store(true, Ordering::SeqCst);
+        *memory = None;
     }
 
     /// Invalidates the cache when it lists `gvr`, for a caller that just
@@ -231,8 +251,24 @@ impl DiskCache {
         self.dir.join("servergroups.json")
     }
 
-    fn resources_file(&self, group_version: &str) -> PathBuf {
-        self.dir.join(group_version).join("serverresources.json")
+    /// The file of a group version; an error for a name that is not a
+    /// plain path segment (a hostile server's `..` or `/etc`).
+    fn resources_file(&self, group_version: &str) -> Result<PathBuf, String> {
+        let plain = |part: &str| {
+            !part.is_empty()
+                && part != "."
+                && part != ".."
+                && part
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-'))
+        };
+        let parts: Vec<&str> = group_version.split('/').collect();
+        if parts.len() > 2 || !parts.iter().all(|part| plain(part)) {
+            return Err(format!(
+                "group version {group_version:?} is not a safe path; not cached on disk"
+            ));
+        }
+        Ok(self.dir.join(group_version).join("serverresources.json"))
     }
 
     /// The cache, when every file is there, fresh and readable; else why
@@ -243,7 +279,7 @@ impl DiskCache {
         for group in &groups.groups {
             for version in &group.versions {
                 let list: APIResourceList =
-                    self.read_file(&self.resources_file(&version.group_version))?;
+                    self.read_file(&self.resources_file(&version.group_version)?)?;
                 lists.push(list);
             }
         }
@@ -268,7 +304,10 @@ impl DiskCache {
     fn write(&self, discovery: &ApiDiscovery) -> std::io::Result<()> {
         let (groups, lists) = discovery.to_legacy();
         for list in &lists {
-            write_atomically(&self.resources_file(&list.group_version), list)?;
+            let path = self
+                .resources_file(&list.group_version)
+                .map_err(std::io::Error::other)?;
+            write_atomically(&path, list)?;
         }
         // The group list last: a reader that finds it finds the rest.
         write_atomically(&self.groups_file(), &groups)
@@ -298,6 +337,30 @@ fn write_atomically(path: &Path, value: &impl serde::Serialize) -> std::io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_plain_group_versions_become_paths() {
+        let disk = DiskCache {
+            dir: PathBuf::from("/cache/host"),
+            ttl: DEFAULT_DISCOVERY_CACHE_TTL,
+        };
+        assert_eq!(
+            disk.resources_file("apps/v1").unwrap(),
+            PathBuf::from("/cache/host/apps/v1/serverresources.json")
+        );
+        assert!(disk.resources_file("v1").is_ok());
+        for hostile in [
+            "../v1",
+            "/etc/v1",
+            "apps/../../x",
+            "a/b/c",
+            "",
+            "apps/",
+            "ap ps/v1",
+        ] {
+            assert!(disk.resources_file(hostile).is_err(), "{hostile:?}");
+        }
+    }
 
     #[test]
     fn the_host_directory_is_kubectls() {

@@ -121,12 +121,14 @@ pub use metrics::{RequestMetrics, set_default_request_metrics};
 pub use options::{
     DeleteOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };
-pub use pod_subresources::{EVICTION_RETRY_AFTER, EvictionError, LogLines, LogOptions, LogStream};
+pub use pod_subresources::{
+    EVICTION_RETRY_AFTER, EvictionError, LogLines, LogOptions, LogStream, MAX_LOG_LINE_BYTES,
+};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusRequestMetrics;
 pub use request::{ByteStream, RawResponse, Request};
 pub use resource_client::ResourceClient;
-pub use rest_mapper::{DeferredRestMapper, MapperError, RestMapper};
+pub use rest_mapper::{DEFAULT_MISS_REFRESH_INTERVAL, DeferredRestMapper, MapperError, RestMapper};
 pub use retry_on_conflict::{Backoff, on_error, retry_on_conflict};
 pub use scale_client::{ScaleClient, ScaleError};
 pub use secret::Secret;

@@ -163,7 +163,7 @@ impl ResourceClient<Pod> {
             .json_body(&eviction);
         match request.send_raw().await {
             Ok(_) => Ok(()),
-            Err(error) if error.is_too_many_requests() => {
+            Err(error) if is_budget_refusal(&error) => {
                 let Some(status) = error.status().cloned() else {
                     return Err(EvictionError::Request(error));
                 };
@@ -226,12 +226,35 @@ impl ResourceClient<Pod> {
     }
 }
 
+/// Whether an error is a disruption budget's refusal: a 429 with the
+/// `DisruptionBudget` cause, or kube-apiserver's words for one (a 429 of
+/// API Priority and Fairness is not).
+fn is_budget_refusal(error: &Error) -> bool {
+    error.is_too_many_requests()
+        && error.status().is_some_and(|status| {
+            status.message.contains("disruption budget")
+                || status.details.as_ref().is_some_and(|details| {
+                    details
+                        .causes
+                        .iter()
+                        .any(|cause| cause.reason == "DisruptionBudget")
+                })
+        })
+}
+
+/// The longest line [`LogLines`] holds back waiting for its end; a longer
+/// one is delivered in pieces of this size.
+pub const MAX_LOG_LINE_BYTES: usize = 1024 * 1024;
+
 /// The lines of a [`LogStream`], without their `\n`, as a [`Stream`]; a
-/// last line without one is delivered when the stream ends. Bytes that
-/// are not UTF-8 are replaced.
+/// last line without one is delivered when the stream ends, and a line
+/// over [`MAX_LOG_LINE_BYTES`] in pieces of that size. Bytes that are not
+/// UTF-8 are replaced.
 pub struct LogLines {
     stream: LogStream,
     pending: Vec<u8>,
+    /// How much of `pending` is known to hold no `\n`.
+    scanned: usize,
     ended: bool,
 }
 
@@ -241,6 +264,7 @@ impl LogLines {
         LogLines {
             stream,
             pending: Vec::new(),
+            scanned: 0,
             ended: false,
         }
     }
@@ -248,17 +272,27 @@ impl LogLines {
     /// The next line; `None` at the end.
     pub async fn next_line(&mut self) -> Result<Option<String>, Error> {
         loop {
-            if let Some(at) = self.pending.iter().position(|byte| *byte == b'\n') {
+            if let Some(found) = self.pending[self.scanned..]
+                .iter()
+                .position(|byte| *byte == b'\n')
+            {
+                let at = self.scanned + found;
                 let line: Vec<u8> = self.pending.drain(..=at).collect();
-                return Ok(Some(
-                    String::from_utf8_lossy(&line[..line.len() - 1]).into_owned(),
-                ));
+                self.scanned = 0;
+                return Ok(Some(String::from_utf8_lossy(&line[..at]).into_owned()));
+            }
+            self.scanned = self.pending.len();
+            if self.pending.len() >= MAX_LOG_LINE_BYTES {
+                let piece: Vec<u8> = self.pending.drain(..MAX_LOG_LINE_BYTES).collect();
+                self.scanned = 0;
+                return Ok(Some(String::from_utf8_lossy(&piece).into_owned()));
             }
             if self.ended {
                 if self.pending.is_empty() {
                     return Ok(None);
                 }
                 let rest = std::mem::take(&mut self.pending);
+                self.scanned = 0;
                 return Ok(Some(String::from_utf8_lossy(&rest).into_owned()));
             }
             match self.stream.next_chunk().await? {

@@ -5,8 +5,10 @@
 //! not found (client-go's `DeferredDiscoveryRESTMapper`).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::GroupVersionKind;
+use parking_lot::Mutex;
 
 use crate::api_discovery::ApiDiscovery;
 use crate::discovery::DiscoveredResource;
@@ -144,38 +146,71 @@ impl RestMapper {
             .collect()
     }
 
-    /// The first match in priority order, among preferred versions first
-    /// when `prefer` (no version was named).
+    /// The match of the highest-priority group that has one; within it,
+    /// its preferred version's when `prefer` (no version was named), else
+    /// the first in its order of preference.
     fn best(
         &self,
         matches: impl Fn(&DiscoveredResource) -> bool,
         prefer: bool,
     ) -> Option<&DiscoveredResource> {
-        let mut candidates = self.discovery.resources().filter(|(r, _)| matches(r));
-        if !prefer {
-            return candidates.next().map(|(resource, _)| resource);
-        }
-        let all: Vec<_> = candidates.collect();
-        all.iter()
-            .find(|(_, preferred)| *preferred)
-            .or_else(|| all.first())
-            .map(|(resource, _)| *resource)
+        self.discovery.groups.iter().find_map(|group| {
+            let mut found = group
+                .versions
+                .iter()
+                .enumerate()
+                .flat_map(|(index, version)| {
+                    version
+                        .resources
+                        .iter()
+                        .filter(|resource| matches(resource))
+                        .map(move |resource| (resource, index == 0))
+                });
+            let first = found.next()?;
+            if !prefer || first.1 {
+                return Some(first.0);
+            }
+            Some(found.find(|(_, preferred)| *preferred).unwrap_or(first).0)
+        })
     }
 }
 
 /// A [`RestMapper`] over [`CachedDiscovery`] that, on a name it cannot
 /// map, invalidates the cache and tries once more with fresh discovery (a
 /// CRD installed since), as client-go's `DeferredDiscoveryRESTMapper`.
-/// Cheap to clone.
+///
+/// A miss refreshes at most once per
+/// [`DEFAULT_MISS_REFRESH_INTERVAL`] (settable): a controller asking
+/// again and again for a kind that does not exist costs the server one
+/// discovery per interval. (client-go refreshes only a cache read from
+/// disk, so in one process a resource installed after the first read is
+/// never found; this finds it.) Cheap to clone; clones share the interval.
 #[derive(Debug, Clone)]
 pub struct DeferredRestMapper {
     discovery: CachedDiscovery,
+    min_refresh_interval: Duration,
+    last_refresh: Arc<Mutex<Option<Instant>>>,
 }
+
+/// The least time between two refreshes of a [`DeferredRestMapper`]
+/// caused by misses.
+pub const DEFAULT_MISS_REFRESH_INTERVAL: Duration = Duration::from_secs(5);
 
 impl DeferredRestMapper {
     /// A mapper over `discovery`.
     pub fn new(discovery: CachedDiscovery) -> Self {
-        DeferredRestMapper { discovery }
+        DeferredRestMapper {
+            discovery,
+            min_refresh_interval: DEFAULT_MISS_REFRESH_INTERVAL,
+            last_refresh: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Sets the least time between two refreshes caused by misses.
+    #[must_use]
+    pub fn min_refresh_interval(mut self, interval: Duration) -> Self {
+        self.min_refresh_interval = interval;
+        self
     }
 
     /// The discovery it reads.
@@ -213,13 +248,24 @@ impl DeferredRestMapper {
         map: impl Fn(&RestMapper) -> Result<T, MapperError>,
     ) -> Result<T, MapperError> {
         match map(&self.mapper().await?) {
-            Err(MapperError::NoMatch { what }) => {
+            Err(MapperError::NoMatch { what }) if self.may_refresh() => {
                 tracing::debug!(what, "no match; refreshing discovery once");
                 self.discovery.invalidate();
                 map(&self.mapper().await?)
             }
             result => result,
         }
+    }
+
+    /// Whether a miss may refresh now (and, if so, records that it does).
+    fn may_refresh(&self) -> bool {
+        let mut last = self.last_refresh.lock();
+        let now = Instant::now();
+        if last.is_some_and(|at| now.duration_since(at) < self.min_refresh_interval) {
+            return false;
+        }
+        *last = Some(now);
+        true
     }
 }
 

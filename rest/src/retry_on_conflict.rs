@@ -35,8 +35,9 @@ use crate::error::Error;
 /// Attempt `n` (from 1) runs after `n - 1` waits; the first runs at once.
 /// Each wait is the current step plus a random extra of up to `jitter`
 /// times it; the step is then multiplied by `factor` (a factor of 0 keeps
-/// it), up to `cap` when one is set, which also makes the wait at the cap
-/// the last (client-go's rule).
+/// it). With a `cap`, once the next step would pass it no attempt follows
+/// (client-go still sleeps that last wait before giving up; this does
+/// not). Steps too large for a `Duration` saturate.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Backoff {
     /// The first step.
@@ -74,32 +75,72 @@ impl Backoff {
         cap: None,
     };
 
-    /// The waits between attempts, in order, for a `fraction` in `[0, 1)`
-    /// per wait (the random part of the jitter): one fewer than the
-    /// attempts. A pure function of its inputs.
-    pub fn waits(self, mut fraction: impl FnMut() -> f64) -> Vec<Duration> {
-        let mut waits = Vec::new();
-        let mut step = self.duration;
-        let mut attempts_left = self.steps.max(1);
-        while attempts_left > 1 {
-            attempts_left -= 1;
-            let extra = if self.jitter > 0.0 {
-                step.mul_f64(self.jitter * fraction().clamp(0.0, 1.0))
-            } else {
-                Duration::ZERO
-            };
-            waits.push(step + extra);
-            if self.factor != 0.0 {
-                step = step.mul_f64(self.factor.max(0.0));
-            }
-            if let Some(cap) = self.cap
-                && step > cap
-            {
-                // client-go ends the loop once the step passes the cap.
-                break;
-            }
+    /// The waits between attempts, in order, computed as they are needed,
+    /// for a `fraction` in `[0, 1)` per wait (the random part of the
+    /// jitter): one fewer than the attempts. A pure function of its inputs.
+    pub fn waits(self, fraction: impl FnMut() -> f64) -> impl Iterator<Item = Duration> {
+        Waits {
+            step: self.duration,
+            attempts_left: self.steps.max(1),
+            backoff: self,
+            fraction,
         }
-        waits
+    }
+}
+
+/// The iterator of [`Backoff::waits`].
+struct Waits<F> {
+    backoff: Backoff,
+    step: Duration,
+    attempts_left: u32,
+    fraction: F,
+}
+
+/// `duration` times `factor`, saturating, for any factor (a NaN or
+/// negative one gives zero).
+fn scaled(duration: Duration, factor: f64) -> Duration {
+    Duration::try_from_secs_f64(duration.as_secs_f64() * factor).unwrap_or(
+        if factor.is_finite() && factor < 0.0 || factor.is_nan() {
+            Duration::ZERO
+        } else {
+            Duration::MAX
+        },
+    )
+}
+
+impl<F: FnMut() -> f64> Iterator for Waits<F> {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        if self.attempts_left <= 1 {
+            return None;
+        }
+        self.attempts_left -= 1;
+        let backoff = self.backoff;
+        let wait = if backoff.jitter > 0.0 && backoff.jitter.is_finite() {
+            let fraction = (self.fraction)();
+            let fraction = if fraction.is_finite() {
+                fraction.clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            self.step
+                .saturating_add(scaled(self.step, backoff.jitter * fraction))
+        } else {
+            self.step
+        };
+        if backoff.factor != 0.0 {
+            self.step = scaled(self.step, backoff.factor);
+        }
+        if let Some(cap) = backoff.cap
+            && self.step > cap
+        {
+            // client-go's rule: the step passing the cap ends the retries
+            // (client-go sleeps this wait first, to no purpose).
+            self.attempts_left = 1;
+            return None;
+        }
+        Some(wait)
     }
 }
 
@@ -119,7 +160,7 @@ where
     Fut: Future<Output = Result<T, E>>,
 {
     let mut random = Random::new();
-    let mut waits = backoff.waits(|| random.fraction()).into_iter();
+    let mut waits = backoff.waits(move || random.fraction());
     let mut number = 1_u32;
     loop {
         let error = match attempt().await {
@@ -180,7 +221,14 @@ mod tests {
             steps: 0,
             ..Backoff::DEFAULT_RETRY
         };
-        let table: [(Backoff, f64, Vec<Duration>); 6] = [
+        let huge = Backoff {
+            duration: Duration::from_secs(1),
+            factor: 1e300,
+            jitter: f64::INFINITY,
+            steps: 4,
+            cap: None,
+        };
+        let table: [(Backoff, f64, Vec<Duration>); 7] = [
             (Backoff::DEFAULT_RETRY, 0.0, vec![ms(10); 4]),
             (
                 Backoff::DEFAULT_RETRY,
@@ -188,12 +236,20 @@ mod tests {
                 vec![Duration::from_micros(10_500); 4],
             ),
             (Backoff::DEFAULT_BACKOFF, 0.0, vec![ms(10), ms(50), ms(250)]),
-            (capped, 0.0, vec![ms(100), ms(200)]),
+            // client-go: attempts after 100 ms and no more (the step
+            // passing 300 ms ends it).
+            (capped, 0.0, vec![ms(100)]),
+            (
+                huge,
+                0.5,
+                vec![Duration::from_secs(1), Duration::MAX, Duration::MAX],
+            ),
             (flat, 0.9, vec![ms(10), ms(10), ms(10)]),
             (none, 0.0, vec![]),
         ];
         for (backoff, fraction, expected) in table {
-            assert_eq!(backoff.waits(|| fraction), expected, "{backoff:?}");
+            let waits: Vec<Duration> = backoff.waits(|| fraction).collect();
+            assert_eq!(waits, expected, "{backoff:?}");
         }
     }
 
@@ -203,6 +259,15 @@ mod tests {
             StatusReason::Conflict,
             "stale",
         )))
+    }
+
+    #[test]
+    fn a_huge_step_count_is_computed_lazily() {
+        let many = Backoff {
+            steps: u32::MAX,
+            ..Backoff::DEFAULT_RETRY
+        };
+        assert_eq!(many.waits(|| 0.0).take(3).count(), 3);
     }
 
     #[tokio::test(start_paused = true)]

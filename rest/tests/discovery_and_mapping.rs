@@ -171,7 +171,7 @@ async fn concurrent_writers_never_leave_a_file_a_reader_cannot_use() {
     let reader_dir = dir.path().to_path_buf();
     let reader_client = client(&server);
     let reader = tokio::spawn(async move {
-        let mut used = 0;
+        let (mut used, mut missed_after_use) = (0, 0);
         for _ in 0..30 {
             let cache = CachedDiscovery::with_disk(
                 reader_client.clone(),
@@ -179,15 +179,20 @@ async fn concurrent_writers_never_leave_a_file_a_reader_cannot_use() {
                 DEFAULT_DISCOVERY_CACHE_TTL,
             );
             cache.discovery().await.unwrap();
+            if used > 0 {
+                // Once the files exist, a reader never finds one torn.
+                missed_after_use += cache.stats().disk_misses;
+            }
             used += cache.stats().disk_reads;
             tokio::task::yield_now().await;
         }
-        used
+        (used, missed_after_use)
     });
     for writer in writers {
         writer.await.unwrap();
     }
-    let used = reader.await.unwrap();
+    let (used, missed_after_use) = reader.await.unwrap();
+    assert_eq!(missed_after_use, 0, "no torn or missing file once written");
     let last = CachedDiscovery::with_disk(client(&server), dir.path(), DEFAULT_DISCOVERY_CACHE_TTL);
     last.discovery().await.unwrap();
     assert_eq!(
@@ -285,6 +290,13 @@ async fn the_deferred_mapper_asks_again_once_for_a_resource_installed_since() {
     assert_eq!(discovery.stats().fetches, 2, "refreshed once");
     let missing = mapper.resource_for("still-nothing").await;
     assert!(matches!(missing, Err(MapperError::NoMatch { .. })));
+    assert_eq!(
+        discovery.stats().fetches,
+        2,
+        "a second miss within the interval does not ask the server again"
+    );
+    let eager = DeferredRestMapper::new(discovery.clone()).min_refresh_interval(Duration::ZERO);
+    assert!(eager.resource_for("still-nothing").await.is_err());
     assert_eq!(
         discovery.stats().fetches,
         3,

@@ -125,6 +125,15 @@ async fn an_eviction_a_budget_forbids_is_a_typed_error_with_its_retry() {
         json!({"metadata": {"name": "web-budget"}, "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}}}),
     );
     let pods = ResourceClient::<Pod>::namespaced(client(&server), "default");
+    let dry_run = clientgo_rest::DeleteOptions {
+        dry_run: vec!["All".to_string()],
+        ..Default::default()
+    };
+    pods.evict("web-1", Some(&dry_run)).await.unwrap();
+    assert!(
+        pods.get_optional("web-1").await.unwrap().is_some(),
+        "a dry run deletes nothing"
+    );
     pods.evict("web-1", None).await.unwrap();
     assert!(
         pods.get_optional("web-1").await.unwrap().is_none(),

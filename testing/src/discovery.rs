@@ -94,9 +94,9 @@ fn builtin_names(group: &str, plural: &str) -> (&'static [&'static str], &'stati
     }
 }
 
-/// The subresources kube-apiserver serves for a resource, beyond
-/// `status`: `scale` for the workloads that have one.
-fn has_scale(group: &str, plural: &str) -> bool {
+/// Whether a resource has a `scale` subresource: the built-in workloads
+/// that have one (custom resources' scale is not served here).
+pub(crate) fn has_scale(group: &str, plural: &str) -> bool {
     matches!(
         (group, plural),
         ("apps", "deployments" | "replicasets" | "statefulsets") | ("", "replicationcontrollers")
@@ -256,8 +256,9 @@ pub(crate) fn group_list(registry: &ResourceRegistry) -> Value {
 }
 
 /// `GET /api/v1` or `/apis/{group}/{version}`: the resources of one
-/// group/version, each with its status subresource; `None` when the
-/// group/version serves nothing.
+/// group/version with their `status` and `scale` subresources (as
+/// `has_status` and `has_scale` say); `None` when the group/version
+/// serves nothing.
 pub(crate) fn resource_list(
     registry: &ResourceRegistry,
     group: &str,

@@ -279,6 +279,13 @@ pub(crate) async fn route(
     let protobuf = matches!(encoding, Encoding::Protobuf(_));
     let subresource = target.subresource.clone().unwrap_or_default();
     match (method, target.name.is_some()) {
+        (_, true)
+            if subresource == "scale"
+                && !discovery::has_scale(target.resource.group(), target.resource.plural()) =>
+        {
+            let name = format!("{}/scale", target.name.as_deref().unwrap_or_default());
+            status_response(&Status::not_found(&target.resource.group_resource(), &name))
+        }
         (Method::GET, true) if subresource == "scale" => {
             answer_response(subresources::get_scale(&storage, &target))
         }

@@ -45,7 +45,14 @@ fn json_answer(code: u16, value: &Value) -> Answer {
 /// A label selector as text (`app=web,tier in (a,b)`), as a Scale's
 /// `status.selector` gives it.
 fn selector_text(selector: &Value) -> String {
-    let mut terms: Vec<String> = selector["matchLabels"]
+    // A ReplicationController's selector is a plain map of labels.
+    let labels =
+        if selector.get("matchLabels").is_some() || selector.get("matchExpressions").is_some() {
+            &selector["matchLabels"]
+        } else {
+            selector
+        };
+    let mut terms: Vec<String> = labels
         .as_object()
         .into_iter()
         .flatten()
@@ -186,7 +193,7 @@ fn budget_count(value: &Value, expected: i64) -> Option<i64> {
         return Some(count);
     }
     let percent: i64 = value.as_str()?.strip_suffix('%')?.parse().ok()?;
-    Some((expected * percent + 99) / 100)
+    Some(expected.saturating_mul(percent).saturating_add(99) / 100)
 }
 
 /// `POST pods/{name}/eviction`: deletes the pod when every
@@ -230,8 +237,8 @@ pub(crate) fn evict(storage: &Storage, path: &ResourcePath, body: &[u8]) -> Resu
     }
     if let Some(budget) = selecting.first() {
         let (pods, _) = storage.list(&key.resource, Some(&key.namespace), ReadAt::Latest)?;
-        let mut expected = 0;
-        let mut healthy = 0;
+        let mut expected: i64 = 0;
+        let mut healthy: i64 = 0;
         for candidate in &pods {
             if selects(&budget["spec"]["selector"], &candidate.labels) {
                 expected += 1;
@@ -244,10 +251,12 @@ pub(crate) fn evict(storage: &Storage, path: &ResourcePath, body: &[u8]) -> Resu
         let spec = &budget["spec"];
         let desired = match (spec.get("minAvailable"), spec.get("maxUnavailable")) {
             (Some(min), _) if !min.is_null() => budget_count(min, expected).unwrap_or(expected),
-            (_, Some(max)) if !max.is_null() => expected - budget_count(max, expected).unwrap_or(0),
+            (_, Some(max)) if !max.is_null() => {
+                expected.saturating_sub(budget_count(max, expected).unwrap_or(0))
+            }
             _ => expected,
         };
-        if healthy - desired <= 0 {
+        if healthy.saturating_sub(desired) <= 0 {
             let name = budget["metadata"]["name"].as_str().unwrap_or_default();
             return Err(Status::too_many_requests(
                 "Cannot evict pod as it would violate the pod's disruption budget.",
@@ -265,7 +274,14 @@ pub(crate) fn evict(storage: &Storage, path: &ResourcePath, body: &[u8]) -> Resu
             }));
         }
     }
-    storage.delete(&key, &Preconditions::default())?;
+    // A dry run (`deleteOptions.dryRun: ["All"]`) checks and deletes
+    // nothing.
+    let dry_run = eviction["deleteOptions"]["dryRun"]
+        .as_array()
+        .is_some_and(|modes| modes.iter().any(|mode| mode == "All"));
+    if !dry_run {
+        storage.delete(&key, &Preconditions::default())?;
+    }
     Ok(json_answer(
         201,
         &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
@@ -380,6 +396,22 @@ fn humantime_rfc3339(at: SystemTime) -> String {
     jiff::Timestamp::try_from(at).map_or_else(|_| String::new(), |at| format!("{at:.9}"))
 }
 
+/// Cuts `text` to what is left of `budget` (at a character boundary) and
+/// takes it from the budget; a cut text leaves none (kubelet stops at the
+/// limit).
+fn cut_to(text: &mut String, budget: &mut usize) {
+    if text.len() > *budget {
+        let mut cut = *budget;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        *budget = 0;
+    } else {
+        *budget -= text.len();
+    }
+}
+
 /// `GET pods/{name}/log`: the container's log as text, with kubelet's
 /// options (container, previous, sinceSeconds, tailLines, limitBytes,
 /// timestamps). With `follow=true` the answer streams appended lines until
@@ -440,14 +472,7 @@ pub(crate) fn log(
     }
     let mut text: String = selected.iter().map(|line| options.line(line)).collect();
     let mut budget = options.limit_bytes.unwrap_or(usize::MAX);
-    if text.len() > budget {
-        let mut cut = budget;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-    }
-    budget -= text.len();
+    cut_to(&mut text, &mut budget);
     let (sender, chunks) = mpsc::channel::<Bytes>(64);
     let _ = sender.try_send(Bytes::from(text));
     if options.follow && !options.previous && budget > 0 {
@@ -464,27 +489,19 @@ pub(crate) fn log(
                     changed = appended.changed() => if changed.is_err() { return },
                     () = tokio::time::sleep(Duration::from_millis(100)) => {}
                 }
-                if storage.get(&key).is_none() {
-                    return;
-                }
+                // Lines appended before the pod went are sent first.
+                let pod_gone = storage.get(&key).is_none();
                 let now = logs.lines.lock().get(&log_key).cloned().unwrap_or_default();
                 let mut text: String = now.current[sent.min(now.current.len())..]
                     .iter()
                     .map(|line| options.line(line))
                     .collect();
                 sent = now.current.len();
-                if text.len() > budget {
-                    let mut cut = budget;
-                    while !text.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    text.truncate(cut);
-                }
-                budget -= text.len();
+                cut_to(&mut text, &mut budget);
                 if !text.is_empty() && sender.send(Bytes::from(text)).await.is_err() {
                     return;
                 }
-                if budget == 0 {
+                if budget == 0 || pod_gone {
                     return;
                 }
             }
