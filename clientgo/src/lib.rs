@@ -12,11 +12,11 @@
 //! | module | feature | client-go | what it holds |
 //! |---|---|---|---|
 //! | [`apimachinery`] | always | `k8s.io/apimachinery` | `Object`, `ApiResource`, `ListOptions`, selectors, `Status`, `DynamicObject` |
-//! | `rest` | `rest` (default) | `rest`, `tools/clientcmd`, `discovery` | `Config` from a kubeconfig or in-cluster, `RestClient`, `ResourceClient<K>` |
-//! | `listwatch` | `listwatch` | `tools/cache` `ListerWatcher`, `tools/pager` | list and watch streams, decoded as they arrive |
+//! | `rest` | `rest` (default) | `rest`, `tools/clientcmd`, `discovery`, `restmapper`, `scale`, `util/retry` | `Config` from a kubeconfig or in-cluster, `RestClient`, `ResourceClient<K>` (eviction and logs for pods), cached discovery, `RestMapper`, `ScaleClient`, `retry_on_conflict` |
+//! | `listwatch` | `listwatch` | `tools/cache` `ListerWatcher`, `tools/pager`, `tools/watch` | list and watch streams, decoded as they arrive; `RetryWatcher`, `until` |
 //! | `store` | `store` | `tools/cache` stores | `Indexer`, `DeltaFIFO`, `RealFIFO`, tombstones |
 //! | `reflector` | `reflector` | `tools/cache` `Reflector` | list, watch and watch-list into a store, with client-go's recovery rules |
-//! | `informers` | `informers` (default) | `informers`, `tools/cache` informers, listers | `SharedInformerFactory`, `SharedIndexInformer`, handlers, `Lister`, generated `factory.core().v1().pods()` |
+//! | `informers` | `informers` (default) | `informers`, `tools/cache` informers, listers, `tools/watch.UntilWithSync` | `SharedInformerFactory`, `SharedIndexInformer`, handlers, `Lister`, generated `factory.core().v1().pods()`, `until_with_sync` |
 //! | `workqueue` | `workqueue` | `util/workqueue` | rate-limited and delaying queues |
 //! | `leaderelection` | `leaderelection` | `tools/leaderelection` | Lease-based leader election |
 //! | `record` | `record` | `tools/record`, `tools/events` | Events with client-go's correlator |
@@ -104,8 +104,8 @@ pub mod prelude {
     pub use clientgo_record::{BroadcasterOptions, EventBroadcaster, EventRecorder, EventType};
     #[cfg(feature = "rest")]
     pub use clientgo_rest::{
-        Config, ContentType, DeleteOptions, Patch, PatchParams, PostParams, ResourceClient,
-        RestClient,
+        Backoff, Config, ContentType, DeleteOptions, Patch, PatchParams, PostParams,
+        ResourceClient, RestClient, retry_on_conflict,
     };
     #[cfg(feature = "workqueue")]
     pub use clientgo_workqueue::{
