@@ -39,6 +39,22 @@ pub struct DiscoveredGroup {
     pub versions: Vec<DiscoveredVersion>,
 }
 
+impl DiscoveredGroup {
+    /// The group's resources, with whether their version is the
+    /// preferred one, in order of preference.
+    pub fn resources(&self) -> impl Iterator<Item = (&DiscoveredResource, bool)> {
+        self.versions
+            .iter()
+            .enumerate()
+            .flat_map(|(index, version)| {
+                version
+                    .resources
+                    .iter()
+                    .map(move |resource| (resource, index == 0))
+            })
+    }
+}
+
 /// One version of a group and its resources.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DiscoveredVersion {
@@ -52,18 +68,7 @@ impl ApiDiscovery {
     /// Every resource, with whether its version is its group's preferred
     /// one, in discovery order.
     pub fn resources(&self) -> impl Iterator<Item = (&DiscoveredResource, bool)> {
-        self.groups.iter().flat_map(|group| {
-            group
-                .versions
-                .iter()
-                .enumerate()
-                .flat_map(|(index, version)| {
-                    version
-                        .resources
-                        .iter()
-                        .map(move |resource| (resource, index == 0))
-                })
-        })
+        self.groups.iter().flat_map(DiscoveredGroup::resources)
     }
 
     /// The resource of `gvr`, if served.

@@ -141,7 +141,7 @@ impl CachedDiscovery {
             match read {
                 Ok(Ok(discovery)) => {
                     self.inner.disk_reads.fetch_add(1, Ordering::Relaxed);
-                    return Ok(self.keep(discovery, generation));
+                    return Ok(self.keep(Arc::new(discovery), generation));
                 }
                 Ok(Err(why)) => {
                     self.inner.disk_misses.fetch_add(1, Ordering::Relaxed);
@@ -153,13 +153,13 @@ impl CachedDiscovery {
                 }
             }
         }
-        let discovery = self.inner.client.discover_all().await?;
+        let discovery = Arc::new(self.inner.client.discover_all().await?);
         self.inner.fetches.fetch_add(1, Ordering::Relaxed);
         if self.inner.generation.load(Ordering::SeqCst) == generation {
             self.inner.invalidated.store(false, Ordering::SeqCst);
         }
         if let Some(disk) = &self.inner.disk {
-            let (disk, written) = (disk.clone(), discovery.clone());
+            let (disk, written) = (disk.clone(), Arc::clone(&discovery));
             let wrote = tokio::task::spawn_blocking(move || disk.write(&written)).await;
             if !matches!(wrote, Ok(Ok(()))) {
                 self.inner.disk_write_errors.fetch_add(1, Ordering::Relaxed);
@@ -171,8 +171,7 @@ impl CachedDiscovery {
 
     /// Keeps `discovery` unless the cache was invalidated since the read
     /// began (the caller still gets it: it was current when asked for).
-    fn keep(&self, discovery: ApiDiscovery, generation: u64) -> Arc<ApiDiscovery> {
-        let discovery = Arc::new(discovery);
+    fn keep(&self, discovery: Arc<ApiDiscovery>, generation: u64) -> Arc<ApiDiscovery> {
         let mut memory = self.inner.memory.lock();
         if self.inner.generation.load(Ordering::SeqCst) == generation {
             *memory = Some(Arc::clone(&discovery));

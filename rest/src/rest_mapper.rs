@@ -155,17 +155,7 @@ impl RestMapper {
         prefer: bool,
     ) -> Option<&DiscoveredResource> {
         self.discovery.groups.iter().find_map(|group| {
-            let mut found = group
-                .versions
-                .iter()
-                .enumerate()
-                .flat_map(|(index, version)| {
-                    version
-                        .resources
-                        .iter()
-                        .filter(|resource| matches(resource))
-                        .map(move |resource| (resource, index == 0))
-                });
+            let mut found = group.resources().filter(|(resource, _)| matches(resource));
             let first = found.next()?;
             if !prefer || first.1 {
                 return Some(first.0);

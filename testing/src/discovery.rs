@@ -39,16 +39,23 @@ pub(crate) fn wants_aggregated(accept: &str) -> bool {
     })
 }
 
-/// The short names and categories discovery lists for a resource: a
-/// built-in's as kube-apiserver 1.36 gives them, a custom resource's from
-/// its definition.
-fn names(registry: &ResourceRegistry, group: &str, plural: &str) -> (Vec<String>, Vec<String>) {
-    if let Some(names) = registry.names(group, plural) {
-        return (names.short_names.clone(), names.categories.clone());
+/// Gives a discovery entry the short names and categories of its
+/// resource: a built-in's as kube-apiserver 1.36 gives them, a custom
+/// resource's from its definition.
+fn add_names(entry: &mut Value, registry: &ResourceRegistry, group: &str, plural: &str) {
+    let (short_names, categories) = match registry.names(group, plural) {
+        Some(names) => (json!(names.short_names), json!(names.categories)),
+        None => {
+            let (short_names, categories) = builtin_names(group, plural);
+            (json!(short_names), json!(categories))
+        }
+    };
+    // Left out when empty, as kube-apiserver leaves them out.
+    for (field, names) in [("shortNames", short_names), ("categories", categories)] {
+        if names.as_array().is_some_and(|names| !names.is_empty()) {
+            entry[field] = names;
+        }
     }
-    let (short_names, categories) = builtin_names(group, plural);
-    let owned = |names: &[&str]| names.iter().map(|name| name.to_string()).collect();
-    (owned(short_names), owned(categories))
 }
 
 /// The short names and categories kube-apiserver 1.36 gives a built-in
@@ -160,7 +167,6 @@ fn has_status(group: &str, plural: &str) -> bool {
 pub(crate) fn aggregated(registry: &ResourceRegistry, core: bool) -> Value {
     let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
     for resource in registry.iter().filter(|r| r.group().is_empty() == core) {
-        let (short_names, categories) = names(registry, resource.group(), resource.plural());
         let kind = json!({"group": "", "version": "", "kind": resource.kind()});
         let mut subresources = Vec::new();
         if has_scale(resource.group(), resource.plural()) {
@@ -181,12 +187,7 @@ pub(crate) fn aggregated(registry: &ResourceRegistry, core: bool) -> Value {
             "verbs": VERBS,
             "subresources": subresources,
         });
-        if !short_names.is_empty() {
-            entry["shortNames"] = json!(short_names);
-        }
-        if !categories.is_empty() {
-            entry["categories"] = json!(categories);
-        }
+        add_names(&mut entry, registry, resource.group(), resource.plural());
         groups
             .entry(resource.group())
             .or_default()
@@ -269,7 +270,6 @@ pub(crate) fn resource_list(
         .iter()
         .filter(|r| r.group() == group && r.version() == version)
     {
-        let (short_names, categories) = names(registry, resource.group(), resource.plural());
         let mut entry = json!({
             "name": resource.plural(),
             "singularName": resource.kind().to_lowercase(),
@@ -277,12 +277,7 @@ pub(crate) fn resource_list(
             "kind": resource.kind(),
             "verbs": VERBS,
         });
-        if !short_names.is_empty() {
-            entry["shortNames"] = json!(short_names);
-        }
-        if !categories.is_empty() {
-            entry["categories"] = json!(categories);
-        }
+        add_names(&mut entry, registry, resource.group(), resource.plural());
         resources.push(entry);
         if has_scale(resource.group(), resource.plural()) {
             resources.push(json!({

@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use clientgo_apimachinery::{GroupResource, Status, StatusCause, StatusDetails};
-
-use crate::Preconditions;
+use clientgo_apimachinery::{GroupResource, LabelSelector, Status, StatusCause, StatusDetails};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiLabelSelector;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::Preconditions;
 use crate::handlers::Answer;
 use crate::request_path::ResourcePath;
 use crate::storage::{ObjectKey, ReadAt, Storage};
@@ -42,42 +42,21 @@ fn json_answer(code: u16, value: &Value) -> Answer {
     }
 }
 
-/// A label selector as text (`app=web,tier in (a,b)`), as a Scale's
-/// `status.selector` gives it.
-fn selector_text(selector: &Value) -> String {
-    // A ReplicationController's selector is a plain map of labels.
-    let labels =
-        if selector.get("matchLabels").is_some() || selector.get("matchExpressions").is_some() {
-            &selector["matchLabels"]
-        } else {
-            selector
-        };
-    let mut terms: Vec<String> = labels
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(key, value)| format!("{key}={}", value.as_str().unwrap_or_default()))
-        .collect();
-    for expression in selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let key = expression["key"].as_str().unwrap_or_default();
-        let values: Vec<&str> = expression["values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        terms.push(match expression["operator"].as_str().unwrap_or_default() {
-            "In" => format!("{key} in ({})", values.join(",")),
-            "NotIn" => format!("{key} notin ({})", values.join(",")),
-            "Exists" => key.to_string(),
-            _ => format!("!{key}"),
-        });
+/// A workload's or budget's `spec.selector` as a selector: a
+/// `LabelSelector` (`matchLabels`, `matchExpressions`), or the plain map of
+/// labels a ReplicationController has. `None` for one that does not parse.
+fn label_selector(selector: &Value) -> Option<LabelSelector> {
+    if selector.is_null() {
+        return Some(LabelSelector::everything());
     }
-    terms.join(",")
+    let structured =
+        selector.get("matchLabels").is_some() || selector.get("matchExpressions").is_some();
+    if structured {
+        let api: ApiLabelSelector = serde_json::from_value(selector.clone()).ok()?;
+        return LabelSelector::try_from(&api).ok();
+    }
+    let labels: BTreeMap<String, String> = serde_json::from_value(selector.clone()).ok()?;
+    LabelSelector::from_labels(&labels).ok()
 }
 
 /// The `autoscaling/v1` Scale of a stored workload.
@@ -96,7 +75,9 @@ fn scale_of(object: &Value) -> Value {
         "spec": {"replicas": object["spec"]["replicas"].as_i64().unwrap_or(1)},
         "status": {
             "replicas": object["status"]["replicas"].as_i64().unwrap_or(0),
-            "selector": selector_text(&object["spec"]["selector"]),
+            "selector": label_selector(&object["spec"]["selector"])
+                .map(|selector| selector.to_string())
+                .unwrap_or_default(),
         },
     })
 }
@@ -153,37 +134,10 @@ pub(crate) fn write_scale(
     Ok(json_answer(200, &scale_of(&updated.to_value()?)))
 }
 
-/// Whether `labels` match a PodDisruptionBudget's `spec.selector`
-/// (`matchLabels` and `matchExpressions`; an empty one matches every
-/// pod).
+/// Whether `labels` match a PodDisruptionBudget's `spec.selector` (an
+/// empty one matches every pod; one that does not parse, none).
 fn selects(selector: &Value, labels: &BTreeMap<String, String>) -> bool {
-    let labels_match = selector["matchLabels"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .all(|(key, value)| labels.get(key).map(String::as_str) == value.as_str());
-    let expressions_match = selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .all(|expression| {
-            let key = expression["key"].as_str().unwrap_or_default();
-            let values: Vec<&str> = expression["values"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            let value = labels.get(key).map(String::as_str);
-            match expression["operator"].as_str().unwrap_or_default() {
-                "In" => value.is_some_and(|value| values.contains(&value)),
-                "NotIn" => value.is_none_or(|value| !values.contains(&value)),
-                "Exists" => value.is_some(),
-                "DoesNotExist" => value.is_none(),
-                _ => false,
-            }
-        });
-    labels_match && expressions_match
+    label_selector(selector).is_some_and(|selector| selector.matches(labels))
 }
 
 /// An `IntOrString` budget (`2` or `"50%"`) against `expected` pods,
