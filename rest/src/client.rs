@@ -46,6 +46,11 @@ pub(crate) struct ClientInner {
     pub(crate) namespace: String,
     /// The HTTP clients: one for short requests, lanes for watches.
     pub(crate) lanes: ConnectionLanes,
+    /// The HTTP/1.1-only client WebSocket upgrades go through: the API
+    /// server upgrades only HTTP/1.1 connections, and an upgraded
+    /// connection leaves the pool, so certificate changes reach the next
+    /// one through the shared certificate slot.
+    pub(crate) upgrade_http: reqwest::Client,
     /// How long a watch waits for response headers before it is taken as
     /// queued behind its connection's stream limit.
     pub(crate) watch_header_wait: Duration,
@@ -67,6 +72,7 @@ pub(crate) struct ClientInner {
 }
 
 /// What is needed to build (and rebuild) the reqwest client.
+#[derive(Clone)]
 struct HttpSettings {
     tls: rustls::ClientConfig,
     user_agent: String,
@@ -165,6 +171,11 @@ impl RestClient {
         // (new lanes, renewed connections) use the same settings and fall
         // back to sharing this one should building ever fail.
         let general = build_http(&settings)?;
+        let upgrade_http = build_http(&HttpSettings {
+            tls: http1_tls(&settings.tls),
+            http1_only: true,
+            ..settings.clone()
+        })?;
         let fallback = general.clone();
         let lanes = ConnectionLanes::new(general, move || {
             build_http(&settings).unwrap_or_else(|_| fallback.clone())
@@ -178,6 +189,7 @@ impl RestClient {
                 base_url,
                 namespace: config.namespace,
                 lanes,
+                upgrade_http,
                 watch_header_wait: config.watch_header_wait,
                 auth,
                 throttle,
@@ -292,6 +304,14 @@ impl ClientInner {
             }
         }
     }
+}
+
+/// `tls` offering HTTP/1.1 alone through ALPN, for connections that are to
+/// be upgraded.
+fn http1_tls(tls: &rustls::ClientConfig) -> rustls::ClientConfig {
+    let mut tls = tls.clone();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    tls
 }
 
 fn build_http(settings: &HttpSettings) -> Result<reqwest::Client, ConfigError> {

@@ -52,6 +52,9 @@ pub enum Error {
     /// The request itself is invalid; found before anything was sent.
     #[error(transparent)]
     Request(#[from] RequestError),
+    /// A WebSocket upgrade was answered but not completed.
+    #[error(transparent)]
+    Upgrade(#[from] crate::websocket_upgrade::UpgradeError),
 }
 
 impl Error {

@@ -79,9 +79,11 @@ mod loading_rules;
 mod metrics;
 mod options;
 mod pod_subresources;
+mod port_forward;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod proxy_url;
+mod remote_command;
 mod request;
 mod resource_client;
 mod rest_mapper;
@@ -94,6 +96,7 @@ mod throttle;
 mod tls;
 mod tls_file_reload;
 mod warnings;
+mod websocket_upgrade;
 
 pub use api_discovery::{
     AGGREGATED_DISCOVERY_ACCEPT, ApiDiscovery, DiscoveredGroup, DiscoveredVersion,
@@ -124,8 +127,15 @@ pub use options::{
 pub use pod_subresources::{
     EVICTION_RETRY_AFTER, EvictionError, LogLines, LogOptions, LogStream, MAX_LOG_LINE_BYTES,
 };
+pub use port_forward::{
+    ForwardedPort, ForwarderStats, PortForward, PortForwardError, PortForwarder, PortMapping,
+};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusRequestMetrics;
+pub use remote_command::{
+    ExitStatus, RemoteCommandError, RemoteProcess, StreamOptions, TerminalSize,
+    V4_CHANNEL_PROTOCOL, V5_CHANNEL_PROTOCOL,
+};
 pub use request::{ByteStream, RawResponse, Request};
 pub use resource_client::ResourceClient;
 pub use rest_mapper::{DEFAULT_MISS_REFRESH_INTERVAL, DeferredRestMapper, MapperError, RestMapper};
@@ -141,3 +151,4 @@ pub use warnings::{
 /// Re-exported so callers name the same `reqwest` types (methods, headers,
 /// HTTP versions) this crate uses.
 pub use reqwest;
+pub use websocket_upgrade::{UpgradeError, Upgraded, WebSocket};

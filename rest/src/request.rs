@@ -457,6 +457,12 @@ impl Request {
         Ok((self.client, prepared))
     }
 
+    /// Sends an HTTP/1.1 connection upgrade through the client's send
+    /// steps; a 101 answer is a success.
+    pub(crate) async fn send_upgrade(self) -> Result<Sent, Error> {
+        self.execute(Kind::Upgrade).await
+    }
+
     /// Sends the request through the client's send steps.
     async fn execute(self, kind: Kind) -> Result<Sent, Error> {
         let (client, prepared) = self.prepare()?;

@@ -68,7 +68,11 @@ pub(crate) fn decide(outcome: Outcome, budget: Budget) -> Decision {
     let retries_left = budget.retries < budget.max_retries;
     match outcome {
         Outcome::Queued => Decision::SendElsewhere,
-        Outcome::Answered { code, .. } if (200..300).contains(&code) => Decision::Succeed,
+        // 101: a connection upgrade (exec, attach, port-forward) was
+        // accepted; no other request is ever answered with it.
+        Outcome::Answered { code, .. } if code == 101 || (200..300).contains(&code) => {
+            Decision::Succeed
+        }
         Outcome::Answered { code: 401, .. } if !budget.reauthenticated => Decision::Reauthenticate,
         Outcome::Answered {
             code,
@@ -113,8 +117,15 @@ mod tests {
             ..FRESH
         };
         let secs = Duration::from_secs;
-        let rows: [(&str, Outcome, Budget, Decision); 17] = [
+        let rows: [(&str, Outcome, Budget, Decision); 19] = [
             ("200", answered(200, None), FRESH, Decision::Succeed),
+            ("101 upgrade", answered(101, None), FRESH, Decision::Succeed),
+            (
+                "100 is not an answer",
+                answered(100, None),
+                FRESH,
+                Decision::Fail,
+            ),
             ("201", answered(201, None), FRESH, Decision::Succeed),
             (
                 "2xx ignores Retry-After",

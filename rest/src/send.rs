@@ -53,6 +53,11 @@ pub(crate) enum Kind {
     /// reflector's backoff), no time limit but its own, on a connection
     /// lane of its own.
     Watch,
+    /// A WebSocket upgrade (exec, attach, port-forward): not throttled (as
+    /// client-go's stream executors, which dial outside the rate limiter),
+    /// no time limit but its own, on an HTTP/1.1 connection of its own
+    /// that the upgrade takes out of the pool.
+    Upgrade,
 }
 
 /// A 2xx answer, its URL, and for a watch the lane it holds.
@@ -63,7 +68,8 @@ impl ClientInner {
     /// the error is the last attempt's.
     pub(crate) async fn execute(&self, request: Prepared, kind: Kind) -> Result<Sent, Error> {
         let watch = kind == Kind::Watch;
-        let timeout = request.timeout.or(if watch { None } else { self.timeout });
+        let short = kind == Kind::Short;
+        let timeout = request.timeout.or(if short { self.timeout } else { None });
         let mut budget = Budget {
             retries: 0,
             max_retries: request.max_retries.unwrap_or(self.max_retries),
@@ -72,11 +78,14 @@ impl ClientInner {
         };
         let mut lane = watch.then(|| self.lanes.long_running());
         loop {
-            if !watch {
+            if short {
                 self.throttle(&request.method).await;
             }
             let authorization = self.authorize().await?;
-            let client = self.connection(&mut lane).await;
+            let client = match kind {
+                Kind::Upgrade => self.upgrade_http.clone(),
+                Kind::Short | Kind::Watch => self.connection(&mut lane).await,
+            };
             let builder = build(&client, &request, &authorization, timeout);
             let (sent, outcome) = self.send_attempt(&request, builder, lane.as_ref()).await;
             if let (Some(lane), Outcome::Answered { .. }) = (&mut lane, outcome) {
@@ -155,7 +164,7 @@ impl ClientInner {
     }
 
     /// Step 3: the HTTP client to send on: the shared pool, or the watch's
-    /// lane once its connection is up.
+    /// lane once its connection is up (an upgrade has a client of its own).
     async fn connection(&self, lane: &mut Option<LaneTicket>) -> reqwest::Client {
         match lane {
             Some(ticket) => {

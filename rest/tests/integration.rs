@@ -12,6 +12,7 @@ mod compression_and_proxies;
 mod discovery_and_mapping;
 mod kubeconfig;
 mod protobuf;
+mod remote_commands;
 mod requests;
 mod retry_on_conflict;
 mod subresources;

@@ -92,7 +92,8 @@ where
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http2().max_concurrent_streams(streams);
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    // With upgrades: exec, attach and port-forward switch to WebSockets.
+    let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
     tokio::select! {
         _ = connection => {}
         () = shutdown.cancelled() => {}

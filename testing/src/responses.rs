@@ -132,3 +132,8 @@ pub(crate) async fn read_body(request: Request<Incoming>) -> Result<Bytes, Statu
             )
         })
 }
+
+/// A body with nothing in it (a 101's).
+pub(crate) fn empty_body() -> ResponseBody {
+    Full::new(Bytes::new()).boxed()
+}

@@ -301,6 +301,17 @@ pub(crate) async fn route(
         {
             with_body(request, |body| subresources::evict(&storage, &target, body)).await
         }
+        (Method::GET | Method::POST, true)
+            if matches!(subresource.as_str(), "exec" | "attach")
+                && is_pod(&target.resource.group_resource()) =>
+        {
+            crate::fake_container::start(&state, request, &target, subresource == "exec")
+        }
+        (Method::GET | Method::POST, true)
+            if subresource == "portforward" && is_pod(&target.resource.group_resource()) =>
+        {
+            crate::port_forward::start(&state, request, &target)
+        }
         (Method::GET, true)
             if subresource == "log" && is_pod(&target.resource.group_resource()) =>
         {

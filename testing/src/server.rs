@@ -23,6 +23,8 @@ pub(crate) struct ServerState {
     pub(crate) storage: Arc<Storage>,
     /// What pods' `log` subresources serve.
     pub(crate) pod_logs: Arc<crate::subresources::PodLogs>,
+    /// Where pods' forwarded ports lead.
+    pub(crate) port_forwards: crate::port_forward::PortForwardTargets,
     /// Grows when CRDs are created through the API.
     pub(crate) registry: parking_lot::RwLock<ResourceRegistry>,
     pub(crate) watch: WatchSettings,
@@ -42,6 +44,8 @@ pub(crate) struct ServerState {
     /// Whether `/api` and `/apis` answer aggregated discovery to clients
     /// asking for it.
     pub(crate) aggregated_discovery: bool,
+    /// Whether exec and attach speak `v5.channel.k8s.io`.
+    pub(crate) channel_v5: bool,
     /// Whether large answers are gzip-compressed for clients asking for it.
     pub(crate) gzip: bool,
     /// Whether it serves HTTPS.
@@ -178,6 +182,12 @@ impl TestApiServer {
     /// come) or set its previous instance's.
     pub fn pod_logs(&self) -> &crate::subresources::PodLogs {
         &self.state.pod_logs
+    }
+
+    /// Where pods' ports lead for port-forward: TCP listeners the test
+    /// names (a port with none refuses, as a closed port in a container).
+    pub fn port_forwards(&self) -> &crate::port_forward::PortForwardTargets {
+        &self.state.port_forwards
     }
 
     /// Every request answered so far.

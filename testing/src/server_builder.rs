@@ -37,6 +37,7 @@ pub struct TestApiServerBuilder {
     watch_list: bool,
     protobuf: bool,
     aggregated_discovery: bool,
+    channel_v5: bool,
     gzip: bool,
     oidc: Option<crate::oidc::OidcIssuer>,
     watch_cache: bool,
@@ -77,6 +78,7 @@ impl Default for TestApiServerBuilder {
             watch_list: true,
             protobuf: true,
             aggregated_discovery: true,
+            channel_v5: true,
             gzip: true,
             oidc: None,
             watch_cache: true,
@@ -213,6 +215,14 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Whether exec and attach speak `v5.channel.k8s.io` (on by default,
+    /// as 1.30+). Off, the server plays an older one that speaks
+    /// `v4.channel.k8s.io` alone, which cannot close stdin.
+    pub fn channel_v5(mut self, serve: bool) -> Self {
+        self.channel_v5 = serve;
+        self
+    }
+
     /// Compresses answers to resource requests other than watches with
     /// gzip when the client's `Accept-Encoding` asks for it and the body is
     /// over 128 KiB, as kube-apiserver does with its `APIResponseCompression`
@@ -261,6 +271,7 @@ impl TestApiServerBuilder {
         let state = Arc::new(ServerState {
             storage: Arc::new(Storage::new(self.storage)),
             pod_logs: Arc::default(),
+            port_forwards: Default::default(),
             registry: parking_lot::RwLock::new(self.registry),
             watch: WatchSettings {
                 bookmark_interval: self.watch_cache.then_some(self.bookmark_interval),
@@ -282,6 +293,7 @@ impl TestApiServerBuilder {
             connections_accepted: AtomicU64::new(0),
             protobuf: self.protobuf,
             aggregated_discovery: self.aggregated_discovery,
+            channel_v5: self.channel_v5,
             gzip: self.gzip,
             tls: tls.is_some(),
             oidc: self.oidc,

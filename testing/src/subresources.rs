@@ -366,31 +366,33 @@ fn cut_to(text: &mut String, budget: &mut usize) {
     }
 }
 
-/// `GET pods/{name}/log`: the container's log as text, with kubelet's
-/// options (container, previous, sinceSeconds, tailLines, limitBytes,
-/// timestamps). With `follow=true` the answer streams appended lines until
-/// the pod is deleted, the server stops or the client goes.
-pub(crate) fn log(
-    storage: &Arc<Storage>,
-    logs: &Arc<PodLogs>,
-    path: &ResourcePath,
-    query: &str,
-    shutdown: CancellationToken,
-) -> Result<ChannelBody, Status> {
+/// The pod a subresource request names, as JSON; 404 when there is none.
+pub(crate) fn pod_of(storage: &Storage, path: &ResourcePath) -> Result<Value, Status> {
     let key = key_of(path)?;
-    let options = LogOptions::from_query(query)?;
-    let pod = storage
+    storage
         .get(&key)
         .ok_or_else(|| Status::not_found(&key.resource, &key.name))?
-        .to_value()?;
+        .to_value()
+}
+
+/// The pod a streaming subresource names (as JSON) and the container it
+/// asks for: the one given, which must be the pod's, else its only one,
+/// with kubelet's refusals.
+pub(crate) fn pod_container(
+    storage: &Storage,
+    path: &ResourcePath,
+    wanted: Option<&str>,
+) -> Result<(Value, String), Status> {
+    let key = key_of(path)?;
+    let pod = pod_of(storage, path)?;
     let containers: Vec<String> = pod["spec"]["containers"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|container| container["name"].as_str().map(str::to_string))
         .collect();
-    let container = match &options.container {
-        Some(container) if containers.contains(container) => container.clone(),
+    let container = match wanted {
+        Some(container) if containers.iter().any(|c| c == container) => container.to_string(),
         Some(container) => {
             return Err(Status::bad_request(format!(
                 "container {container} is not valid for pod {}",
@@ -406,6 +408,23 @@ pub(crate) fn log(
             )));
         }
     };
+    Ok((pod, container))
+}
+
+/// `GET pods/{name}/log`: the container's log as text, with kubelet's
+/// options (container, previous, sinceSeconds, tailLines, limitBytes,
+/// timestamps). With `follow=true` the answer streams appended lines until
+/// the pod is deleted, the server stops or the client goes.
+pub(crate) fn log(
+    storage: &Arc<Storage>,
+    logs: &Arc<PodLogs>,
+    path: &ResourcePath,
+    query: &str,
+    shutdown: CancellationToken,
+) -> Result<ChannelBody, Status> {
+    let key = key_of(path)?;
+    let options = LogOptions::from_query(query)?;
+    let (_, container) = pod_container(storage, path, options.container.as_deref())?;
     let log_key = (key.namespace.clone(), key.name.clone(), container.clone());
     let kept = logs.lines.lock().get(&log_key).cloned().unwrap_or_default();
     let lines = if options.previous {
