@@ -57,6 +57,17 @@ impl Connection {
     /// `/version` first, so an unreachable one fails here, naming its URL.
     /// Prints the first line: where it runs.
     pub async fn open(flags: &CommonFlags, seed: EmbeddedOptions) -> Result<Connection, String> {
+        let (connection, banner) = Connection::open_quietly(flags, seed).await?;
+        crate::say!("{banner}");
+        Ok(connection)
+    }
+
+    /// As [`open`](Self::open), but returns the first line instead of
+    /// printing it, for programs whose standard output is data.
+    pub async fn open_quietly(
+        flags: &CommonFlags,
+        seed: EmbeddedOptions,
+    ) -> Result<(Connection, String), String> {
         let config = if flags.embedded {
             None
         } else {
@@ -78,16 +89,17 @@ impl Connection {
                 .ok()
                 .and_then(|v| v["gitVersion"].as_str().map(str::to_string))
                 .unwrap_or_else(|| "unknown version".to_string());
-            crate::say!("cluster at {url} (Kubernetes {git_version})");
-            return Ok(Connection {
+            let banner = format!("cluster at {url} (Kubernetes {git_version})");
+            let connection = Connection {
                 client,
                 config,
                 embedded: None,
                 duration: flags.duration,
-            });
+            };
+            return Ok((connection, banner));
         }
         let embedded = Embedded::start(seed).await?;
-        crate::say!(
+        let banner = format!(
             "embedded API server at {} ({}); pass --kubeconfig to use a cluster",
             embedded.url(),
             embedded.describe()
@@ -95,12 +107,13 @@ impl Connection {
         let config = Config::new(embedded.url());
         let client = RestClient::new(config.clone())
             .map_err(|error| format!("cannot build a client for the embedded server: {error}"))?;
-        Ok(Connection {
+        let connection = Connection {
             client,
             config,
             embedded: Some(embedded),
             duration: Some(flags.duration.unwrap_or(EMBEDDED_DEFAULT_DURATION)),
-        })
+        };
+        Ok((connection, banner))
     }
 }
 

@@ -178,8 +178,8 @@ impl Embedded {
     }
 
     /// The server itself (its storage is the truth a cache is checked
-    /// against).
-    pub fn server(&self) -> &TestApiServer {
+    /// against), shared with tasks that act on it.
+    pub fn server(&self) -> &Arc<TestApiServer> {
         &self.server
     }
 

@@ -31,6 +31,7 @@ pub mod arguments;
 pub mod campaign;
 pub mod connection;
 pub mod crontab;
+pub mod demo_cluster;
 pub mod embedded;
 mod metrics_server;
 pub mod progress;

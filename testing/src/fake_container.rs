@@ -317,9 +317,22 @@ impl Shell {
             STDOUT => self.stdout,
             _ => self.stderr,
         };
-        if wanted {
-            let _ = self.out.send((channel, text.into())).await;
+        if !wanted {
+            return;
         }
+        let mut bytes: Bytes = text.into();
+        // A terminal's line discipline turns each newline into CR LF.
+        if self.tty && bytes.contains(&b'\n') {
+            let mut translated = Vec::with_capacity(bytes.len() + 8);
+            for (index, &byte) in bytes.iter().enumerate() {
+                if byte == b'\n' && (index == 0 || bytes[index - 1] != b'\r') {
+                    translated.push(b'\r');
+                }
+                translated.push(byte);
+            }
+            bytes = translated.into();
+        }
+        let _ = self.out.send((channel, bytes)).await;
     }
 
     /// The next bytes of stdin; `None` at its end.

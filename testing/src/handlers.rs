@@ -111,11 +111,29 @@ impl Answer {
 pub(crate) struct Filters {
     pub labels: LabelSelector,
     pub fields: FieldSelector,
+    /// Whether a field term reads the object's body (a pod's
+    /// `spec.nodeName`), not only its key.
+    reads_body: bool,
 }
+
+/// The fields of a pod's body kube-apiserver selects on, beyond the
+/// metadata (its `PodToSelectableFields`); a missing one reads as "".
+const POD_FIELDS: [&str; 7] = [
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+];
 
 impl Filters {
     /// Parses the selectors of a list or watch; bad ones are 400.
-    pub(crate) fn parse(options: &ListOptions) -> Result<Self, Status> {
+    pub(crate) fn parse(
+        options: &ListOptions,
+        resource: &clientgo_apimachinery::GroupResource,
+    ) -> Result<Self, Status> {
         let labels = options
             .label_selector
             .as_deref()
@@ -128,25 +146,41 @@ impl Filters {
             .unwrap_or_default()
             .parse::<FieldSelector>()
             .map_err(|e| Status::bad_request(e.to_string()))?;
+        let pods = crate::storage_writes::is_pod(resource);
+        let mut reads_body = false;
         for term in fields.terms() {
-            if term.field != METADATA_NAME && term.field != METADATA_NAMESPACE {
+            let body_field = pods && POD_FIELDS.contains(&term.field.as_str());
+            reads_body |= body_field;
+            if term.field != METADATA_NAME && term.field != METADATA_NAMESPACE && !body_field {
                 return Err(Status::bad_request(format!(
                     "field label not supported: {}",
                     term.field
                 )));
             }
         }
-        Ok(Filters { labels, fields })
+        Ok(Filters {
+            labels,
+            fields,
+            reads_body,
+        })
     }
 
     /// Whether a stored object passes both selectors.
     pub(crate) fn matches(&self, object: &StoredObject) -> bool {
-        self.labels.matches(&object.labels)
-            && self.fields.matches(|field| match field {
-                METADATA_NAME => Some(object.key.name.as_str()),
-                METADATA_NAMESPACE => Some(object.key.namespace.as_str()),
-                _ => None,
-            })
+        if !self.labels.matches(&object.labels) {
+            return false;
+        }
+        // Decoded only for a selector on the body, which few requests use.
+        let body = self.reads_body.then(|| object.to_value().ok()).flatten();
+        self.fields.matches(|field| match field {
+            METADATA_NAME => Some(object.key.name.as_str()),
+            METADATA_NAMESPACE => Some(object.key.namespace.as_str()),
+            path => body.as_ref().and_then(|body| {
+                path.split('.')
+                    .try_fold(body, |value, step| value.get(step))
+                    .and_then(Value::as_str)
+            }),
+        })
     }
 }
 
@@ -324,7 +358,7 @@ pub(crate) async fn list(
     typed_items: bool,
     watch_cache: bool,
 ) -> Result<Answer, Status> {
-    let filters = Filters::parse(options)?;
+    let filters = Filters::parse(options, &path.resource.group_resource())?;
     let continuation = options
         .continue_token
         .as_deref()
@@ -565,7 +599,7 @@ pub(crate) fn delete_collection(
     options: &ListOptions,
     typed_items: bool,
 ) -> Result<Answer, Status> {
-    let filters = Filters::parse(options)?;
+    let filters = Filters::parse(options, &path.resource.group_resource())?;
     let (objects, _) = storage.list(
         &path.resource.group_resource(),
         path.namespace.as_deref(),

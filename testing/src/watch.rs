@@ -326,7 +326,7 @@ pub(crate) fn watch(
     faults: Arc<Faults>,
     (representation, encoding): (Representation, Encoding),
 ) -> Result<ChannelBody, Status> {
-    let filters = Filters::parse(&options)?;
+    let filters = Filters::parse(&options, &path.resource.group_resource())?;
     if options.send_initial_events.is_some() && !settings.watch_list {
         return Err(Status::invalid(
             "ListOptions",

@@ -163,7 +163,8 @@ async fn bad_requests_unknown_resources_and_wrong_methods() {
         .await
         .unwrap_err();
     assert_eq!(bad_selector.code, 400);
-    let unsupported_field = list(&client, &server, "fieldSelector=spec.nodeName%3Dx")
+    // Pods select on spec.nodeName and a few more; not on any field.
+    let unsupported_field = list(&client, &server, "fieldSelector=spec.hostname%3Dx")
         .await
         .unwrap_err();
     assert!(
@@ -694,4 +695,50 @@ async fn a_server_without_watch_list_refuses_send_initial_events() {
             .unwrap();
         assert_eq!(response.status(), StatusCode::OK, "{path}");
     }
+}
+
+#[tokio::test]
+async fn pods_are_selected_by_node_and_phase_as_kube_apiserver_selects_them() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let client = Client::new();
+    for (name, node, phase) in [
+        ("a", Some("node-1"), "Running"),
+        ("b", Some("node-2"), "Running"),
+        ("c", None, "Pending"),
+    ] {
+        let mut body = pod(name, json!({}));
+        if let Some(node) = node {
+            body["spec"]["nodeName"] = json!(node);
+        }
+        body["status"] = json!({"phase": phase});
+        assert!(
+            post(&client, &server, PODS, &body)
+                .await
+                .status()
+                .is_success()
+        );
+    }
+    let names = |list: ObjectList<DynamicObject>| -> Vec<String> {
+        list.items
+            .iter()
+            .map(|pod| pod.metadata.name.clone().unwrap_or_default())
+            .collect()
+    };
+    let on_one = list(&client, &server, "fieldSelector=spec.nodeName%3Dnode-1")
+        .await
+        .unwrap();
+    assert_eq!(names(on_one), ["a"]);
+    // An unscheduled pod's node name reads as empty.
+    let unscheduled = list(&client, &server, "fieldSelector=spec.nodeName%3D")
+        .await
+        .unwrap();
+    assert_eq!(names(unscheduled), ["c"]);
+    let running_elsewhere = list(
+        &client,
+        &server,
+        "fieldSelector=status.phase%3DRunning,spec.nodeName!%3Dnode-1",
+    )
+    .await
+    .unwrap();
+    assert_eq!(names(running_elsewhere), ["b"]);
 }
