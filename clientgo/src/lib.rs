@@ -12,7 +12,7 @@
 //! | module | feature | client-go | what it holds |
 //! |---|---|---|---|
 //! | [`apimachinery`] | always | `k8s.io/apimachinery` | `Object`, `ApiResource`, `ListOptions`, selectors, `Status`, `DynamicObject` |
-//! | `rest` | `rest` (default) | `rest`, `tools/clientcmd`, `discovery`, `restmapper`, `scale`, `util/retry` | `Config` from a kubeconfig or in-cluster, `RestClient`, `ResourceClient<K>` (eviction and logs for pods), cached discovery, `RestMapper`, `ScaleClient`, `retry_on_conflict` |
+//! | `rest` | `rest` (default) | `rest`, `tools/clientcmd`, `discovery`, `restmapper`, `scale`, `util/retry`, `tools/remotecommand`, `tools/portforward` | `Config` from a kubeconfig or in-cluster, `RestClient`, `ResourceClient<K>` (eviction, logs, exec, attach and port-forward for pods), cached discovery, `RestMapper`, `ScaleClient`, `retry_on_conflict`, `PortForwarder` |
 //! | `listwatch` | `listwatch` | `tools/cache` `ListerWatcher`, `tools/pager`, `tools/watch` | list and watch streams, decoded as they arrive; `RetryWatcher`, `until` |
 //! | `store` | `store` | `tools/cache` stores | `Indexer`, `DeltaFIFO`, `RealFIFO`, tombstones |
 //! | `reflector` | `reflector` | `tools/cache` `Reflector` | list, watch and watch-list into a store, with client-go's recovery rules |

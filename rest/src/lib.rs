@@ -42,6 +42,10 @@
 //!   dynamic or metadata-only objects; discovery on [`RestClient`]
 //!   ([`RestClient::server_version`], [`RestClient::discover_preferred`],
 //!   [`RestClient::resolve`]).
+//! - Pods' subresources: [`ResourceClient::evict`], logs
+//!   ([`LogLines`]), exec and attach ([`RemoteProcess`]) and port-forward
+//!   ([`PortForward`], [`PortForwarder`]) over WebSockets
+//!   ([`Request::websocket`]); scales ([`ScaleClient`]).
 //!
 //! # Where this differs from client-go
 //!

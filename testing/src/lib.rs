@@ -34,7 +34,15 @@
 //!   `/healthz`, `/readyz`, `/livez`.
 //! - subresources: `status`; `scale` of the workloads that have one; a
 //!   pod's `eviction`, honouring PodDisruptionBudgets; a pod's `log`, from
-//!   [`PodLogs`] a test fills, followed as it grows.
+//!   [`PodLogs`] a test fills, followed as it grows; a pod's `exec` and
+//!   `attach` over WebSockets (`v5.channel.k8s.io`, `v4`;
+//!   [`TestApiServerBuilder::channel_v5`]`(false)` for an older server),
+//!   running a fake container's builtins (`echo`, `cat`, `hostname`,
+//!   `stty size`, `sleep`, `exit N`, `sh`); a pod's `portforward` over a
+//!   WebSocket to TCP listeners a test names ([`PortForwardTargets`]).
+//! - field selectors: `metadata.name` and `metadata.namespace`, and for
+//!   pods the fields kube-apiserver selects on (`spec.nodeName`,
+//!   `status.phase`, …).
 //!
 //! - TLS with a CA generated at start (HTTP/2 and HTTP/1.1 by ALPN),
 //!   bearer-token and client-certificate authentication (401 without), and
