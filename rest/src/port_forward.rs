@@ -140,6 +140,19 @@ impl PortForward {
 impl ResourceClient<Pod> {
     /// Opens one WebSocket to `ports` of pod `name` (`GET
     /// pods/{name}/portforward`).
+    ///
+    /// ```no_run
+    /// # async fn run(pods: clientgo_rest::ResourceClient<k8s_openapi::api::core::v1::Pod>) -> Result<(), Box<dyn std::error::Error>> {
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// let mut session = pods.port_forward("web-0", &[8080]).await?;
+    /// let mut port = session.take_stream(8080).expect("asked for");
+    /// port.write_all(b"GET / HTTP/1.0\r\n\r\n").await?;
+    /// let mut answer = String::new();
+    /// port.read_to_string(&mut answer).await?;
+    /// session.join().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn port_forward(
         &self,
         name: &str,

@@ -320,6 +320,16 @@ impl ResourceClient<Pod> {
     /// pods/{name}/attach` upgraded to a WebSocket; kubectl attach): its
     /// output from now on, and its input when the container has
     /// `stdin: true`.
+    ///
+    /// ```no_run
+    /// # async fn run(pods: clientgo_rest::ResourceClient<k8s_openapi::api::core::v1::Pod>) -> Result<(), Box<dyn std::error::Error>> {
+    /// use clientgo_rest::StreamOptions;
+    ///
+    /// let mut process = pods.attach("web-0", &StreamOptions::default().stderr(false)).await?;
+    /// let mut output = process.take_stdout().expect("asked for");
+    /// tokio::io::copy(&mut output, &mut tokio::io::sink()).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn attach(
         &self,
         name: &str,

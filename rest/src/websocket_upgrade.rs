@@ -80,6 +80,19 @@ impl Request {
     /// any request. An answer other than 101 is [`Error::Api`] with the
     /// server's Status when it is an error, else
     /// [`UpgradeError::NotSwitched`].
+    ///
+    /// ```no_run
+    /// # async fn run(client: clientgo_rest::RestClient) -> Result<(), clientgo_rest::Error> {
+    /// let upgraded = client
+    ///     .get()
+    ///     .abs_path("/api/v1/namespaces/default/pods/web-0/exec")
+    ///     .param("command", "date")
+    ///     .param("stdout", "true")
+    ///     .websocket(&[clientgo_rest::V5_CHANNEL_PROTOCOL])
+    ///     .await?;
+    /// println!("speaking {}", upgraded.protocol);
+    /// # Ok(()) }
+    /// ```
     pub async fn websocket(mut self, protocols: &[&str]) -> Result<Upgraded, Error> {
         let key = generate_key();
         self = self
