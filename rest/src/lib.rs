@@ -132,7 +132,8 @@ pub use pod_subresources::{
     EVICTION_RETRY_AFTER, EvictionError, LogLines, LogOptions, LogStream, MAX_LOG_LINE_BYTES,
 };
 pub use port_forward::{
-    ForwardedPort, ForwarderStats, PortForward, PortForwardError, PortForwarder, PortMapping,
+    ForwardedPort, ForwarderStats, LOCAL_CLOSE_GRACE, MAX_PORTS_PER_SESSION, PortForward,
+    PortForwardError, PortForwarder, PortMapping,
 };
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusRequestMetrics;
@@ -155,4 +156,4 @@ pub use warnings::{
 /// Re-exported so callers name the same `reqwest` types (methods, headers,
 /// HTTP versions) this crate uses.
 pub use reqwest;
-pub use websocket_upgrade::{UpgradeError, Upgraded, WebSocket};
+pub use websocket_upgrade::{UPGRADE_TIMEOUT, UpgradeError, Upgraded, WebSocket};

@@ -20,7 +20,10 @@
 //! reqwest has and no maintained Rust crate offers; the plain WebSocket
 //! protocol needs none, and costs one WebSocket (one upgraded connection)
 //! per forwarded connection, which is what [`PortForwarder`] opens. It
-//! also cannot half-close: a connection ends for both sides at once.
+//! also cannot half-close: when the local side of a forwarded connection
+//! stops sending, the pod's side gets [`LOCAL_CLOSE_GRACE`] to finish its
+//! answer, then both are closed (else a keep-alive server in the pod
+//! would hold the WebSocket open forever).
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -91,6 +94,16 @@ pub enum PortForwardError {
         #[source]
         source: std::io::Error,
     },
+    /// The ports asked for cannot share one WebSocket: none, more than
+    /// 128 (channels are numbered by one byte, two per port), 0, or one
+    /// twice.
+    #[error("ports {ports:?}: {message}")]
+    Ports {
+        /// The ports asked for.
+        ports: Vec<u16>,
+        /// What is wrong.
+        message: String,
+    },
     /// A port mapping is not `LOCAL:REMOTE`, `:REMOTE` or `PORT`.
     #[error("port mapping {text:?}: {message}")]
     Mapping {
@@ -128,8 +141,13 @@ impl PortForward {
     }
 
     /// Waits until the server ends the session: `Ok` when it closed it
-    /// cleanly, else the first port's error or how the connection broke.
+    /// cleanly, else the first port's error (even when the connection
+    /// then broke) or how the connection broke. Streams not taken are
+    /// discarded from here on, so an unread port holds no other back.
     pub async fn join(mut self) -> Result<(), PortForwardError> {
+        for (_, stream) in &mut self.streams {
+            *stream = None;
+        }
         let pod = self.pod.clone();
         (&mut self.ended)
             .await
@@ -158,6 +176,7 @@ impl ResourceClient<Pod> {
         name: &str,
         ports: &[u16],
     ) -> Result<PortForward, PortForwardError> {
+        check_ports(ports)?;
         let mut request = self
             .object(self.client().get(), name)?
             .subresource("portforward");
@@ -199,6 +218,32 @@ struct PortChannels {
     /// channels.
     prefix: [usize; 2],
     error: Vec<u8>,
+}
+
+/// The most ports one WebSocket carries: two channels each, numbered by
+/// one byte.
+pub const MAX_PORTS_PER_SESSION: usize = 128;
+
+fn check_ports(ports: &[u16]) -> Result<(), PortForwardError> {
+    let wrong = |message: &str| PortForwardError::Ports {
+        ports: ports.to_vec(),
+        message: message.to_string(),
+    };
+    if ports.is_empty() {
+        return Err(wrong("no port given"));
+    }
+    if ports.len() > MAX_PORTS_PER_SESSION {
+        return Err(wrong("more than 128 ports on one WebSocket"));
+    }
+    if ports.contains(&0) {
+        return Err(wrong("port 0 cannot be forwarded"));
+    }
+    let mut sorted = ports.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+        return Err(wrong("a port is given twice"));
+    }
+    Ok(())
 }
 
 /// Strips what is left of a channel's two-byte port prefix from a frame.
@@ -288,14 +333,14 @@ async fn run(
             let _ = write.shutdown().await;
         }
     }
-    outcome?;
+    // A port's error says more than how the connection then ended.
     match ports.iter().find(|port| !port.error.is_empty()) {
         Some(port) => Err(PortForwardError::Remote {
             pod,
             port: port.port,
             message: String::from_utf8_lossy(&port.error).into_owned(),
         }),
-        None => Ok(()),
+        None => outcome,
     }
 }
 
@@ -371,17 +416,22 @@ pub struct ForwarderStats {
     /// Connections that ended with an error (the pod's port refused, the
     /// session could not start or broke); each is logged.
     pub failures: u64,
+    /// Connections that have ended, with or without an error (counted
+    /// after `failures`).
+    pub closed: u64,
 }
 
 #[derive(Debug, Default)]
 struct Counters {
     connections: AtomicU64,
     failures: AtomicU64,
+    closed: AtomicU64,
 }
 
 /// Local listeners forwarding to a pod (client-go's
 /// `portforward.PortForwarder`): each accepted connection gets a
-/// WebSocket of its own to the pod's port, and both are closed together.
+/// WebSocket of its own to the pod's port, closed when the pod's side
+/// ends or [`LOCAL_CLOSE_GRACE`] after the local side stops sending.
 ///
 /// The listeners are open when [`bind`](Self::bind) returns. One task
 /// accepts for all of them and owns the connections' tasks; dropping the
@@ -469,6 +519,7 @@ impl PortForwarder {
         ForwarderStats {
             connections: self.counters.connections.load(Ordering::Relaxed),
             failures: self.counters.failures.load(Ordering::Relaxed),
+            closed: self.counters.closed.load(Ordering::Relaxed),
         }
     }
 }
@@ -513,6 +564,7 @@ async fn accept_all(
                 counters.failures.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(pod = %name, port = remote, %error, "port-forward: a connection failed");
             }
+            counters.closed.fetch_add(1, Ordering::Relaxed);
         });
         // Finished connections' results are dropped as they come.
         while tasks.try_join_next().is_some() {}
@@ -527,23 +579,37 @@ async fn forward(
     local: &mut tokio::net::TcpStream,
 ) -> Result<(), PortForwardError> {
     let mut session = pods.port_forward(name, &[remote]).await?;
-    let Some(mut pipe) = session.take_stream(remote) else {
+    let Some(pipe) = session.take_stream(remote) else {
         return Ok(());
     };
-    let copied = tokio::io::copy_bidirectional(local, &mut pipe).await;
-    drop(pipe);
-    let _ = local.shutdown().await;
-    // The session's own end says more than the copy's error.
-    match copied {
-        Ok(_) => session.join().await,
-        Err(_) => {
-            match tokio::time::timeout(std::time::Duration::from_secs(1), session.join()).await {
-                Ok(result) => result,
-                Err(_) => Ok(()),
-            }
+    let (mut local_read, mut local_write) = local.split();
+    let (mut pipe_read, mut pipe_write) = tokio::io::split(pipe);
+    let outward = tokio::io::copy(&mut local_read, &mut pipe_write);
+    let inward = async {
+        let copied = tokio::io::copy(&mut pipe_read, &mut local_write).await;
+        let _ = local_write.shutdown().await;
+        copied
+    };
+    tokio::pin!(outward, inward);
+    // The protocol cannot half-close: once the local side stops sending,
+    // the pod's answer gets LOCAL_CLOSE_GRACE to finish, then both go.
+    tokio::select! {
+        _ = &mut inward => {}
+        _ = &mut outward => {
+            let _ = tokio::time::timeout(LOCAL_CLOSE_GRACE, &mut inward).await;
         }
     }
+    // The session's own end says why it ended; when the pod's side is
+    // still open it is closed by dropping the session.
+    match tokio::time::timeout(std::time::Duration::from_millis(100), session.join()).await {
+        Ok(result) => result,
+        Err(_) => Ok(()),
+    }
 }
+
+/// How long a forwarded connection stays open for the pod's answer after
+/// the local side stopped sending.
+pub const LOCAL_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[cfg(test)]
 mod tests {

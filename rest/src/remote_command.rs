@@ -6,13 +6,17 @@
 //! # The protocol
 //!
 //! The client offers `v5.channel.k8s.io` then `v4.channel.k8s.io`, as
-//! kubectl 1.31+ does, and the server chooses. Every binary frame starts
+//! kubectl 1.30+ does, and the server chooses. Every binary frame starts
 //! with its channel: 0 stdin, 1 stdout, 2 stderr, 3 the error channel
 //! (the command's `Status` as JSON, once, at the end), 4 terminal sizes
 //! (`{"Width":W,"Height":H}`). Only v5 can close one channel: the frame
 //! `[255, 0]` closes stdin, so a command reading stdin to its end (`cat`,
 //! `tar x`) can finish. Over v4 stdin stays open until the connection
-//! closes. The server's first frame is empty (readiness) and is skipped.
+//! closes. The server's first frame is its readiness (the lowest output
+//! channel's byte alone) and is skipped. A status that arrived whole is
+//! the answer even if the connection then broke; none at all is
+//! [`RemoteCommandError::ConnectionClosed`] (client-go takes an empty
+//! error channel as success, which no 1.30+ server sends).
 //!
 //! # What is not here
 //!
@@ -34,7 +38,7 @@ use crate::error::Error;
 use crate::resource_client::ResourceClient;
 use crate::websocket_upgrade::{Upgraded, WebSocket, closed_mid_stream};
 
-/// The channel protocol kubectl 1.31+ asks for first: v4 and the stream
+/// The channel protocol kubectl 1.30+ asks for first: v4 and the stream
 /// close signal.
 pub const V5_CHANNEL_PROTOCOL: &str = "v5.channel.k8s.io";
 /// The channel protocol every supported server speaks; no stream close.
@@ -215,10 +219,12 @@ pub enum RemoteCommandError {
 /// it ended ([`wait`](Self::wait)).
 ///
 /// One task owns the WebSocket. It writes each output frame into its
-/// stream's pipe and waits while the pipe is full, so output a caller
-/// does not read holds the session back: read the streams taken while
-/// waiting. Streams not taken are discarded. Dropping the process closes
-/// the session.
+/// stream's pipe (64 KiB) and waits while the pipe is full, as a child
+/// process's pipes do: output nobody reads holds the whole session back.
+/// So read every stream asked for ([`StreamOptions`] asks for stdout and
+/// stderr by default), or turn it off, while waiting; from
+/// [`wait`](Self::wait) on, the streams not taken are discarded.
+/// Dropping the process closes the session.
 #[derive(Debug)]
 pub struct RemoteProcess {
     pod: String,
@@ -401,34 +407,35 @@ impl Session {
     /// Moves frames until the server closes the session, then reads the
     /// status gathered from the error channel.
     async fn run(mut self, mut socket: WebSocket) -> Result<ExitStatus, RemoteCommandError> {
-        let mut status = Vec::new();
+        let mut status = ErrorChannel::default();
         let mut input = vec![0u8; 32 * 1024];
         let mut ping =
             tokio::time::interval_at(tokio::time::Instant::now() + PING_PERIOD, PING_PERIOD);
         let mut resizing = true;
+        // Once a send fails the server may still have sent the status:
+        // nothing more is sent, and the socket is read to its end.
+        let mut sending = true;
+        let mut failure = None;
         loop {
-            tokio::select! {
-                frame = socket.next() => match frame {
-                    None | Some(Ok(Message::Close(_))) => break,
-                    Some(Ok(Message::Binary(bytes))) => match Frame::parse(&bytes) {
-                        Frame::Data { channel: STDOUT, payload } => {
-                            write_discarding(&mut self.stdout, payload).await;
-                        }
-                        Frame::Data { channel: STDERR, payload } => {
-                            write_discarding(&mut self.stderr, payload).await;
-                        }
-                        Frame::Data { channel: ERROR, payload } => {
-                            if status.len() + payload.len() <= MAX_STATUS_BYTES {
-                                status.extend_from_slice(payload);
-                            }
-                        }
-                        // Readiness, or a channel this side never reads.
-                        Frame::Data { .. } | Frame::Empty | Frame::Close { .. } => {}
-                    },
-                    Some(Ok(_)) => {}
-                    Some(Err(source)) => return Err(self.socket_error(source)),
+            let frame = tokio::select! {
+                // Ready frames in this order: what the server sent, then
+                // a terminal size before the input typed after it.
+                biased;
+                frame = socket.next() => frame,
+                size = self.resize.recv(), if resizing && sending => {
+                    let Some(size) = size else {
+                        resizing = false;
+                        continue;
+                    };
+                    let json = serde_json::to_vec(&size).unwrap_or_default();
+                    let frame = channel_frame(RESIZE, &json);
+                    if let Err(source) = socket.send(Message::Binary(frame.into())).await {
+                        sending = false;
+                        failure = Some(source);
+                    }
+                    continue;
                 },
-                read = read_some(&mut self.stdin, &mut input) => {
+                read = read_some(&mut self.stdin, &mut input), if sending => {
                     let frame = match read {
                         Some(n) if n > 0 => channel_frame(STDIN, &input[..n]),
                         // The caller closed stdin, or it broke.
@@ -441,31 +448,55 @@ impl Session {
                         }
                     };
                     if let Err(source) = socket.send(Message::Binary(frame.into())).await {
-                        return Err(self.socket_error(source));
+                        sending = false;
+                        failure = Some(source);
                     }
+                    continue;
                 },
-                size = self.resize.recv(), if resizing => {
-                    let Some(size) = size else {
-                        resizing = false;
-                        continue;
-                    };
-                    let json = serde_json::to_vec(&size).unwrap_or_default();
-                    if let Err(source) = socket.send(Message::Binary(channel_frame(RESIZE, &json).into())).await {
-                        return Err(self.socket_error(source));
-                    }
-                },
-                _ = ping.tick() => {
+                _ = ping.tick(), if sending => {
                     if let Err(source) = socket.send(Message::Ping(Vec::new().into())).await {
-                        return Err(self.socket_error(source));
+                        sending = false;
+                        failure = Some(source);
                     }
+                    continue;
                 },
+            };
+            match frame {
+                None | Some(Ok(Message::Close(_))) => break,
+                Some(Ok(Message::Binary(bytes))) => match Frame::parse(&bytes) {
+                    Frame::Data {
+                        channel: STDOUT,
+                        payload,
+                    } => write_discarding(&mut self.stdout, payload).await,
+                    Frame::Data {
+                        channel: STDERR,
+                        payload,
+                    } => write_discarding(&mut self.stderr, payload).await,
+                    Frame::Data {
+                        channel: ERROR,
+                        payload,
+                    } => status.push(payload),
+                    // Readiness, or a channel this side never reads.
+                    Frame::Data { .. } | Frame::Empty | Frame::Close { .. } => {}
+                },
+                Some(Ok(_)) => {}
+                Some(Err(source)) => {
+                    failure = Some(source);
+                    break;
+                }
             }
         }
         // Output ends before the status is known.
         for stream in [&mut self.stdout, &mut self.stderr].into_iter().flatten() {
             let _ = stream.shutdown().await;
         }
-        exit_status(&self.pod, &status)
+        // A status that arrived whole wins over how the connection ended.
+        match (exit_status(&self.pod, &status), failure) {
+            (Err(RemoteCommandError::ConnectionClosed { .. }), Some(source)) => {
+                Err(self.socket_error(source))
+            }
+            (ended, _) => ended,
+        }
     }
 
     /// A failed socket: a server that closed without the closing
@@ -486,6 +517,23 @@ impl Session {
 /// The most of the error channel kept: a Status is small, and a server
 /// that sends more cannot make the client hold it.
 const MAX_STATUS_BYTES: usize = 64 * 1024;
+
+/// What the error channel held: its first [`MAX_STATUS_BYTES`], and
+/// whether there was more.
+#[derive(Debug, Default)]
+struct ErrorChannel {
+    bytes: Vec<u8>,
+    overflowed: bool,
+}
+
+impl ErrorChannel {
+    fn push(&mut self, payload: &[u8]) {
+        let room = MAX_STATUS_BYTES.saturating_sub(self.bytes.len());
+        self.overflowed |= payload.len() > room;
+        self.bytes
+            .extend_from_slice(&payload[..payload.len().min(room)]);
+    }
+}
 
 /// One frame from the server, by its first byte.
 #[derive(Debug, PartialEq, Eq)]
@@ -540,10 +588,18 @@ async fn read_some(stdin: &mut Option<DuplexStream>, buffer: &mut [u8]) -> Optio
 /// The command's end from what the error channel held: nothing is a
 /// session cut short, a Success status exit code 0, `NonZeroExitCode`
 /// its code, and any other Status a failure.
-fn exit_status(pod: &str, text: &[u8]) -> Result<ExitStatus, RemoteCommandError> {
+fn exit_status(pod: &str, channel: &ErrorChannel) -> Result<ExitStatus, RemoteCommandError> {
+    let text = channel.bytes.as_slice();
     if text.is_empty() {
         return Err(RemoteCommandError::ConnectionClosed {
             pod: pod.to_string(),
+        });
+    }
+    if channel.overflowed {
+        return Err(RemoteCommandError::BadStatus {
+            pod: pod.to_string(),
+            message: format!("more than {MAX_STATUS_BYTES} bytes"),
+            text: String::from_utf8_lossy(&text[..text.len().min(1024)]).into_owned(),
         });
     }
     let status: Status =
@@ -624,31 +680,37 @@ mod tests {
         }
     }
 
+    fn channel(bytes: &[u8]) -> ErrorChannel {
+        let mut channel = ErrorChannel::default();
+        channel.push(bytes);
+        channel
+    }
+
     #[test]
     fn exit_status_from_the_error_channel() {
-        let ok = exit_status("p", br#"{"metadata":{},"status":"Success"}"#).unwrap();
+        let ok = exit_status("p", &channel(br#"{"metadata":{},"status":"Success"}"#)).unwrap();
         assert!(ok.success());
         let three = br#"{"metadata":{},"status":"Failure","message":"command terminated with non-zero exit code: error executing command [sh -c exit 3], exit code 3","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"3"}]}}"#;
-        let three = exit_status("p", three).unwrap();
+        let three = exit_status("p", &channel(three)).unwrap();
         assert_eq!(three.code, 3);
         assert!(three.message.contains("exit code 3"));
         let internal = br#"{"status":"Failure","message":"executable file not found in $PATH","reason":"InternalError","code":500}"#;
         assert!(matches!(
-            exit_status("p", internal),
+            exit_status("p", &channel(internal)),
             Err(RemoteCommandError::Failed { status, .. }) if status.code == 500
         ));
         // A non-zero exit whose code cannot be read is a failure, not 0.
         let unreadable = br#"{"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"x"}]}}"#;
         assert!(matches!(
-            exit_status("p", unreadable),
+            exit_status("p", &channel(unreadable)),
             Err(RemoteCommandError::Failed { .. })
         ));
         assert!(matches!(
-            exit_status("p", b""),
+            exit_status("p", &channel(b"")),
             Err(RemoteCommandError::ConnectionClosed { .. })
         ));
         assert!(
-            matches!(exit_status("p", b"oops"), Err(RemoteCommandError::BadStatus { text, .. }) if text == "oops")
+            matches!(exit_status("p", &channel(b"oops")), Err(RemoteCommandError::BadStatus { text, .. }) if text == "oops")
         );
     }
 

@@ -16,6 +16,10 @@ use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use crate::error::Error;
 use crate::request::Request;
 
+/// How long an upgrade may wait for the server's answer (the session
+/// after it has no time limit).
+pub const UPGRADE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A WebSocket over an upgraded connection to the API server.
 pub type WebSocket = WebSocketStream<reqwest::Upgraded>;
 
@@ -49,6 +53,12 @@ pub enum UpgradeError {
         /// What was offered, in order of preference.
         offered: Vec<String>,
     },
+    /// The server did not answer the upgrade within [`UPGRADE_TIMEOUT`].
+    #[error("{url} did not answer the WebSocket upgrade within {} s", UPGRADE_TIMEOUT.as_secs())]
+    TimedOut {
+        /// The request's URL.
+        url: String,
+    },
     /// The switched connection could not be taken over.
     #[error("{url}: taking over the upgraded connection failed: {source}")]
     Connection {
@@ -77,7 +87,7 @@ impl Request {
     /// The request should be a `GET`. It is not throttled and has no time
     /// limit but its own ([`timeout`](Self::timeout)); a 401 is retried
     /// once with fresh credentials and a 429 or 5xx with `Retry-After` as
-    /// any request. An answer other than 101 is [`Error::Api`] with the
+    /// any request, all within [`UPGRADE_TIMEOUT`]. An answer other than 101 is [`Error::Api`] with the
     /// server's Status when it is an error, else
     /// [`UpgradeError::NotSwitched`].
     ///
@@ -104,7 +114,10 @@ impl Request {
                 header::SEC_WEBSOCKET_PROTOCOL.as_str(),
                 &protocols.join(", "),
             );
-        let (response, url, _) = self.send_upgrade().await?;
+        let url = self.url()?;
+        let (response, url, _) = tokio::time::timeout(UPGRADE_TIMEOUT, self.send_upgrade())
+            .await
+            .map_err(|_| UpgradeError::TimedOut { url })??;
         if response.status() != reqwest::StatusCode::SWITCHING_PROTOCOLS {
             return Err(UpgradeError::NotSwitched {
                 url,

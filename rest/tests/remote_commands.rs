@@ -103,8 +103,9 @@ async fn stdin_reaches_the_command_and_its_close_ends_it() {
         .unwrap();
     let mut stdin = process.take_stdin().unwrap();
     let stdout = process.take_stdout();
-    // More than every pipe on the way holds: back-pressure, not loss.
-    let input: Vec<u8> = (0..600_000u32).map(|i| (i % 251) as u8).collect();
+    // Far more than every pipe on the way holds, both ways at once:
+    // back-pressure, not loss or deadlock.
+    let input: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
     let expected = input.clone();
     let writer = tokio::spawn(async move {
         stdin.write_all(&input).await.unwrap();
@@ -162,7 +163,8 @@ async fn a_terminal_session_sees_its_size_and_has_no_stderr() {
     stdin.write_all(b"stty size\rexit 4\r").await.unwrap();
     let stdout = process.take_stdout();
     let (stdout, status) = tokio::join!(read_all(stdout), process.wait());
-    assert!(stdout.contains("40 100\n"), "{stdout:?}");
+    // The terminal turns the newline into CR LF.
+    assert!(stdout.contains("40 100\r\n"), "{stdout:?}");
     // The shell echoes what is typed, as a terminal does.
     assert!(stdout.starts_with("$ stty size\r\n"), "{stdout:?}");
     assert_eq!(status.unwrap().code, 4);
@@ -302,6 +304,13 @@ async fn a_forwarder_carries_many_connections_to_the_pods_port() {
     for (i, answer) in answers.iter().enumerate() {
         assert_eq!(answer, &format!("echo: hello {i}\n"));
     }
+    // Each connection's end is counted once its session is closed.
+    within(async {
+        while forwarder.stats().closed < 5 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
     assert_eq!(forwarder.stats().connections, 5);
     assert_eq!(forwarder.stats().failures, 0);
     // One WebSocket per connection, each naming the port.
@@ -340,4 +349,77 @@ async fn a_port_nothing_listens_on_is_the_servers_error() {
         matches!(missing, Err(PortForwardError::Start(ref e)) if e.status().is_some_and(|s| s.code == 404)),
         "{missing:?}"
     );
+}
+
+/// A TCP service echoing everything back, never closing first; it reports
+/// each connection's end.
+async fn keep_alive_echo() -> (std::net::SocketAddr, tokio::sync::mpsc::Receiver<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (ended_tx, ended) = tokio::sync::mpsc::channel(16);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let ended_tx = ended_tx.clone();
+            tokio::spawn(async move {
+                let (mut read, mut write) = stream.into_split();
+                let _ = tokio::io::copy(&mut read, &mut write).await;
+                let _ = ended_tx.send(()).await;
+            });
+        }
+    });
+    (address, ended)
+}
+
+#[tokio::test]
+async fn a_forwarded_connection_closed_locally_is_closed_in_the_pod() {
+    let (server, pods) = server().await;
+    let (address, mut ended) = keep_alive_echo().await;
+    server
+        .port_forwards()
+        .insert("default", "web", 6379, address);
+    let forwarder = PortForwarder::bind(
+        pods.clone(),
+        "web",
+        &["0:6379".parse().unwrap()],
+        PortForwarder::LOCALHOST,
+    )
+    .await
+    .unwrap();
+    let mut stream = TcpStream::connect(forwarder.ports()[0].local)
+        .await
+        .unwrap();
+    // Megabytes both ways through one connection: nothing waits on the
+    // other direction.
+    let sent: Vec<u8> = (0..2_000_000u32).map(|i| (i % 253) as u8).collect();
+    let (mut read, mut write) = stream.split();
+    let mut echoed = vec![0u8; sent.len()];
+    let (wrote, read) =
+        within(async { tokio::join!(write.write_all(&sent), read.read_exact(&mut echoed)) }).await;
+    wrote.unwrap();
+    read.unwrap();
+    assert!(echoed == sent, "the echo differs");
+    drop(stream);
+    // The pod's side is closed after the grace, though it never closes
+    // first.
+    within(ended.recv()).await.unwrap();
+    within(async {
+        while forwarder.stats().closed < 1 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(forwarder.stats().failures, 0);
+}
+
+#[tokio::test]
+async fn ports_one_websocket_cannot_carry_are_refused() {
+    let (_server, pods) = server().await;
+    let many: Vec<u16> = (1..=129).collect();
+    for ports in [&many[..], &[80, 80][..], &[][..], &[0][..]] {
+        let refused = pods.port_forward("web", ports).await;
+        assert!(
+            matches!(refused, Err(PortForwardError::Ports { .. })),
+            "{ports:?}: {refused:?}"
+        );
+    }
 }

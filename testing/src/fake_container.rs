@@ -210,16 +210,24 @@ async fn serve(mut socket: Socket, protocol: String, request: StreamRequest, pod
         (ended, command)
     });
     let mut stdin = Some(stdin_tx);
+    // Input the shell has no room for yet: the socket is not read until
+    // it is taken (back-pressure), while output keeps flowing.
+    let mut pending: Option<Bytes> = None;
     let outcome = loop {
+        // A clone, so the branches below may still drop `stdin`.
+        let waiting = stdin.clone().filter(|_| pending.is_some());
         tokio::select! {
-            frame = socket.next() => match frame {
+            permit = reserve(waiting.as_ref()), if pending.is_some() => {
+                // A shell that stopped reading drops its input.
+                if let (Some(permit), Some(bytes)) = (permit, pending.take()) {
+                    permit.send(bytes);
+                }
+            }
+            frame = socket.next(), if pending.is_none() => match frame {
                 Some(Ok(Message::Binary(bytes))) => match bytes.split_first() {
                     Some((&CLOSE, [STDIN])) if can_close => stdin = None,
-                    Some((&STDIN, data)) if !data.is_empty() => {
-                        if let Some(sender) = &stdin {
-                            // A shell that stopped reading drops input.
-                            let _ = sender.send(Bytes::copy_from_slice(data)).await;
-                        }
+                    Some((&STDIN, data)) if !data.is_empty() && stdin.is_some() => {
+                        pending = Some(Bytes::copy_from_slice(data));
                     }
                     Some((&RESIZE, data)) => {
                         if let Ok(size) = serde_json::from_slice::<Value>(data) {
@@ -267,6 +275,12 @@ async fn serve(mut socket: Socket, protocol: String, request: StreamRequest, pod
     if socket.send(Message::Binary(frame.into())).await.is_ok() {
         let _ = socket.close(None).await;
     }
+}
+
+/// Room for one more message on `sender`; `None` when there is no
+/// receiver (or no sender).
+async fn reserve<T>(sender: Option<&mpsc::Sender<T>>) -> Option<mpsc::Permit<'_, T>> {
+    sender?.reserve().await.ok()
 }
 
 /// The error channel's Status, in kubelet's words.

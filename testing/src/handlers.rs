@@ -107,6 +107,20 @@ impl Answer {
     }
 }
 
+/// A selectable field of a pod, as kube-apiserver reads it after
+/// defaulting: a missing `spec.restartPolicy` is `Always`, a missing
+/// `spec.hostNetwork` `false`, any other missing field "".
+fn pod_field<'a>(pod: &'a Value, path: &str) -> &'a str {
+    let value = path.split('.').try_fold(pod, |value, step| value.get(step));
+    match (path, value) {
+        ("spec.hostNetwork", Some(Value::Bool(true))) => "true",
+        ("spec.hostNetwork", _) => "false",
+        (_, Some(Value::String(text))) => text,
+        ("spec.restartPolicy", _) => "Always",
+        _ => "",
+    }
+}
+
 /// Selectors and other per-request filters, parsed once.
 pub(crate) struct Filters {
     pub labels: LabelSelector,
@@ -117,9 +131,11 @@ pub(crate) struct Filters {
 }
 
 /// The fields of a pod's body kube-apiserver selects on, beyond the
-/// metadata (its `PodToSelectableFields`); a missing one reads as "".
-const POD_FIELDS: [&str; 7] = [
+/// metadata (its `PodToSelectableFields`); a missing one reads as its
+/// default ([`pod_field`]).
+const POD_FIELDS: [&str; 8] = [
     "spec.nodeName",
+    "spec.hostNetwork",
     "spec.restartPolicy",
     "spec.schedulerName",
     "spec.serviceAccountName",
@@ -175,11 +191,7 @@ impl Filters {
         self.fields.matches(|field| match field {
             METADATA_NAME => Some(object.key.name.as_str()),
             METADATA_NAMESPACE => Some(object.key.namespace.as_str()),
-            path => body.as_ref().and_then(|body| {
-                path.split('.')
-                    .try_fold(body, |value, step| value.get(step))
-                    .and_then(Value::as_str)
-            }),
+            path => body.as_ref().map(|body| pod_field(body, path)),
         })
     }
 }

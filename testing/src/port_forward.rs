@@ -81,7 +81,8 @@ pub(crate) fn ports_of(query: &str) -> Result<Vec<u16>, Status> {
     if ports.is_empty() {
         return Err(Status::bad_request("at least one port must be specified"));
     }
-    // Two channels a port, numbered by one byte.
+    // Two channels a port, numbered by one byte: this server refuses what
+    // it could not number (kubelet would mis-number them silently).
     if ports.len() > 128 {
         return Err(Status::bad_request(
             "at most 128 ports can be forwarded at once",
@@ -159,22 +160,37 @@ async fn serve(
         connections.spawn(relay(target, data, input, out_tx.clone(), message));
     }
     drop(out_tx);
+    // Data a port has no room for yet: the socket is not read until it is
+    // taken (back-pressure), while the ports' output keeps flowing.
+    let mut pending: Option<(usize, Vec<u8>)> = None;
     loop {
+        // A clone, so the branches below may still drop the port's sender.
+        let waiting = pending
+            .as_ref()
+            .and_then(|(index, _)| inputs.get(*index))
+            .and_then(Option::clone);
         tokio::select! {
-            frame = socket.next() => match frame {
+            permit = reserve(waiting.as_ref()), if pending.is_some() => {
+                match (permit, pending.take()) {
+                    (Some(permit), Some((_, data))) => permit.send(data),
+                    // The port's connection has ended: its data goes.
+                    (None, Some((index, _))) => {
+                        if let Some(slot) = inputs.get_mut(index) {
+                            *slot = None;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            frame = socket.next(), if pending.is_none() => match frame {
                 Some(Ok(Message::Binary(bytes))) => {
                     let Some((&channel, data)) = bytes.split_first() else { continue };
                     if channel % 2 != 0 || data.is_empty() {
                         continue;
                     }
-                    if let Some(slot) = inputs.get_mut(usize::from(channel / 2)) {
-                        let gone = match slot {
-                            Some(sender) => sender.send(data.to_vec()).await.is_err(),
-                            None => false,
-                        };
-                        if gone {
-                            *slot = None;
-                        }
+                    let index = usize::from(channel / 2);
+                    if inputs.get(index).is_some_and(Option::is_some) {
+                        pending = Some((index, data.to_vec()));
                     }
                 }
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
@@ -218,30 +234,39 @@ async fn relay(
         }
     };
     let (mut read, mut write) = stream.into_split();
-    let mut buffer = vec![0u8; 32 * 1024];
-    loop {
-        tokio::select! {
-            read = read.read(&mut buffer) => match read {
-                Ok(n) if n > 0 => {
-                    let mut frame = Vec::with_capacity(n + 1);
-                    frame.push(data);
-                    frame.extend_from_slice(&buffer[..n]);
-                    if out.send(frame).await.is_err() {
-                        return;
-                    }
-                }
-                _ => return,
-            },
-            bytes = input.recv() => match bytes {
-                Some(bytes) => {
-                    if write.write_all(&bytes).await.is_err() {
-                        return;
-                    }
-                }
-                None => return,
-            },
+    // Both directions at once, so neither waits on the other; the port is
+    // done when the pod's side ends or the session goes.
+    let outward = async {
+        let mut buffer = vec![0u8; 32 * 1024];
+        while let Ok(n) = read.read(&mut buffer).await {
+            if n == 0 {
+                return;
+            }
+            let mut frame = Vec::with_capacity(n + 1);
+            frame.push(data);
+            frame.extend_from_slice(&buffer[..n]);
+            if out.send(frame).await.is_err() {
+                return;
+            }
         }
+    };
+    let inward = async {
+        while let Some(bytes) = input.recv().await {
+            if write.write_all(&bytes).await.is_err() {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        () = outward => {}
+        () = inward => {}
     }
+}
+
+/// Room for one more message on `sender`; `None` when there is no
+/// receiver (or no sender).
+async fn reserve<T>(sender: Option<&mpsc::Sender<T>>) -> Option<mpsc::Permit<'_, T>> {
+    sender?.reserve().await.ok()
 }
 
 #[cfg(test)]

@@ -741,4 +741,13 @@ async fn pods_are_selected_by_node_and_phase_as_kube_apiserver_selects_them() {
     .await
     .unwrap();
     assert_eq!(names(running_elsewhere), ["b"]);
+    // Read after defaulting: no restartPolicy is Always, no hostNetwork false.
+    let defaulted = list(
+        &client,
+        &server,
+        "fieldSelector=spec.restartPolicy%3DAlways,spec.hostNetwork%3Dfalse",
+    )
+    .await
+    .unwrap();
+    assert_eq!(names(defaulted), ["a", "b", "c"]);
 }

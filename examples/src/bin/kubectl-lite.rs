@@ -12,7 +12,6 @@
 
 use std::io::IsTerminal;
 use std::net::IpAddr;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -137,18 +136,22 @@ enum Output {
 }
 
 #[tokio::main]
-async fn main() -> ExitCode {
+async fn main() {
     let flags = Flags::parse();
-    match run(flags).await {
+    let code = match run(flags).await {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
-            ExitCode::FAILURE
+            1
         }
-    }
+    };
+    // Exits at once: a read of stdin still waiting (after `exec -i`)
+    // cannot be cancelled and would hold the runtime's shutdown.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    std::process::exit(i32::from(code));
 }
 
-async fn run(flags: Flags) -> Result<ExitCode, String> {
+async fn run(flags: Flags) -> Result<u8, String> {
     let (connection, banner) =
         Connection::open_quietly(&flags.common, EmbeddedOptions::default()).await?;
     // The first line goes to stderr: stdout is the command's output.
@@ -277,7 +280,7 @@ async fn run(flags: Flags) -> Result<ExitCode, String> {
             drain(&client, &node, ignore_daemonsets, deadline).await?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 /// Discovery as kubectl keeps it: on disk for 6 hours under the user's
@@ -468,7 +471,7 @@ async fn exec(
     pod: &str,
     command: Vec<String>,
     options: &StreamOptions,
-) -> Result<ExitCode, String> {
+) -> Result<u8, String> {
     let terminal = options.tty && std::io::stdin().is_terminal();
     let mut process = pods
         .exec(pod, command, options)
@@ -512,7 +515,7 @@ async fn exec(
     if code != 0 && !terminal {
         eprintln!("command terminated with exit code {}", status.code);
     }
-    Ok(ExitCode::from(code))
+    Ok(code)
 }
 
 /// The local terminal: raw mode while a TTY session runs, and its size.
