@@ -58,6 +58,7 @@ mod protobuf_envelope;
 pub mod protobuf_wire;
 pub mod random;
 mod record_codec;
+mod shard_selector;
 pub mod status;
 pub mod validation;
 mod watch_event;
@@ -85,6 +86,9 @@ pub use partial_object_metadata::{
 };
 pub use protobuf_envelope::{EnvelopeError, PROTOBUF_MAGIC, PROTOBUF_MEDIA_TYPE, Unknown};
 pub use record_codec::RecordCodec;
+pub use shard_selector::{
+    HASH_SPACE_END, ShardField, ShardRange, ShardSelector, ShardSelectorError, fnv1a_64,
+};
 pub use status::{Status, StatusCause, StatusDetails, StatusReason};
 pub use watch_event::{Bookmark, BookmarkMeta, INITIAL_EVENTS_END_ANNOTATION, WatchEvent};
 

@@ -128,6 +128,11 @@ pub struct ListOptions {
     pub send_initial_events: Option<bool>,
     /// `watch`: turns a list request into a watch.
     pub watch: bool,
+    /// `shardSelector`: only the objects of these shards
+    /// ([`ShardSelector`](crate::ShardSelector)'s text), where the server
+    /// applies it (Kubernetes 1.36+ with `ShardedListAndWatch`); others
+    /// ignore it.
+    pub shard_selector: Option<String>,
 }
 
 /// Go's `strconv.ParseBool`.
@@ -250,6 +255,9 @@ impl ListOptions {
         if let Some(send) = self.send_initial_events {
             pairs.push(("sendInitialEvents", send.to_string()));
         }
+        if let Some(selector) = non_empty(&self.shard_selector) {
+            pairs.push(("shardSelector", selector.to_string()));
+        }
         pairs
     }
 
@@ -293,6 +301,7 @@ impl ListOptions {
                     options.send_initial_events = Some(parse_bool("sendInitialEvents", &value)?)
                 }
                 "watch" => options.watch = parse_bool("watch", &value)?,
+                "shardSelector" => options.shard_selector = Some(value),
                 _ => {}
             }
         }

@@ -58,6 +58,9 @@ pub struct EmbeddedOptions {
     pub namespaces: usize,
     /// Drop every open watch this often (`None`: never).
     pub drop_watches_every: Option<Duration>,
+    /// Turn on the server's `ShardedListAndWatch` gate (shard selectors
+    /// applied).
+    pub sharded_list_and_watch: bool,
 }
 
 impl EmbeddedOptions {
@@ -65,6 +68,13 @@ impl EmbeddedOptions {
     #[must_use]
     pub fn with(mut self, resource: SeededResource) -> Self {
         self.resources.push(resource);
+        self
+    }
+
+    /// Turns on the server's `ShardedListAndWatch` gate.
+    #[must_use]
+    pub fn sharded_list_and_watch(mut self, on: bool) -> Self {
+        self.sharded_list_and_watch = on;
         self
     }
 
@@ -90,6 +100,7 @@ impl Embedded {
     /// Starts the server, seeds it, and starts the writers.
     pub async fn start(options: EmbeddedOptions) -> Result<Embedded, String> {
         let server = TestApiServer::builder()
+            .sharded_list_and_watch(options.sharded_list_and_watch)
             .start()
             .await
             .map_err(|error| format!("cannot start the embedded API server: {error}"))?;

@@ -1,5 +1,6 @@
 //! [`InformerFactoryOptions`]: what every informer of a factory shares.
 
+use clientgo_apimachinery::ShardSelector;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -55,6 +56,9 @@ pub struct InformerFactoryOptions {
     /// Informers in compact storage do, and those of entry types named
     /// with [`SnapshotOptions::entry_type`].
     pub snapshot: Option<SnapshotOptions>,
+    /// Every informer caches only these shards (see
+    /// [`SharedIndexInformerOptions::shard_selector`]).
+    pub shard_selector: Option<ShardSelector>,
 }
 
 impl Default for InformerFactoryOptions {
@@ -73,6 +77,7 @@ impl Default for InformerFactoryOptions {
             metrics: Arc::new(NoopMetricsProvider),
             lasting_errors: LastingErrors::GiveUp,
             snapshot: None,
+            shard_selector: None,
         }
     }
 }
@@ -152,6 +157,13 @@ impl InformerFactoryOptions {
     #[must_use]
     pub fn snapshot(mut self, snapshot: SnapshotOptions) -> Self {
         self.snapshot = Some(snapshot);
+        self
+    }
+
+    /// Every informer caches only `selector`'s shards (see the field).
+    #[must_use]
+    pub fn shard_selector(mut self, selector: ShardSelector) -> Self {
+        self.shard_selector = Some(selector);
         self
     }
 
@@ -284,6 +296,9 @@ impl InformerFactoryOptions {
         }
         if let Some(snapshot) = &self.snapshot {
             options = options.snapshot(snapshot.clone());
+        }
+        if let Some(selector) = &self.shard_selector {
+            options = options.shard_selector(selector.clone());
         }
         options
     }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::clock::Clock;
 use clientgo_apimachinery::{ApiObject, ApiResource, GroupResource, Object};
-use clientgo_listwatch::ListerWatcher;
+use clientgo_listwatch::{ListerWatcher, ShardStats, ShardStatus};
 use clientgo_reflector::{
     Error as ReflectorError, Reflector, ReflectorMode, ReflectorOptions, ReflectorStats,
     ReflectorStatus, ResourceVersionTracker, ResumePoint, WaitError,
@@ -108,6 +108,9 @@ struct Inner<K> {
     /// Where a saved state is loaded from and the cache saved to (warm
     /// restart), if anywhere.
     resume: Option<Arc<dyn ResumeSource<K>>>,
+    /// Who filters the shards, for a sharded informer (set once, by the
+    /// constructor that sharded its source).
+    shard: OnceLock<Arc<ShardStatus>>,
 }
 
 impl<K> Drop for Inner<K> {
@@ -198,6 +201,9 @@ pub struct InformerStats {
     /// Decodes of cached entries, in compact storage (all zero in decoded
     /// storage).
     pub decodes: DecodeStats,
+    /// For a sharded informer: whether the server or the informer filters
+    /// the shards, and how much the informer dropped.
+    pub shard: Option<ShardStats>,
 }
 
 impl<K> InformerCore<K>
@@ -280,7 +286,15 @@ where
                 clock,
                 discovery,
                 resume,
+                shard: OnceLock::new(),
             }),
+        }
+    }
+
+    /// Reports `status` in [`InformerStats::shard`].
+    pub(crate) fn set_shard_status(&self, status: Option<Arc<ShardStatus>>) {
+        if let Some(status) = status {
+            let _ = self.inner.shard.set(status);
         }
     }
 
@@ -731,6 +745,7 @@ where
             cached: self.inner.indexer.len(),
             handlers: self.inner.processor.len(),
             decodes: DecodeStats::default(),
+            shard: self.inner.shard.get().map(|status| status.stats()),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! [`SharedIndexInformerOptions`]: how one informer is built (name,
 //! resource, resync, indexers, transform, reflector options, metrics).
 
+use clientgo_apimachinery::ShardSelector;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -78,6 +79,12 @@ pub struct SharedIndexInformerOptions<K> {
     /// (warm restart): in compact storage, or for an entry type named
     /// with [`SnapshotOptions::entry_type`].
     pub snapshot: Option<SnapshotOptions>,
+    /// Caches only these shards of the collection (Kubernetes 1.36's
+    /// `shardSelector`): filtered by a server that applies it, else by the
+    /// informer itself (see
+    /// [`ShardedListerWatcher`](clientgo_listwatch::ShardedListerWatcher));
+    /// [`InformerStats::shard`](crate::InformerStats::shard) says which.
+    pub shard_selector: Option<ShardSelector>,
 }
 
 impl<K: Object + 'static> Default for SharedIndexInformerOptions<K> {
@@ -95,6 +102,7 @@ impl<K: Object + 'static> Default for SharedIndexInformerOptions<K> {
             reflector: ReflectorOptions::default(),
             metrics: Arc::new(NoopMetricsProvider),
             snapshot: None,
+            shard_selector: None,
         }
     }
 }
@@ -117,6 +125,7 @@ impl<K> fmt::Debug for SharedIndexInformerOptions<K> {
             .field("decode_cache_bytes", &self.decode_cache_bytes)
             .field("reflector", &self.reflector)
             .field("snapshot", &self.snapshot)
+            .field("shard_selector", &self.shard_selector)
             .finish_non_exhaustive()
     }
 }
@@ -220,6 +229,13 @@ impl<K> SharedIndexInformerOptions<K> {
     #[must_use]
     pub fn snapshot(mut self, options: SnapshotOptions) -> Self {
         self.snapshot = Some(options);
+        self
+    }
+
+    /// Caches only `selector`'s shards (see the field).
+    #[must_use]
+    pub fn shard_selector(mut self, selector: ShardSelector) -> Self {
+        self.shard_selector = Some(selector);
         self
     }
 }

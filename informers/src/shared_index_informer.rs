@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::{Arc, Weak};
 
 use clientgo_apimachinery::{ApiObject, ApiResource, Object, Protobuf};
-use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher};
+use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher, ShardedListerWatcher};
 use clientgo_reflector::{Error as ReflectorError, WaitError};
 use clientgo_rest::ResourceClient;
 use clientgo_store::ResourceEventHandler;
@@ -158,13 +158,18 @@ where
         L: ListerWatcher<K> + Clone + 'static,
     {
         let snapshot = options.snapshot.take();
+        let lister_watcher =
+            ShardedListerWatcher::maybe(lister_watcher, options.shard_selector.take());
+        let shard = lister_watcher.status();
+        let core = InformerCore::new(
+            lister_watcher,
+            decoded_options(options),
+            None,
+            |name, identity| named_source::<K>(snapshot?, name, identity),
+        );
+        core.set_shard_status(shard);
         SharedIndexInformer {
-            engine: Arc::new(Engine::Decoded(InformerCore::new(
-                lister_watcher,
-                decoded_options(options),
-                None,
-                |name, identity| named_source::<K>(snapshot?, name, identity),
-            ))),
+            engine: Arc::new(Engine::Decoded(core)),
         }
     }
 
@@ -185,6 +190,9 @@ where
     ) -> Self {
         let resource = lister_watcher.client().resource().clone();
         let snapshot = options.snapshot.take();
+        let lister_watcher =
+            ShardedListerWatcher::maybe(lister_watcher, options.shard_selector.take());
+        let shard = lister_watcher.status();
         let options = SharedIndexInformerOptions {
             resource: Some(options.resource.unwrap_or(resource)),
             ..options
@@ -218,6 +226,7 @@ where
                 |name, identity| named_source::<K>(snapshot?, name, identity),
             ))
         };
+        with_core!(&engine, core => core.set_shard_status(shard));
         SharedIndexInformer {
             engine: Arc::new(engine),
         }
@@ -567,6 +576,8 @@ where
         metrics: options.metrics,
         // Taken by the constructor, which makes the resume source.
         snapshot: None,
+        // Taken by the constructor, which shards the source.
+        shard_selector: None,
     }
 }
 

@@ -27,6 +27,7 @@ mod heavy_work;
 mod metrics;
 mod protobuf;
 mod real_server;
+mod sharded;
 mod support;
 mod until_with_sync;
 mod warm_restart;

@@ -65,6 +65,8 @@ mod elector;
 mod error;
 mod lease_lock;
 mod record;
+mod shard_plan;
+mod sharded_controller;
 
 pub use callbacks::Callbacks;
 pub use config::{JITTER_FACTOR, LeaderElectionConfig};
@@ -72,3 +74,6 @@ pub use elector::{ElectorStats, LeaderElector};
 pub use error::{ConfigError, HealthError, LockError};
 pub use lease_lock::{LeaseLock, ResourceLock};
 pub use record::LeaderElectionRecord;
+pub use sharded_controller::{
+    DEFAULT_SHARDS, Shard, ShardedController, ShardedControllerConfig, ShardedStats,
+};

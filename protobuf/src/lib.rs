@@ -42,6 +42,7 @@ pub mod field;
 // Formatted by prettyplease when generated; rustfmt would make it stale.
 #[rustfmt::skip]
 mod generated;
+mod list_shard_info;
 mod message;
 pub mod put;
 mod registry;
@@ -51,6 +52,7 @@ mod status;
 
 pub use compact::{compact_from_message, decode_whole};
 pub use error::{DecodeError, Problem};
+pub use list_shard_info::list_shard_selector;
 pub use message::{Message, for_each_field};
 pub use registry::{Codec, codec, registered_types};
 #[cfg(feature = "kind-codecs")]

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use clientgo_apimachinery::ShardSelector;
 use clientgo_apimachinery::field_selector::{METADATA_NAME, METADATA_NAMESPACE};
 use clientgo_apimachinery::{
     ApiResource, FieldSelector, LabelSelector, ListOptions, ResourceVersionMatch, Status,
@@ -121,10 +122,22 @@ fn pod_field<'a>(pod: &'a Value, path: &str) -> &'a str {
     }
 }
 
+/// A list's metadata as it is written.
+pub(crate) struct ListMetadata<'a> {
+    pub(crate) revision: u64,
+    pub(crate) continue_token: Option<&'a str>,
+    pub(crate) remaining: Option<usize>,
+    /// The shard selector applied, echoed as sent (`shardInfo`).
+    pub(crate) shard_selector: Option<&'a str>,
+}
+
 /// Selectors and other per-request filters, parsed once.
 pub(crate) struct Filters {
     pub labels: LabelSelector,
     pub fields: FieldSelector,
+    /// The shard selector (only when the server applies them), and its
+    /// text as sent.
+    shard: Option<(ShardSelector, String)>,
     /// Whether a field term reads the object's body (a pod's
     /// `spec.nodeName`), not only its key.
     reads_body: bool,
@@ -174,16 +187,42 @@ impl Filters {
                 )));
             }
         }
+        // As kube-apiserver with ShardedListAndWatch: a selector it cannot
+        // read is an internal error (500), not a bad request.
+        let shard = match options.shard_selector.as_deref().filter(|s| !s.is_empty()) {
+            Some(text) => {
+                let selector = text.parse::<ShardSelector>().map_err(|e| {
+                    Status::failure(
+                        500,
+                        clientgo_apimachinery::StatusReason::Unknown,
+                        format!("invalid shard selector: {e}"),
+                    )
+                })?;
+                Some((selector, text.to_string()))
+            }
+            None => None,
+        };
         Ok(Filters {
             labels,
             fields,
             reads_body,
+            shard,
         })
+    }
+
+    /// The shard selector applied, as sent.
+    pub(crate) fn shard_text(&self) -> Option<&str> {
+        self.shard.as_ref().map(|(_, text)| text.as_str())
     }
 
     /// Whether a stored object passes both selectors.
     pub(crate) fn matches(&self, object: &StoredObject) -> bool {
         if !self.labels.matches(&object.labels) {
+            return false;
+        }
+        if let Some((shard, _)) = &self.shard
+            && !shard.matches(Some(&object.uid), Some(&object.key.namespace))
+        {
             return false;
         }
         // Decoded only for a selector on the body, which few requests use.
@@ -311,21 +350,25 @@ fn list_body(
     resource: &ApiResource,
     representation: Representation,
     typed_items: bool,
-    revision: u64,
-    continue_token: Option<&str>,
-    remaining: Option<usize>,
+    list: &ListMetadata<'_>,
     items: &[Arc<StoredObject>],
 ) -> Vec<u8> {
     let mut metadata = serde_json::Map::new();
     metadata.insert(
         "resourceVersion".into(),
-        Value::String(revision.to_string()),
+        Value::String(list.revision.to_string()),
     );
-    if let Some(token) = continue_token {
+    if let Some(token) = list.continue_token {
         metadata.insert("continue".into(), Value::String(token.to_string()));
     }
-    if let Some(remaining) = remaining {
+    if let Some(remaining) = list.remaining {
         metadata.insert("remainingItemCount".into(), Value::from(remaining));
+    }
+    if let Some(selector) = list.shard_selector {
+        metadata.insert(
+            "shardInfo".into(),
+            serde_json::json!({ "selector": selector }),
+        );
     }
     let (kind, api_version) = match representation {
         Representation::Full => (format!("{}List", resource.kind()), resource.api_version()),
@@ -407,12 +450,16 @@ pub(crate) async fn list(
         ),
         _ => None,
     };
+    let metadata = ListMetadata {
+        revision: page.revision,
+        continue_token: token.as_deref(),
+        remaining: token.as_ref().and(page.remaining),
+        shard_selector: filters.shard_text(),
+    };
     if let Encoding::Protobuf(codec) = encoding {
         return Ok(Answer::protobuf(crate::protobuf::list_body(
             &codec,
-            page.revision,
-            token.as_deref(),
-            token.as_ref().and(page.remaining),
+            &metadata,
             &page.items,
         )?));
     }
@@ -420,9 +467,7 @@ pub(crate) async fn list(
         &path.resource,
         representation,
         typed_items,
-        page.revision,
-        token.as_deref(),
-        token.as_ref().and(page.remaining),
+        &metadata,
         &page.items,
     );
     Ok(Answer::ok(body))
@@ -625,13 +670,17 @@ pub(crate) fn delete_collection(
             Err(status) => return Err(status),
         }
     }
+    let metadata = ListMetadata {
+        revision: storage.current_revision(),
+        continue_token: None,
+        remaining: None,
+        shard_selector: None,
+    };
     Ok(Answer::ok(list_body(
         &path.resource,
         Representation::Full,
         typed_items,
-        storage.current_revision(),
-        None,
-        None,
+        &metadata,
         &deleted,
     )))
 }

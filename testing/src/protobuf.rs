@@ -87,19 +87,27 @@ pub(crate) fn object_body(object: &StoredObject, codec: &KindCodec) -> Result<Ve
 /// the envelope.
 pub(crate) fn list_body(
     codec: &KindCodec,
-    revision: u64,
-    continue_token: Option<&str>,
-    remaining: Option<usize>,
+    list_metadata: &crate::handlers::ListMetadata<'_>,
     items: &[std::sync::Arc<StoredObject>],
 ) -> Result<Vec<u8>, Status> {
     let metadata = ListMeta {
-        resource_version: Some(revision.to_string()),
-        continue_: continue_token.map(str::to_string),
-        remaining_item_count: remaining.map(|r| r as i64),
+        resource_version: Some(list_metadata.revision.to_string()),
+        continue_: list_metadata.continue_token.map(str::to_string),
+        remaining_item_count: list_metadata.remaining.map(|r| r as i64),
         ..ListMeta::default()
     };
     let mut list = Vec::new();
-    clientgo_protobuf::put::put_message::<ListMeta, _>(&mut list, 1, &metadata);
+    clientgo_protobuf::put::length_prefixed(&mut list, 1, |out| {
+        clientgo_protobuf::Message::encode_fields(&metadata, out);
+        // shardInfo (field 5, a ShardInfo whose field 1 is the selector),
+        // written by hand: this crate builds with k8s-openapi versions
+        // whose ListMeta has no such field.
+        if let Some(selector) = list_metadata.shard_selector {
+            clientgo_protobuf::put::length_prefixed(out, 5, |info| {
+                clientgo_protobuf::put::put_string_value(info, 1, &Some(selector.to_string()));
+            });
+        }
+    });
     for item in items {
         let bytes = message(item, codec)?;
         clientgo_protobuf::put::length_prefixed(&mut list, 2, |out| out.extend_from_slice(&bytes));
@@ -251,7 +259,15 @@ mod tests {
     #[test]
     fn an_empty_list_still_carries_its_metadata() {
         let pods = clientgo_protobuf::by_kind("v1", "Pod").unwrap();
-        let body = list_body(&pods, 7, Some("next"), Some(3), &[]).unwrap();
+        let metadata = crate::handlers::ListMetadata {
+            revision: 7,
+            continue_token: Some("next"),
+            remaining: Some(3),
+            shard_selector: Some(
+                "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')",
+            ),
+        };
+        let body = list_body(&pods, &metadata, &[]).unwrap();
         let envelope = Unknown::decode(&body).unwrap();
         assert_eq!(envelope.kind, "PodList");
         let mut reader = clientgo_apimachinery::protobuf_wire::WireReader::new(envelope.raw);
@@ -264,5 +280,10 @@ mod tests {
         assert_eq!(meta.resource_version.as_deref(), Some("7"));
         assert_eq!(meta.continue_.as_deref(), Some("next"));
         assert_eq!(meta.remaining_item_count, Some(3));
+        // shardInfo, written by hand, reads back as field 5.
+        assert_eq!(
+            meta.shard_info.map(|info| info.selector).as_deref(),
+            metadata.shard_selector
+        );
     }
 }

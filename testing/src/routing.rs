@@ -252,10 +252,14 @@ pub(crate) async fn route(
             return answer_response_in(Err(status), protobuf);
         }
     };
-    let options = match options {
+    let mut options = match options {
         Ok(options) => options,
         Err(e) => return status_response(&Status::bad_request(e.to_string())),
     };
+    // With ShardedListAndWatch off (1.36's default) the field is ignored.
+    if !state.sharded_list_and_watch {
+        options.shard_selector = None;
+    }
     let method = request.method().clone();
     let storage = Arc::clone(&state.storage);
     let representation = Representation::from_accept(&accept);

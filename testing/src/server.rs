@@ -46,6 +46,8 @@ pub(crate) struct ServerState {
     pub(crate) aggregated_discovery: bool,
     /// Whether exec and attach speak `v5.channel.k8s.io`.
     pub(crate) channel_v5: bool,
+    /// Whether lists and watches apply `shardSelector`.
+    pub(crate) sharded_list_and_watch: bool,
     /// Whether large answers are gzip-compressed for clients asking for it.
     pub(crate) gzip: bool,
     /// Whether it serves HTTPS.

@@ -38,6 +38,7 @@ pub struct TestApiServerBuilder {
     protobuf: bool,
     aggregated_discovery: bool,
     channel_v5: bool,
+    sharded_list_and_watch: bool,
     gzip: bool,
     oidc: Option<crate::oidc::OidcIssuer>,
     watch_cache: bool,
@@ -79,6 +80,7 @@ impl Default for TestApiServerBuilder {
             protobuf: true,
             aggregated_discovery: true,
             channel_v5: true,
+            sharded_list_and_watch: false,
             gzip: true,
             oidc: None,
             watch_cache: true,
@@ -223,6 +225,16 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Turns on the `ShardedListAndWatch` feature gate (alpha in 1.36, off
+    /// by default as there): lists, watches and watch-lists apply
+    /// `shardSelector`, lists echo it in `metadata.shardInfo`, and a
+    /// selector that cannot be read is a 500, as kube-apiserver answers.
+    /// Off, the field is ignored.
+    pub fn sharded_list_and_watch(mut self, on: bool) -> Self {
+        self.sharded_list_and_watch = on;
+        self
+    }
+
     /// Compresses answers to resource requests other than watches with
     /// gzip when the client's `Accept-Encoding` asks for it and the body is
     /// over 128 KiB, as kube-apiserver does with its `APIResponseCompression`
@@ -294,6 +306,7 @@ impl TestApiServerBuilder {
             protobuf: self.protobuf,
             aggregated_discovery: self.aggregated_discovery,
             channel_v5: self.channel_v5,
+            sharded_list_and_watch: self.sharded_list_and_watch,
             gzip: self.gzip,
             tls: tls.is_some(),
             oidc: self.oidc,

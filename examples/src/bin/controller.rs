@@ -63,6 +63,12 @@ struct Flags {
     /// suffix. Losing the lease ends the run
     #[arg(long)]
     leader_elect: bool,
+    /// With --leader-elect: list and watch while waiting for the lease, so
+    /// a takeover starts with a synced cache instead of a list
+    /// (controller-runtime's warm replicas); the workers still start only
+    /// once this replica leads
+    #[arg(long, requires = "leader_elect")]
+    warm_standby: bool,
     /// The lease's duration in seconds (renew deadline and retry period
     /// scale with it as client-go's 15/10/2)
     #[arg(long, value_name = "SECONDS", default_value_t = 15.0, value_parser = clientgo_examples::arguments::positive_seconds)]
@@ -146,6 +152,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     let churn = arguments.churn;
     let snapshot_dir = arguments.snapshot_dir;
     let leader_elect = arguments.leader_elect;
+    let warm_standby = arguments.warm_standby;
     let lease_seconds = arguments.lease_duration;
     if workers == 0 || settings.fail_percent > 100 {
         return Err(Failure::Usage(
@@ -170,8 +177,9 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     )
     .await?;
 
-    // With --leader-elect, nothing starts before this replica leads.
-    let leadership = if leader_elect {
+    // With --leader-elect, nothing starts before this replica leads (with
+    // --warm-standby, only the workers wait).
+    let mut leadership = if leader_elect && !warm_standby {
         Some(Leadership::campaign(&connection, flags.namespace.as_deref(), lease_seconds).await?)
     } else {
         None
@@ -215,6 +223,18 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
         informer.stats().cached,
         started.elapsed().as_secs_f64()
     );
+    if leader_elect && warm_standby {
+        say!("standing by with a synced cache");
+        let waited = Instant::now();
+        leadership = Some(
+            Leadership::campaign(&connection, flags.namespace.as_deref(), lease_seconds).await?,
+        );
+        say!(
+            "leading after {:.1} s: the workers start on a warm cache ({} pods)",
+            waited.elapsed().as_secs_f64(),
+            informer.stats().cached
+        );
+    }
 
     let worker_tasks: Vec<_> = (0..workers)
         .map(|_| {
