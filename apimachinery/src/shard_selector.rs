@@ -405,9 +405,22 @@ mod tests {
     #[test]
     fn the_recorded_shard_one_holds_the_recorded_pods() {
         let shard: ShardSelector = SHARD_1.parse().unwrap();
+        // p-2 was in shard 1, p-1 in shard 0.
         assert!(shard.matches(Some("9e65bf5d-98c1-4959-9c17-43658ca9e584"), Some("shards")));
-        // p-1 was in shard 0 (hash 0x2807e34917397411).
-        let by_namespace = ShardSelector::shard(ShardField::Namespace, 0, 1).unwrap();
-        assert!(by_namespace.matches(None, None));
+        assert!(!shard.matches(Some("46ec7526-62a1-467a-a324-a9c6dbd1c61f"), Some("shards")));
+        // A namespace shard hashes the namespace, not the uid.
+        let by_namespace: ShardSelector =
+            "shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')"
+                .parse()
+                .unwrap();
+        let low = fnv1a_64(b"shards") < 0x8000_0000_0000_0000;
+        assert_eq!(
+            by_namespace.matches(Some("46ec7526-62a1-467a-a324-a9c6dbd1c61f"), Some("shards")),
+            low
+        );
+        assert_eq!(
+            by_namespace.matches(Some("9e65bf5d-98c1-4959-9c17-43658ca9e584"), Some("shards")),
+            low
+        );
     }
 }

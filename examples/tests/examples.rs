@@ -15,6 +15,7 @@ fn run(program: &str, args: &[&str]) -> Output {
         "events" => env!("CARGO_BIN_EXE_events"),
         "warm-restart" => env!("CARGO_BIN_EXE_warm-restart"),
         "protobuf" => env!("CARGO_BIN_EXE_protobuf"),
+        "sharded-controller" => env!("CARGO_BIN_EXE_sharded-controller"),
         other => panic!("no example {other}"),
     };
     Command::new(path)
@@ -503,4 +504,18 @@ fn the_protobuf_example_keeps_protobuf_smaller_than_json() {
         "protobuf {protobuf} KiB against JSON {json} KiB"
     );
     assert!(text.contains("JSON, decoded: 1000 pods"), "{text}");
+}
+
+#[test]
+fn the_sharded_controller_moves_shards_between_replica_processes() {
+    let output = run(
+        "sharded-controller",
+        &["--replicas", "3", "--pods", "600", "--duration", "24"],
+    );
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    assert!(text.contains("killed replica-0"), "{text}");
+    assert!(text.contains("started replica-3"), "{text}");
+    assert!(text.contains("shards held     16 of 16"), "{text}");
+    assert!(text.contains("pods cached     600 of 600"), "{text}");
 }

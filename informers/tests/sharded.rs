@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use clientgo_apimachinery::{ShardField, ShardSelector};
 use clientgo_informers::{SharedIndexInformer, SharedIndexInformerOptions};
 use clientgo_listwatch::ShardFiltering;
+use clientgo_reflector::ReflectorOptions;
 use clientgo_rest::ResourceClient;
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -19,8 +20,9 @@ use crate::support::{Running, client, config_maps, update, wait_until};
 const OBJECTS: usize = 10_000;
 const SHARDS: u32 = 4;
 
-fn informer(server: &TestApiServer, shard: Option<u32>) -> Running<ConfigMap> {
-    let mut options = SharedIndexInformerOptions::default();
+fn informer(server: &TestApiServer, shard: Option<u32>, watch_list: bool) -> Running<ConfigMap> {
+    let mut options = SharedIndexInformerOptions::default()
+        .reflector(ReflectorOptions::default().use_watch_list(watch_list));
     if let Some(index) = shard {
         options =
             options.shard_selector(ShardSelector::shard(ShardField::Uid, index, SHARDS).unwrap());
@@ -31,7 +33,7 @@ fn informer(server: &TestApiServer, shard: Option<u32>) -> Running<ConfigMap> {
     ))
 }
 
-async fn four_shards(gate: bool) {
+async fn four_shards(gate: bool, watch_list: bool) {
     let server = TestApiServer::builder()
         .sharded_list_and_watch(gate)
         .start()
@@ -47,8 +49,10 @@ async fn four_shards(gate: bool) {
             )
             .unwrap();
     }
-    let whole = informer(&server, None);
-    let shards: Vec<Running<ConfigMap>> = (0..SHARDS).map(|i| informer(&server, Some(i))).collect();
+    let whole = informer(&server, None, watch_list);
+    let shards: Vec<Running<ConfigMap>> = (0..SHARDS)
+        .map(|i| informer(&server, Some(i), watch_list))
+        .collect();
     whole.synced().await;
     for shard in &shards {
         shard.synced().await;
@@ -124,10 +128,20 @@ async fn four_shards(gate: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_shards_split_the_collection_where_the_server_filters() {
-    four_shards(true).await;
+    four_shards(true, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_shards_split_a_listed_collection_where_the_server_filters() {
+    four_shards(true, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_shards_split_a_listed_collection_where_the_informer_filters() {
+    four_shards(false, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_shards_split_the_collection_where_the_informer_filters() {
-    four_shards(false).await;
+    four_shards(false, true).await;
 }

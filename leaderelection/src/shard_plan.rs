@@ -66,17 +66,20 @@ pub(crate) fn plan(
     let campaigning = with(ShardView::Campaigning);
     let free = with(ShardView::Free);
     let mut plan = Plan::default();
-    let keep = if starving && share > lower && free.is_empty() {
+    // While another replica starves, this one aims at the lower share: it
+    // takes nothing more, and releases down to it once no shard is free.
+    let target = if starving && share > lower {
         lower
     } else {
         share
     };
+    let keep = if free.is_empty() { target } else { share };
     if mine.len() > keep {
         plan.release = mine[keep..].to_vec();
         plan.withdraw = campaigning;
         return plan;
     }
-    let room = share - mine.len();
+    let room = target.saturating_sub(mine.len());
     // Campaigns for shards another replica took meanwhile are withdrawn
     // (they wait for its lease to expire); of the rest, the preferred ones
     // up to the room are kept or started.
@@ -131,7 +134,7 @@ mod tests {
             withdraw: withdraw.to_vec(),
             release: release.to_vec(),
         };
-        let rows: [(&str, Vec<ShardView>, u32, bool, Plan); 11] = [
+        let rows: [(&str, Vec<ShardView>, u32, bool, Plan); 12] = [
             (
                 "alone, nothing held: campaign for all",
                 vec![F; 4],
@@ -206,6 +209,13 @@ mod tests {
             (
                 "a free shard feeds the starving first",
                 vec![M, M, M, T, F],
+                2,
+                true,
+                p(&[], &[], &[]),
+            ),
+            (
+                "at the lower share, another starving: take nothing more",
+                vec![M, M, T, F, F],
                 2,
                 true,
                 p(&[], &[], &[]),

@@ -121,7 +121,8 @@ pub struct Shard {
 /// What a [`ShardedController`] has done.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShardedStats {
-    /// The shards led now, in order.
+    /// The shards led now, in order (a shard leaves the list when its
+    /// work is told to stop, before it has stopped).
     pub held: Vec<u32>,
     /// Live replicas seen at the last round, this one included.
     pub replicas: u32,
@@ -183,6 +184,7 @@ impl ShardedController {
             run_shard,
             state: Arc::clone(&state),
             campaigns: BTreeMap::new(),
+            rounds: 0,
         };
         let span = tracing::info_span!(
             "sharded_controller",
@@ -239,6 +241,7 @@ struct Campaign {
 impl Drop for Campaign {
     /// Aborted with the replica's task (abandon): nothing is released.
     fn drop(&mut self) {
+        self.work_cancel.cancel();
         self.elector_task.abort();
         if let Some(work) = self.work.lock().take() {
             work.abort();
@@ -253,6 +256,8 @@ struct Replica {
     run_shard: RunShard,
     state: Arc<Mutex<ShardedStats>>,
     campaigns: BTreeMap<u32, Campaign>,
+    /// Rounds so far.
+    rounds: u64,
 }
 
 impl Replica {
@@ -321,6 +326,23 @@ impl Replica {
     /// One round: counts the live replicas, sees each shard's lease, and
     /// carries out the plan.
     async fn round(&mut self, leases: &[Lease]) {
+        self.rounds += 1;
+        // The first round only announced this replica: the others may not
+        // have yet, and a replica that thinks itself alone takes everything.
+        if self.rounds == 1 {
+            return;
+        }
+        // An elector that stopped (its renewal failed) is a campaign over:
+        // its work is stopped, and the shard campaigned for anew.
+        let ended: Vec<u32> = self
+            .campaigns
+            .iter()
+            .filter(|(_, campaign)| campaign.elector_task.is_finished())
+            .map(|(index, _)| *index)
+            .collect();
+        for index in ended {
+            self.give_up(index).await;
+        }
         let now = Timestamp::now();
         let member_prefix = format!("{}-member-", self.config.name);
         let valid = |lease: &Lease| {
@@ -443,14 +465,21 @@ impl Replica {
             let stopped_state = Arc::clone(&self.state);
             Callbacks::new()
                 .on_started_leading(move |leading: CancellationToken| {
+                    // Held while deciding, so a give-up either sees the
+                    // work to wait for or stops it from starting.
+                    let mut slot = work.lock();
+                    if work_cancel.is_cancelled() {
+                        return;
+                    }
                     // The work ends when the shard is given up or the
                     // lease is lost, whichever comes first.
                     let token = work_cancel.child_token();
-                    let lost = leading;
                     let stop = token.clone();
                     tokio::spawn(async move {
-                        lost.cancelled().await;
-                        stop.cancel();
+                        tokio::select! {
+                            () = leading.cancelled() => stop.cancel(),
+                            () = stop.cancelled() => {}
+                        }
                     });
                     {
                         let mut state = state.lock();
@@ -460,7 +489,7 @@ impl Replica {
                         }
                     }
                     tracing::info!(shard = shard.index, "took the shard");
-                    *work.lock() = Some(tokio::spawn(run_shard(shard.clone(), token)));
+                    *slot = Some(tokio::spawn(run_shard(shard.clone(), token)));
                 })
                 .on_stopped_leading(move || {
                     let mut state = stopped_state.lock();
@@ -470,8 +499,11 @@ impl Replica {
                     }
                 })
         };
+        // The elector never releases: it would on a failed renewal too,
+        // while the work may still run. `give_up` releases once the work
+        // has returned.
         let config = LeaderElectionConfig {
-            release_on_cancel: true,
+            release_on_cancel: false,
             name: self.shard_lease(index),
             ..self.config.election.clone()
         };
@@ -499,8 +531,9 @@ impl Replica {
         );
     }
 
-    /// Stops shard `index`'s work and waits for it, then ends the
-    /// campaign (releasing the lease when led).
+    /// Stops shard `index`'s work and waits for it, ends the campaign,
+    /// then releases the lease if this replica still holds it (whether
+    /// its elector led, lost, or took it just as it was told to stop).
     async fn give_up(&mut self, index: u32) {
         let Some(campaign) = self.campaigns.remove(&index) else {
             return;
@@ -519,10 +552,37 @@ impl Replica {
             let _ = work.await;
         }
         campaign.elector_cancel.cancel();
-        // Waits for its release (done by its own task).
         let _ = Campaign::detached(campaign).await;
-        tracing::info!(shard = index, "gave the shard up");
+        let lock = LeaseLock::new(
+            self.client.clone(),
+            self.config.namespace.clone(),
+            self.shard_lease(index),
+            self.identity.clone(),
+        );
+        match release(&lock).await {
+            Ok(true) => tracing::info!(shard = index, "released the shard"),
+            Ok(false) => tracing::info!(shard = index, "gave the shard up"),
+            Err(error) => {
+                tracing::warn!(%error, shard = index, "could not release the shard; it frees when its lease expires")
+            }
+        }
     }
+}
+
+/// Releases `lock` as client-go does (no holder, a 1 s duration) when
+/// this replica holds it; `false` when it did not.
+async fn release(lock: &LeaseLock) -> Result<bool, LockError> {
+    let Some(mut record) = lock.get().await? else {
+        return Ok(false);
+    };
+    if record.holder_identity != lock.identity() {
+        return Ok(false);
+    }
+    record.holder_identity = String::new();
+    record.lease_duration_seconds = 1;
+    record.renew_time = Some(Timestamp::now());
+    lock.update(&record).await?;
+    Ok(true)
 }
 
 impl Campaign {

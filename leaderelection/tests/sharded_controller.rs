@@ -74,8 +74,8 @@ async fn work(
 fn replica(server: &TestApiServer, world: &Arc<World>, me: &str) -> ShardedController {
     let client = RestClient::new(Config::new(server.url())).unwrap();
     let election = LeaderElectionConfig::default()
-        .lease_duration(Duration::from_millis(2000))
-        .renew_deadline(Duration::from_millis(1500))
+        .lease_duration(Duration::from_millis(4000))
+        .renew_deadline(Duration::from_millis(3000))
         .retry_period(Duration::from_millis(200));
     let config = ShardedControllerConfig::new("default", "sharded")
         .shards(SHARDS)
@@ -168,31 +168,31 @@ async fn replicas_share_take_over_and_hand_over_shards() {
     })
     .await;
     assert!(
-        killed.elapsed() >= Duration::from_millis(1500),
+        killed.elapsed() >= Duration::from_millis(3500),
         "taken before the leases expired"
     );
 
     // d joins: a and b release their excess to it.
     replicas.insert("d", replica(&server, &world, "d"));
     until(&replicas, "d gets its share", |held| {
+        // 16 over 3: 6, 5 and 5.
         total(held) == SHARDS as usize
-            && held["d"].len() >= 4
-            && held.values().all(|shards| shards.len() <= 6)
+            && held.values().all(|shards| (5..=6).contains(&shards.len()))
     })
     .await;
 
     // Every object is reconciled by its shard's current owner.
-    let owners: HashMap<u32, String> = replicas
-        .iter()
-        .flat_map(|(name, replica)| {
-            replica
-                .held()
-                .into_iter()
-                .map(move |shard| (shard, name.to_string()))
-        })
-        .collect();
-    let settled = Instant::now() + Duration::from_secs(10);
+    let settled = Instant::now() + Duration::from_secs(20);
     loop {
+        let owners: HashMap<u32, String> = replicas
+            .iter()
+            .flat_map(|(name, replica)| {
+                replica
+                    .held()
+                    .into_iter()
+                    .map(move |shard| (shard, name.to_string()))
+            })
+            .collect();
         let reconciled = world.reconciled.lock().clone();
         let done = reconciled.len() == OBJECTS
             && reconciled
@@ -220,7 +220,7 @@ async fn replicas_share_take_over_and_hand_over_shards() {
     })
     .await;
     assert!(
-        quick.elapsed() < Duration::from_millis(1900),
+        quick.elapsed() < Duration::from_millis(3500),
         "released shards waited for expiry"
     );
     for (_, replica) in replicas {

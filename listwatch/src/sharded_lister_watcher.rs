@@ -187,9 +187,10 @@ where
             && shard.status.stats().filtering == ShardFiltering::Unknown
         {
             // A watch-list never sees list metadata: one item tells.
+            // Not at resourceVersion "0": the watch cache may ignore the
+            // limit there.
             let probe = ListOptions {
                 limit: Some(1),
-                resource_version: Some("0".to_string()),
                 ..ListOptions::default()
             };
             if let Ok(list) = self.inner.list(&self.options(&probe)).await {

@@ -141,7 +141,9 @@ async fn orchestrate(flags: Flags) -> Result<(), Failure> {
         .sharded_list_and_watch(true);
     let connection = Connection::open(&flags.common, seed).await?;
     let url = connection.embedded.as_ref().map(|embedded| embedded.url());
-    let duration = connection.duration.unwrap_or(Duration::from_secs(30));
+    // Long enough for a takeover (about two lease durations) and a
+    // hand-over to a new replica: 30 s unless --duration says otherwise.
+    let duration = flags.common.duration.unwrap_or(Duration::from_secs(30));
     let total_pods = ResourceClient::<Pod>::all(connection.client.clone())
         .list(&Default::default())
         .await
@@ -222,12 +224,28 @@ async fn orchestrate(flags: Flags) -> Result<(), Failure> {
         }
         print_states(started.elapsed(), &replicas, total_pods);
     }
-    // Every pod cached by exactly one live replica.
-    let cached: usize = replicas.iter().map(|replica| replica.state.lock().1).sum();
-    let held: usize = replicas
+    // Every pod cached by exactly one live replica, once the last moves
+    // are done (at most 20 s more).
+    let settle_by = Instant::now() + Duration::from_secs(20);
+    let totals = |replicas: &[Replica]| -> (usize, usize) {
+        replicas.iter().fold((0, 0), |(held, cached), replica| {
+            let state = replica.state.lock();
+            (held + state.0.len(), cached + state.1)
+        })
+    };
+    while totals(&replicas) != (flags.shards as usize, total_pods) && Instant::now() < settle_by {
+        tick.tick().await;
+        print_states(started.elapsed(), &replicas, total_pods);
+    }
+    let (held, cached) = totals(&replicas);
+    // And no shard held twice.
+    let mut shards: Vec<u32> = replicas
         .iter()
-        .map(|replica| replica.state.lock().0.len())
-        .sum();
+        .flat_map(|replica| replica.state.lock().0.clone())
+        .collect();
+    shards.sort_unstable();
+    shards.dedup();
+    let held = held.min(shards.len());
     for replica in &mut replicas {
         drop(replica.child.stdin.take());
     }
