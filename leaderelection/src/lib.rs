@@ -32,6 +32,7 @@
 //! | [`LeaderElectionRecord`] | `resourcelock.LeaderElectionRecord` | holder, duration, acquire and renew times, transitions |
 //! | [`LeaderElector::check`] | `HealthzAdaptor` | fails when renewing is overdue |
 //! | [`ElectorStats`] | `leader_election_master_status` metric | is leader, acquisitions, losses, transitions seen |
+//! | [`ShardedController`] | none (controller-runtime has none either) | the key space in shards, a Lease and an elector per shard, each replica its fair share |
 //!
 //! **The rules are client-go's.**
 //! - A candidate tries to acquire the lease every `retry_period`
@@ -54,6 +55,12 @@
 //! Clocks may therefore disagree between machines. What is assumed is that
 //! they advance at about the same *rate*: `lease_duration` must be long
 //! enough to cover rate differences and the delay of a renewal.
+//!
+//! The sharded controller judges other replicas' liveness (their
+//! membership leases) by the renew times written in the records, so
+//! clocks skewed by more than a lease duration distort its shares; which
+//! replica holds a shard is still decided by the electors, by the rule
+//! above.
 //!
 //! Not yet here: client-go's coordinated leader election (LeaseCandidate)
 //! and the multi-lock.
