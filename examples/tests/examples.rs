@@ -508,14 +508,31 @@ fn the_protobuf_example_keeps_protobuf_smaller_than_json() {
 
 #[test]
 fn the_sharded_controller_moves_shards_between_replica_processes() {
+    let snapshots = std::env::temp_dir().join(format!("clientgo-sharded-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&snapshots);
+    std::fs::create_dir_all(&snapshots).unwrap();
     let output = run(
         "sharded-controller",
-        &["--replicas", "3", "--pods", "600", "--duration", "24"],
+        &[
+            "--replicas",
+            "3",
+            "--pods",
+            "600",
+            "--duration",
+            "24",
+            "--snapshot-dir",
+            snapshots.to_str().unwrap(),
+        ],
     );
+    let _ = std::fs::remove_dir_all(&snapshots);
     let text = stdout(&output);
     assert!(output.status.success(), "{text}\n{}", stderr(&output));
     assert!(text.contains("killed replica-0"), "{text}");
     assert!(text.contains("started replica-3"), "{text}");
     assert!(text.contains("shards held     16 of 16"), "{text}");
     assert!(text.contains("pods cached     600 of 600"), "{text}");
+    // The shards handed to the new replica start from the saves of the
+    // replicas that released them.
+    let resumed = summary_number(&text, "shards resumed");
+    assert!(resumed >= 1, "{text}");
 }

@@ -15,9 +15,10 @@
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo::informers::{SharedIndexInformer, SharedIndexInformerOptions};
+use clientgo::informers::{SharedIndexInformer, SharedIndexInformerOptions, SnapshotOptions};
 use clientgo::leaderelection::{LeaderElectionConfig, ShardedController, ShardedControllerConfig};
 use clientgo::rest::{Config, ResourceClient, RestClient};
 use clientgo_examples::{
@@ -44,6 +45,11 @@ struct Flags {
     /// The leases' name prefix (in --namespace, else default)
     #[arg(long, value_name = "NAME", default_value = "sharded-controller")]
     lease: String,
+    /// A directory every replica can reach: each saves its shards' caches
+    /// there, and a shard taken over starts from the last save any
+    /// replica made of it (warm restart) instead of a list
+    #[arg(long, value_name = "DIR")]
+    snapshot_dir: Option<std::path::PathBuf>,
     #[command(flatten)]
     common: CommonFlags,
     /// Run as one replica (the program starts them so)
@@ -93,20 +99,44 @@ async fn replica(flags: Flags, identity: String) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| "default".to_string());
     let caches: Arc<Mutex<BTreeMap<u32, SharedIndexInformer<Pod>>>> = Arc::default();
+    // Shards whose informer started from a snapshot.
+    let resumed = Arc::new(AtomicU64::new(0));
     let config = ShardedControllerConfig::new(namespace, flags.lease.clone())
         .shards(flags.shards)
         .election(election());
-    let (work_client, work_caches) = (client.clone(), Arc::clone(&caches));
+    let (work_client, work_caches, work_resumed) =
+        (client.clone(), Arc::clone(&caches), Arc::clone(&resumed));
+    let snapshot_dir = flags.snapshot_dir.clone();
     let controller = ShardedController::start(client, identity, config, move |shard, stop| {
+        let mut options =
+            SharedIndexInformerOptions::default().shard_selector(shard.selector.clone());
+        // One file per shard (the selector is part of the informer's
+        // identity), whichever replica wrote it.
+        if let Some(dir) = &snapshot_dir {
+            options = options.snapshot(SnapshotOptions::new(dir));
+        }
         let informer = SharedIndexInformer::from_client(
             ResourceClient::<Pod>::all(work_client.clone()),
-            SharedIndexInformerOptions::default().shard_selector(shard.selector.clone()),
+            options,
         );
         work_caches.lock().insert(shard.index, informer.clone());
-        let caches = Arc::clone(&work_caches);
+        let (caches, resumed) = (Arc::clone(&work_caches), Arc::clone(&work_resumed));
         async move {
-            // A real controller would start its workers here too.
-            informer.run(stop).await;
+            let synced = {
+                let (informer, stop) = (informer.clone(), stop.clone());
+                async move {
+                    while !informer.has_synced() && !stop.is_cancelled() {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    if informer.snapshot_stats().loaded > 0 {
+                        resumed.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            };
+            // A real controller would start its workers here too. The
+            // cache is saved when the run ends, before the shard is
+            // released.
+            tokio::join!(informer.run(stop), synced);
             caches.lock().remove(&shard.index);
         }
     })
@@ -120,7 +150,8 @@ async fn replica(flags: Flags, identity: String) -> Result<(), Failure> {
                 let held = controller.held();
                 let cached: usize = caches.lock().values().map(|informer| informer.stats().cached).sum();
                 let held: Vec<String> = held.iter().map(u32::to_string).collect();
-                say!("STATE held={} cached={cached}", held.join(","));
+                let resumed = resumed.load(Ordering::Relaxed);
+                say!("STATE held={} cached={cached} resumed={resumed}", held.join(","));
             }
         }
     }
@@ -132,8 +163,12 @@ async fn replica(flags: Flags, identity: String) -> Result<(), Failure> {
 struct Replica {
     name: String,
     child: Child,
-    state: Arc<Mutex<(Vec<u32>, usize)>>,
+    state: Arc<Mutex<State>>,
 }
+
+/// What a replica printed last: shards held, pods cached, shards started
+/// from a snapshot.
+type State = (Vec<u32>, usize, u64);
 
 async fn orchestrate(flags: Flags) -> Result<(), Failure> {
     let seed = EmbeddedOptions::default()
@@ -182,10 +217,13 @@ async fn orchestrate(flags: Flags) -> Result<(), Failure> {
         if let Some(namespace) = &flags.common.namespace {
             command.args(["--namespace", namespace]);
         }
+        if let Some(dir) = &flags.snapshot_dir {
+            command.arg("--snapshot-dir").arg(dir);
+        }
         let mut child = command
             .spawn()
             .map_err(|error| Failure::Run(format!("cannot start {name}: {error}")))?;
-        let state: Arc<Mutex<(Vec<u32>, usize)>> = Arc::default();
+        let state: Arc<Mutex<State>> = Arc::default();
         if let Some(stdout) = child.stdout.take() {
             let state = Arc::clone(&state);
             tokio::spawn(async move {
@@ -255,6 +293,10 @@ async fn orchestrate(flags: Flags) -> Result<(), Failure> {
     say!("summary");
     say!("  shards held     {held} of {}", flags.shards);
     say!("  pods cached     {cached} of {total_pods} (each by one replica)");
+    if flags.snapshot_dir.is_some() {
+        let resumed: u64 = replicas.iter().map(|replica| replica.state.lock().2).sum();
+        say!("  shards resumed  {resumed} (started from a snapshot by the live replicas)");
+    }
     if held != flags.shards as usize || cached != total_pods {
         return Err(Failure::Run(
             "the shards did not settle before the end".to_string(),
@@ -266,7 +308,7 @@ async fn orchestrate(flags: Flags) -> Result<(), Failure> {
 fn print_states(elapsed: Duration, replicas: &[Replica], total: usize) {
     let mut line = format!("[{:5.1}s]", elapsed.as_secs_f64());
     for replica in replicas {
-        let (held, cached) = replica.state.lock().clone();
+        let (held, cached, _) = replica.state.lock().clone();
         line.push_str(&format!(
             " | {} {:>2} shards {:>5} pods",
             replica.name,
@@ -279,17 +321,23 @@ fn print_states(elapsed: Duration, replicas: &[Replica], total: usize) {
     say!("{line}");
 }
 
-/// `STATE held=0,3 cached=250` as held shards and cached pods.
-fn parse_state(line: &str) -> Option<(Vec<u32>, usize)> {
+/// `STATE held=0,3 cached=250 resumed=1` as held shards, cached pods and
+/// shards resumed.
+fn parse_state(line: &str) -> Option<State> {
     let rest = line.strip_prefix("STATE held=")?;
-    let (held, cached) = rest.split_once(" cached=")?;
+    let (held, rest) = rest.split_once(" cached=")?;
+    let (cached, resumed) = rest.split_once(" resumed=")?;
     let held = held
         .split(',')
         .filter(|part| !part.is_empty())
         .map(str::parse)
         .collect::<Result<Vec<u32>, _>>()
         .ok()?;
-    Some((held, cached.trim().parse().ok()?))
+    Some((
+        held,
+        cached.trim().parse().ok()?,
+        resumed.trim().parse().ok()?,
+    ))
 }
 
 #[cfg(test)]
@@ -299,11 +347,14 @@ mod tests {
     #[test]
     fn replica_states_parse() {
         assert_eq!(
-            parse_state("STATE held=0,3 cached=250"),
-            Some((vec![0, 3], 250))
+            parse_state("STATE held=0,3 cached=250 resumed=1"),
+            Some((vec![0, 3], 250, 1))
         );
-        assert_eq!(parse_state("STATE held= cached=0"), Some((vec![], 0)));
-        assert_eq!(parse_state("STATE held=x cached=0"), None);
+        assert_eq!(
+            parse_state("STATE held= cached=0 resumed=0"),
+            Some((vec![], 0, 0))
+        );
+        assert_eq!(parse_state("STATE held=x cached=0 resumed=0"), None);
         assert_eq!(parse_state("hello"), None);
     }
 }
