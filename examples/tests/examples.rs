@@ -293,7 +293,7 @@ struct Replica {
 }
 
 impl Replica {
-    fn start(kubeconfig: &std::path::Path) -> Replica {
+    fn start(kubeconfig: &std::path::Path, extra: &[&str]) -> Replica {
         use std::io::BufRead;
         let mut child = Command::new(env!("CARGO_BIN_EXE_controller"))
             .args([
@@ -305,6 +305,7 @@ impl Replica {
                 "--duration",
                 "60",
             ])
+            .args(extra)
             .env_remove("KUBECONFIG")
             .env_remove("KUBERNETES_SERVICE_HOST")
             .stdout(std::process::Stdio::piped())
@@ -374,13 +375,13 @@ fn two_controllers_hand_over_leadership_when_the_leader_dies() {
     let kubeconfig = directory.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
 
-    let mut first = Replica::start(&kubeconfig);
+    let mut first = Replica::start(&kubeconfig, &[]);
     assert!(
         first.wait_for("leading as ", Duration::from_secs(20)),
         "the first replica never led: {:?}",
         first.seen
     );
-    let mut second = Replica::start(&kubeconfig);
+    let mut second = Replica::start(&kubeconfig, &[]);
     assert!(
         second.wait_for("waiting to lead as ", Duration::from_secs(20)),
         "{:?}",
@@ -409,6 +410,74 @@ fn two_controllers_hand_over_leadership_when_the_leader_dies() {
     );
     assert!(took <= Duration::from_secs(8), "took over after {took:?}");
     drop(second);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+/// With `--warm-standby` the waiting replica lists and watches before it
+/// leads, so it takes over with every pod already cached.
+#[test]
+fn a_warm_standby_takes_over_with_a_synced_cache() {
+    use clientgo::apimachinery::GroupResource;
+    use clientgo::testing::TestApiServer;
+    use std::time::Duration;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(TestApiServer::builder().start()).unwrap();
+    for index in 0..20 {
+        server
+            .storage()
+            .create(
+                &GroupResource::new("", "pods"),
+                "default",
+                serde_json::json!({"metadata": {"name": format!("pod-{index}")}, "spec": {"containers": []}}),
+            )
+            .unwrap();
+    }
+    let directory =
+        std::env::temp_dir().join(format!("clientgo-examples-warm-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let kubeconfig = directory.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+
+    let mut first = Replica::start(&kubeconfig, &[]);
+    assert!(
+        first.wait_for("leading as ", Duration::from_secs(20)),
+        "{:?}",
+        first.seen
+    );
+    let mut standby = Replica::start(&kubeconfig, &["--warm-standby"]);
+    // Synced while the first leads.
+    assert!(
+        standby.wait_for("standing by with a synced cache", Duration::from_secs(20)),
+        "{:?}",
+        standby.seen
+    );
+    assert!(
+        standby
+            .seen
+            .iter()
+            .any(|line| line.starts_with("synced 20 pods")),
+        "{:?}",
+        standby.seen
+    );
+    assert!(
+        !standby.seen.iter().any(|line| line.starts_with("leading")),
+        "{:?}",
+        standby.seen
+    );
+    drop(first);
+    assert!(
+        standby.wait_for("leading after ", Duration::from_secs(15)),
+        "{:?}",
+        standby.seen
+    );
+    let took_over = standby
+        .seen
+        .iter()
+        .find(|line| line.starts_with("leading after "))
+        .unwrap();
+    assert!(took_over.contains("(20 pods)"), "{took_over}");
+    drop(standby);
     drop(server);
     let _ = std::fs::remove_dir_all(&directory);
 }

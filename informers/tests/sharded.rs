@@ -1,26 +1,44 @@
 //! Sharded informers against the test server, with the
 //! `ShardedListAndWatch` gate on (the server filters) and off (the
-//! informer filters): four shards of 10,000 objects hold each object
-//! exactly once, together they hold what an unsharded informer holds, and
-//! an object keeps its shard across updates.
+//! informer filters), by watch-list and by list: four shards of 10,000
+//! pods hold each pod exactly once, together they hold what an unsharded
+//! informer holds, and a pod keeps its shard across updates.
 
 use std::collections::BTreeMap;
 
+use clientgo_apimachinery::GroupResource;
 use clientgo_apimachinery::{ShardField, ShardSelector};
 use clientgo_informers::{SharedIndexInformer, SharedIndexInformerOptions};
 use clientgo_listwatch::ShardFiltering;
 use clientgo_reflector::ReflectorOptions;
 use clientgo_rest::ResourceClient;
+use clientgo_testing::ObjectKey;
 use clientgo_testing::TestApiServer;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
 
-use crate::support::{Running, client, config_maps, update, wait_until};
+use crate::support::{Running, client, wait_until};
 
 const OBJECTS: usize = 10_000;
+
+fn pods() -> GroupResource {
+    GroupResource::new("", "pods")
+}
+
+/// Labels a pod; returns its new resourceVersion.
+fn relabel(server: &TestApiServer, name: &str) -> String {
+    server
+        .storage()
+        .modify(&ObjectKey::new(pods(), "default", name), |pod| {
+            pod["metadata"]["labels"]["round"] = json!("2");
+        })
+        .unwrap()
+        .resource_version
+        .to_string()
+}
 const SHARDS: u32 = 4;
 
-fn informer(server: &TestApiServer, shard: Option<u32>, watch_list: bool) -> Running<ConfigMap> {
+fn informer(server: &TestApiServer, shard: Option<u32>, watch_list: bool) -> Running<Pod> {
     let mut options = SharedIndexInformerOptions::default()
         .reflector(ReflectorOptions::default().use_watch_list(watch_list));
     if let Some(index) = shard {
@@ -28,7 +46,7 @@ fn informer(server: &TestApiServer, shard: Option<u32>, watch_list: bool) -> Run
             options.shard_selector(ShardSelector::shard(ShardField::Uid, index, SHARDS).unwrap());
     }
     Running::start(SharedIndexInformer::from_client(
-        ResourceClient::<ConfigMap>::namespaced(client(server), "default"),
+        ResourceClient::<Pod>::namespaced(client(server), "default"),
         options,
     ))
 }
@@ -43,14 +61,14 @@ async fn four_shards(gate: bool, watch_list: bool) {
         server
             .storage()
             .create(
-                &config_maps(),
+                &pods(),
                 "default",
-                json!({"metadata": {"name": format!("cm-{index:05}")}, "data": {"v": "0"}}),
+                json!({"metadata": {"name": format!("pod-{index:05}")}, "spec": {"containers": [{"name": "app", "image": "app"}]}}),
             )
             .unwrap();
     }
     let whole = informer(&server, None, watch_list);
-    let shards: Vec<Running<ConfigMap>> = (0..SHARDS)
+    let shards: Vec<Running<Pod>> = (0..SHARDS)
         .map(|i| informer(&server, Some(i), watch_list))
         .collect();
     whole.synced().await;
@@ -92,11 +110,11 @@ async fn four_shards(gate: bool, watch_list: bool) {
     // Updates reach only the shard that holds the object.
     let changed: Vec<String> = (0..OBJECTS)
         .step_by(97)
-        .map(|i| format!("cm-{i:05}"))
+        .map(|i| format!("pod-{i:05}"))
         .collect();
     let versions: Vec<(String, String)> = changed
         .iter()
-        .map(|name| (format!("default/{name}"), update(&server, name, "1")))
+        .map(|name| (format!("default/{name}"), relabel(&server, name)))
         .collect();
     wait_until("every shard sees its updates", || {
         versions.iter().all(|(key, version)| {
