@@ -333,7 +333,7 @@ impl<L: ResourceLock> LeaderElector<L> {
 
     /// Gives the lock up: an empty holder and a 1 s lease, so a successor
     /// takes over at once (client-go's `release`).
-    async fn release(&self) {
+    pub(crate) async fn release(&self) {
         let deadline = self.config.renew_deadline;
         // Read the lease first, as client-go does: a renewal cut off by
         // the cancellation may have been written without our seeing its

@@ -229,9 +229,11 @@ impl ShardedController {
 
 /// One shard's campaign (and work, while led).
 struct Campaign {
-    /// Ends the elector (which releases the lease when it led).
+    /// Ends the elector (it never releases: `give_up` does, after the
+    /// work).
     elector_cancel: CancellationToken,
-    elector_task: JoinHandle<()>,
+    /// Taken by `give_up`, which waits for it; aborted on drop.
+    elector_task: Option<JoinHandle<()>>,
     elector: Arc<LeaderElector<LeaseLock>>,
     /// Ends the shard's work.
     work_cancel: CancellationToken,
@@ -242,7 +244,9 @@ impl Drop for Campaign {
     /// Aborted with the replica's task (abandon): nothing is released.
     fn drop(&mut self) {
         self.work_cancel.cancel();
-        self.elector_task.abort();
+        if let Some(task) = &self.elector_task {
+            task.abort();
+        }
         if let Some(work) = self.work.lock().take() {
             work.abort();
         }
@@ -337,7 +341,12 @@ impl Replica {
         let ended: Vec<u32> = self
             .campaigns
             .iter()
-            .filter(|(_, campaign)| campaign.elector_task.is_finished())
+            .filter(|(_, campaign)| {
+                campaign
+                    .elector_task
+                    .as_ref()
+                    .is_some_and(JoinHandle::is_finished)
+            })
             .map(|(index, _)| *index)
             .collect();
         for index in ended {
@@ -523,7 +532,7 @@ impl Replica {
             index,
             Campaign {
                 elector_cancel,
-                elector_task,
+                elector_task: Some(elector_task),
                 elector,
                 work_cancel,
                 work,
@@ -535,7 +544,7 @@ impl Replica {
     /// then releases the lease if this replica still holds it (whether
     /// its elector led, lost, or took it just as it was told to stop).
     async fn give_up(&mut self, index: u32) {
-        let Some(campaign) = self.campaigns.remove(&index) else {
+        let Some(mut campaign) = self.campaigns.remove(&index) else {
             return;
         };
         // Not held from here on: its work is being stopped.
@@ -552,43 +561,12 @@ impl Replica {
             let _ = work.await;
         }
         campaign.elector_cancel.cancel();
-        let _ = Campaign::detached(campaign).await;
-        let lock = LeaseLock::new(
-            self.client.clone(),
-            self.config.namespace.clone(),
-            self.shard_lease(index),
-            self.identity.clone(),
-        );
-        match release(&lock).await {
-            Ok(true) => tracing::info!(shard = index, "released the shard"),
-            Ok(false) => tracing::info!(shard = index, "gave the shard up"),
-            Err(error) => {
-                tracing::warn!(%error, shard = index, "could not release the shard; it frees when its lease expires")
-            }
+        if let Some(task) = campaign.elector_task.take() {
+            let _ = task.await;
         }
-    }
-}
-
-/// Releases `lock` as client-go does (no holder, a 1 s duration) when
-/// this replica holds it; `false` when it did not.
-async fn release(lock: &LeaseLock) -> Result<bool, LockError> {
-    let Some(mut record) = lock.get().await? else {
-        return Ok(false);
-    };
-    if record.holder_identity != lock.identity() {
-        return Ok(false);
-    }
-    record.holder_identity = String::new();
-    record.lease_duration_seconds = 1;
-    record.renew_time = Some(Timestamp::now());
-    lock.update(&record).await?;
-    Ok(true)
-}
-
-impl Campaign {
-    /// The elector's task, taken out so dropping the campaign does not
-    /// abort it (an already finished task is left in its place).
-    fn detached(mut campaign: Campaign) -> JoinHandle<()> {
-        std::mem::replace(&mut campaign.elector_task, tokio::spawn(async {}))
+        // The elector's own release (it rereads the lease and writes only
+        // when this replica holds it), now that nothing runs the shard.
+        campaign.elector.release().await;
+        tracing::info!(shard = index, "gave the shard up");
     }
 }
