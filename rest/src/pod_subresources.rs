@@ -106,19 +106,14 @@ impl LogOptions {
     }
 
     fn query_pairs(&self) -> Vec<(&'static str, String)> {
-        let mut pairs = Vec::new();
-        if let Some(container) = &self.container {
-            pairs.push(("container", container.clone()));
-        }
-        for (key, on) in [
-            ("follow", self.follow),
-            ("previous", self.previous),
-            ("timestamps", self.timestamps),
-        ] {
-            if on {
-                pairs.push((key, "true".to_string()));
-            }
-        }
+        let mut pairs = container_and_flags(
+            self.container.as_deref(),
+            [
+                ("follow", self.follow),
+                ("previous", self.previous),
+                ("timestamps", self.timestamps),
+            ],
+        );
         for (key, value) in [
             ("sinceSeconds", self.since_seconds),
             ("tailLines", self.tail_lines),
@@ -130,6 +125,25 @@ impl LogOptions {
         }
         pairs
     }
+}
+
+/// The query of a pod's streaming subresource: its container, when named,
+/// then each flag that is on as `true` (the API server's defaults are
+/// all off, so those are left out).
+pub(crate) fn container_and_flags<const N: usize>(
+    container: Option<&str>,
+    flags: [(&'static str, bool); N],
+) -> Vec<(&'static str, String)> {
+    let named = container.map(|container| ("container", container.to_string()));
+    named
+        .into_iter()
+        .chain(
+            flags
+                .into_iter()
+                .filter(|(_, on)| *on)
+                .map(|(key, _)| (key, "true".to_string())),
+        )
+        .collect()
 }
 
 /// A log's bytes as they arrive ([`ResourceClient::log_stream`]); the

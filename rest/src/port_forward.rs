@@ -31,7 +31,6 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream, WriteHalf};
@@ -41,7 +40,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::error::Error;
-use crate::remote_command::V4_CHANNEL_PROTOCOL;
+use crate::remote_command::{V4_CHANNEL_PROTOCOL, channel_frame};
 use crate::resource_client::ResourceClient;
 use crate::websocket_upgrade::{Upgraded, WebSocket, closed_mid_stream};
 
@@ -261,7 +260,7 @@ async fn run(
     pipes: Vec<(u16, DuplexStream)>,
 ) -> Result<(), PortForwardError> {
     // Readers of the callers' pipes, one task each, aborted with this one.
-    let (input_tx, mut input) = mpsc::channel::<(u8, Bytes)>(pipes.len().max(1));
+    let (input_tx, mut input) = mpsc::channel::<Vec<u8>>(pipes.len().max(1));
     let mut readers = JoinSet::new();
     let mut ports = Vec::with_capacity(pipes.len());
     for (index, (port, pipe)) in pipes.into_iter().enumerate() {
@@ -280,10 +279,8 @@ async fn run(
             loop {
                 match read.read(&mut buffer).await {
                     Ok(n) if n > 0 => {
-                        let mut frame = Vec::with_capacity(n + 1);
-                        frame.push(channel);
-                        frame.extend_from_slice(&buffer[..n]);
-                        if sender.send((channel, frame.into())).await.is_err() {
+                        let frame = channel_frame(channel, &buffer[..n]);
+                        if sender.send(frame).await.is_err() {
                             return;
                         }
                     }
@@ -320,8 +317,8 @@ async fn run(
                 Some(Ok(_)) => {}
                 Some(Err(source)) => break Err(socket_error(&pod, source)),
             },
-            Some((_, frame)) = input.recv() => {
-                if let Err(source) = socket.send(Message::Binary(frame)).await {
+            Some(frame) = input.recv() => {
+                if let Err(source) = socket.send(Message::Binary(frame.into())).await {
                     break Err(socket_error(&pod, source));
                 }
             },

@@ -126,21 +126,15 @@ impl StreamOptions {
     }
 
     fn query_pairs(&self) -> Vec<(&'static str, String)> {
-        let mut pairs = Vec::new();
-        if let Some(container) = &self.container {
-            pairs.push(("container", container.clone()));
-        }
-        for (key, on) in [
-            ("stdin", self.stdin),
-            ("stdout", self.stdout),
-            ("stderr", self.stderr && !self.tty),
-            ("tty", self.tty),
-        ] {
-            if on {
-                pairs.push((key, "true".to_string()));
-            }
-        }
-        pairs
+        crate::pod_subresources::container_and_flags(
+            self.container.as_deref(),
+            [
+                ("stdin", self.stdin),
+                ("stdout", self.stdout),
+                ("stderr", self.stderr && !self.tty),
+                ("tty", self.tty),
+            ],
+        )
     }
 }
 
@@ -559,7 +553,9 @@ impl<'a> Frame<'a> {
     }
 }
 
-fn channel_frame(channel: u8, payload: &[u8]) -> Vec<u8> {
+/// `payload` behind its channel byte, as every frame of the channel
+/// protocols is sent.
+pub(crate) fn channel_frame(channel: u8, payload: &[u8]) -> Vec<u8> {
     let mut frame = Vec::with_capacity(payload.len() + 1);
     frame.push(channel);
     frame.extend_from_slice(payload);

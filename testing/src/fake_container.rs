@@ -47,7 +47,7 @@ use crate::request_path::ResourcePath;
 use crate::responses::{ResponseBody, status_response};
 use crate::server::ServerState;
 use crate::subresources::pod_container;
-use crate::websocket::{self, Socket};
+use crate::websocket::{self, Socket, channel_frame, room_on};
 
 /// The subprotocols served, best first.
 pub(crate) const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
@@ -217,7 +217,7 @@ async fn serve(mut socket: Socket, protocol: String, request: StreamRequest, pod
         // A clone, so the branches below may still drop `stdin`.
         let waiting = stdin.clone().filter(|_| pending.is_some());
         tokio::select! {
-            permit = reserve(waiting.as_ref()), if pending.is_some() => {
+            permit = room_on(waiting.as_ref()), if pending.is_some() => {
                 // A shell that stopped reading drops its input.
                 if let (Some(permit), Some(bytes)) = (permit, pending.take()) {
                     permit.send(bytes);
@@ -245,10 +245,7 @@ async fn serve(mut socket: Socket, protocol: String, request: StreamRequest, pod
                 Some(Ok(_)) => {}
             },
             Some((channel, bytes)) = out_rx.recv() => {
-                let mut frame = Vec::with_capacity(bytes.len() + 1);
-                frame.push(channel);
-                frame.extend_from_slice(&bytes);
-                if socket.send(Message::Binary(frame.into())).await.is_err() {
+                if socket.send(channel_frame(channel, &bytes)).await.is_err() {
                     process.abort();
                     return;
                 }
@@ -258,9 +255,7 @@ async fn serve(mut socket: Socket, protocol: String, request: StreamRequest, pod
     };
     // Output written before the end goes out before the status.
     while let Ok((channel, bytes)) = out_rx.try_recv() {
-        let mut frame = vec![channel];
-        frame.extend_from_slice(&bytes);
-        if socket.send(Message::Binary(frame.into())).await.is_err() {
+        if socket.send(channel_frame(channel, &bytes)).await.is_err() {
             return;
         }
     }
@@ -270,17 +265,10 @@ async fn serve(mut socket: Socket, protocol: String, request: StreamRequest, pod
             json!({"metadata": {}, "status": "Failure", "message": "the command's process failed", "reason": "InternalError", "code": 500})
         }
     };
-    let mut frame = vec![ERROR];
-    frame.extend_from_slice(&serde_json::to_vec(&status).unwrap_or_default());
-    if socket.send(Message::Binary(frame.into())).await.is_ok() {
+    let status = serde_json::to_vec(&status).unwrap_or_default();
+    if socket.send(channel_frame(ERROR, &status)).await.is_ok() {
         let _ = socket.close(None).await;
     }
-}
-
-/// Room for one more message on `sender`; `None` when there is no
-/// receiver (or no sender).
-async fn reserve<T>(sender: Option<&mpsc::Sender<T>>) -> Option<mpsc::Permit<'_, T>> {
-    sender?.reserve().await.ok()
 }
 
 /// The error channel's Status, in kubelet's words.

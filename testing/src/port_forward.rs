@@ -25,7 +25,7 @@ use crate::request_path::ResourcePath;
 use crate::responses::{ResponseBody, status_response};
 use crate::server::ServerState;
 use crate::subresources::pod_of;
-use crate::websocket::{self, Socket};
+use crate::websocket::{self, Socket, channel_frame, room_on};
 
 /// The subprotocol served.
 pub(crate) const PROTOCOLS: [&str; 1] = ["v4.channel.k8s.io"];
@@ -136,7 +136,7 @@ async fn serve(
     pod: &str,
     ports: Vec<u16>,
 ) {
-    let (out_tx, mut out) = mpsc::channel::<Vec<u8>>(16);
+    let (out_tx, mut out) = mpsc::channel::<Message>(16);
     let mut inputs: Vec<Option<mpsc::Sender<Vec<u8>>>> = Vec::with_capacity(ports.len());
     let mut connections = tokio::task::JoinSet::new();
     for (index, &port) in ports.iter().enumerate() {
@@ -144,7 +144,7 @@ async fn serve(
         let [low, high] = port.to_le_bytes();
         for channel in [data, data + 1] {
             if socket
-                .send(Message::Binary(vec![channel, low, high].into()))
+                .send(channel_frame(channel, &[low, high]))
                 .await
                 .is_err()
             {
@@ -170,7 +170,7 @@ async fn serve(
             .and_then(|(index, _)| inputs.get(*index))
             .and_then(Option::clone);
         tokio::select! {
-            permit = reserve(waiting.as_ref()), if pending.is_some() => {
+            permit = room_on(waiting.as_ref()), if pending.is_some() => {
                 match (permit, pending.take()) {
                     (Some(permit), Some((_, data))) => permit.send(data),
                     // The port's connection has ended: its data goes.
@@ -198,7 +198,7 @@ async fn serve(
             },
             frame = out.recv() => match frame {
                 Some(frame) => {
-                    if socket.send(Message::Binary(frame.into())).await.is_err() {
+                    if socket.send(frame).await.is_err() {
                         return;
                     }
                 }
@@ -217,7 +217,7 @@ async fn relay(
     target: Option<SocketAddr>,
     data: u8,
     mut input: mpsc::Receiver<Vec<u8>>,
-    out: mpsc::Sender<Vec<u8>>,
+    out: mpsc::Sender<Message>,
     message: String,
 ) {
     let connected = match target {
@@ -227,9 +227,12 @@ async fn relay(
     let stream = match connected {
         Ok(stream) => stream,
         Err(why) => {
-            let mut frame = vec![data + 1];
-            frame.extend_from_slice(format!("{message}: {why}").as_bytes());
-            let _ = out.send(frame).await;
+            let _ = out
+                .send(channel_frame(
+                    data + 1,
+                    format!("{message}: {why}").as_bytes(),
+                ))
+                .await;
             return;
         }
     };
@@ -242,10 +245,7 @@ async fn relay(
             if n == 0 {
                 return;
             }
-            let mut frame = Vec::with_capacity(n + 1);
-            frame.push(data);
-            frame.extend_from_slice(&buffer[..n]);
-            if out.send(frame).await.is_err() {
+            if out.send(channel_frame(data, &buffer[..n])).await.is_err() {
                 return;
             }
         }
@@ -261,12 +261,6 @@ async fn relay(
         () = outward => {}
         () = inward => {}
     }
-}
-
-/// Room for one more message on `sender`; `None` when there is no
-/// receiver (or no sender).
-async fn reserve<T>(sender: Option<&mpsc::Sender<T>>) -> Option<mpsc::Permit<'_, T>> {
-    sender?.reserve().await.ok()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use hyper::upgrade::OnUpgrade;
 use hyper::{Request, Response, StatusCode, header};
 use hyper_util::rt::TokioIo;
 use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
@@ -98,6 +99,24 @@ pub(crate) fn accept(
         upgrade: hyper::upgrade::on(request),
         protocol,
     })
+}
+
+/// A binary frame carrying `payload` on `channel` (the channel protocols'
+/// first byte).
+pub(crate) fn channel_frame(channel: u8, payload: &[u8]) -> Message {
+    let mut frame = Vec::with_capacity(payload.len() + 1);
+    frame.push(channel);
+    frame.extend_from_slice(payload);
+    Message::Binary(frame.into())
+}
+
+/// Room for one more message on `sender`; `None` when there is no
+/// receiver (or no sender). The sessions hold input here while they stop
+/// reading their socket (back-pressure) and keep sending output.
+pub(crate) async fn room_on<T>(
+    sender: Option<&tokio::sync::mpsc::Sender<T>>,
+) -> Option<tokio::sync::mpsc::Permit<'_, T>> {
+    sender?.reserve().await.ok()
 }
 
 /// The WebSocket once the 101 has gone out; `None` when the client left
