@@ -34,6 +34,20 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// A fresh temporary directory named after `label` holding a kubeconfig
+/// for `server`: the directory (to remove) and the file.
+fn kubeconfig_in_temp_dir(
+    server: &clientgo::testing::TestApiServer,
+    label: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let directory =
+        std::env::temp_dir().join(format!("clientgo-examples-{label}-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let kubeconfig = directory.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    (directory, kubeconfig)
+}
+
 /// Runs `program` and returns its stdout, failing the test (with both
 /// outputs) if it did not exit successfully.
 fn run_ok(program: &str, args: &[&str]) -> String {
@@ -266,11 +280,7 @@ fn the_controller_without_rbac_exits_with_the_403_at_once() {
                 .start(),
         )
         .unwrap();
-    let directory =
-        std::env::temp_dir().join(format!("clientgo-examples-rbac-{}", std::process::id()));
-    std::fs::create_dir_all(&directory).unwrap();
-    let kubeconfig = directory.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (directory, kubeconfig) = kubeconfig_in_temp_dir(&server, "rbac");
     let started = std::time::Instant::now();
     let output = run(
         "controller",
@@ -369,11 +379,7 @@ fn two_controllers_hand_over_leadership_when_the_leader_dies() {
     use std::time::{Duration, Instant};
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(TestApiServer::builder().start()).unwrap();
-    let directory =
-        std::env::temp_dir().join(format!("clientgo-examples-leader-{}", std::process::id()));
-    std::fs::create_dir_all(&directory).unwrap();
-    let kubeconfig = directory.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (directory, kubeconfig) = kubeconfig_in_temp_dir(&server, "leader");
 
     let mut first = Replica::start(&kubeconfig, &[]);
     assert!(
@@ -433,11 +439,7 @@ fn a_warm_standby_takes_over_with_a_synced_cache() {
             )
             .unwrap();
     }
-    let directory =
-        std::env::temp_dir().join(format!("clientgo-examples-warm-{}", std::process::id()));
-    std::fs::create_dir_all(&directory).unwrap();
-    let kubeconfig = directory.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (directory, kubeconfig) = kubeconfig_in_temp_dir(&server, "warm");
 
     let mut first = Replica::start(&kubeconfig, &[]);
     assert!(

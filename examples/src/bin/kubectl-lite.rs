@@ -644,7 +644,12 @@ async fn drain(
     let evictions = evictable
         .into_iter()
         .map(|pod| evict_and_wait(client.clone(), pod, timeout));
-    let results = futures_join_all(evictions).await;
+    // All at once, as kubectl evicts; a task that panicked is not
+    // dropped silently (join_all resumes its panic).
+    let results = evictions
+        .collect::<tokio::task::JoinSet<_>>()
+        .join_all()
+        .await;
     let failed: Vec<String> = results.into_iter().filter_map(Result::err).collect();
     if !failed.is_empty() {
         return Err(format!(
@@ -662,22 +667,6 @@ fn namespaced_name(pod: &Pod) -> String {
         pod.metadata.namespace.as_deref().unwrap_or_default(),
         pod.metadata.name.as_deref().unwrap_or_default()
     )
-}
-
-/// Runs the futures together and returns their results in order.
-async fn futures_join_all<F>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
-where
-    F: std::future::Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let handles: Vec<_> = futures.map(tokio::spawn).collect();
-    let mut results = Vec::with_capacity(handles.len());
-    for handle in handles {
-        if let Ok(result) = handle.await {
-            results.push(result);
-        }
-    }
-    results
 }
 
 /// Evicts one pod, again after each budget refusal, then waits with
