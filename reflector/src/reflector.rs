@@ -298,7 +298,7 @@ where
     }
 
     /// Replaces the store with a sync's result and records the sync at
-    /// `resource_version` by `mode`. A saved state whose resume was
+    /// `resource_version` by `mode`, the record first (see the body). A saved state whose resume was
     /// refused goes in first, so the store's handlers are told about it
     /// and then, by this replace, about what changed since (objects
     /// deleted meanwhile become tombstones), as if the process had never
@@ -318,9 +318,19 @@ where
                 .collect::<Result<Vec<_>, _>>()?;
             self.store.replace(saved, &refused.resource_version)?;
         }
-        self.store.replace(objects, resource_version)?;
+        // "Synced" is one fact: the status shows this sync's
+        // resourceVersion and mode before the store can report it synced
+        // (an informer's queue does as soon as its task pops the replace),
+        // so whoever sees the cache synced also sees both. A replace the
+        // store refuses puts the status back.
+        let before = self.status.sync_point();
+        let mode_changed = self.status.synced(resource_version, mode);
+        if let Err(error) = self.store.replace(objects, resource_version) {
+            self.status.restore(before);
+            return Err(error);
+        }
         self.resource_version_unavailable = false;
-        if self.status.synced(resource_version, mode) {
+        if mode_changed {
             tracing::info!(%mode, "synced; mode in use");
         }
         let counter = match mode {

@@ -158,6 +158,22 @@ impl ReflectorStatus {
     pub(crate) fn synced(&self, resource_version: &str, mode: ReflectorMode) -> bool {
         self.set_resource_version(resource_version);
         *self.shared.last_error.lock() = None;
+        self.synced_mode(mode)
+    }
+
+    /// The resourceVersion and mode as they stand, for [`restore`](Self::restore).
+    pub(crate) fn sync_point(&self) -> (String, ReflectorMode) {
+        (self.last_sync_resource_version(), self.mode())
+    }
+
+    /// Puts back a [`sync_point`](Self::sync_point) taken before a sync
+    /// that the store then refused.
+    pub(crate) fn restore(&self, (resource_version, mode): (String, ReflectorMode)) {
+        self.set_resource_version(&resource_version);
+        self.synced_mode(mode);
+    }
+
+    fn synced_mode(&self, mode: ReflectorMode) -> bool {
         let index = ReflectorMode::ALL
             .iter()
             .position(|known| *known == mode)
@@ -201,5 +217,16 @@ mod tests {
         assert!(status.last_error().is_none());
         assert_eq!(status.last_sync_resource_version(), "5");
         assert!(!status.synced("6", ReflectorMode::ListWatch));
+    }
+
+    #[test]
+    fn a_refused_sync_is_put_back() {
+        let status = ReflectorStatus::new("pods".into());
+        status.synced("5", ReflectorMode::ListWatch);
+        let before = status.sync_point();
+        status.synced("9", ReflectorMode::WatchList);
+        status.restore(before);
+        assert_eq!(status.last_sync_resource_version(), "5");
+        assert_eq!(status.mode(), ReflectorMode::ListWatch);
     }
 }

@@ -839,3 +839,79 @@ async fn a_watch_list_cut_mid_stream_is_asked_for_again() {
         running.stop().await;
     }
 }
+
+/// A store that notes, at each replace, what the reflector's status shows.
+struct SeesStatusAtReplace {
+    inner: Arc<clientgo_store::Indexer<ConfigMap>>,
+    status: std::sync::OnceLock<clientgo_reflector::ReflectorStatus>,
+    seen: parking_lot::Mutex<Vec<(String, String, ReflectorMode)>>,
+}
+
+impl ReflectorStore<ConfigMap> for SeesStatusAtReplace {
+    fn add(&self, object: Arc<ConfigMap>) -> Result<(), clientgo_store::StoreError> {
+        self.inner.add(object)
+    }
+    fn update(&self, object: Arc<ConfigMap>) -> Result<(), clientgo_store::StoreError> {
+        self.inner.update(object)
+    }
+    fn delete(
+        &self,
+        object: clientgo_store::ObjectOrTombstone<ConfigMap>,
+    ) -> Result<(), clientgo_store::StoreError> {
+        self.inner.delete(object)
+    }
+    fn replace(
+        &self,
+        objects: Vec<Arc<ConfigMap>>,
+        resource_version: &str,
+    ) -> Result<(), clientgo_store::StoreError> {
+        if let Some(status) = self.status.get() {
+            self.seen.lock().push((
+                resource_version.to_string(),
+                status.last_sync_resource_version(),
+                status.mode(),
+            ));
+        }
+        self.inner.replace(objects, resource_version)
+    }
+    fn resync(&self) -> Result<(), clientgo_store::StoreError> {
+        self.inner.resync()
+    }
+}
+
+/// "Synced" is one fact: by the time the store hears of a sync (and an
+/// informer's queue may report itself synced), the status already shows
+/// that sync's resourceVersion and mode. They used to be recorded after
+/// the replace, so a waiter woken by the store could read `""` and
+/// `NotSynced`.
+#[tokio::test]
+async fn the_status_shows_a_sync_before_the_store_hears_of_it() {
+    for (use_watch_list, mode) in [
+        (true, ReflectorMode::WatchList),
+        (false, ReflectorMode::ListWatch),
+    ] {
+        let server = seeded(TestApiServer::builder(), 3).await;
+        let store = Arc::new(SeesStatusAtReplace {
+            inner: cache(),
+            status: std::sync::OnceLock::new(),
+            seen: parking_lot::Mutex::new(Vec::new()),
+        });
+        let reflector = clientgo_reflector::Reflector::new(
+            lister(&server, |c| c),
+            Arc::clone(&store) as Arc<dyn ReflectorStore<ConfigMap>>,
+            fast_options().use_watch_list(use_watch_list),
+        );
+        store.status.set(reflector.status()).unwrap();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let task = tokio::spawn(reflector.run(cancel.clone()));
+        converge(&server, &*store.inner).await;
+        cancel.cancel();
+        task.await.unwrap();
+        let seen = store.seen.lock().clone();
+        assert!(!seen.is_empty(), "watch-list {use_watch_list}: no replace");
+        for (replaced_at, shown, shown_mode) in seen {
+            assert_eq!(shown, replaced_at, "watch-list {use_watch_list}");
+            assert_eq!(shown_mode, mode, "watch-list {use_watch_list}");
+        }
+    }
+}
