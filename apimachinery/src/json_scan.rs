@@ -2,7 +2,7 @@
 //! `metadata` of an object, so [`Compact`](crate::Compact) parses only
 //! that; and `metadata.managedFields`, so the list and watch decoders can
 //! leave it out before decoding when the caller will drop it anyway (the
-//! informer factory's `strip_managed_fields`). Building the field
+//! informer factory's `keep_managed_fields(false)`). Building the field
 //! manager's `fieldsV1` trees costs a third of a pod's decode time and,
 //! once dropped, leaves holes in the heap; not building them costs one
 //! scan of the bytes before `managedFields` and one copy of the rest.

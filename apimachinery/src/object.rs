@@ -153,12 +153,19 @@ pub trait Object {
 }
 
 /// An object a reflector, an informer or a lister can hold: an [`Object`]
-/// that decodes from the API's JSON and may be shared across threads and
-/// tasks (`DeserializeOwned + Send + Sync + 'static`). Every such type has
-/// it; name it in bounds instead of spelling the four out.
-pub trait ApiObject: Object + serde::de::DeserializeOwned + Send + Sync + 'static {}
+/// that decodes from and encodes to the API's JSON and may be shared
+/// across threads and tasks (`DeserializeOwned + Serialize + Send + Sync +
+/// 'static`). Every such type has it; name it in bounds instead of
+/// spelling the five out.
+pub trait ApiObject:
+    Object + serde::de::DeserializeOwned + serde::Serialize + Send + Sync + 'static
+{
+}
 
-impl<T> ApiObject for T where T: Object + serde::de::DeserializeOwned + Send + Sync + 'static {}
+impl<T> ApiObject for T where
+    T: Object + serde::de::DeserializeOwned + serde::Serialize + Send + Sync + 'static
+{
+}
 
 impl<K> Object for K
 where

@@ -294,7 +294,7 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
     {
         let memory = ratio(summaries, summary, ClientKind::KubeRs, "kib_per_object");
         lines.push(format!(
-            "memory, strip_managed_fields: {memory:.2}x kube-rs's RSS per pod with full objects (target at most 0.3x: {})",
+            "memory, managedFields dropped: {memory:.2}x kube-rs's RSS per pod with full objects (target at most 0.3x: {})",
             verdict(memory <= 0.3)
         ));
     }

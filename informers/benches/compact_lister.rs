@@ -1,16 +1,15 @@
-//! Reads through a `CompactLister` (pods kept as JSON plus metadata,
-//! decoded on demand) next to a plain `Lister<Pod>`:
+//! Reads through a `Lister<Pod>` over compact entries (pods kept as JSON
+//! plus metadata, decoded on demand) next to one over decoded pods:
 //! `cargo bench -p clientgo-informers --bench compact_lister`.
 //!
 //! 10,000 realistic pods (about 5 KB of JSON each, managedFields left out
-//! as with `strip_managed_fields`) in 10 namespaces of 1,000.
+//! as with `keep_managed_fields(false)`) in 10 namespaces of 1,000.
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use clientgo_apimachinery::{Compact, GroupResource, LabelSelector};
 use clientgo_informers::Lister;
-use clientgo_informers::compact::CompactLister;
 use clientgo_store::{Indexer, IndexerOptions, ReflectorStore};
 use clientgo_testing::realistic_pod;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -59,34 +58,47 @@ fn name_of(index: usize) -> (String, String) {
 fn lister_reads(c: &mut Criterion) {
     let pods = GroupResource::new("", "pods");
     let compact = compact_indexer();
-    let cached = CompactLister::new(
-        Lister::new(Arc::clone(&compact), pods.clone()),
+    let cached: Lister<Pod> = Lister::over_entries(
+        Arc::clone(&compact),
+        pods.clone(),
         clientgo_informers::DEFAULT_DECODE_CACHE_BYTES,
     );
-    let uncached = CompactLister::new(Lister::new(Arc::clone(&compact), pods.clone()), 0);
+    let uncached: Lister<Pod> = Lister::over_entries(Arc::clone(&compact), pods.clone(), 0);
     let typed = Lister::new(typed_indexer(), pods);
     let (namespace, name) = name_of(7);
     let keys: Vec<(String, String)> = (0..NAMESPACES * PER_NAMESPACE).map(name_of).collect();
 
     let mut group = c.benchmark_group("compact_lister");
     group.bench_function("get_hit", |b| {
-        b.iter(|| black_box(cached.get_namespaced(&namespace, &name)))
+        b.iter(|| black_box(cached.namespace(namespace.as_str()).get(&name)))
     });
     let mut next = 0;
     group.bench_function("get_miss", |b| {
         b.iter(|| {
             next = (next + 1) % keys.len();
             let (namespace, name) = &keys[next];
-            black_box(uncached.get_namespaced(namespace, name))
+            black_box(uncached.namespace(namespace.as_str()).get(name))
         })
     });
     group.bench_function("list_namespace_1000_cached", |b| {
-        b.iter(|| black_box(cached.list_namespaced("namespace-3", &LabelSelector::everything())))
+        b.iter(|| {
+            black_box(
+                cached
+                    .namespace("namespace-3")
+                    .list(&LabelSelector::everything()),
+            )
+        })
     });
     // Another namespace than the cached lister's: a decode still held
     // anywhere (that lister's cache) would be shared, not measured.
     group.bench_function("list_namespace_1000_uncached", |b| {
-        b.iter(|| black_box(uncached.list_namespaced("namespace-5", &LabelSelector::everything())))
+        b.iter(|| {
+            black_box(
+                uncached
+                    .namespace("namespace-5")
+                    .list(&LabelSelector::everything()),
+            )
+        })
     });
     group.bench_function("typed_lister_get", |b| {
         b.iter(|| black_box(typed.namespace(namespace.as_str()).get(&name)))

@@ -1,4 +1,4 @@
-//! [`decoded_indexers`]: index functions over whole objects for an
+//! `decoded_indexers`: index functions over whole objects for an
 //! informer of [`Compact`] objects, decoding each object once, at ingest.
 
 use std::sync::Arc;
@@ -34,27 +34,8 @@ struct GroupValues {
 /// [`IndexFuncError`] naming it, as any failing index function does.
 /// Functions added later in another group are computed without being
 /// kept (an entry keeps one group's values).
-pub fn decoded_indexers<K, B>(
+pub(crate) fn decoded_indexers<K, B>(
     functions: impl IntoIterator<Item = (String, IndexFunc<K>)>,
-) -> Indexers<Compact<K, B>>
-where
-    K: ApiObject,
-    B: CompactBody,
-{
-    let decode: DecodeFn<K, B> =
-        Arc::new(|compact: &Compact<K, B>| compact.decode().map_err(|error| error.to_string()));
-    decoded_indexers_with(functions, &decode)
-}
-
-/// How [`decoded_indexers_with`] decodes an entry.
-pub(crate) type DecodeFn<K, B> =
-    Arc<dyn Fn(&Compact<K, B>) -> Result<Arc<K>, String> + Send + Sync>;
-
-/// [`decoded_indexers`], decoding through `decode` (an informer's decoder,
-/// with its transform).
-pub(crate) fn decoded_indexers_with<K, B>(
-    functions: impl IntoIterator<Item = (String, IndexFunc<K>)>,
-    decode: &DecodeFn<K, B>,
 ) -> Indexers<Compact<K, B>>
 where
     K: ApiObject,
@@ -68,17 +49,16 @@ where
         .enumerate()
         .map(|(position, name)| {
             let functions = Arc::clone(&functions);
-            let decode = Arc::clone(decode);
             let index: IndexFunc<Compact<K, B>> = Arc::new(move |compact: &Compact<K, B>| {
                 let kept = compact.memo(|| GroupValues {
                     group,
-                    values: values_of(&decode, compact, &functions),
+                    values: values_of(compact, &functions),
                 });
                 let values = match kept {
                     Some(kept) if kept.group == group => kept.values[position].clone(),
                     // The entry keeps another group's values: this one
                     // function, unkept.
-                    _ => values_of(&decode, compact, &functions[position..=position])
+                    _ => values_of(compact, &functions[position..=position])
                         .into_vec()
                         .swap_remove(0),
                 };
@@ -90,7 +70,6 @@ where
 }
 
 fn values_of<K, B>(
-    decode: &DecodeFn<K, B>,
     compact: &Compact<K, B>,
     functions: &[IndexFunc<K>],
 ) -> Box<[Result<Vec<String>, String>]>
@@ -98,12 +77,15 @@ where
     K: DeserializeOwned + Object + 'static,
     B: CompactBody,
 {
-    match decode(compact) {
+    match compact.decode() {
         Ok(object) => functions
             .iter()
             .map(|function| function(&object).map_err(|error| error.0))
             .collect(),
-        Err(error) => functions.iter().map(|_| Err(error.clone())).collect(),
+        Err(error) => {
+            let error = error.to_string();
+            functions.iter().map(|_| Err(error.clone())).collect()
+        }
     }
 }
 

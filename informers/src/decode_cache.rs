@@ -1,13 +1,15 @@
-//! [`DecodeCache`]: how an informer in compact storage turns its cached
-//! entries into whole objects: the decode, the whole-object transform, and
-//! a cache of recent decodes for listers, bounded in bytes.
+//! [`DecodeCache`]: how an informer turns its cached entries into whole
+//! objects: the decode, and a cache of recent decodes for listers,
+//! bounded in bytes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use clientgo_apimachinery::{ApiObject, Compact, CompactBody, Object, Protobuf};
-use clientgo_store::{LruCache, TransformFunc, meta_namespace_key};
+use clientgo_apimachinery::{ApiObject, Compact, Protobuf};
+use clientgo_store::{LruCache, meta_namespace_key};
 use parking_lot::Mutex;
+
+use crate::stored::Stored;
 
 /// What the cache of an informer in compact storage keeps per object.
 pub(crate) type Entry<K> = Compact<K, Protobuf>;
@@ -55,40 +57,40 @@ struct State<K> {
     misses: u64,
 }
 
-/// Decodes entries of `K` for handlers (uncached: the entry's own weak
-/// slot shares one decode between the handlers of an event) and for
-/// listers (through a cache of up to `budget` estimated bytes, least
-/// recently used out first, each hit checked against the entry's
-/// resourceVersion so a read never sees a stale decode).
+/// Turns cached entries of `S` into objects of `K`: for handlers
+/// (uncached: a compact entry's own weak slot shares one decode between
+/// the handlers of an event) and for listers (through a cache of up to
+/// `budget` estimated bytes, least recently used out first, each hit
+/// checked against the entry's resourceVersion so a read never sees a
+/// stale decode). Entries that are the objects themselves (`S` = `K`) are
+/// handed out as they are, and nothing is cached or counted.
 ///
 /// **Locking:** one mutex over the cache and counters, held for a lookup
 /// or an insert, never while decoding.
-pub(crate) struct DecodeCache<K, B: CompactBody = Protobuf> {
-    transform: Option<TransformFunc<K>>,
+pub(crate) struct DecodeCache<K, S> {
     state: Mutex<State<K>>,
     /// Counted outside the lock: handlers decode on their own threads,
     /// once per event, and must not wait for a lister's lookup.
     handler_decodes: AtomicU64,
     errors: AtomicU64,
-    _body: std::marker::PhantomData<fn() -> B>,
+    _stored: std::marker::PhantomData<fn() -> S>,
 }
 
-impl<K, B> DecodeCache<K, B>
+impl<K, S> DecodeCache<K, S>
 where
     K: ApiObject,
-    B: CompactBody,
+    S: Stored<K>,
 {
-    pub(crate) fn new(budget: usize, transform: Option<TransformFunc<K>>) -> Self {
+    pub(crate) fn new(budget: usize) -> Self {
         DecodeCache {
-            transform,
             state: Mutex::new(State {
-                kept: LruCache::new(budget),
+                kept: LruCache::new(if S::DECODES { budget } else { 0 }),
                 hits: 0,
                 misses: 0,
             }),
             handler_decodes: AtomicU64::new(0),
             errors: AtomicU64::new(0),
-            _body: std::marker::PhantomData,
+            _stored: std::marker::PhantomData,
         }
     }
 
@@ -105,25 +107,29 @@ where
         }
     }
 
-    /// `entry` decoded and transformed, for a handler; `None` (logged and
-    /// counted) when it does not decode.
-    pub(crate) fn for_handler(&self, entry: &Compact<K, B>) -> Option<Arc<K>> {
-        self.handler_decodes.fetch_add(1, Ordering::Relaxed);
+    /// `entry`'s object, for a handler; `None` (logged and counted) when
+    /// it does not decode.
+    pub(crate) fn for_handler(&self, entry: &Arc<S>) -> Option<Arc<K>> {
+        if S::DECODES {
+            self.handler_decodes.fetch_add(1, Ordering::Relaxed);
+        }
         self.decode(entry).map_err(|error| self.failed(&error)).ok()
     }
 
-    /// `entry` decoded and transformed, for a lister, through the cache.
-    pub(crate) fn for_lister(&self, entry: &Compact<K, B>) -> Result<Arc<K>, crate::Error> {
-        self.for_lister_at(entry, &meta_namespace_key(entry))
+    /// `entry`'s object, for a lister, through the cache.
+    pub(crate) fn for_lister(&self, entry: &Arc<S>) -> Result<Arc<K>, crate::Error> {
+        if !S::DECODES {
+            return self.decode(entry);
+        }
+        self.for_lister_at(entry, &meta_namespace_key(&**entry))
     }
 
     /// [`for_lister`](Self::for_lister) of the entry cached under `key`
     /// (a reader that looked it up by key allocates no second one).
-    pub(crate) fn for_lister_at(
-        &self,
-        entry: &Compact<K, B>,
-        key: &str,
-    ) -> Result<Arc<K>, crate::Error> {
+    pub(crate) fn for_lister_at(&self, entry: &Arc<S>, key: &str) -> Result<Arc<K>, crate::Error> {
+        if !S::DECODES {
+            return self.decode(entry);
+        }
         if entry.resource_version().is_none_or(str::is_empty) {
             // Nothing to tell versions apart by: never cached.
             self.state.lock().misses += 1;
@@ -149,22 +155,17 @@ where
             resource_version: entry.resource_version().map(str::to_string),
             object: Arc::clone(&object),
         };
-        let bytes = entry.plain_bytes().saturating_mul(DECODED_EXPANSION);
-        self.state.lock().kept.insert(key.to_string(), kept, bytes);
+        self.state
+            .lock()
+            .kept
+            .insert(key.to_string(), kept, entry.decoded_bytes());
         Ok(object)
     }
 
-    /// `entry` decoded and transformed, shared with every other holder of
-    /// its decode (see [`Compact::decode_transformed`]).
-    pub(crate) fn decode(&self, entry: &Compact<K, B>) -> Result<Arc<K>, crate::Error> {
-        let transformed = match &self.transform {
-            None => return Ok(entry.decode()?),
-            Some(transform) => entry.decode_transformed(|object| transform(object))?,
-        };
-        transformed.map_err(|source| crate::Error::Store {
-            informer: meta_namespace_key(entry),
-            source,
-        })
+    /// `entry`'s object, shared with every other holder of its decode (see
+    /// [`Compact::decode`](clientgo_apimachinery::Compact::decode)).
+    pub(crate) fn decode(&self, entry: &Arc<S>) -> Result<Arc<K>, crate::Error> {
+        Ok(S::object(entry)?)
     }
 
     fn failed(&self, error: &crate::Error) {
@@ -180,18 +181,18 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
 
-    fn entry(name: &str, resource_version: &str, data: &str) -> Entry<ConfigMap> {
+    fn entry(name: &str, resource_version: &str, data: &str) -> Arc<Entry<ConfigMap>> {
         let json = format!(
             r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"default","resourceVersion":"{resource_version}"}},"data":{{"k":"{data}"}}}}"#
         );
-        Compact::from_json(&json).unwrap()
+        Arc::new(Compact::from_json(&json).unwrap())
     }
 
     #[test]
     fn a_lister_read_decodes_once_per_version_and_the_cache_stays_in_budget() {
         let one = entry("a", "1", "x");
         let budget = one.plain_bytes() * DECODED_EXPANSION * 2;
-        let cache = DecodeCache::<ConfigMap>::new(budget, None);
+        let cache = DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(budget);
         let first = cache.for_lister(&one).unwrap();
         let again = cache.for_lister(&one).unwrap();
         assert!(Arc::ptr_eq(&first, &again));
@@ -215,16 +216,24 @@ mod tests {
     }
 
     #[test]
-    fn a_zero_budget_keeps_nothing_and_a_transform_runs_on_each_decode() {
-        let transform: TransformFunc<ConfigMap> = Arc::new(|mut object: Arc<ConfigMap>| {
-            Arc::make_mut(&mut object).data = None;
-            Ok(object)
-        });
-        let cache = DecodeCache::<ConfigMap>::new(0, Some(transform));
+    fn a_zero_budget_keeps_nothing() {
+        let cache = DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(0);
         let one = entry("a", "1", "x");
-        assert!(cache.for_lister(&one).unwrap().data.is_none());
-        assert!(cache.for_handler(&one).unwrap().data.is_none());
+        assert_eq!(
+            cache.for_lister(&one).unwrap().data.as_ref().unwrap()["k"],
+            "x"
+        );
+        assert!(cache.for_handler(&one).is_some());
         let stats = cache.stats();
         assert_eq!((stats.held, stats.misses, stats.handler_decodes), (0, 1, 1));
+    }
+
+    #[test]
+    fn decoded_entries_are_handed_out_as_they_are_and_never_counted() {
+        let cache = DecodeCache::<ConfigMap, ConfigMap>::new(1 << 20);
+        let object = Arc::new(ConfigMap::default());
+        assert!(Arc::ptr_eq(&cache.for_lister(&object).unwrap(), &object));
+        assert!(Arc::ptr_eq(&cache.for_handler(&object).unwrap(), &object));
+        assert_eq!(cache.stats(), DecodeStats::default());
     }
 }

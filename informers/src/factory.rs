@@ -9,10 +9,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, DynamicObject, GroupVersionResource, KnownScope, Object};
+use clientgo_apimachinery::{ApiResource, DynamicObject, GroupVersionResource};
 use clientgo_rest::{ResourceClient, RestClient};
 use parking_lot::Mutex;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
@@ -22,6 +21,7 @@ use crate::generic_informer::GenericInformer;
 use crate::lister::Lister;
 use crate::resource_informer_factory::DynamicSharedInformerFactory;
 use crate::shared_index_informer::SharedIndexInformer;
+use crate::typed_resource::TypedResource;
 use crate::wait::SyncError;
 
 type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send + Sync>;
@@ -96,8 +96,7 @@ impl SharedInformerFactory {
     /// `InformerFor`). Asking again returns the same informer.
     pub fn informer_for<K>(&self) -> SharedIndexInformer<K>
     where
-        K: k8s_openapi::Resource + Object + DeserializeOwned + Clone + Send + Sync + 'static,
-        K::Scope: KnownScope,
+        K: TypedResource,
     {
         self.register::<K>();
         let generic = self.core.get_or_insert(TypeId::of::<K>(), || {
@@ -121,8 +120,7 @@ impl SharedInformerFactory {
     /// A lister over the informer of `K` (creating the informer if needed).
     pub fn lister_for<K>(&self) -> Lister<K>
     where
-        K: k8s_openapi::Resource + Object + DeserializeOwned + Clone + Send + Sync + 'static,
-        K::Scope: KnownScope,
+        K: TypedResource,
     {
         self.informer_for::<K>().lister()
     }
@@ -146,8 +144,7 @@ impl SharedInformerFactory {
     /// creating its informer.
     pub fn register<K>(&self)
     where
-        K: k8s_openapi::Resource + Object + DeserializeOwned + Clone + Send + Sync + 'static,
-        K::Scope: KnownScope,
+        K: TypedResource,
     {
         let resource = ApiResource::of::<K>().group_version_resource();
         self.known.lock().entry(resource).or_insert_with(|| {
@@ -178,8 +175,7 @@ impl SharedInformerFactory {
 
     fn new_informer<K>(&self) -> SharedIndexInformer<K>
     where
-        K: k8s_openapi::Resource + Object + DeserializeOwned + Clone + Send + Sync + 'static,
-        K::Scope: KnownScope,
+        K: TypedResource,
     {
         let resource = ApiResource::of::<K>();
         let namespace = self.options.namespace_for(&resource);

@@ -14,7 +14,7 @@ use crate::informer_options::SharedIndexInformerOptions;
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
 use crate::snapshot::SnapshotOptions;
 use crate::storage::Storage;
-use crate::transform::MetadataTransform;
+use crate::transform::{MetadataTransform, Transform};
 use crate::wait::LastingErrors;
 
 /// The settings a factory applies to each informer it creates (client-go's
@@ -32,10 +32,11 @@ pub struct InformerFactoryOptions {
     pub custom_resync: HashMap<GroupVersionResource, Duration>,
     /// How every informer's cache keeps objects (compact by default).
     pub storage: Storage,
-    /// Drop `managedFields` from every object before caching it (the
-    /// default).
-    pub strip_managed_fields: bool,
-    /// Applied to every object's metadata before caching it.
+    /// Keep `metadata.managedFields` (false: dropped; see
+    /// [`SharedIndexInformerOptions::keep_managed_fields`]).
+    pub keep_managed_fields: bool,
+    /// Applied to every object's metadata before caching it: each
+    /// informer's [`Transform::Metadata`](crate::Transform::Metadata).
     pub transform: Option<MetadataTransform>,
     /// Use watch-list for the initial state (the reflector's default: on).
     pub use_watch_list: bool,
@@ -69,7 +70,7 @@ impl Default for InformerFactoryOptions {
             tweak_list_options: None,
             custom_resync: HashMap::new(),
             storage: Storage::default(),
-            strip_managed_fields: true,
+            keep_managed_fields: false,
             transform: None,
             use_watch_list: true,
             backoff: BackoffOptions::default(),
@@ -90,7 +91,7 @@ impl fmt::Debug for InformerFactoryOptions {
             .field("tweak_list_options", &self.tweak_list_options.is_some())
             .field("custom_resync", &self.custom_resync)
             .field("storage", &self.storage)
-            .field("strip_managed_fields", &self.strip_managed_fields)
+            .field("keep_managed_fields", &self.keep_managed_fields)
             .field("transform", &self.transform.is_some())
             .field("use_watch_list", &self.use_watch_list)
             .field("backoff", &self.backoff)
@@ -175,22 +176,14 @@ impl InformerFactoryOptions {
         self
     }
 
-    /// Drops `managedFields` before caching: on by default, as
-    /// kube-controller-manager and kube-scheduler install this transform on
-    /// their informers "for memory efficiency" (client-go's own default
-    /// keeps them). An object read from such a cache and sent back in an
-    /// update leaves the server's managed fields as they are (the server
-    /// keeps them when an update carries none); `false` keeps them, for a
-    /// controller that reads field ownership. The factory's
-    /// lister-watchers also leave `metadata.managedFields` out of the JSON
-    /// before decoding, so it is never built (faster, and no heap holes
-    /// from trees built only to be dropped; client-go decodes them and
-    /// drops them in the transform); the transform still runs, for any
-    /// object whose managed fields the scan did not find. Protobuf items
-    /// and watch objects have them cut from their bytes the same way.
+    /// Keeps or drops `managedFields` in every informer (see the field).
+    /// Dropped, the factory's lister-watchers leave them out of the JSON
+    /// before decoding and cut them from protobuf bytes, so they are never
+    /// built (faster, and no heap holes from trees built only to be
+    /// dropped; client-go decodes them and drops them in a transform).
     #[must_use]
-    pub fn strip_managed_fields(mut self, strip: bool) -> Self {
-        self.strip_managed_fields = strip;
+    pub fn keep_managed_fields(mut self, keep: bool) -> Self {
+        self.keep_managed_fields = keep;
         self
     }
 
@@ -249,8 +242,7 @@ impl InformerFactoryOptions {
         &self,
         client: clientgo_rest::ResourceClient<K>,
     ) -> ResourceListerWatcher<K> {
-        let lister_watcher =
-            ResourceListerWatcher::new(client).skip_managed_fields(self.strip_managed_fields);
+        let lister_watcher = ResourceListerWatcher::new(client);
         match &self.tweak_list_options {
             Some(tweak) => {
                 let tweak = Arc::clone(tweak);
@@ -291,8 +283,9 @@ impl InformerFactoryOptions {
                 .use_watch_list(self.use_watch_list)
                 .backoff(self.backoff),
             );
-        if let Some(transform) = self.metadata_transform() {
-            options = options.metadata_transform(transform);
+        options.keep_managed_fields = self.keep_managed_fields;
+        if let Some(transform) = &self.transform {
+            options = options.transform(Transform::Metadata(Arc::clone(transform)));
         }
         if let Some(snapshot) = &self.snapshot {
             options = options.snapshot(snapshot.clone());
@@ -301,19 +294,5 @@ impl InformerFactoryOptions {
             options = options.shard_selector(selector.clone());
         }
         options
-    }
-
-    /// Dropping managed fields (when asked), then the custom transform.
-    fn metadata_transform(&self) -> Option<MetadataTransform> {
-        let custom = self.transform.clone();
-        if !self.strip_managed_fields {
-            return custom;
-        }
-        Some(Arc::new(move |meta| {
-            meta.managed_fields = None;
-            if let Some(custom) = &custom {
-                custom(meta);
-            }
-        }))
     }
 }

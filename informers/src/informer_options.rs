@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, Object};
 use clientgo_reflector::ReflectorOptions;
-use clientgo_store::{Indexers, TransformFunc};
+use clientgo_store::Indexers;
 
 use crate::decode_cache::DEFAULT_DECODE_CACHE_BYTES;
 use crate::metadata_index::{MetadataIndexers, namespace_metadata_indexers};
 use crate::metrics::{InformerMetricsProvider, NoopMetricsProvider};
 use crate::snapshot::SnapshotOptions;
 use crate::storage::Storage;
-use crate::transform::MetadataTransform;
+use crate::transform::Transform;
 
 /// How a [`SharedIndexInformer`](crate::SharedIndexInformer) is built:
 /// everything the informer is configured with is here, complete before it
@@ -32,8 +32,8 @@ use crate::transform::MetadataTransform;
 /// | `storage` | [`Storage::Compact`] | decoded objects |
 /// | `metadata_indexers` | the namespace index | none (the factories add the namespace index) |
 /// | `indexers` | none | `Indexers` |
-/// | `metadata_transform` | none | none |
 /// | `transform` | none | `SetTransform` |
+/// | `keep_managed_fields` | false: dropped | kept (kube-controller-manager drops them) |
 /// | `decode_cache_bytes` | [`DEFAULT_DECODE_CACHE_BYTES`](crate::DEFAULT_DECODE_CACHE_BYTES) | none |
 /// | `reflector` | the reflector's defaults (watch-list on, backoff 800 ms to 30 s) | the same |
 /// | `reflector.watch_error_handler` (or [`watch_error_handler`](Self::watch_error_handler)) | errors are logged | `SetWatchErrorHandler` |
@@ -54,19 +54,21 @@ pub struct SharedIndexInformerOptions<K> {
     /// Indexes over the metadata, which never decode.
     pub metadata_indexers: MetadataIndexers,
     /// Indexes over whole objects (in compact storage, each object
-    /// version is decoded once for them, at ingest).
+    /// version is decoded once for them, at ingest; see
+    /// [`Stored::indexers`](crate::Stored::indexers)).
     pub indexers: Indexers<K>,
-    /// Applied to every object's metadata before it is queued and cached,
-    /// in either storage; it must be idempotent.
-    pub metadata_transform: Option<MetadataTransform>,
-    /// Applied to every whole object: before it is queued and cached in
-    /// decoded storage (once per object, as it arrives), at each decode
-    /// in compact storage (see [`Storage`]). It must be idempotent, and a
-    /// saved state's objects (warm restart) come to it shared, so it
-    /// should return an object it does not need to change as is;
-    /// [`strip_managed_fields`](crate::strip_managed_fields) and
-    /// [`transform_metadata`](crate::transform_metadata) do both.
-    pub transform: Option<TransformFunc<K>>,
+    /// Applied to every object before it is queued and cached, once per
+    /// arriving version, in every storage (see [`Transform`] for the
+    /// rule).
+    pub transform: Option<Transform<K>>,
+    /// Keep `metadata.managedFields` (false: they are dropped where
+    /// objects are decoded, and never built, as kube-controller-manager
+    /// and kube-scheduler drop them "for memory efficiency"; client-go's
+    /// own default keeps them). An object read from such a cache and sent
+    /// back in an update leaves the server's managed fields as they are
+    /// (the server keeps them when an update carries none); keep them for
+    /// a controller that reads field ownership.
+    pub keep_managed_fields: bool,
     /// The bytes of decoded objects a compact informer's listers keep, as
     /// estimated (0 keeps none).
     pub decode_cache_bytes: usize,
@@ -96,8 +98,8 @@ impl<K: Object + 'static> Default for SharedIndexInformerOptions<K> {
             storage: Storage::default(),
             metadata_indexers: namespace_metadata_indexers(),
             indexers: Indexers::new(),
-            metadata_transform: None,
             transform: None,
+            keep_managed_fields: false,
             decode_cache_bytes: DEFAULT_DECODE_CACHE_BYTES,
             reflector: ReflectorOptions::default(),
             metrics: Arc::new(NoopMetricsProvider),
@@ -120,8 +122,8 @@ impl<K> fmt::Debug for SharedIndexInformerOptions<K> {
             .field("storage", &self.storage)
             .field("metadata_indexers", &metadata_indexes)
             .field("indexers", &indexes)
-            .field("metadata_transform", &self.metadata_transform.is_some())
-            .field("transform", &self.transform.is_some())
+            .field("transform", &self.transform)
+            .field("keep_managed_fields", &self.keep_managed_fields)
             .field("decode_cache_bytes", &self.decode_cache_bytes)
             .field("reflector", &self.reflector)
             .field("snapshot", &self.snapshot)
@@ -174,17 +176,17 @@ impl<K> SharedIndexInformerOptions<K> {
         self
     }
 
-    /// Changes every object's metadata before it is cached.
+    /// Transforms every object before it is cached (see the field).
     #[must_use]
-    pub fn metadata_transform(mut self, transform: MetadataTransform) -> Self {
-        self.metadata_transform = Some(transform);
+    pub fn transform(mut self, transform: Transform<K>) -> Self {
+        self.transform = Some(transform);
         self
     }
 
-    /// Transforms whole objects (see the field).
+    /// Keeps or drops `managedFields` (see the field).
     #[must_use]
-    pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
-        self.transform = Some(transform);
+    pub fn keep_managed_fields(mut self, keep: bool) -> Self {
+        self.keep_managed_fields = keep;
         self
     }
 

@@ -74,12 +74,12 @@
 //! | [`ResourceEventHandlerFuncs`] | `ResourceEventHandlerDetailedFuncs` | a handler from closures |
 //! | [`FilteringResourceEventHandler`] | `FilteringResourceEventHandler` | a handler seeing only what a filter accepts |
 //! | [`ResourceEventHandlerRegistration`] | the same | a handler's `has_synced`, counters |
-//! | [`Storage`] | none (always decoded) | compact entries (the default) or decoded objects |
+//! | [`Storage`], [`Stored`] | none (always decoded) | compact entries (the default) or decoded objects |
+//! | [`Transform`] | `TransformFunc` | the one change made to objects before caching |
 //! | [`MetadataView`] | none | what a metadata handler and `list_metadata` read, without a decode |
 //! | [`Lister`], [`NamespaceLister`] | `GenericLister`, generated listers | reads of the cache |
 //! | [`SharedInformerFactory`] | generated `sharedInformerFactory` | one informer per type |
 //! | [`DynamicSharedInformerFactory`] | `dynamicinformer` | informers of any resource |
-//! | [`CompactDynamicSharedInformerFactory`] | none | the same over explicit `Compact<DynamicObject>` entries (the dynamic factory's default storage keeps compact entries already) |
 //! | [`MetadataSharedInformerFactory`] | `metadatainformer` | metadata-only informers |
 //! | [`wait_for_cache_sync`] | `WaitForCacheSync` | a sync barrier with a typed error |
 //! | [`InformerMetricsProvider`] | the same | FIFO depth, latency, resourceVersion, per handler |
@@ -134,9 +134,8 @@
 #[rustfmt::skip]
 pub mod builtin;
 mod compact_index;
-mod compact_lister;
 mod decode_cache;
-mod decoding_handler;
+mod engine;
 mod error;
 mod factory;
 mod factory_core;
@@ -147,14 +146,17 @@ mod handler;
 mod handler_funcs;
 mod handler_options;
 mod heavy_work;
-mod informer;
 mod informer_options;
+mod informer_state;
+mod informer_stats;
 mod listener;
 mod lister;
 mod metadata_index;
 mod metadata_view;
 mod metrics;
+mod object_handler;
 mod pending_queue;
+mod pipeline;
 mod processor;
 #[cfg(feature = "prometheus")]
 mod prometheus;
@@ -164,8 +166,10 @@ mod resume_source;
 mod shared_index_informer;
 mod snapshot;
 mod storage;
+mod stored;
 mod sync_signal;
 mod transform;
+mod typed_resource;
 mod until_with_sync;
 mod wait;
 mod warm_restart;
@@ -178,20 +182,8 @@ pub use filtering_handler::FilteringResourceEventHandler;
 pub use generic_informer::{CachedObject, GenericInformer, GenericLister};
 pub use handler_funcs::ResourceEventHandlerFuncs;
 pub use handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
-
-/// Informers over explicit compact entry types (`Compact<K, B>`), for
-/// what the default storage does not choose for you: an LZ4 or a JSON body
-/// (`Compact<K, Lz4>`), or handlers that take the entries themselves. An
-/// informer of `K` in the default [`Storage`] already keeps compact
-/// entries and decodes for handlers of `K` and for [`Lister`]; start
-/// there.
-pub mod compact {
-    pub use crate::compact_index::decoded_indexers;
-    pub use crate::compact_lister::CompactLister;
-    pub use crate::decoding_handler::DecodingHandler;
-}
-pub use informer::InformerStats;
 pub use informer_options::SharedIndexInformerOptions;
+pub use informer_stats::InformerStats;
 pub use listener::HandlerStats;
 pub use lister::{Lister, NamespaceLister};
 pub use metadata_index::{MetadataIndexFunc, MetadataIndexers, namespace_metadata_indexers};
@@ -204,14 +196,16 @@ pub use pending_queue::HandlerQueue;
 pub use prometheus::PrometheusInformerMetrics;
 pub use registration::ResourceEventHandlerRegistration;
 pub use resource_informer_factory::{
-    CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory,
-    MetadataSharedInformerFactory, ResourceInformerFactory, UntypedObject,
+    DynamicSharedInformerFactory, MetadataSharedInformerFactory, ResourceInformerFactory,
+    UntypedObject,
 };
 pub use shared_index_informer::SharedIndexInformer;
 pub use snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotOptions};
 pub use storage::Storage;
+pub use stored::Stored;
 pub use sync_signal::SyncChanges;
-pub use transform::{MetadataTransform, strip_managed_fields, transform_metadata};
+pub use transform::{Ingest, MetadataTransform, Transform};
+pub use typed_resource::TypedResource;
 pub use until_with_sync::until_with_sync;
 pub use wait::{
     Healing, InformerSynced, LastingErrors, SYNCED_POLL_PERIOD, SyncError, SyncFailure,
@@ -224,7 +218,8 @@ pub use clientgo_apimachinery as apimachinery;
 pub use clientgo_reflector::{Error as ReflectorError, ReflectorOptions};
 pub use clientgo_store::{
     DeletedFinalStateUnknown, Indexers, KeyFunc, ObjectOrTombstone, ResourceEventHandler,
-    TransformFunc, meta_namespace_key, meta_namespace_key_func, split_meta_namespace_key,
+    StoreError, TransformFunc, meta_namespace_key, meta_namespace_key_func,
+    split_meta_namespace_key,
 };
 
 #[cfg(test)]

@@ -8,36 +8,40 @@ use std::sync::Arc;
 use clientgo_apimachinery::{ApiObject, GroupResource, LabelSelector, Object};
 use clientgo_store::{Indexer, NAMESPACE_INDEX, Store};
 
-use crate::decode_cache::{DecodeCache, DecodeStats, Entry};
+use crate::decode_cache::{DecodeCache, DecodeStats};
 use crate::error::Error;
 use crate::metadata_view::MetadataView;
+use crate::stored::Stored;
 
-/// Evaluates `$body` with `$indexer` bound to `$source`'s indexer,
-/// whichever form of the objects it caches (for reads that decode nothing).
-macro_rules! with_indexer {
-    ($source:expr, $indexer:ident => $body:expr) => {
-        match $source {
-            Source::Decoded($indexer) => $body,
-            Source::Compact($indexer, _) => $body,
-        }
-    };
+/// What a [`Lister`] reads: an informer's cache of entries of some
+/// [`Stored`] form of `K`, with the informer's decoder. Implemented once,
+/// by [`Cache`].
+trait CacheReader<K>: Send + Sync {
+    fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>>;
+    fn list_namespace(
+        &self,
+        namespace: &str,
+        selector: &LabelSelector,
+        resource: &GroupResource,
+    ) -> Vec<Arc<K>>;
+    fn get(&self, key: &str) -> Result<Option<Arc<K>>, Error>;
+    fn contains(&self, key: &str) -> bool;
+    fn keys(&self) -> Vec<String>;
+    fn by_index(
+        &self,
+        index_name: &str,
+        value: &str,
+    ) -> Result<Vec<Arc<K>>, clientgo_store::StoreError>;
+    fn len(&self) -> usize;
+    fn list_metadata(&self, selector: &LabelSelector) -> Vec<MetadataView>;
+    fn decode_stats(&self) -> DecodeStats;
 }
 
-/// Where a lister reads: the cache of a decoded or a compact informer.
-enum Source<K> {
-    Decoded(Arc<Indexer<K>>),
-    Compact(Arc<Indexer<Entry<K>>>, Arc<DecodeCache<K>>),
-}
-
-impl<K> Clone for Source<K> {
-    fn clone(&self) -> Self {
-        match self {
-            Source::Decoded(indexer) => Source::Decoded(Arc::clone(indexer)),
-            Source::Compact(indexer, decoder) => {
-                Source::Compact(Arc::clone(indexer), Arc::clone(decoder))
-            }
-        }
-    }
+/// An informer's cache of `S` and the decoder that turns its entries into
+/// objects of `K`.
+pub(crate) struct Cache<K, S> {
+    indexer: Arc<Indexer<S>>,
+    decoder: Arc<DecodeCache<K, S>>,
 }
 
 /// Lists and gets objects from an informer's cache.
@@ -58,14 +62,14 @@ impl<K> Clone for Source<K> {
 /// [`keys`](Self::keys), [`contains`](Self::contains) and label selectors
 /// never decode.
 pub struct Lister<K> {
-    source: Source<K>,
+    cache: Arc<dyn CacheReader<K>>,
     resource: GroupResource,
 }
 
 impl<K> Clone for Lister<K> {
     fn clone(&self) -> Self {
         Lister {
-            source: self.source.clone(),
+            cache: Arc::clone(&self.cache),
             resource: self.resource.clone(),
         }
     }
@@ -130,12 +134,13 @@ fn in_namespace<E: Object + Send + Sync + 'static>(
     }
 }
 
-impl<K: ApiObject> Source<K> {
+impl<K, S> CacheReader<K> for Cache<K, S>
+where
+    K: ApiObject,
+    S: Stored<K>,
+{
     fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
-        match self {
-            Source::Decoded(indexer) => matching(indexer, selector),
-            Source::Compact(indexer, decoder) => decoded_all(decoder, &matching(indexer, selector)),
-        }
+        self.objects(&matching(&self.indexer, selector))
     }
 
     fn list_namespace(
@@ -144,31 +149,21 @@ impl<K: ApiObject> Source<K> {
         selector: &LabelSelector,
         resource: &GroupResource,
     ) -> Vec<Arc<K>> {
-        match self {
-            Source::Decoded(indexer) => in_namespace(indexer, namespace, selector, resource),
-            Source::Compact(indexer, decoder) => decoded_all(
-                decoder,
-                &in_namespace(indexer, namespace, selector, resource),
-            ),
-        }
+        self.objects(&in_namespace(&self.indexer, namespace, selector, resource))
     }
 
-    /// The object under `key`, `None` when absent.
     fn get(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
-        match self {
-            Source::Decoded(indexer) => Ok(Store::get_by_key(&**indexer, key)),
-            Source::Compact(indexer, decoder) => Store::get_by_key(&**indexer, key)
-                .map(|entry| decoder.for_lister_at(&entry, key))
-                .transpose(),
-        }
+        Store::get_by_key(&*self.indexer, key)
+            .map(|entry| self.decoder.for_lister_at(&entry, key))
+            .transpose()
     }
 
     fn contains(&self, key: &str) -> bool {
-        with_indexer!(self, indexer => Store::get_by_key(&**indexer, key).is_some())
+        Store::get_by_key(&*self.indexer, key).is_some()
     }
 
     fn keys(&self) -> Vec<String> {
-        with_indexer!(self, indexer => Store::list_keys(&**indexer))
+        Store::list_keys(&*self.indexer)
     }
 
     fn by_index(
@@ -176,49 +171,72 @@ impl<K: ApiObject> Source<K> {
         index_name: &str,
         value: &str,
     ) -> Result<Vec<Arc<K>>, clientgo_store::StoreError> {
-        match self {
-            Source::Decoded(indexer) => indexer.by_index(index_name, value),
-            Source::Compact(indexer, decoder) => indexer
-                .by_index(index_name, value)
-                .map(|entries| decoded_all(decoder, &entries)),
-        }
+        self.indexer
+            .by_index(index_name, value)
+            .map(|entries| self.objects(&entries))
     }
 
     fn len(&self) -> usize {
-        with_indexer!(self, indexer => indexer.len())
+        self.indexer.len()
+    }
+
+    fn list_metadata(&self, selector: &LabelSelector) -> Vec<MetadataView> {
+        matching(&self.indexer, selector)
+            .iter()
+            .map(MetadataView::of)
+            .collect()
+    }
+
+    fn decode_stats(&self) -> DecodeStats {
+        self.decoder.stats()
     }
 }
 
-/// Each entry decoded, in order; entries that do not decode are left out
-/// (the decoder logs and counts them).
-fn decoded_all<K>(decoder: &DecodeCache<K>, entries: &[Arc<Entry<K>>]) -> Vec<Arc<K>>
+impl<K, S> Cache<K, S>
 where
     K: ApiObject,
+    S: Stored<K>,
 {
-    entries
-        .iter()
-        .filter_map(|entry| decoder.for_lister(entry).ok())
-        .collect()
+    /// `indexer`, read through `decoder`.
+    pub(crate) fn new(indexer: Arc<Indexer<S>>, decoder: Arc<DecodeCache<K, S>>) -> Self {
+        Cache { indexer, decoder }
+    }
+
+    /// Each entry's object, in order; entries that do not decode are left
+    /// out (the decoder logs and counts them).
+    fn objects(&self, entries: &[Arc<S>]) -> Vec<Arc<K>> {
+        entries
+            .iter()
+            .filter_map(|entry| self.decoder.for_lister(entry).ok())
+            .collect()
+    }
 }
 
 impl<K: ApiObject> Lister<K> {
     /// A lister over a cache of decoded objects, naming `resource` in
     /// not-found errors.
     pub fn new(indexer: Arc<Indexer<K>>, resource: GroupResource) -> Self {
-        Lister {
-            source: Source::Decoded(indexer),
-            resource,
-        }
+        Self::over_entries(indexer, resource, 0)
     }
 
-    /// A lister over a compact cache, decoding through `decoder`.
-    pub(crate) fn compact(
-        indexer: Arc<Indexer<Entry<K>>>,
-        decoder: Arc<DecodeCache<K>>,
+    /// A lister of `K` over a cache of any [`Stored`] form of it: compact
+    /// entries are decoded on demand, keeping up to `decode_cache_bytes`
+    /// estimated bytes of decodes (0 keeps none; see
+    /// [`DEFAULT_DECODE_CACHE_BYTES`](crate::DEFAULT_DECODE_CACHE_BYTES)),
+    /// shared by its clones.
+    pub fn over_entries<S: Stored<K>>(
+        indexer: Arc<Indexer<S>>,
         resource: GroupResource,
+        decode_cache_bytes: usize,
     ) -> Self {
+        let decoder = Arc::new(DecodeCache::new(decode_cache_bytes));
+        Self::over(Cache::new(indexer, decoder), resource)
+    }
+
+    /// A lister over an informer's cache.
+    pub(crate) fn over<S: Stored<K>>(cache: Cache<K, S>, resource: GroupResource) -> Self {
         Lister {
-            source: Source::Compact(indexer, decoder),
+            cache: Arc::new(cache),
             resource,
         }
     }
@@ -226,7 +244,7 @@ impl<K: ApiObject> Lister<K> {
     /// Every cached object whose labels match `selector` (client-go's
     /// `List`).
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
-        self.source.list(selector)
+        self.cache.list(selector)
     }
 
     /// The cluster-scoped object named `name` (for a namespaced
@@ -241,13 +259,13 @@ impl<K: ApiObject> Lister<K> {
     /// As [`get`](Self::get), with a cached entry that does not decode an
     /// [`Error::Decode`](crate::Error::Decode) rather than `None`.
     pub fn try_get(&self, name: &str) -> Result<Option<Arc<K>>, Error> {
-        self.source.get(name)
+        self.cache.get(name)
     }
 
     /// The objects the index `index_name` files under `value` (client-go's
     /// `ByIndex`); an unknown index is an error.
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
-        self.source
+        self.cache
             .by_index(index_name, value)
             .map_err(|source| Error::Store {
                 informer: self.resource.to_string(),
@@ -257,27 +275,24 @@ impl<K: ApiObject> Lister<K> {
 
     /// Every cached key (`namespace/name`, or `name`); decodes nothing.
     pub fn keys(&self) -> Vec<String> {
-        self.source.keys()
+        self.cache.keys()
     }
 
     /// Whether an object is cached under `key` (`namespace/name`, or
     /// `name`); decodes nothing.
     pub fn contains(&self, key: &str) -> bool {
-        self.source.contains(key)
+        self.cache.contains(key)
     }
 
     /// The metadata of every cached object whose labels match
     /// `selector`; decodes and copies nothing.
     pub fn list_metadata(&self, selector: &LabelSelector) -> Vec<MetadataView> {
-        with_indexer!(&self.source, indexer => matching(indexer, selector)
-            .iter()
-            .map(MetadataView::of)
-            .collect())
+        self.cache.list_metadata(selector)
     }
 
     /// How many objects are cached.
     pub fn len(&self) -> usize {
-        self.source.len()
+        self.cache.len()
     }
 
     /// Whether the cache is empty.
@@ -288,10 +303,7 @@ impl<K: ApiObject> Lister<K> {
     /// The counters of the informer's decodes (all zero in
     /// [`Storage::Decoded`](crate::Storage::Decoded)).
     pub fn decode_stats(&self) -> DecodeStats {
-        match &self.source {
-            Source::Decoded(_) => DecodeStats::default(),
-            Source::Compact(_, decoder) => decoder.stats(),
-        }
+        self.cache.decode_stats()
     }
 
     /// A lister of one namespace.
@@ -340,7 +352,7 @@ impl<K: ApiObject> NamespaceLister<K> {
     /// the informer has none).
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
         self.lister
-            .source
+            .cache
             .list_namespace(&self.namespace, selector, &self.lister.resource)
     }
 
@@ -354,7 +366,7 @@ impl<K: ApiObject> NamespaceLister<K> {
     /// [`Error::Decode`](crate::Error::Decode); see [`Lister::try_get`].
     pub fn try_get(&self, name: &str) -> Result<Option<Arc<K>>, Error> {
         self.lister
-            .source
+            .cache
             .get(&format!("{}/{}", self.namespace, name))
     }
 

@@ -57,13 +57,13 @@ impl fmt::Debug for MetadataView {
 
 /// A handler of [`MetadataView`]s listening to an informer's cache of
 /// `E` (decoded objects or compact entries).
-pub(crate) struct MetadataFor<H>(pub(crate) H);
+pub(crate) struct MetadataHandler<H>(pub(crate) H);
 
 fn view<E: Object + Send + Sync + 'static>(object: &Arc<E>) -> Arc<MetadataView> {
     Arc::new(MetadataView::of(object))
 }
 
-impl<E, H> ResourceEventHandler<E> for MetadataFor<H>
+impl<E, H> ResourceEventHandler<E> for MetadataHandler<H>
 where
     E: Object + Send + Sync + 'static,
     H: ResourceEventHandler<MetadataView>,

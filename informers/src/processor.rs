@@ -2,24 +2,53 @@
 //! (client-go's `sharedProcessor`).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::Object;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, MutexGuard, RwLock};
 
 use crate::handler::Notification;
 use crate::listener::Listener;
 
-/// The registered handlers of one informer.
+/// The registered handlers of one informer, and their resync periods.
 ///
 /// **Locking.** A read lock is held while a notification is queued to
 /// every listener (queuing never waits for a handler); adding and removing
-/// listeners take the write lock.
+/// listeners take the write lock. The periods' mutex is held for the whole
+/// of a handler's registration, and by the informer's start while it
+/// freezes them.
 pub(crate) struct Processor<K> {
     listeners: RwLock<Vec<Arc<Listener<K>>>>,
+    periods: Mutex<ResyncPeriods>,
+}
+
+/// The resync periods: the only setting of an informer that may change
+/// after it is made (client-go's `resyncCheckPeriod` rule: handlers added
+/// before the start may lower the check period; once the reflector has
+/// taken it, it is frozen).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResyncPeriods {
+    /// The period of handlers added without one.
+    pub(crate) default: Duration,
+    /// How often the reflector asks whether any handler is due.
+    pub(crate) check: Duration,
+    /// Whether the informer has started, so `check` no longer changes.
+    pub(crate) frozen: bool,
 }
 
 impl<K> Processor<K> {
+    /// The resync periods, locked (see the type's locking rule).
+    pub(crate) fn periods(&self) -> MutexGuard<'_, ResyncPeriods> {
+        self.periods.lock()
+    }
+
+    /// Freezes the check period, as the informer starts; returns it.
+    pub(crate) fn freeze(&self) -> Duration {
+        let mut periods = self.periods.lock();
+        periods.frozen = true;
+        periods.check
+    }
+
     /// Closes every listener, so their threads end (used when the informer
     /// is dropped without having run).
     pub(crate) fn close_all(&self) {
@@ -30,9 +59,16 @@ impl<K> Processor<K> {
 }
 
 impl<K: Object + Send + Sync + 'static> Processor<K> {
-    pub(crate) fn new() -> Self {
+    /// A processor whose handlers resync every `default_resync` unless
+    /// they ask otherwise (zero: never).
+    pub(crate) fn new(default_resync: Duration) -> Self {
         Processor {
             listeners: RwLock::new(Vec::new()),
+            periods: Mutex::new(ResyncPeriods {
+                default: default_resync,
+                check: default_resync,
+                frozen: false,
+            }),
         }
     }
 

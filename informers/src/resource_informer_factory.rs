@@ -8,11 +8,9 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use clientgo_apimachinery::{
-    ApiResource, Compact, CompactBody, DynamicObject, GroupVersionResource, Json, Object,
-    PartialObjectMetadata,
+    ApiObject, ApiResource, DynamicObject, GroupVersionResource, PartialObjectMetadata,
 };
 use clientgo_rest::{ResourceClient, RestClient};
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
@@ -27,19 +25,13 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for clientgo_apimachinery::DynamicObject {}
     impl Sealed for clientgo_apimachinery::PartialObjectMetadata {}
-    impl<B: clientgo_apimachinery::CompactBody> Sealed
-        for clientgo_apimachinery::Compact<clientgo_apimachinery::DynamicObject, B>
-    {
-    }
 }
 
 /// The object types a [`ResourceInformerFactory`] caches:
-/// [`DynamicObject`] (whole objects of any resource),
-/// [`PartialObjectMetadata`] (metadata only) and `Compact<DynamicObject, B>`
-/// (whole objects kept compact).
-pub trait UntypedObject:
-    Object + DeserializeOwned + Clone + Send + Sync + 'static + sealed::Sealed
-{
+/// [`DynamicObject`] (whole objects of any resource, kept as the
+/// factory's [`Storage`](crate::Storage) says: compact by default) and
+/// [`PartialObjectMetadata`] (metadata only).
+pub trait UntypedObject: ApiObject + Clone + sealed::Sealed {
     /// How the informers of this factory are named in logs.
     const FLAVOUR: &'static str;
 
@@ -75,28 +67,9 @@ impl UntypedObject for PartialObjectMetadata {
     }
 }
 
-impl<B: CompactBody> UntypedObject for Compact<DynamicObject, B> {
-    const FLAVOUR: &'static str = "compact-dynamic";
-
-    fn client(
-        client: RestClient,
-        resource: ApiResource,
-        namespace: Option<&str>,
-    ) -> ResourceClient<Self> {
-        ResourceClient::with_resource(client, resource, namespace)
-    }
-}
-
 /// Informers of any resource as [`DynamicObject`]s: for resources known
 /// only at run time (custom resources, resources named on a command line).
 pub type DynamicSharedInformerFactory = ResourceInformerFactory<DynamicObject>;
-
-/// [`DynamicSharedInformerFactory`] keeping compact objects
-/// (`Compact<DynamicObject, B>`: JSON plus parsed metadata, decoded into a
-/// `DynamicObject` on demand, with the list's type when the server left it
-/// out of the items).
-pub type CompactDynamicSharedInformerFactory<B = Json> =
-    ResourceInformerFactory<Compact<DynamicObject, B>>;
 
 /// Informers that cache only metadata (the server's
 /// `as=PartialObjectMetadata` form): names, labels, annotations, owners,

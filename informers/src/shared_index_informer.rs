@@ -5,51 +5,33 @@
 use std::fmt;
 use std::sync::{Arc, Weak};
 
-use clientgo_apimachinery::{ApiObject, ApiResource, Object, Protobuf};
-use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher, ShardedListerWatcher};
+use clientgo_apimachinery::{ApiObject, ApiResource};
+use clientgo_listwatch::{
+    BoxedListerWatcher, ListerWatcher, ResourceListerWatcher, ShardedListerWatcher,
+};
 use clientgo_reflector::{Error as ReflectorError, WaitError};
 use clientgo_rest::ResourceClient;
-use clientgo_store::ResourceEventHandler;
-use clientgo_store::{Indexer, Indexers, ObjectOrTombstone, TransformFunc};
+use clientgo_store::{Indexers, ResourceEventHandler};
 use tokio_util::sync::CancellationToken;
 
-use crate::compact_index::{DecodeFn, decoded_indexers_with};
 use crate::decode_cache::{DecodeCache, Entry};
+use crate::engine::{Engine, StoredEngine};
 use crate::error::Error;
 use crate::handler_options::HandlerOptions;
-use crate::informer::{InformerCore, InformerStats, short_type_name};
 use crate::informer_options::SharedIndexInformerOptions;
-use crate::listener::ListenerView;
+use crate::informer_stats::InformerStats;
 use crate::lister::Lister;
 use crate::metadata_index::{MetadataIndexers, over_metadata};
-use crate::metadata_view::{MetadataFor, MetadataView};
+use crate::metadata_view::MetadataView;
+use crate::pipeline::{Pipeline, PipelineConfig, short_type_name};
 use crate::registration::ResourceEventHandlerRegistration;
 use crate::resume_source::ResumeSource;
+use crate::snapshot::SnapshotOptions;
 use crate::storage::Storage;
+use crate::stored::Stored;
 use crate::sync_signal::SyncChanges;
-use crate::transform::{MetadataTransform, ingest_metadata_transform};
+use crate::transform::Ingest;
 use crate::warm_restart::{SnapshotSource, SnapshotStats, named_source};
-
-/// The engine of one informer, over the type its cache keeps.
-enum Engine<K> {
-    Decoded(InformerCore<K>),
-    Compact {
-        core: InformerCore<Entry<K>>,
-        decoder: Arc<DecodeCache<K>>,
-        /// `Compact` or `CompactLz4`.
-        storage: Storage,
-    },
-}
-
-/// Runs `$body` with `$core` bound to the engine's core, whichever it is.
-macro_rules! with_core {
-    ($engine:expr, $core:ident => $body:expr) => {
-        match $engine {
-            Engine::Decoded($core) => $body,
-            Engine::Compact { core: $core, .. } => $body,
-        }
-    };
-}
 
 /// One list and watch of a resource shared by many handlers, with an
 /// indexed cache (client-go's `SharedIndexInformer`).
@@ -81,7 +63,7 @@ macro_rules! with_core {
 /// The informer is a cheap handle: clones share the same cache and
 /// handlers. Drive it with [`run`](Self::run) on one task.
 pub struct SharedIndexInformer<K> {
-    engine: Arc<Engine<K>>,
+    engine: Arc<dyn Engine<K>>,
 }
 
 impl<K> Clone for SharedIndexInformer<K> {
@@ -104,7 +86,7 @@ impl<K> fmt::Debug for SharedIndexInformer<K> {
 /// A handle on an informer that does not keep it alive: what a handler
 /// registration holds, so a handler that captures its own registration
 /// does not keep its informer (and itself) alive forever.
-pub(crate) struct WeakInformer<K>(Weak<Engine<K>>);
+pub(crate) struct WeakInformer<K>(Weak<dyn Engine<K>>);
 
 impl<K> Clone for WeakInformer<K> {
     fn clone(&self) -> Self {
@@ -122,14 +104,14 @@ impl<K> WeakInformer<K> {
 
     /// Whether this is a handle on `informer`.
     fn is(&self, informer: &SharedIndexInformer<K>) -> bool {
-        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&informer.engine))
+        std::ptr::addr_eq(self.0.as_ptr(), Arc::as_ptr(&informer.engine))
     }
 }
 
 impl<K> SharedIndexInformer<K> {
     /// The informer's name (logs, metrics, sync errors).
     pub fn name(&self) -> &str {
-        with_core!(&*self.engine, core => core.name())
+        &self.engine.state().name
     }
 
     /// Whether two handles are the same informer.
@@ -139,10 +121,7 @@ impl<K> SharedIndexInformer<K> {
 
     /// How the cache keeps objects.
     pub fn storage(&self) -> Storage {
-        match &*self.engine {
-            Engine::Decoded(_) => Storage::Decoded,
-            Engine::Compact { storage, .. } => *storage,
-        }
+        self.engine.storage()
     }
 }
 
@@ -150,27 +129,19 @@ impl<K> SharedIndexInformer<K>
 where
     K: ApiObject,
 {
-    /// An informer over any [`ListerWatcher`] of `K`; it keeps decoded
-    /// objects, whatever `options.storage` says (the source hands it
-    /// decoded objects). Nothing is requested until [`run`](Self::run).
-    pub fn new<L>(lister_watcher: L, mut options: SharedIndexInformerOptions<K>) -> Self
+    /// An informer over any [`ListerWatcher`] of a [`Stored`] form of
+    /// `K`: of `K` itself (the informer then keeps decoded objects, as
+    /// client-go does) or of `Compact<K, B>` entries (kept compact, decoded
+    /// for handlers and listers of `K`). The source's type says which, so
+    /// `options.storage` is read only for whether to compress compact
+    /// entries ([`Storage::CompactLz4`]); [`storage`](Self::storage) tells.
+    /// Nothing is requested until [`run`](Self::run).
+    pub fn new<S, L>(lister_watcher: L, options: SharedIndexInformerOptions<K>) -> Self
     where
-        L: ListerWatcher<K> + Clone + 'static,
+        S: Stored<K>,
+        L: ListerWatcher<S> + Clone + 'static,
     {
-        let snapshot = options.snapshot.take();
-        let lister_watcher =
-            ShardedListerWatcher::maybe(lister_watcher, options.shard_selector.take());
-        let shard = lister_watcher.status();
-        let core = InformerCore::new(
-            lister_watcher,
-            decoded_options(options),
-            None,
-            |name, identity| named_source::<K>(snapshot?, name, identity),
-        );
-        core.set_shard_status(shard);
-        SharedIndexInformer {
-            engine: Arc::new(Engine::Decoded(core)),
-        }
+        Self::build(lister_watcher, options, None, named_source::<S>)
     }
 
     /// An informer over a typed, dynamic or metadata client, keeping
@@ -189,46 +160,84 @@ where
         discovery: clientgo_rest::RestClient,
     ) -> Self {
         let resource = lister_watcher.client().resource().clone();
-        let snapshot = options.snapshot.take();
-        let lister_watcher =
-            ShardedListerWatcher::maybe(lister_watcher, options.shard_selector.take());
-        let shard = lister_watcher.status();
-        let options = SharedIndexInformerOptions {
-            resource: Some(options.resource.unwrap_or(resource)),
-            ..options
-        };
-        let storage = options.storage;
-        let engine = if storage != Storage::Decoded && K::compactable() {
-            let decoder = Arc::new(DecodeCache::new(
-                options.decode_cache_bytes,
-                options.transform.clone(),
-            ));
-            let options = compact_options(options, &decoder);
-            let core = InformerCore::new(
+        options.resource = Some(options.resource.unwrap_or(resource));
+        let lister_watcher = lister_watcher.skip_managed_fields(!options.keep_managed_fields);
+        if options.storage != Storage::Decoded && K::compactable() {
+            Self::build(
                 lister_watcher.retyped::<Entry<K>>(),
                 options,
                 Some(discovery),
-                |name, identity| {
-                    let source = SnapshotSource::<Entry<K>>::new(snapshot?, name, identity);
+                |snapshot, name, identity| {
+                    let source = SnapshotSource::<Entry<K>>::new(snapshot, name, identity);
                     Some(Box::new(source) as Box<dyn ResumeSource<Entry<K>>>)
                 },
-            );
-            Engine::Compact {
-                core,
-                decoder,
-                storage,
-            }
+            )
         } else {
-            Engine::Decoded(InformerCore::new(
-                lister_watcher,
-                decoded_options(options),
-                Some(discovery),
-                |name, identity| named_source::<K>(snapshot?, name, identity),
-            ))
+            Self::build(lister_watcher, options, Some(discovery), named_source::<K>)
+        }
+    }
+
+    /// The informer over `lister_watcher`'s entries of `S`: its source
+    /// sharded and boxed, its indexes and ingest worked out for `S`, its
+    /// snapshots made by `resume_source`.
+    fn build<S, L>(
+        lister_watcher: L,
+        options: SharedIndexInformerOptions<K>,
+        discovery: Option<clientgo_rest::RestClient>,
+        resume_source: impl FnOnce(SnapshotOptions, &str, &str) -> Option<Box<dyn ResumeSource<S>>>,
+    ) -> Self
+    where
+        S: Stored<K>,
+        L: ListerWatcher<S> + Clone + 'static,
+    {
+        let SharedIndexInformerOptions {
+            name,
+            resource,
+            resync_period,
+            storage,
+            metadata_indexers,
+            indexers,
+            transform,
+            keep_managed_fields,
+            decode_cache_bytes,
+            reflector,
+            metrics,
+            snapshot,
+            shard_selector,
+        } = options;
+        let (lister_watcher, shard) = match shard_selector {
+            Some(selector) => {
+                let sharded = ShardedListerWatcher::new(lister_watcher, selector);
+                let status = sharded.status();
+                (BoxedListerWatcher::new(sharded), Some(status))
+            }
+            None => (BoxedListerWatcher::new(lister_watcher), None),
         };
-        with_core!(&engine, core => core.set_shard_status(shard));
+        let compress = S::DECODES && storage == Storage::CompactLz4;
+        let mut all_indexers = over_metadata::<S>(metadata_indexers);
+        all_indexers.extend(S::indexers(indexers));
+        let config = PipelineConfig {
+            name,
+            resource,
+            resync_period,
+            indexers: all_indexers,
+            ingest: S::ingest(Ingest::new(transform, keep_managed_fields, compress)),
+            reflector,
+            metrics,
+            discovery,
+            shard,
+        };
+        let pipeline = Pipeline::new(lister_watcher, config, |name, identity| {
+            resume_source(snapshot?, name, identity)
+        });
+        let storage = match (S::DECODES, compress) {
+            (false, _) => Storage::Decoded,
+            (true, false) => Storage::Compact,
+            (true, true) => Storage::CompactLz4,
+        };
+        let decoder = Arc::new(DecodeCache::<K, S>::new(decode_cache_bytes));
         SharedIndexInformer {
-            engine: Arc::new(engine),
+            engine: Arc::new(StoredEngine::new(pipeline, decoder, storage)),
         }
     }
 
@@ -236,7 +245,7 @@ where
     /// `None` when it cannot tell (an informer not made from a client, or
     /// discovery itself failed).
     pub async fn resource_served(&self) -> Option<bool> {
-        with_core!(&*self.engine, core => core.resource_served().await)
+        self.engine.state().resource_served().await
     }
 
     /// Lists, watches and delivers until `cancel` fires (client-go's
@@ -250,7 +259,7 @@ where
     /// after the drop), the queue closes and every handler's thread ends
     /// once its call in progress returns; the informer is then stopped.
     pub async fn run(&self, cancel: CancellationToken) {
-        with_core!(&*self.engine, core => core.run(cancel).await)
+        self.engine.run(cancel).await
     }
 
     /// Registers a handler with the informer's default resync period.
@@ -292,22 +301,17 @@ where
         options: HandlerOptions,
     ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
         let (name, options) = named(&handler, options);
-        let listener: Arc<dyn ListenerView> = match &*self.engine {
-            Engine::Decoded(core) => core.add_handler(Box::new(handler), &name, &options)?,
-            Engine::Compact { core, decoder, .. } => core.add_handler(
-                Box::new(DecodingFor {
-                    decoder: Arc::clone(decoder),
-                    handler,
-                }),
-                &name,
-                &options,
-            )?,
-        };
+        let listener = self
+            .engine
+            .add_handler(Box::new(handler), &name, &options)?;
         Ok(self.registration(listener))
     }
 
     /// The registration of `listener`, one of this informer's.
-    fn registration(&self, listener: Arc<dyn ListenerView>) -> ResourceEventHandlerRegistration<K> {
+    fn registration(
+        &self,
+        listener: Arc<dyn crate::listener::ListenerView>,
+    ) -> ResourceEventHandlerRegistration<K> {
         ResourceEventHandlerRegistration {
             informer: WeakInformer(Arc::downgrade(&self.engine)),
             listener,
@@ -335,8 +339,9 @@ where
         options: HandlerOptions,
     ) -> Result<ResourceEventHandlerRegistration<K>, Error> {
         let (name, options) = named(&handler, options);
-        let handler = MetadataFor(handler);
-        let listener: Arc<dyn ListenerView> = with_core!(&*self.engine, core => core.add_handler(Box::new(handler), &name, &options)?);
+        let listener = self
+            .engine
+            .add_metadata_handler(Box::new(handler), &name, &options)?;
         Ok(self.registration(listener))
     }
 
@@ -346,7 +351,7 @@ where
     /// or one registered with another informer, does nothing.
     pub fn remove_event_handler(&self, registration: &ResourceEventHandlerRegistration<K>) {
         if registration.informer.is(self) {
-            with_core!(&*self.engine, core => core.remove_handler(registration.listener.id()));
+            self.engine.remove_handler(registration.listener.id());
         }
     }
 
@@ -367,24 +372,24 @@ where
     /// have processed it yet: see
     /// [`ResourceEventHandlerRegistration::has_synced`].
     pub fn has_synced(&self) -> bool {
-        with_core!(&*self.engine, core => core.has_synced())
+        self.engine.state().has_synced()
     }
 
     /// A watcher of this informer's sync state: signalled when it syncs,
     /// reports a list or watch error, stops, or one of its handlers has
     /// received its initial adds. Take it before looking at the state.
     pub fn sync_changes(&self) -> SyncChanges {
-        with_core!(&*self.engine, core => core.sync_changes())
+        self.engine.state().sync_changes()
     }
 
     /// Whether [`run`](Self::run) has begun.
     pub fn is_started(&self) -> bool {
-        with_core!(&*self.engine, core => core.is_started())
+        self.engine.state().is_started()
     }
 
     /// Whether [`run`](Self::run) has returned.
     pub fn is_stopped(&self) -> bool {
-        with_core!(&*self.engine, core => core.is_stopped())
+        self.engine.state().is_stopped()
     }
 
     /// Adds whole-object indexes to the cache, before or while running;
@@ -393,63 +398,32 @@ where
     /// index function that fails on a cached object, and after the
     /// informer stopped.
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
-        match &*self.engine {
-            Engine::Decoded(core) => core.add_indexers(indexers),
-            Engine::Compact { core, decoder, .. } => {
-                core.add_indexers(decoded_indexers_with(indexers, &decode_fn(decoder)))
-            }
-        }
+        self.engine.add_indexers(indexers)
     }
 
     /// Adds metadata indexes, which never decode; as
     /// [`add_indexers`](Self::add_indexers) otherwise.
     pub fn add_metadata_indexers(&self, indexers: MetadataIndexers) -> Result<(), Error> {
-        with_core!(&*self.engine, core => core.add_indexers(over_metadata(indexers)))
+        self.engine.add_metadata_indexers(indexers)
     }
 
-    /// The cache of decoded objects (client-go's `GetIndexer`), in
-    /// [`Storage::Decoded`]; `None` in compact storage, whose cache keeps
-    /// entries (read it through [`lister`](Self::lister)). Its objects
-    /// are shared: never mutate them.
-    pub fn indexer(&self) -> Option<&Arc<Indexer<K>>> {
-        match &*self.engine {
-            Engine::Decoded(core) => Some(core.indexer()),
-            Engine::Compact { .. } => None,
-        }
+    /// The bytes the cache's entries hold on the heap: an estimate
+    /// without allocator overhead (see [`Stored::heap_bytes`]: a compact
+    /// entry's bytes as received and parsed metadata; a decoded object's
+    /// JSON length, a floor). It reads every entry.
+    pub fn cache_bytes(&self) -> usize {
+        self.engine.cache_bytes()
     }
 
-    /// The bytes the cache's entries hold on the heap (bytes as received
-    /// and parsed metadata, an estimate without allocator overhead), in
-    /// compact storage; `None` in decoded storage. It reads every entry.
-    pub fn cache_bytes(&self) -> Option<usize> {
-        match &*self.engine {
-            Engine::Decoded(_) => None,
-            Engine::Compact { core, .. } => {
-                let mut bytes = 0;
-                core.indexer()
-                    .for_each(|_, entry| bytes += entry.heap_bytes());
-                Some(bytes)
-            }
-        }
-    }
-
-    /// A lister over the cache.
+    /// A lister over the cache (client-go's `GetIndexer` and generated
+    /// listers: reads by key, label selector and index).
     pub fn lister(&self) -> Lister<K> {
-        match &*self.engine {
-            Engine::Decoded(core) => {
-                Lister::new(Arc::clone(core.indexer()), core.group_resource().clone())
-            }
-            Engine::Compact { core, decoder, .. } => Lister::compact(
-                Arc::clone(core.indexer()),
-                Arc::clone(decoder),
-                core.group_resource().clone(),
-            ),
-        }
+        self.engine.lister()
     }
 
     /// The resource cached, when known.
     pub fn resource(&self) -> Option<&ApiResource> {
-        with_core!(&*self.engine, core => core.resource())
+        self.engine.state().resource.as_ref()
     }
 
     /// The resourceVersion of the last list or watch event the reflector
@@ -458,7 +432,7 @@ where
     /// [`wait_for_resource_version`](Self::wait_for_resource_version) to
     /// wait for the cache.
     pub fn last_sync_resource_version(&self) -> String {
-        with_core!(&*self.engine, core => core.last_sync_resource_version())
+        self.engine.state().last_sync_resource_version()
     }
 
     /// Waits until the **cache** holds `resource_version` or a later one
@@ -468,31 +442,28 @@ where
     /// once for a non-integer, and when the informer stops first; wrap it
     /// in a timeout to bound the wait.
     pub async fn wait_for_resource_version(&self, resource_version: &str) -> Result<(), WaitError> {
-        with_core!(&*self.engine, core => core.wait_for_resource_version(resource_version).await)
+        self.engine
+            .state()
+            .wait_for_resource_version(resource_version)
+            .await
     }
 
     /// The last list or watch error since the last successful sync (so a
     /// caller can say why the cache is not synced).
     pub fn last_error(&self) -> Option<Arc<ReflectorError>> {
-        with_core!(&*self.engine, core => core.last_error())
+        self.engine.state().last_error()
     }
 
     /// Counters of the informer's snapshots (warm restart): loaded,
     /// refused, written. All zero without
     /// [`snapshot`](SharedIndexInformerOptions::snapshot).
     pub fn snapshot_stats(&self) -> SnapshotStats {
-        with_core!(&*self.engine, core => core.snapshot_stats())
+        self.engine.snapshot_stats()
     }
 
     /// Counters of the informer's work.
     pub fn stats(&self) -> InformerStats {
-        match &*self.engine {
-            Engine::Decoded(core) => core.stats(),
-            Engine::Compact { core, decoder, .. } => InformerStats {
-                decodes: decoder.stats(),
-                ..core.stats()
-            },
-        }
+        self.engine.stats()
     }
 }
 
@@ -504,212 +475,4 @@ fn named<H>(handler: &H, mut options: HandlerOptions) -> (String, HandlerOptions
         .take()
         .unwrap_or_else(|| short_type_name(std::any::type_name_of_val(handler)));
     (name, options)
-}
-
-/// The options of a decoded informer: metadata indexes and transform
-/// joined to the whole-object ones.
-fn decoded_options<K>(options: SharedIndexInformerOptions<K>) -> SharedIndexInformerOptions<K>
-where
-    K: Object + Send + Sync + 'static,
-{
-    let mut indexers = over_metadata::<K>(options.metadata_indexers);
-    indexers.extend(options.indexers);
-    let transform = match options.transform {
-        Some(transform) => Some(after_metadata(options.metadata_transform, transform)),
-        None => options.metadata_transform.map(ingest_metadata_transform),
-    };
-    SharedIndexInformerOptions {
-        metadata_indexers: MetadataIndexers::new(),
-        indexers,
-        metadata_transform: None,
-        transform,
-        ..options
-    }
-}
-
-/// `transform`, after `metadata` when there is one.
-fn after_metadata<K>(
-    metadata: Option<MetadataTransform>,
-    transform: TransformFunc<K>,
-) -> TransformFunc<K>
-where
-    K: Object + Send + Sync + 'static,
-{
-    match metadata {
-        None => transform,
-        Some(change) => {
-            let change = ingest_metadata_transform::<K>(change);
-            Arc::new(move |object| transform(change(object)?))
-        }
-    }
-}
-
-/// The options of the core of a compact informer: metadata indexes over
-/// entries; whole-object indexes decoding once per entry version, through
-/// `decoder` (so with its transform); the metadata transform at ingest,
-/// on entries (the whole-object one goes to the decoder).
-fn compact_options<K>(
-    options: SharedIndexInformerOptions<K>,
-    decoder: &Arc<DecodeCache<K>>,
-) -> SharedIndexInformerOptions<Entry<K>>
-where
-    K: ApiObject,
-{
-    let mut indexers = over_metadata::<Entry<K>>(options.metadata_indexers);
-    if !options.indexers.is_empty() {
-        indexers.extend(decoded_indexers_with(options.indexers, &decode_fn(decoder)));
-    }
-    SharedIndexInformerOptions {
-        name: options.name,
-        resource: options.resource,
-        resync_period: options.resync_period,
-        storage: options.storage,
-        metadata_indexers: MetadataIndexers::new(),
-        indexers,
-        metadata_transform: None,
-        transform: entry_transform(
-            options.metadata_transform,
-            options.storage == Storage::CompactLz4,
-        ),
-        decode_cache_bytes: options.decode_cache_bytes,
-        reflector: options.reflector,
-        metrics: options.metrics,
-        // Taken by the constructor, which makes the resume source.
-        snapshot: None,
-        // Taken by the constructor, which shards the source.
-        shard_selector: None,
-    }
-}
-
-/// Decodes entries for whole-object index functions through `decoder`.
-fn decode_fn<K>(decoder: &Arc<DecodeCache<K>>) -> DecodeFn<K, Protobuf>
-where
-    K: ApiObject,
-{
-    let decoder = Arc::clone(decoder);
-    Arc::new(move |entry: &Entry<K>| decoder.decode(entry).map_err(|error| error.to_string()))
-}
-
-/// What a compact informer does to each entry at ingest: the metadata
-/// transform ([`Compact::change_metadata`](clientgo_apimachinery::Compact::change_metadata):
-/// dropping managedFields cuts them from the body too), then, in
-/// `CompactLz4`, the compression. A fresh entry is changed in place; a
-/// shared one (the cache's own on a relist, or one resumed from a
-/// snapshot) is copied only if the metadata change alters it or it is
-/// still to be compressed. `None` when
-/// there is nothing to do.
-fn entry_transform<K>(
-    change: Option<MetadataTransform>,
-    compress: bool,
-) -> Option<TransformFunc<Entry<K>>>
-where
-    K: Object + Send + Sync + 'static,
-{
-    if change.is_none() && !compress {
-        return None;
-    }
-    let apply = move |entry: &mut Entry<K>, change: &Option<MetadataTransform>| {
-        if let Some(change) = change {
-            entry.change_metadata(&**change);
-        }
-        if compress {
-            entry.compress();
-        }
-    };
-    Some(Arc::new(move |mut entry: Arc<Entry<K>>| {
-        if let Some(owned) = Arc::get_mut(&mut entry) {
-            apply(owned, &change);
-            return Ok(entry);
-        }
-        let changes = change
-            .as_ref()
-            .is_some_and(|change| entry.changed_by(&**change));
-        let to_compress = compress && entry.compressible();
-        if !(changes || to_compress) {
-            return Ok(entry);
-        }
-        let mut changed = (*entry).clone();
-        apply(&mut changed, &change);
-        Ok(Arc::new(changed))
-    }))
-}
-
-/// A handler of `K` listening to a compact informer: decodes each entry
-/// through the informer's decoder (and its transform).
-struct DecodingFor<K, H> {
-    decoder: Arc<DecodeCache<K>>,
-    handler: H,
-}
-
-impl<K, H> ResourceEventHandler<Entry<K>> for DecodingFor<K, H>
-where
-    K: ApiObject,
-    H: ResourceEventHandler<K>,
-{
-    fn on_add(&mut self, object: &Arc<Entry<K>>, is_in_initial_list: bool) {
-        if let Some(object) = self.decoder.for_handler(object) {
-            self.handler.on_add(&object, is_in_initial_list);
-        }
-    }
-
-    fn on_update(&mut self, old: &Arc<Entry<K>>, new: &Arc<Entry<K>>) {
-        if let (Some(old), Some(new)) =
-            (self.decoder.for_handler(old), self.decoder.for_handler(new))
-        {
-            self.handler.on_update(&old, &new);
-        }
-    }
-
-    fn on_delete(&mut self, object: &ObjectOrTombstone<Entry<K>>) {
-        if let Some(deleted) = object.filter_map(|object| self.decoder.for_handler(object)) {
-            self.handler.on_delete(&deleted);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-    use k8s_openapi::api::core::v1::ConfigMap;
-
-    fn entry() -> Arc<Entry<ConfigMap>> {
-        Arc::new(
-            Entry::<ConfigMap>::from_json(
-                r#"{"metadata":{"name":"a","namespace":"n","managedFields":[{"manager":"m"}]},"data":{"k":"v"}}"#,
-            )
-            .unwrap(),
-        )
-    }
-
-    #[test]
-    fn a_fresh_entry_is_changed_in_place_and_a_shared_one_copied_only_when_needed() {
-        let strip: MetadataTransform = Arc::new(|meta| meta.managed_fields = None);
-        let transform = entry_transform::<ConfigMap>(Some(strip), true).unwrap();
-
-        let fresh = entry();
-        let address = Arc::as_ptr(&fresh);
-        let done = transform(fresh).unwrap();
-        assert_eq!(Arc::as_ptr(&done), address, "in place");
-        assert!(!done.compressible(), "compressed");
-        assert!(done.decode().unwrap().metadata.managed_fields.is_none());
-
-        // The cache's own entry, already transformed: returned as is.
-        let again = transform(Arc::clone(&done)).unwrap();
-        assert!(Arc::ptr_eq(&again, &done));
-
-        // A shared entry from an older snapshot: copied, the original kept.
-        let resumed = entry();
-        let held = Arc::clone(&resumed);
-        let copied = transform(resumed).unwrap();
-        assert!(!Arc::ptr_eq(&copied, &held));
-        assert!(held.compressible(), "the shared original is untouched");
-        assert!(!copied.compressible());
-        assert!(transform_is_none_without_work());
-    }
-
-    fn transform_is_none_without_work() -> bool {
-        entry_transform::<ConfigMap>(None, false).is_none()
-    }
 }

@@ -464,7 +464,7 @@ impl WarmRestarts {
         WarmRestarts {
             client: client.clone(),
             options: InformerFactoryOptions::default()
-                .strip_managed_fields(false)
+                .keep_managed_fields(true)
                 .backoff(backoff)
                 .snapshot(
                     SnapshotOptions::new(dir)
@@ -726,7 +726,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             SharedInformerFactory::with_options(
                 json_client.clone(),
                 InformerFactoryOptions::default()
-                    .strip_managed_fields(false)
+                    .keep_managed_fields(true)
                     .backoff(backoff),
             ),
         ),
@@ -738,7 +738,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
                 InformerFactoryOptions::default()
                     .storage(Storage::Decoded)
                     .use_watch_list(false)
-                    .strip_managed_fields(true)
+                    .keep_managed_fields(false)
                     .backoff(backoff),
             ),
         ),
@@ -748,7 +748,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             SharedInformerFactory::with_options(
                 json_client.clone(),
                 InformerFactoryOptions::default()
-                    .strip_managed_fields(false)
+                    .keep_managed_fields(true)
                     .backoff(backoff),
             ),
         ),

@@ -1,8 +1,10 @@
-//! Informers of `Compact<K>`: objects kept as JSON plus parsed metadata.
-//! Handlers that read only keys and metadata cause no full decode at all,
-//! through a sync and a burst of updates; a handler of whole objects
-//! (`DecodingHandler`) decodes on delivery. One test in this binary: the
-//! decode counters are process-wide.
+//! Informers in the default (compact) storage: objects kept as the bytes
+//! they arrived in plus parsed metadata. Handlers and reads of keys and
+//! metadata cause no full decode at all, through a sync and a burst of
+//! updates; a handler of whole objects decodes on delivery. The decode
+//! counters are process-wide: this test counts the decodes of its own
+//! informer's objects only while no other test's can run in between
+//! (differences, from one informer of its own).
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,10 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::*;
-use clientgo_apimachinery::{Compact, LabelSelector, Object, compact_decodes};
-use clientgo_informers::compact::DecodingHandler;
+use clientgo_apimachinery::{LabelSelector, compact_decodes};
 use clientgo_informers::{
-    InformerFactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory,
+    InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs, SharedInformerFactory,
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 use parking_lot::Mutex;
@@ -27,23 +28,23 @@ async fn metadata_handlers_decode_nothing_and_whole_object_handlers_decode_on_de
         client(&server),
         InformerFactoryOptions::default()
             .namespace("default")
-            .strip_managed_fields(true),
+            .keep_managed_fields(false),
     );
-    let informer = factory.informer_for::<Compact<ConfigMap>>();
+    let informer = factory.informer_for::<ConfigMap>();
     // Key → resourceVersion, from metadata alone.
     let seen: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
     let record = {
         let seen = Arc::clone(&seen);
-        move |object: &Arc<Compact<ConfigMap>>| {
+        move |object: &Arc<MetadataView>| {
             seen.lock().insert(
-                object.name().unwrap_or_default().to_string(),
-                object.resource_version().unwrap_or_default().to_string(),
+                object.name.clone().unwrap_or_default(),
+                object.resource_version.clone().unwrap_or_default(),
             );
         }
     };
     informer
-        .add_event_handler(
-            ResourceEventHandlerFuncs::<Compact<ConfigMap>>::new()
+        .add_metadata_event_handler(
+            ResourceEventHandlerFuncs::<MetadataView>::new()
                 .on_add({
                     let record = record.clone();
                     move |object, _| record(object)
@@ -68,33 +69,35 @@ async fn metadata_handlers_decode_nothing_and_whole_object_handlers_decode_on_de
         seen.lock().get("cm-00099") == Some(&last)
     })
     .await;
-    let lister = factory.lister_for::<Compact<ConfigMap>>();
-    assert_eq!(lister.list(&LabelSelector::everything()).len(), 300);
+    let lister = factory.lister_for::<ConfigMap>();
+    assert_eq!(
+        lister.list_metadata(&LabelSelector::everything()).len(),
+        300
+    );
+    assert_eq!(lister.keys().len(), 300);
     assert_eq!(
         compact_decodes().decodes,
         before.decodes,
-        "metadata-only handlers and listing decode nothing"
+        "metadata-only handlers and metadata listing decode nothing"
     );
 
     // A whole-object handler added late: the cache is replayed to it,
     // decoded on delivery.
     let values: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
     informer
-        .add_event_handler(DecodingHandler::new(
-            ResourceEventHandlerFuncs::<ConfigMap>::new().on_add({
-                let values = Arc::clone(&values);
-                move |object, _| {
-                    let value = object
-                        .data
-                        .as_ref()
-                        .and_then(|data| data.get("v").cloned())
-                        .unwrap_or_default();
-                    values
-                        .lock()
-                        .insert(object.metadata.name.clone().unwrap_or_default(), value);
-                }
-            }),
-        ))
+        .add_event_handler(ResourceEventHandlerFuncs::<ConfigMap>::new().on_add({
+            let values = Arc::clone(&values);
+            move |object, _| {
+                let value = object
+                    .data
+                    .as_ref()
+                    .and_then(|data| data.get("v").cloned())
+                    .unwrap_or_default();
+                values
+                    .lock()
+                    .insert(object.metadata.name.clone().unwrap_or_default(), value);
+            }
+        }))
         .unwrap();
     wait_until("the typed handler got the cache", || {
         values.lock().len() == 300
@@ -108,12 +111,13 @@ async fn metadata_handlers_decode_nothing_and_whole_object_handlers_decode_on_de
     assert!(decoded >= 300, "one decode per object delivered: {decoded}");
 
     // Reading one object from the lister decodes it on demand.
-    let cached = lister.namespace("default").get("cm-00007").unwrap();
-    let object = cached.decode().unwrap();
-    assert_eq!(
-        object.metadata.resource_version,
-        cached.meta().resource_version
-    );
+    let metadata = lister
+        .list_metadata(&LabelSelector::everything())
+        .into_iter()
+        .find(|view| view.name.as_deref() == Some("cm-00007"))
+        .unwrap();
+    let object = lister.namespace("default").get("cm-00007").unwrap();
+    assert_eq!(object.metadata.resource_version, metadata.resource_version);
     assert!(object.metadata.managed_fields.is_none());
     stop.cancel();
     factory.shutdown().await;

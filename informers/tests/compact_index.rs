@@ -1,14 +1,13 @@
-//! Index functions over whole compact objects (`decoded_indexers`) decode
-//! each object version once, at ingest: never again when the store
+//! Index functions over whole objects, in the default (compact) storage,
+//! decode each object version once, at ingest: never again when the store
 //! recomputes an old object's values on update and delete.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 
 use crate::support::*;
-use clientgo_apimachinery::{Compact, compact_decodes};
-use clientgo_informers::compact::{CompactLister, decoded_indexers};
-use clientgo_store::IndexFunc;
+use clientgo_apimachinery::compact_decodes;
+use clientgo_store::{IndexFunc, Indexers};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 fn by_value() -> IndexFunc<ConfigMap> {
@@ -27,9 +26,9 @@ fn by_value() -> IndexFunc<ConfigMap> {
 async fn whole_object_indexes_decode_each_version_once() {
     let server = seeded(20).await;
     let before = compact_decodes().decodes;
-    let informer = informer::<Compact<ConfigMap>>(
+    let informer = informer::<ConfigMap>(
         &server,
-        fast_options().indexers(decoded_indexers([("by-v".to_string(), by_value())])),
+        fast_options().indexers(Indexers::from([("by-v".to_string(), by_value())])),
     );
     let running = Running::start(informer.clone());
     running.synced().await;
@@ -53,10 +52,7 @@ async fn whole_object_indexes_decode_each_version_once() {
         "one per new version; none for old versions or the delete"
     );
 
-    let lister = CompactLister::new(
-        informer.lister(),
-        clientgo_informers::DEFAULT_DECODE_CACHE_BYTES,
-    );
+    let lister = informer.lister();
     let changed = lister.by_index("by-v", "changed").unwrap();
     assert_eq!(changed.len(), 10);
     assert!(

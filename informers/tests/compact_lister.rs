@@ -18,7 +18,7 @@ async fn reads_decode_once_until_the_object_changes_and_the_cache_stays_bounded(
     // budget of about four decoded objects.
     let sizing = Running::start(informer::<ConfigMap>(&server, fast_options()));
     sizing.synced().await;
-    let entry_bytes = sizing.informer.cache_bytes().unwrap() / 20;
+    let entry_bytes = sizing.informer.cache_bytes() / 20;
     sizing.stop().await;
     let budget = entry_bytes * DECODED_EXPANSION * 4;
 

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use crate::support::*;
 use clientgo_apimachinery::{
-    ApiResource, DynamicObject, GroupResource, GroupVersionKind, GroupVersionResource, Json,
+    ApiResource, DynamicObject, GroupResource, GroupVersionKind, GroupVersionResource,
     LabelSelector, PartialObjectMetadata,
 };
 use clientgo_informers::{
-    CompactDynamicSharedInformerFactory, DynamicSharedInformerFactory, Error,
-    InformerFactoryOptions, MetadataSharedInformerFactory, ResourceEventHandlerFuncs,
-    SharedInformerFactory, SyncFailure, SyncWaitOptions, wait_for_cache_sync,
+    DynamicSharedInformerFactory, Error, InformerFactoryOptions, MetadataSharedInformerFactory,
+    ResourceEventHandlerFuncs, SharedInformerFactory, Storage, SyncFailure, SyncWaitOptions,
+    wait_for_cache_sync,
 };
 use clientgo_rest::{PostParams, ResourceClient};
 use clientgo_testing::{TestApiServer, Verb, custom_resource_definition, realistic_pod};
@@ -123,7 +123,7 @@ async fn factory_options_apply_to_every_informer() {
             .namespace("default")
             .tweak_list_options(|options| options.label_selector = Some("app=web".into()))
             .custom_resync::<ConfigMap>(Duration::from_secs(120))
-            .strip_managed_fields(true),
+            .keep_managed_fields(false),
     );
     let config_maps = factory.informer_for::<ConfigMap>();
     let registration = config_maps
@@ -227,24 +227,26 @@ async fn the_metadata_informer_caches_only_metadata() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_compact_dynamic_informer_decodes_built_in_objects_with_their_type() {
+async fn the_dynamic_informer_decodes_compact_built_in_objects_with_their_type() {
     let server = server_with_pods(5).await;
     // Watch-list items carry their type; list items of a built-in type do
     // not (the real server's form), so the list's type must reach the
     // decode.
     for use_watch_list in [false, true] {
-        let factory = CompactDynamicSharedInformerFactory::<Json>::with_options(
+        let factory = DynamicSharedInformerFactory::with_options(
             client(&server),
-            InformerFactoryOptions::default().use_watch_list(use_watch_list),
+            InformerFactoryOptions::default()
+                .storage(Storage::Compact)
+                .use_watch_list(use_watch_list),
         );
         let pods = factory.for_resource(&ApiResource::of::<Pod>());
+        assert_eq!(pods.storage(), Storage::Compact);
         let stop = CancellationToken::new();
         factory.start(&stop);
         factory.wait_for_cache_sync(PATIENCE).await.unwrap();
         let cached = pods.lister().list(&LabelSelector::everything());
         assert_eq!(cached.len(), 5);
-        for compact in &cached {
-            let object = compact.decode().unwrap();
+        for object in &cached {
             assert_eq!(
                 object.kind.as_deref(),
                 Some("Pod"),
@@ -375,7 +377,7 @@ async fn a_synced_informer_shows_its_resource_version_and_mode_at_once() {
             } else {
                 clientgo_reflector::ReflectorMode::ListWatch
             };
-            assert_eq!(mode, Some(expected), "round {round}");
+            assert_eq!(mode, expected, "round {round}");
         }
     }
     stop.cancel();

@@ -18,11 +18,9 @@ use std::sync::{Arc, Mutex};
 use clientgo_apimachinery::{Compact, GroupResource, LabelSelector, Object, compact_decodes};
 use clientgo_informers::{
     ResourceEventHandlerFuncs, SharedIndexInformer, SharedIndexInformerOptions, Storage,
-    strip_managed_fields,
 };
 use clientgo_reflector::ReflectorOptions;
 use clientgo_rest::ResourceClient;
-use clientgo_store::Store;
 use clientgo_testing::{ObjectKey, TestApiServer, realistic_pod};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -34,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 static CLONES: AtomicUsize = AtomicUsize::new(0);
 
 /// A pod whose every deep copy is counted.
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug, serde::Deserialize, serde::Serialize)]
 #[serde(transparent)]
 struct CountedPod(Pod);
 
@@ -85,7 +83,8 @@ impl<K: support::TestObject + Clone> TestPod for K {}
 /// last for its key.
 fn same_objects<K: TestPod>(informer: &SharedIndexInformer<K>, seen: &Seen<K>) {
     let seen = seen.lock().unwrap();
-    let cached = informer.indexer().expect("a decoded cache").list();
+    // In decoded storage the lister hands out the cache's own objects.
+    let cached = informer.lister().list(&LabelSelector::everything());
     assert_eq!(cached.len(), seen.len());
     for object in cached {
         let handed = &seen[&key::<K>(&object)];
@@ -127,12 +126,13 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
             .create(&pods, &namespace, realistic_pod(index, &namespace))
             .unwrap();
     }
-    // The strip transform changes each fresh object in place.
+    // Dropping managedFields (the default) changes each fresh object in
+    // place.
     let informer = SharedIndexInformer::from_client(
         ResourceClient::<K>::all(client(&server)),
         SharedIndexInformerOptions::default()
             .storage(Storage::Decoded)
-            .transform(strip_managed_fields())
+            .keep_managed_fields(false)
             .reflector(ReflectorOptions::default().use_watch_list(use_watch_list)),
     );
     let seen: Seen<K> = Arc::default();

@@ -123,7 +123,7 @@ async fn a_restart_with_nothing_changed_makes_no_list_request() {
         "one initial add per object: {seen:?}"
     );
     let stats = informer.stats();
-    assert_eq!(stats.mode, Some(ReflectorMode::Resumed));
+    assert_eq!(stats.mode, ReflectorMode::Resumed);
     assert_eq!(stats.reflector.resumes, 1);
     assert_eq!(stats.reflector.lists + stats.reflector.watch_lists, 0);
     assert_eq!(informer.snapshot_stats().loaded, 1);
@@ -457,7 +457,7 @@ async fn a_restart_while_the_cluster_never_goes_quiet_still_resumes() {
     assert!(writer.await.unwrap() > 20, "the writer kept writing");
     let informer = &running.informer;
     let stats = informer.stats();
-    assert_eq!(stats.mode, Some(ReflectorMode::Resumed), "{stats:?}");
+    assert_eq!(stats.mode, ReflectorMode::Resumed, "{stats:?}");
     assert_eq!(informer.snapshot_stats().loaded, 1);
     assert_eq!(listings(&server), 0, "resumed, not listed");
     assert!(took < Duration::from_secs(10), "synced after {took:?}");

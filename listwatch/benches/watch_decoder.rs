@@ -10,7 +10,7 @@
 //! - `watch_decoder_typed_skip_managed_fields`: the same with
 //!   `skip_managed_fields`, which leaves `metadata.managedFields` out of
 //!   the bytes before decoding (what the factory's
-//!   `strip_managed_fields` turns on);
+//!   `keep_managed_fields(false)` turns on);
 //! - `watch_decoder_framing`: the same with `IgnoredAny` objects, which
 //!   measures framing plus JSON validation without building pods.
 

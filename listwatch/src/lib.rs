@@ -58,6 +58,7 @@
 //! # }
 //! ```
 
+mod boxed_lister_watcher;
 mod error;
 mod event_stream;
 mod fake_lister_watcher;
@@ -74,6 +75,7 @@ mod until;
 mod watch_decoder;
 mod watch_stream;
 
+pub use boxed_lister_watcher::{BoxedListerWatcher, BoxedWatch};
 pub use error::Error;
 pub use event_stream::EventStream;
 pub use fake_lister_watcher::{FakeListerWatcher, FakeWatch};

@@ -134,7 +134,7 @@ impl<K> ResourceListerWatcher<K> {
     /// Leaves `metadata.managedFields` out of every listed and watched
     /// object before decoding it, so it is never built: for a caller that
     /// drops managed fields anyway (the informer factory's
-    /// `strip_managed_fields` sets this and keeps its transform as a
+    /// `keep_managed_fields(false)` sets this and keeps its transform as a
     /// backstop). Saves decode time and the heap holes the dropped trees
     /// would leave.
     #[must_use]

@@ -89,13 +89,10 @@ impl ShardStatus {
 ///
 /// The selector is part of the [`identity`](ListerWatcher::identity), so a
 /// saved cache of one shard is never resumed as another.
-///
-/// Made with no selector ([`maybe`](Self::maybe) with `None`) it passes
-/// everything through unchanged, so callers can wrap unconditionally.
 #[derive(Debug, Clone)]
 pub struct ShardedListerWatcher<L> {
     inner: L,
-    shard: Option<Shard>,
+    shard: Shard,
 }
 
 /// A selector and its text, shared by clones and their watches.
@@ -109,28 +106,22 @@ struct Shard {
 impl<L> ShardedListerWatcher<L> {
     /// `inner`'s objects in `selector`'s shards.
     pub fn new(inner: L, selector: ShardSelector) -> Self {
-        Self::maybe(inner, Some(selector))
-    }
-
-    /// `inner` sharded when there is a selector, else unchanged.
-    pub fn maybe(inner: L, selector: Option<ShardSelector>) -> Self {
-        let shard = selector.map(|selector| Shard {
+        let shard = Shard {
             text: Arc::from(selector.to_string()),
             selector: Arc::new(selector),
             status: Arc::default(),
-        });
+        };
         ShardedListerWatcher { inner, shard }
     }
 
-    /// The selector, when sharded.
-    pub fn selector(&self) -> Option<&ShardSelector> {
-        self.shard.as_ref().map(|shard| &*shard.selector)
+    /// The selector.
+    pub fn selector(&self) -> &ShardSelector {
+        &self.shard.selector
     }
 
-    /// Who filters, and how much this client dropped, when sharded;
-    /// shared by clones.
-    pub fn status(&self) -> Option<Arc<ShardStatus>> {
-        self.shard.as_ref().map(|shard| Arc::clone(&shard.status))
+    /// Who filters, and how much this client dropped; shared by clones.
+    pub fn status(&self) -> Arc<ShardStatus> {
+        Arc::clone(&self.shard.status)
     }
 
     /// The inner source.
@@ -140,7 +131,7 @@ impl<L> ShardedListerWatcher<L> {
 
     fn options(&self, options: &ListOptions) -> ListOptions {
         ListOptions {
-            shard_selector: self.shard.as_ref().map(|shard| shard.text.to_string()),
+            shard_selector: Some(self.shard.text.to_string()),
             ..options.clone()
         }
     }
@@ -166,24 +157,23 @@ where
 
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>, Error> {
         let mut list = self.inner.list(&self.options(options)).await?;
-        if let Some(shard) = &self.shard {
-            if shard.applied_by(&list) {
-                shard.status.set(ShardFiltering::Server);
-            } else {
-                shard.status.set(ShardFiltering::Client);
-                let before = list.items.len();
-                list.items
-                    .retain(|object| shard.selector.matches(object.uid(), object.namespace()));
-                shard.status.dropped((before - list.items.len()) as u64);
-            }
+        let shard = &self.shard;
+        if shard.applied_by(&list) {
+            shard.status.set(ShardFiltering::Server);
+        } else {
+            shard.status.set(ShardFiltering::Client);
+            let before = list.items.len();
+            list.items
+                .retain(|object| shard.selector.matches(object.uid(), object.namespace()));
+            shard.status.dropped((before - list.items.len()) as u64);
         }
         Ok(list)
     }
 
     async fn watch(&self, options: &ListOptions) -> Result<Self::Watch, Error> {
         let options = self.options(options);
-        if let Some(shard) = &self.shard
-            && options.send_initial_events == Some(true)
+        let shard = &self.shard;
+        if options.send_initial_events == Some(true)
             && shard.status.stats().filtering == ShardFiltering::Unknown
         {
             // A watch-list never sees list metadata: one item tells.
@@ -204,10 +194,8 @@ where
         let inner = self.inner.watch(&options).await?;
         Ok(ShardedWatch {
             inner,
-            shard: self
-                .shard
-                .as_ref()
-                .map(|shard| (Arc::clone(&shard.selector), Arc::clone(&shard.status))),
+            selector: Arc::clone(&shard.selector),
+            status: Arc::clone(&shard.status),
             _objects: std::marker::PhantomData,
         })
     }
@@ -217,10 +205,7 @@ where
     }
 
     fn describe(&self) -> String {
-        match &self.shard {
-            Some(shard) => format!("{} ({})", self.inner.describe(), shard.text),
-            None => self.inner.describe(),
-        }
+        format!("{} ({})", self.inner.describe(), self.shard.text)
     }
 
     fn object_type(&self) -> Option<(String, String)> {
@@ -228,10 +213,11 @@ where
     }
 
     fn identity(&self) -> String {
-        match &self.shard {
-            Some(shard) => format!("{} shardSelector={}", self.inner.identity(), shard.text),
-            None => self.inner.identity(),
-        }
+        format!(
+            "{} shardSelector={}",
+            self.inner.identity(),
+            self.shard.text
+        )
     }
 }
 
@@ -247,7 +233,8 @@ impl Shard {
 #[derive(Debug)]
 pub struct ShardedWatch<K, W> {
     inner: W,
-    shard: Option<(Arc<ShardSelector>, Arc<ShardStatus>)>,
+    selector: Arc<ShardSelector>,
+    status: Arc<ShardStatus>,
     _objects: std::marker::PhantomData<fn() -> K>,
 }
 
@@ -264,19 +251,16 @@ where
                 Poll::Ready(Some(Ok(event))) => event,
                 other => return other,
             };
-            let Some((selector, status)) = &self.shard else {
-                return Poll::Ready(Some(Ok(event)));
-            };
             let object = match &event {
                 WatchEvent::Added(object)
                 | WatchEvent::Modified(object)
                 | WatchEvent::Deleted(object) => object,
                 _ => return Poll::Ready(Some(Ok(event))),
             };
-            if selector.matches(object.uid(), object.namespace()) {
+            if self.selector.matches(object.uid(), object.namespace()) {
                 return Poll::Ready(Some(Ok(event)));
             }
-            status.dropped(1);
+            self.status.dropped(1);
         }
     }
 }

@@ -151,7 +151,7 @@ impl<K> WatchDecoder<K> {
 
     /// Leaves `metadata.managedFields` out of every event's object before
     /// decoding it, so it is never built (for a caller that would drop it:
-    /// the informer factory's `strip_managed_fields`). The member is found
+    /// the informer factory's `keep_managed_fields(false)`). The member is found
     /// by a scan of the event's structure; where it cannot be found (an
     /// escaped key, say) the event is decoded whole.
     #[must_use]

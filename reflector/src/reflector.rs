@@ -135,6 +135,23 @@ where
         self
     }
 
+    /// Sets [`ReflectorOptions::resync_period`], for an owner that settles
+    /// it only when it starts the reflector (an informer, whose handlers
+    /// may lower it until then).
+    #[must_use]
+    pub fn resync_period(mut self, period: Duration) -> Self {
+        self.options.resync_period = period;
+        self
+    }
+
+    /// Sets [`ReflectorOptions::resume_settle`], for an owner that learns
+    /// it with the saved state it resumes from.
+    #[must_use]
+    pub fn resume_settle(mut self, settle: Duration) -> Self {
+        self.options.resume_settle = settle;
+        self
+    }
+
     /// A handle on this reflector's resourceVersion, last error, counters
     /// and mode, which stays valid after [`run`](Self::run) takes the
     /// reflector.

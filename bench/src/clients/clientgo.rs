@@ -9,15 +9,13 @@ use std::time::{Duration, Instant};
 use clientgo_apimachinery::{
     ApiObject, Compact, CompactBody, Json, LabelSelector, Lz4, Object, Protobuf,
 };
-use clientgo_informers::compact::DecodingHandler;
 use clientgo_informers::{
     InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs, SharedIndexInformer,
-    SharedInformerFactory, SnapshotOptions, Storage,
+    SharedInformerFactory, SnapshotOptions, Storage, TypedResource,
 };
 use clientgo_rest::{Config, ContentType, RestClient};
 use clientgo_testing::process_memory::rss_mib;
 use k8s_openapi::api::core::v1::Pod;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use super::{CacheClient, ClientPlan, measure};
@@ -48,13 +46,13 @@ pub(super) enum Mode {
     NoGzip,
     /// Watch-list.
     WatchList,
-    /// List then watch, with `strip_managed_fields`.
+    /// List then watch, with `keep_managed_fields(false)`.
     Strip,
-    /// `Compact<Pod>` with `strip_managed_fields` and a handler reading
+    /// `Compact<Pod>` with `keep_managed_fields(false)` and a handler reading
     /// metadata only; list then watch, or watch-list; the JSON kept as is
     /// or LZ4-compressed (`Compact<Pod, Lz4>`).
     Compact { watch_list: bool, lz4: bool },
-    /// `Compact<Pod>` with `strip_managed_fields` and a handler of whole
+    /// `Compact<Pod>` with `keep_managed_fields(false)` and a handler of whole
     /// pods (`DecodingHandler`), list then watch.
     CompactTyped,
     /// Full pods asking for protobuf; list then watch, or watch-list.
@@ -101,7 +99,7 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         _ => InformerFactoryOptions::default()
             .storage(Storage::Decoded)
             .use_watch_list(watch_list)
-            .strip_managed_fields(strip),
+            .keep_managed_fields(!strip),
     };
     // Errors are expected once (the forced relist's 410); anything else is
     // worth seeing next to the figures.
@@ -172,12 +170,16 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         }
         Mode::CompactTyped => {
             let informer = factory.informer_for::<Compact<Pod>>();
-            informer.add_event_handler(DecodingHandler::new(
-                ResourceEventHandlerFuncs::<Pod>::new().on_update(move |_, new: &Arc<Pod>| {
-                    std::hint::black_box(new.spec.as_ref().map(|spec| spec.containers.len()));
+            informer.add_event_handler(
+                ResourceEventHandlerFuncs::<Compact<Pod>>::new().on_update(move |_, new| {
+                    // One decode per event, as a handler of whole pods.
+                    let pod = new.decode().ok();
+                    std::hint::black_box(
+                        pod.map(|pod| pod.spec.as_ref().map(|spec| spec.containers.len())),
+                    );
                     counter();
                 }),
-            ))?;
+            )?;
             let figures = measured(plan, &factory, informer, &clock).await;
             restart.after::<Compact<Pod>>(figures, plan).await
         }
@@ -226,13 +228,7 @@ impl Restart {
         plan: &ClientPlan,
     ) -> Result<Figures, BoxError>
     where
-        K: k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-            + Object
-            + DeserializeOwned
-            + Clone
-            + Send
-            + Sync
-            + 'static,
+        K: TypedResource,
     {
         let mut figures = figures?;
         let factory = SharedInformerFactory::with_options(self.rest.clone(), self.options.clone());

@@ -65,10 +65,10 @@ pub enum ClientKind {
     /// The same with watch-list (a streaming initial list).
     ClientgoWatchList,
     /// The same as [`Clientgo`](Self::Clientgo) with the factory's
-    /// `strip_managed_fields` transform.
+    /// `keep_managed_fields(false)` transform.
     ClientgoStrip,
     /// `Compact<Pod>` (JSON plus parsed metadata, decoded on demand) with
-    /// `strip_managed_fields` and a handler reading metadata only, as a
+    /// `keep_managed_fields(false)` and a handler reading metadata only, as a
     /// key-enqueueing controller; list then watch.
     ClientgoCompact,
     /// The same with watch-list.

@@ -297,7 +297,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     for task in worker_tasks {
         let _ = task.await;
     }
-    let cache_bytes = informer.cache_bytes().unwrap_or_default();
+    let cache_bytes = informer.cache_bytes();
     let decodes = informer.stats().decodes;
     factory.shutdown().await;
     let leader_row = match leadership {

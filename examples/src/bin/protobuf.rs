@@ -47,10 +47,7 @@ async fn run(flags: Flags) -> Result<(), Failure> {
         if let Some(key) = lister.keys().first() {
             let _ = lister.get(key);
         }
-        let bytes = informer.cache_bytes().map_or_else(
-            || "not measured in decoded storage".to_string(),
-            |bytes| format!("{} KiB", bytes / 1024),
-        );
+        let bytes = format!("{} KiB", informer.cache_bytes() / 1024);
         say!(
             "{name}: {} pods, cache {bytes}, decodes {}",
             lister.len(),

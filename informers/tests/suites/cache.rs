@@ -20,7 +20,7 @@ fn options() -> SharedIndexInformerOptions<Cm> {
     fast_options().storage(super::STORAGE)
 }
 use clientgo_apimachinery::{LabelSelector, Object, Status};
-use clientgo_informers::{Error, HandlerOptions, strip_managed_fields};
+use clientgo_informers::{Error, HandlerOptions, Transform};
 use clientgo_reflector::WaitError;
 use clientgo_rest::{PostParams, ResourceClient};
 use clientgo_store::{IndexFunc, IndexFuncError, Indexers};
@@ -262,15 +262,33 @@ async fn indexes_added_while_running_cover_existing_and_new_objects() {
     running.stop().await;
 }
 
+/// A whole-object transform, counting its calls, that drops
+/// managedFields.
+fn counted_strip(calls: &Arc<AtomicUsize>) -> Transform<Cm> {
+    let calls = Arc::clone(calls);
+    Transform::object(move |mut object: Arc<Cm>| {
+        calls.fetch_add(1, Ordering::Relaxed);
+        if object.meta().managed_fields.is_some() {
+            Arc::make_mut(&mut object).meta_mut().managed_fields = None;
+        }
+        Ok(object)
+    })
+}
+
+/// The transform's rule, the same in every storage: it runs once per
+/// arriving object version, before caching, and what it returns is what
+/// reads get; reads never run it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transforms_and_error_handlers_are_options_of_the_informer() {
     let server = TestApiServerWithManagedFields::start().await;
     let errors = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&errors);
+    let calls = Arc::new(AtomicUsize::new(0));
     let informer = informer::<Cm>(
         &server.0,
         options()
-            .transform(strip_managed_fields())
+            .keep_managed_fields(true)
+            .transform(counted_strip(&calls))
             .watch_error_handler(move |_| {
                 counter.fetch_add(1, Ordering::Relaxed);
             }),
@@ -285,20 +303,48 @@ async fn transforms_and_error_handlers_are_options_of_the_informer() {
         errors.load(Ordering::Relaxed) >= 1,
         "the error handler heard of the failed watch-list"
     );
-    let cached = informer
-        .lister()
-        .namespace("default")
-        .get("managed")
-        .unwrap();
-    assert!(
-        cached.meta().managed_fields.is_none(),
-        "managedFields stripped before caching"
-    );
-    assert!(
-        cached.meta().labels.is_some(),
-        "the rest of the metadata is kept"
+    let calls_at_sync = calls.load(Ordering::Relaxed);
+    assert!(calls_at_sync >= 1, "the transform ran at ingest");
+    for _ in 0..3 {
+        let cached = informer
+            .lister()
+            .namespace("default")
+            .get("managed")
+            .unwrap();
+        assert!(
+            cached.meta().managed_fields.is_none(),
+            "managedFields stripped before caching"
+        );
+        assert!(
+            cached.meta().labels.is_some(),
+            "the rest of the metadata is kept"
+        );
+    }
+    assert_eq!(
+        calls.load(Ordering::Relaxed),
+        calls_at_sync,
+        "reads never run the transform"
     );
     running.stop().await;
+}
+
+/// `keep_managed_fields` is the one setting for managedFields: dropped by
+/// default, kept when asked, in every storage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managed_fields_are_dropped_unless_kept() {
+    let server = TestApiServerWithManagedFields::start().await;
+    for keep in [false, true] {
+        let informer = informer::<Cm>(&server.0, options().keep_managed_fields(keep));
+        let running = Running::start(informer.clone());
+        running.synced().await;
+        let cached = informer
+            .lister()
+            .namespace("default")
+            .get("managed")
+            .unwrap();
+        assert_eq!(cached.meta().managed_fields.is_some(), keep, "keep {keep}");
+        running.stop().await;
+    }
 }
 
 /// A server holding one config map with managedFields.

@@ -15,7 +15,6 @@ use clientgo_reflector::{BackoffOptions, ReflectorOptions};
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_testing::{ObjectKey, Preconditions, TestApiServer};
 use k8s_openapi::api::core::v1::ConfigMap;
-use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -78,22 +77,14 @@ pub fn client(server: &TestApiServer) -> RestClient {
 /// What the shared helpers work with: config maps, whole
 /// (`ConfigMap`) or compact (`Compact<ConfigMap>`).
 pub trait TestObject:
-    Object
-    + DeserializeOwned
+    clientgo_apimachinery::ApiObject
     + k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-    + Send
-    + Sync
-    + 'static
 {
 }
 
 impl<K> TestObject for K where
-    K: Object
-        + DeserializeOwned
+    K: clientgo_apimachinery::ApiObject
         + k8s_openapi::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-        + Send
-        + Sync
-        + 'static
 {
 }
 

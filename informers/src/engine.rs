@@ -1,0 +1,172 @@
+//! [`Engine`]: what a [`SharedIndexInformer`](crate::SharedIndexInformer)
+//! of `K` asks of its machinery, whatever its cache keeps; implemented
+//! once, by [`StoredEngine`], over any [`Stored`] form of `K`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use clientgo_apimachinery::ApiObject;
+use clientgo_store::{Indexers, ResourceEventHandler};
+use tokio_util::sync::CancellationToken;
+
+use crate::decode_cache::DecodeCache;
+use crate::error::Error;
+use crate::handler_options::HandlerOptions;
+use crate::informer_state::InformerState;
+use crate::informer_stats::InformerStats;
+use crate::listener::ListenerView;
+use crate::lister::{Cache, Lister};
+use crate::metadata_index::{MetadataIndexers, over_metadata};
+use crate::metadata_view::{MetadataHandler, MetadataView};
+use crate::object_handler::ObjectHandler;
+use crate::pipeline::Pipeline;
+use crate::storage::Storage;
+use crate::stored::Stored;
+use crate::warm_restart::SnapshotStats;
+
+/// The machinery of an informer of `K`, its storage erased. The
+/// storage-independent state is [`state`](Self::state); every other method
+/// is implemented once over [`Stored`].
+pub(crate) trait Engine<K>: Send + Sync {
+    fn state(&self) -> &Arc<InformerState>;
+    fn storage(&self) -> Storage;
+    fn run(&self, cancel: CancellationToken) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+    fn add_handler(
+        &self,
+        handler: Box<dyn ResourceEventHandler<K>>,
+        name: &str,
+        options: &HandlerOptions,
+    ) -> Result<Arc<dyn ListenerView>, Error>;
+    fn add_metadata_handler(
+        &self,
+        handler: Box<dyn ResourceEventHandler<MetadataView>>,
+        name: &str,
+        options: &HandlerOptions,
+    ) -> Result<Arc<dyn ListenerView>, Error>;
+    fn remove_handler(&self, id: u64);
+    fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error>;
+    fn add_metadata_indexers(&self, indexers: MetadataIndexers) -> Result<(), Error>;
+    fn lister(&self) -> Lister<K>;
+    fn cache_bytes(&self) -> usize;
+    fn stats(&self) -> InformerStats;
+    fn snapshot_stats(&self) -> SnapshotStats;
+}
+
+/// An informer's [`Pipeline`] over `S` and the decoder that turns its
+/// entries into `K`.
+pub(crate) struct StoredEngine<K, S> {
+    pipeline: Pipeline<S>,
+    decoder: Arc<DecodeCache<K, S>>,
+    storage: Storage,
+}
+
+impl<K, S> StoredEngine<K, S>
+where
+    K: ApiObject,
+    S: Stored<K>,
+{
+    /// `pipeline`, read through `decoder`, in `storage`.
+    pub(crate) fn new(
+        pipeline: Pipeline<S>,
+        decoder: Arc<DecodeCache<K, S>>,
+        storage: Storage,
+    ) -> Self {
+        StoredEngine {
+            pipeline,
+            decoder,
+            storage,
+        }
+    }
+}
+
+impl<K, S> Engine<K> for StoredEngine<K, S>
+where
+    K: ApiObject,
+    S: Stored<K>,
+{
+    fn state(&self) -> &Arc<InformerState> {
+        self.pipeline.state()
+    }
+
+    fn storage(&self) -> Storage {
+        self.storage
+    }
+
+    fn run(&self, cancel: CancellationToken) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        let pipeline = self.pipeline.clone();
+        Box::pin(async move { pipeline.run(cancel).await })
+    }
+
+    fn add_handler(
+        &self,
+        handler: Box<dyn ResourceEventHandler<K>>,
+        name: &str,
+        options: &HandlerOptions,
+    ) -> Result<Arc<dyn ListenerView>, Error> {
+        let handler = ObjectHandler::new(Arc::clone(&self.decoder), handler);
+        let listener = self
+            .pipeline
+            .add_handler(Box::new(handler), name, options)?;
+        Ok(listener)
+    }
+
+    fn add_metadata_handler(
+        &self,
+        handler: Box<dyn ResourceEventHandler<MetadataView>>,
+        name: &str,
+        options: &HandlerOptions,
+    ) -> Result<Arc<dyn ListenerView>, Error> {
+        let listener =
+            self.pipeline
+                .add_handler(Box::new(MetadataHandler(handler)), name, options)?;
+        Ok(listener)
+    }
+
+    fn remove_handler(&self, id: u64) {
+        self.pipeline.remove_handler(id);
+    }
+
+    fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
+        self.pipeline.add_indexers(S::indexers(indexers))
+    }
+
+    fn add_metadata_indexers(&self, indexers: MetadataIndexers) -> Result<(), Error> {
+        self.pipeline.add_indexers(over_metadata(indexers))
+    }
+
+    fn lister(&self) -> Lister<K> {
+        Lister::over(
+            Cache::new(
+                Arc::clone(self.pipeline.indexer()),
+                Arc::clone(&self.decoder),
+            ),
+            self.state().group_resource.clone(),
+        )
+    }
+
+    fn cache_bytes(&self) -> usize {
+        let mut bytes = 0;
+        self.pipeline
+            .indexer()
+            .for_each(|_, entry| bytes += entry.heap_bytes());
+        bytes
+    }
+
+    fn stats(&self) -> InformerStats {
+        let state = self.state();
+        InformerStats {
+            reflector: state.reflector.stats(),
+            mode: state.reflector.mode(),
+            queued: self.pipeline.queued(),
+            cached: self.pipeline.indexer().len(),
+            handlers: self.pipeline.handlers(),
+            decodes: self.decoder.stats(),
+            shard: state.shard.as_ref().map(|status| status.stats()),
+        }
+    }
+
+    fn snapshot_stats(&self) -> SnapshotStats {
+        self.pipeline.snapshot_stats()
+    }
+}
