@@ -104,8 +104,9 @@ pub mod prelude {
     pub use clientgo_record::{BroadcasterOptions, EventBroadcaster, EventRecorder, EventType};
     #[cfg(feature = "rest")]
     pub use clientgo_rest::{
-        Backoff, Config, ContentType, DeleteOptions, Patch, PatchParams, PostParams,
-        ResourceClient, RestClient, retry_on_conflict,
+        Config, ContentType, CreateOptions, DeleteOptions, Patch, PatchOptions, ResourceClient,
+        RestClient,
+        util::retry::{Backoff, retry_on_conflict},
     };
     #[cfg(feature = "workqueue")]
     pub use clientgo_workqueue::{

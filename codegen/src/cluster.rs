@@ -1,7 +1,10 @@
 //! Fetching a cluster's OpenAPI v2 document (what `kubectl get --raw
 //! /openapi/v2` prints), with clientgo-rest's configuration rules.
 
-use clientgo_rest::{Config, ConfigOverrides, InClusterOptions, LoadingRules, RestClient};
+use clientgo_rest::{
+    Config, RestClient,
+    config::{ConfigOverrides, InClusterOptions, LoadingRules},
+};
 
 use crate::error::Error;
 

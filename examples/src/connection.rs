@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clientgo::rest::{
-    Config, ConfigError, ConfigOverrides, InClusterOptions, LoadingRules, RestClient,
+    Config, RestClient,
+    config::{ConfigError, ConfigOverrides, InClusterOptions, LoadingRules},
 };
 
 use crate::embedded::{Embedded, EmbeddedOptions};

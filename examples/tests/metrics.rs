@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use clientgo::rest::{Config, PrometheusRequestMetrics, RestClient};
+use clientgo::rest::{Config, RestClient, metrics::PrometheusRequestMetrics};
 use clientgo::testing::TestApiServer;
 use clientgo_examples::MetricsServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
-use clientgo_rest::{Config, ConfigOverrides, Kubeconfig};
+use clientgo_rest::{
+    Config,
+    config::{ConfigOverrides, Kubeconfig},
+};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

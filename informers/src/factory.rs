@@ -15,9 +15,9 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use crate::factory_core::FactoryCore;
 use crate::factory_options::InformerFactoryOptions;
 use crate::generic_informer::GenericInformer;
+use crate::informer_registry::InformerRegistry;
 use crate::lister::Lister;
 use crate::resource_informer_factory::DynamicSharedInformerFactory;
 use crate::shared_index_informer::SharedIndexInformer;
@@ -47,7 +47,7 @@ type Constructor = Arc<dyn Fn(&SharedInformerFactory) -> GenericInformer + Send 
 pub struct SharedInformerFactory {
     client: RestClient,
     options: InformerFactoryOptions,
-    core: FactoryCore<TypeId>,
+    registry: InformerRegistry<TypeId>,
     known: Mutex<HashMap<GroupVersionResource, Constructor>>,
     /// Informers of resources with no Rust type, as `DynamicObject`s.
     dynamic: DynamicSharedInformerFactory,
@@ -77,7 +77,7 @@ impl SharedInformerFactory {
             dynamic: DynamicSharedInformerFactory::with_options(client.clone(), options.clone()),
             client,
             options,
-            core: FactoryCore::new(),
+            registry: InformerRegistry::new(),
             known: Mutex::new(HashMap::new()),
         }
     }
@@ -99,7 +99,7 @@ impl SharedInformerFactory {
         K: TypedResource,
     {
         self.register::<K>();
-        let generic = self.core.get_or_insert(TypeId::of::<K>(), || {
+        let generic = self.registry.get_or_insert(TypeId::of::<K>(), || {
             GenericInformer::from_informer(self.new_informer::<K>())
         });
         match generic.downcast::<K>() {
@@ -191,7 +191,7 @@ impl SharedInformerFactory {
     /// Starts every informer not started yet; they run until `cancel`
     /// fires or [`shutdown`](Self::shutdown). Never blocks.
     pub fn start(&self, cancel: &CancellationToken) {
-        self.core.start(cancel);
+        self.registry.start(cancel);
         self.dynamic.start(cancel);
     }
 
@@ -206,7 +206,7 @@ impl SharedInformerFactory {
     ) -> Result<BTreeMap<String, bool>, SyncError> {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut synced = self
-            .core
+            .registry
             .wait_for_cache_sync(timeout, self.options.lasting_errors)
             .await?;
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
@@ -216,7 +216,7 @@ impl SharedInformerFactory {
 
     /// Stops every started informer and waits for their tasks to end.
     pub async fn shutdown(&self) {
-        self.core.shutdown().await;
+        self.registry.shutdown().await;
         self.dynamic.shutdown().await;
     }
 }

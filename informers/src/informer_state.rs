@@ -98,7 +98,7 @@ impl InformerState {
     pub(crate) async fn resource_served(&self) -> Option<bool> {
         let client = self.discovery.as_ref()?;
         let resource = self.resource.as_ref()?;
-        match client
+        match clientgo_rest::Discovery::new(client.clone())
             .discover_group_version(&resource.group_version())
             .await
         {

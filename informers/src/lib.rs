@@ -14,7 +14,7 @@
 //! use std::time::Duration;
 //! use clientgo_apimachinery::LabelSelector;
 //! use clientgo_informers::{InformerFactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
-//! use clientgo_rest::{Config, PostParams, ResourceClient, RestClient};
+//! use clientgo_rest::{Config, CreateOptions, ResourceClient, RestClient};
 //! use clientgo_testing::TestApiServer;
 //! use k8s_openapi::api::apps::v1::Deployment;
 //! use tokio_util::sync::CancellationToken;
@@ -49,7 +49,7 @@
 //! let api = ResourceClient::<Deployment>::namespaced(client, "default");
 //! let mut web = Deployment::default();
 //! web.metadata.name = Some("web".into());
-//! let created = api.create(&PostParams::default(), &web).await?;
+//! let created = api.create(&CreateOptions::default(), &web).await?;
 //! deployments
 //!     .wait_for_resource_version(created.metadata.resource_version.as_deref().unwrap_or("0"))
 //!     .await?;
@@ -138,7 +138,6 @@ mod decode_cache;
 mod engine;
 mod error;
 mod factory;
-mod factory_core;
 mod factory_options;
 mod filtering_handler;
 mod generic_informer;
@@ -147,6 +146,7 @@ mod handler_funcs;
 mod handler_options;
 mod heavy_work;
 mod informer_options;
+mod informer_registry;
 mod informer_state;
 mod informer_stats;
 mod listener;

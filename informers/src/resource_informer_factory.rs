@@ -14,9 +14,9 @@ use clientgo_rest::{ResourceClient, RestClient};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use crate::factory_core::FactoryCore;
 use crate::factory_options::InformerFactoryOptions;
 use crate::generic_informer::GenericInformer;
+use crate::informer_registry::InformerRegistry;
 use crate::lister::Lister;
 use crate::shared_index_informer::SharedIndexInformer;
 use crate::wait::SyncError;
@@ -83,7 +83,7 @@ pub type MetadataSharedInformerFactory = ResourceInformerFactory<PartialObjectMe
 pub struct ResourceInformerFactory<K> {
     client: RestClient,
     options: InformerFactoryOptions,
-    core: FactoryCore<GroupVersionResource>,
+    registry: InformerRegistry<GroupVersionResource>,
     objects: PhantomData<fn() -> K>,
 }
 
@@ -111,7 +111,7 @@ impl<K: UntypedObject> ResourceInformerFactory<K> {
         ResourceInformerFactory {
             client,
             options,
-            core: FactoryCore::new(),
+            registry: InformerRegistry::new(),
             objects: PhantomData,
         }
     }
@@ -119,7 +119,7 @@ impl<K: UntypedObject> ResourceInformerFactory<K> {
     /// The factory's informer of `resource`, created on first use.
     pub fn for_resource(&self, resource: &ApiResource) -> SharedIndexInformer<K> {
         let generic = self
-            .core
+            .registry
             .get_or_insert(resource.group_version_resource(), || {
                 GenericInformer::from_informer(self.new_informer(resource))
             });
@@ -145,8 +145,7 @@ impl<K: UntypedObject> ResourceInformerFactory<K> {
         &self,
         resource: &GroupVersionResource,
     ) -> Result<SharedIndexInformer<K>, Error> {
-        let discovered = self
-            .client
+        let discovered = clientgo_rest::Discovery::new(self.client.clone())
             .resolve(resource)
             .await
             .map_err(|source| Error::Discovery {
@@ -180,7 +179,7 @@ impl<K: UntypedObject> ResourceInformerFactory<K> {
     /// Starts every informer not started yet; they run until `cancel`
     /// fires or [`shutdown`](Self::shutdown). Never blocks.
     pub fn start(&self, cancel: &CancellationToken) {
-        self.core.start(cancel);
+        self.registry.start(cancel);
     }
 
     /// Waits up to `timeout` for every started informer to sync. Gives up
@@ -192,13 +191,13 @@ impl<K: UntypedObject> ResourceInformerFactory<K> {
         &self,
         timeout: Duration,
     ) -> Result<BTreeMap<String, bool>, SyncError> {
-        self.core
+        self.registry
             .wait_for_cache_sync(timeout, self.options.lasting_errors)
             .await
     }
 
     /// Stops every started informer and waits for their tasks to end.
     pub async fn shutdown(&self) {
-        self.core.shutdown().await;
+        self.registry.shutdown().await;
     }
 }

@@ -13,7 +13,7 @@
 /// | a lister `get` / `list` | decodes through a cache of recent decodes bounded in bytes, checked against the resourceVersion | no decode |
 /// | keys, metadata, label selectors, metadata indexes | no decode | no decode |
 /// | whole-object index functions | one decode per object version, at ingest | no decode |
-/// | a whole-object transform ([`SharedIndexInformerOptions::transform`](crate::SharedIndexInformerOptions::transform)) | runs on each decode | runs once, at ingest |
+/// | a [`Transform::Object`](crate::Transform::Object) | runs once per object version, at ingest, on a decode; the result is kept as JSON | runs once per object version, at ingest |
 ///
 /// [`CompactLz4`](Storage::CompactLz4) is `Compact` with each entry's bytes
 /// LZ4-compressed at ingest: less memory for a decompression before each
@@ -22,9 +22,10 @@
 /// Pick `Decoded` for a controller that reads every whole object on every
 /// event or reconcile: it then pays for each decode once. Informers of
 /// types that are already small (metadata-only objects, and explicit
-/// `Compact<K>` types) and informers over a custom
-/// [`ListerWatcher`](clientgo_listwatch::ListerWatcher) of `K` always keep
-/// decoded objects.
+/// `Compact<K>` types) keep them as they are; an informer over a custom
+/// [`ListerWatcher`](clientgo_listwatch::ListerWatcher) keeps what its
+/// source yields ([`Stored`](crate::Stored): `K`, or `Compact<K, B>`
+/// entries).
 ///
 /// client-go's informers keep decoded objects (`Decoded`); kube-controller-manager
 /// and kube-scheduler add a transform that drops managedFields "for memory

@@ -16,7 +16,7 @@ use clientgo_informers::{
     ResourceEventHandlerFuncs, SharedInformerFactory, Storage, SyncFailure, SyncWaitOptions,
     wait_for_cache_sync,
 };
-use clientgo_rest::{PostParams, ResourceClient};
+use clientgo_rest::{CreateOptions, ResourceClient};
 use clientgo_testing::{TestApiServer, Verb, custom_resource_definition, realistic_pod};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -272,7 +272,7 @@ async fn the_dynamic_informer_watches_a_custom_resource_created_through_a_crd() 
     ))
     .unwrap();
     ResourceClient::<CustomResourceDefinition>::all(client.clone())
-        .create(&PostParams::default(), &crd)
+        .create(&CreateOptions::default(), &crd)
         .await
         .unwrap();
 
@@ -308,7 +308,10 @@ async fn the_dynamic_informer_watches_a_custom_resource_created_through_a_crd() 
     let object = DynamicObject::new("nightly", &api.resource().clone())
         .within("default")
         .with_field("spec", json!({"cronSpec": "0 3 * * *"}));
-    let created = api.create(&PostParams::default(), &object).await.unwrap();
+    let created = api
+        .create(&CreateOptions::default(), &object)
+        .await
+        .unwrap();
     crontabs
         .wait_for_resource_version(created.metadata.resource_version.as_deref().unwrap())
         .await

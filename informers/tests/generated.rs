@@ -28,7 +28,7 @@ use std::time::Duration;
 use crate::support::*;
 use clientgo_apimachinery::{ApiResource, GroupResource, GroupVersionResource, LabelSelector};
 use clientgo_informers::SharedInformerFactory;
-use clientgo_rest::{PostParams, ResourceClient};
+use clientgo_rest::{CreateOptions, ResourceClient};
 use clientgo_testing::{TestApiServer, custom_resource_definition, realistic_pod};
 use crontab_informers::CronTabInformers;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -143,7 +143,7 @@ async fn create_crds(client: &clientgo_rest::RestClient, crds: &[(&str, &str, &s
             *namespaced,
         ))
         .unwrap();
-        api.create(&PostParams::default(), &crd).await.unwrap();
+        api.create(&CreateOptions::default(), &crd).await.unwrap();
     }
 }
 

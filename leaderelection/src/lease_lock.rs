@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use clientgo_rest::{PostParams, ResourceClient, RestClient};
+use clientgo_rest::{CreateOptions, ResourceClient, RestClient, UpdateOptions};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
@@ -110,7 +110,7 @@ impl ResourceLock for LeaseLock {
         };
         let created = self
             .client
-            .create(&PostParams::default(), &lease)
+            .create(&CreateOptions::default(), &lease)
             .await
             .map_err(|error| self.error(error))?;
         *self.observed.lock() = Some(created);
@@ -128,7 +128,7 @@ impl ResourceLock for LeaseLock {
         lease.spec = Some(record.to_lease_spec());
         let updated = self
             .client
-            .replace(&self.name, &PostParams::default(), &lease)
+            .replace(&self.name, &UpdateOptions::default(), &lease)
             .await
             .map_err(|error| self.error(error))?;
         *self.observed.lock() = Some(updated);

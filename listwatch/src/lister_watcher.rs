@@ -10,7 +10,9 @@ use clientgo_apimachinery::{
     ApiResource, DynamicObject, ListOptions, Object, ObjectList, PartialObjectMetadata,
 };
 use clientgo_protobuf::Codec;
-use clientgo_rest::{ByteStream, ContentType, PROTOBUF_ACCEPT, ResourceClient, RestClient};
+use clientgo_rest::{
+    ContentType, ResourceClient, RestClient, client::ByteStream, config::PROTOBUF_ACCEPT,
+};
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;

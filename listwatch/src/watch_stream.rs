@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use clientgo_apimachinery::{Object, WatchEvent};
-use clientgo_rest::ByteStream;
+use clientgo_rest::client::ByteStream;
 use futures_core::Stream;
 use serde::de::DeserializeOwned;
 

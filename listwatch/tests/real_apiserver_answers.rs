@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use clientgo_apimachinery::{ListOptions, Object, WatchEvent};
 use clientgo_listwatch::{ListerWatcher, ResourceListerWatcher};
-use clientgo_rest::{Config, ContentType, PostParams, ResourceClient, RestClient};
+use clientgo_rest::{
+    Config, ContentType, CreateOptions, ResourceClient, RestClient, UpdateOptions,
+};
 use clientgo_testing::{RecordedAnswer, ReplayServer};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 
@@ -446,10 +448,11 @@ async fn rest_error(name: &str) -> Option<clientgo_rest::Error> {
     let (_server, client) = replay(name, SMALL_PIECE).await?;
     let pods = ResourceClient::<Pod>::namespaced(client, "fixtures");
     let error = if name.starts_with("put-") {
-        pods.replace("pod-1", &PostParams::default(), &Pod::default())
+        pods.replace("pod-1", &UpdateOptions::default(), &Pod::default())
             .await
     } else if name.starts_with("post-") {
-        pods.create(&PostParams::default(), &Pod::default()).await
+        pods.create(&CreateOptions::default(), &Pod::default())
+            .await
     } else {
         pods.get("missing").await
     };
@@ -564,7 +567,10 @@ async fn discovery_and_version() {
         group: String::new(),
         version: "v1".into(),
     };
-    let resources = client.api_resources(&core).await.unwrap();
+    let resources = clientgo_rest::Discovery::new(client)
+        .api_resources(&core)
+        .await
+        .unwrap();
     let names: Vec<&str> = resources
         .resources
         .iter()
@@ -572,7 +578,10 @@ async fn discovery_and_version() {
         .collect();
     assert!(names.contains(&"pods") && names.contains(&"configmaps"));
     let (_server, client) = replay("version.json", SMALL_PIECE).await.unwrap();
-    let version = client.server_version().await.unwrap();
+    let version = clientgo_rest::Discovery::new(client)
+        .server_version()
+        .await
+        .unwrap();
     assert_eq!(
         (version.major.as_str(), version.minor.as_str()),
         ("1", "36")

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo_rest::{Patch, PatchParams, PostParams, ResourceClient, RestClient};
+use clientgo_rest::{CreateOptions, Patch, PatchOptions, ResourceClient, RestClient};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
@@ -248,7 +248,7 @@ async fn record(
         .clone()
         .unwrap_or_else(|| "default".into());
     let events = ResourceClient::<Event>::namespaced(client.clone(), &namespace);
-    match events.create(&PostParams::default(), &event).await {
+    match events.create(&CreateOptions::default(), &event).await {
         Ok(stored) => {
             counters.created.fetch_add(1, Ordering::Relaxed);
             known.insert(
@@ -276,7 +276,7 @@ async fn write_series(client: &RestClient, event: &Event, counters: &Counters) {
     let name = event.metadata.name.clone().unwrap_or_default();
     let events = ResourceClient::<Event>::namespaced(client.clone(), &namespace);
     let patch = Patch::Strategic(json!({ "series": event.series }));
-    match events.patch(&name, &PatchParams::default(), &patch).await {
+    match events.patch(&name, &PatchOptions::default(), &patch).await {
         Ok(_) => {
             counters.series_writes.fetch_add(1, Ordering::Relaxed);
         }

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use clientgo_rest::{Patch, PatchParams, PostParams, ResourceClient, RestClient};
+use clientgo_rest::{CreateOptions, Patch, PatchOptions, ResourceClient, RestClient};
 use k8s_openapi::api::core::v1::Event;
 
 /// A write that failed.
@@ -70,7 +70,7 @@ impl EventSink for ApiSink {
     async fn create(&self, event: &Event) -> Result<Event, SinkError> {
         let (events, namespace, name) = self.events(event);
         events
-            .create(&PostParams::default(), event)
+            .create(&CreateOptions::default(), event)
             .await
             .map_err(|source| SinkError {
                 namespace,
@@ -84,7 +84,7 @@ impl EventSink for ApiSink {
         events
             .patch(
                 &name,
-                &PatchParams::default(),
+                &PatchOptions::default(),
                 &Patch::Strategic(patch.clone()),
             )
             .await

@@ -21,36 +21,67 @@
 //!
 //! # What is here
 //!
-//! - [`Config`]: host, TLS, credentials (token, token file re-read every
-//!   minute, basic auth, client certificates, exec plugins), impersonation,
-//!   user agent, timeouts, rate limits, proxy. `Debug` and `Display` never
-//!   print a secret.
-//! - Loading: [`Config::infer`] (kubeconfig, else in-cluster, with an error
-//!   listing what was tried), [`Config::from_kubeconfig`] with
-//!   [`LoadingRules`] (explicit path, `$KUBECONFIG` merged with clientcmd's
-//!   rules, `~/.kube/config`) and [`ConfigOverrides`], and
-//!   [`Config::in_cluster`].
-//! - [`RestClient`] and its [`Request`] builder: path segments checked,
-//!   client-side throttling ([`TokenBucket`], watches exempt), retries on
+//! Each module is named after the client-go package it mirrors; the names
+//! everyday code uses are also at the crate root.
+//!
+//! - [`config`] (`rest.Config`, `tools/clientcmd`): [`Config`]: host,
+//!   TLS, credentials (token, token file re-read every minute, basic
+//!   auth, client certificates, exec plugins, OIDC), impersonation, user
+//!   agent, timeouts, rate limits, proxy. `Debug` and `Display` never
+//!   print a secret. Loading: [`Config::infer`] (kubeconfig, else
+//!   in-cluster, with an error listing what was tried),
+//!   [`Config::from_kubeconfig`] with [`LoadingRules`](config::LoadingRules)
+//!   (explicit path, `$KUBECONFIG` merged with clientcmd's rules,
+//!   `~/.kube/config`) and [`ConfigOverrides`](config::ConfigOverrides),
+//!   and [`Config::in_cluster`].
+//! - [`client`] (`rest`): [`RestClient`] and its [`Request`] builder: path
+//!   segments checked, client-side throttling
+//!   ([`TokenBucket`](client::TokenBucket), watches exempt), retries on
 //!   429/5xx with `Retry-After` and on broken GET connections, one retry
 //!   with fresh credentials after a 401, `Warning` headers to a
-//!   [`WarningHandler`], non-Status error bodies (a proxy's HTML page)
-//!   turned into a Status.
-//! - [`ResourceClient`]: get, list, watch, create, replace, replace_status,
-//!   patch (merge, JSON, strategic, server-side apply), delete (with
-//!   preconditions and propagation) and delete_collection, for typed,
-//!   dynamic or metadata-only objects; discovery on [`RestClient`]
-//!   ([`RestClient::server_version`], [`RestClient::discover_preferred`],
-//!   [`RestClient::resolve`]).
-//! - Pods' subresources: [`ResourceClient::evict`], logs
-//!   ([`LogLines`]), exec and attach ([`RemoteProcess`]) and port-forward
-//!   ([`PortForward`], [`PortForwarder`]) over WebSockets
-//!   ([`Request::websocket`]); scales ([`ScaleClient`]).
+//!   [`WarningHandler`](config::WarningHandler), non-Status error bodies
+//!   (a proxy's HTML page) turned into a Status.
+//! - [`transport`] and [`auth`] (`transport`, `plugin/pkg/client/auth`):
+//!   TLS through rustls, certificate files re-read while the client runs,
+//!   connection lanes for watches, WebSocket upgrades
+//!   ([`Request::websocket`]), and the credentials on each request.
+//! - [`api`] (typed and dynamic clients): [`ResourceClient`]: get, list,
+//!   watch, create, replace, replace_status, patch (merge, JSON,
+//!   strategic, server-side apply), delete (with preconditions and
+//!   propagation) and delete_collection, for typed, dynamic or
+//!   metadata-only objects; pods' [`evict`](ResourceClient::evict) and
+//!   logs ([`LogLines`](api::LogLines)).
+//! - [`discovery`] (`discovery`, `restmapper`): [`Discovery`]
+//!   ([`Discovery::server_version`], [`Discovery::discover_preferred`],
+//!   [`Discovery::resolve`]), cached
+//!   ([`CachedDiscovery`](discovery::CachedDiscovery)), and
+//!   [`RestMapper`](discovery::RestMapper).
+//! - [`scale`] (`scale`): [`ScaleClient`](scale::ScaleClient).
+//! - [`tools`] (`tools/remotecommand`, `tools/portforward`): exec and attach
+//!   ([`RemoteProcess`](tools::remotecommand::RemoteProcess)) and
+//!   port-forward ([`PortForward`](tools::portforward::PortForward),
+//!   [`PortForwarder`](tools::portforward::PortForwarder)) over
+//!   WebSockets.
+//! - [`util::retry`] (`util/retry`):
+//!   [`retry_on_conflict`](util::retry::retry_on_conflict).
+//! - [`metrics`] (`tools/metrics`): [`RequestMetrics`](metrics::RequestMetrics).
+//!
+//! # Naming
+//!
+//! A set of knobs for one call or one component is named `*Options`
+//! ([`CreateOptions`], [`UpdateOptions`], [`PatchOptions`],
+//! [`DeleteOptions`], [`LogOptions`](api::LogOptions),
+//! [`StreamOptions`](tools::remotecommand::StreamOptions),
+//! [`InClusterOptions`](config::InClusterOptions)); `*Config` is kept for
+//! what client-go calls a configuration: [`Config`] (`rest.Config`) and
+//! the kubeconfig's [`ExecConfig`](config::ExecConfig),
+//! [`TlsConfig`](config::TlsConfig) and [`OidcConfig`](config::OidcConfig).
 //!
 //! # Where this differs from client-go
 //!
 //! - The default rate limit is 50 QPS with a burst of 300
-//!   ([`DEFAULT_QPS`]), not 5 and 10: see the constant for why.
+//!   ([`DEFAULT_QPS`](config::DEFAULT_QPS)), not 5 and 10: see the
+//!   constant for why.
 //! - HTTP/2 is negotiated through ALPN by default: short requests share
 //!   one connection, and watches go on connection lanes of their own, so
 //!   a connection's stream limit never queues a watch forever (see
@@ -58,7 +89,7 @@
 //!   under a watch.
 //! - The removed in-tree auth providers (gcp, azure) are refused with a
 //!   message pointing at exec plugins; the `oidc` provider is supported
-//!   ([`Credentials::Oidc`]).
+//!   ([`Credentials::Oidc`](config::Credentials::Oidc)).
 //! - CBOR is not spoken; protobuf for built-in types is the default, with
 //!   JSON for everything else, as client-go 1.35+ ([`ContentType`]).
 //!
@@ -67,93 +98,24 @@
 //! `openssl-probe`, is pure Rust: reqwest's rustls feature pulls it in to
 //! find certificate bundle paths, and this crate does not use it.
 
-mod api_discovery;
-mod auth;
-mod client;
-mod client_config;
-mod config;
-mod connection_lanes;
-mod content_type;
-mod discovery;
-mod discovery_cache;
-mod error;
-mod in_cluster;
-mod kubeconfig;
-mod loading_rules;
-mod metrics;
-mod options;
-mod pod_subresources;
-mod port_forward;
-#[cfg(feature = "prometheus")]
-mod prometheus;
-mod proxy_url;
-mod remote_command;
-mod request;
-mod resource_client;
-mod rest_mapper;
-mod retry;
-mod retry_on_conflict;
-mod scale_client;
-mod secret;
-mod send;
-mod throttle;
-mod tls;
-mod tls_file_reload;
-mod warnings;
-mod websocket_upgrade;
+pub mod api;
+pub mod auth;
+pub mod client;
+pub mod config;
+pub mod discovery;
+pub mod metrics;
+pub mod scale;
+pub mod tools;
+pub mod transport;
+pub mod util;
 
-pub use api_discovery::{
-    AGGREGATED_DISCOVERY_ACCEPT, ApiDiscovery, DiscoveredGroup, DiscoveredVersion,
+pub use api::{
+    CreateOptions, DeleteOptions, Patch, PatchOptions, Preconditions, PropagationPolicy,
+    ResourceClient, UpdateOptions,
 };
-pub use auth::{
-    Credentials, DEFAULT_EXEC_TIMEOUT, EXEC_API_VERSIONS, ExecConfig, ExecEnvVar, OidcConfig,
-};
-pub use client::{ClientStats, RestClient};
-pub use client_config::ConfigOverrides;
-pub use config::{
-    Config, DEFAULT_BURST, DEFAULT_MAX_RETRIES, DEFAULT_QPS, DEFAULT_WATCH_HEADER_WAIT,
-    Impersonation, PemSource, Proxy, TOKEN_FILE_REFRESH, TlsConfig, default_user_agent,
-};
-pub use connection_lanes::LaneStats;
-pub use content_type::{ContentType, PROTOBUF_ACCEPT};
-pub use discovery::DiscoveredResource;
-pub use discovery_cache::{CachedDiscovery, DEFAULT_DISCOVERY_CACHE_TTL, DiscoveryCacheStats};
-pub use error::{AuthError, ConfigError, Error, ExecError, RequestError, Result};
-pub use in_cluster::{InClusterOptions, SERVICE_ACCOUNT_DIR};
-pub use kubeconfig::{
-    AuthInfo, AuthProvider, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
-};
-pub use loading_rules::LoadingRules;
-pub use metrics::{RequestMetrics, set_default_request_metrics};
-pub use options::{
-    DeleteOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
-};
-pub use pod_subresources::{
-    EVICTION_RETRY_AFTER, EvictionError, LogLines, LogOptions, LogStream, MAX_LOG_LINE_BYTES,
-};
-pub use port_forward::{
-    ForwardedPort, ForwarderStats, LOCAL_CLOSE_GRACE, MAX_PORTS_PER_SESSION, PortForward,
-    PortForwardError, PortForwarder, PortMapping,
-};
-#[cfg(feature = "prometheus")]
-pub use prometheus::PrometheusRequestMetrics;
-pub use remote_command::{
-    ExitStatus, RemoteCommandError, RemoteProcess, StreamOptions, TerminalSize,
-    V4_CHANNEL_PROTOCOL, V5_CHANNEL_PROTOCOL,
-};
-pub use request::{ByteStream, RawResponse, Request};
-pub use resource_client::ResourceClient;
-pub use rest_mapper::{DEFAULT_MISS_REFRESH_INTERVAL, DeferredRestMapper, MapperError, RestMapper};
-pub use retry_on_conflict::{Backoff, on_error, retry_on_conflict};
-pub use scale_client::{ScaleClient, ScaleError};
-pub use secret::Secret;
-pub use throttle::TokenBucket;
-pub use tls_file_reload::DEFAULT_TLS_FILE_RELOAD_INTERVAL;
-pub use warnings::{
-    CollectWarnings, LogWarnings, NoWarnings, Warning, WarningHandler, parse_warning_header,
-};
-
+pub use client::{Error, Request, RestClient, Result};
+pub use config::{Config, ContentType};
+pub use discovery::Discovery;
 /// Re-exported so callers name the same `reqwest` types (methods, headers,
 /// HTTP versions) this crate uses.
 pub use reqwest;
-pub use websocket_upgrade::{UPGRADE_TIMEOUT, UpgradeError, Upgraded, WebSocket};

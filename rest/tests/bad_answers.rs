@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use clientgo_apimachinery::{ListOptions, Status, StatusReason};
 use clientgo_rest::{
-    Config, DeleteOptions, Error, Patch, PatchParams, PostParams, ResourceClient, RestClient,
+    Config, CreateOptions, DeleteOptions, Error, Patch, PatchOptions, ResourceClient, RestClient,
+    UpdateOptions,
 };
 use clientgo_testing::{Failure, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -22,7 +23,7 @@ async fn server_and_config_maps() -> (TestApiServer, ResourceClient<ConfigMap>) 
     let client = RestClient::new(Config::new(server.url())).unwrap();
     let config_maps = ResourceClient::<ConfigMap>::namespaced(client, "default");
     config_maps
-        .create(&PostParams::default(), &config_map("present"))
+        .create(&CreateOptions::default(), &config_map("present"))
         .await
         .unwrap();
     (server, config_maps)
@@ -46,21 +47,21 @@ async fn call(config_maps: &ResourceClient<ConfigMap>, verb: Verb) -> Error {
         Verb::List => config_maps.list(&ListOptions::default()).await.map(drop),
         Verb::Watch => config_maps.watch(&ListOptions::default()).await.map(drop),
         Verb::Create => config_maps
-            .create(&PostParams::default(), &config_map("new"))
+            .create(&CreateOptions::default(), &config_map("new"))
             .await
             .map(drop),
         Verb::Update => {
             let mut current = config_maps.get("present").await.unwrap();
             current.data = None;
             config_maps
-                .replace("present", &PostParams::default(), &current)
+                .replace("present", &UpdateOptions::default(), &current)
                 .await
                 .map(drop)
         }
         Verb::Patch => config_maps
             .patch(
                 "present",
-                &PatchParams::default(),
+                &PatchOptions::default(),
                 &Patch::Merge(json!({"data": {"k": "w"}})),
             )
             .await

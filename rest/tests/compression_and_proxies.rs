@@ -8,7 +8,10 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use crate::support::{TempDir, config_for};
 use clientgo_apimachinery::{GroupResource, ListOptions};
-use clientgo_rest::{Config, ConfigError, Error, Proxy, ResourceClient, RestClient};
+use clientgo_rest::{
+    Config, Error, ResourceClient, RestClient,
+    config::{ConfigError, Proxy},
+};
 use clientgo_testing::{Socks5Proxy, Socks5ProxyOptions, Socks5Target, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
 

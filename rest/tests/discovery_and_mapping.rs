@@ -6,15 +6,17 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{GroupVersionKind, GroupVersionResource};
 use clientgo_rest::{
-    CachedDiscovery, Config, DEFAULT_DISCOVERY_CACHE_TTL, DeferredRestMapper, MapperError,
-    PostParams, ResourceClient, RestClient, RestMapper,
+    Config, CreateOptions, Discovery, ResourceClient, RestClient,
+    discovery::{
+        CachedDiscovery, DEFAULT_DISCOVERY_CACHE_TTL, DeferredRestMapper, MapperError, RestMapper,
+    },
 };
 use clientgo_testing::TestApiServer;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::json;
 
 /// `group/version/plural` (`/v1/pods` for the core group).
-fn path_of(resource: &clientgo_rest::DiscoveredResource) -> String {
+fn path_of(resource: &clientgo_rest::discovery::DiscoveredResource) -> String {
     let api = &resource.resource;
     format!("{}/{}/{}", api.group(), api.version(), api.plural())
 }
@@ -49,7 +51,7 @@ async fn create_crd(client: &RestClient, plural: &str, kind: &str) {
     }))
     .unwrap();
     ResourceClient::<CustomResourceDefinition>::all(client.clone())
-        .create(&PostParams::default(), &crd)
+        .create(&CreateOptions::default(), &crd)
         .await
         .unwrap();
 }
@@ -57,7 +59,10 @@ async fn create_crd(client: &RestClient, plural: &str, kind: &str) {
 #[tokio::test]
 async fn aggregated_discovery_reads_everything_in_two_requests() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let discovery = client(&server).discover_all().await.unwrap();
+    let discovery = Discovery::new(client(&server))
+        .discover_all()
+        .await
+        .unwrap();
     assert_eq!(discovery_requests(&server), ["/api", "/apis"]);
     assert_eq!(discovery.groups[0].name, "", "the core group first");
     let pods = discovery
@@ -78,7 +83,7 @@ async fn a_server_without_aggregated_discovery_is_walked_group_by_group_to_the_s
         .start()
         .await
         .unwrap();
-    let walked = client(&old).discover_all().await.unwrap();
+    let walked = Discovery::new(client(&old)).discover_all().await.unwrap();
     let requests = discovery_requests(&old);
     assert!(
         requests.len() > 10,
@@ -86,8 +91,8 @@ async fn a_server_without_aggregated_discovery_is_walked_group_by_group_to_the_s
     );
 
     let new = TestApiServer::builder().start().await.unwrap();
-    let aggregated = client(&new).discover_all().await.unwrap();
-    let names = |discovery: &clientgo_rest::ApiDiscovery| {
+    let aggregated = Discovery::new(client(&new)).discover_all().await.unwrap();
+    let names = |discovery: &clientgo_rest::discovery::ApiDiscovery| {
         let mut names: Vec<String> = discovery
             .resources()
             .map(|(resource, _)| resource.resource.group_version_resource().to_string())

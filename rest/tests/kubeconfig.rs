@@ -11,8 +11,10 @@ use crate::support::TempDir;
 use base64::Engine as _;
 use clientgo_apimachinery::ListOptions;
 use clientgo_rest::{
-    Config, ConfigError, ConfigOverrides, Credentials, InClusterOptions, LoadingRules, PemSource,
-    ResourceClient, RestClient,
+    Config, ResourceClient, RestClient,
+    config::{
+        ConfigError, ConfigOverrides, Credentials, InClusterOptions, LoadingRules, PemSource,
+    },
 };
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use clientgo_apimachinery::{ListOptions, Status};
-use clientgo_rest::{Config, Error, ExecConfig, ResourceClient, RestClient};
+use clientgo_rest::{Config, Error, ResourceClient, RestClient, config::ExecConfig};
 use clientgo_testing::{TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
 use support::{TempDir, config_for};

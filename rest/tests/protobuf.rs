@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use clientgo_apimachinery::StatusReason;
-use clientgo_rest::{Config, ContentType, Error, PROTOBUF_ACCEPT, RestClient};
+use clientgo_rest::{Config, ContentType, Error, RestClient, config::PROTOBUF_ACCEPT};
 use clientgo_testing::TestApiServer;
 
 #[tokio::test]

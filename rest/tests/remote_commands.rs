@@ -8,8 +8,12 @@ use std::time::Duration;
 
 use clientgo_apimachinery::GroupResource;
 use clientgo_rest::{
-    Error, PortForwardError, PortForwarder, PortMapping, RemoteCommandError, ResourceClient,
-    RestClient, StreamOptions, TerminalSize, V4_CHANNEL_PROTOCOL, V5_CHANNEL_PROTOCOL,
+    Error, ResourceClient, RestClient,
+    tools::portforward::{PortForward, PortForwardError, PortForwarder, PortMapping},
+    tools::remotecommand::{
+        RemoteCommandError, RemoteProcess, StreamOptions, TerminalSize, V4_CHANNEL_PROTOCOL,
+        V5_CHANNEL_PROTOCOL,
+    },
 };
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::Pod;
@@ -66,14 +70,14 @@ async fn read_all(stream: Option<tokio::io::DuplexStream>) -> String {
 #[tokio::test]
 async fn exec_returns_stdout_stderr_and_the_exit_code_over_v5() {
     let (server, pods) = server().await;
-    let mut process = pods
-        .exec(
-            "web",
-            ["sh", "-c", "echo out; echo err >&2; exit 3"],
-            &StreamOptions::default(),
-        )
-        .await
-        .unwrap();
+    let mut process = RemoteProcess::exec(
+        &pods,
+        "web",
+        ["sh", "-c", "echo out; echo err >&2; exit 3"],
+        &StreamOptions::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(process.protocol(), V5_CHANNEL_PROTOCOL);
     let (stdout, stderr) = (process.take_stdout(), process.take_stderr());
     let (stdout, stderr, status) = tokio::join!(read_all(stdout), read_all(stderr), process.wait());
@@ -97,10 +101,10 @@ async fn exec_returns_stdout_stderr_and_the_exit_code_over_v5() {
 #[tokio::test]
 async fn stdin_reaches_the_command_and_its_close_ends_it() {
     let (_server, pods) = server().await;
-    let mut process = pods
-        .exec("web", ["cat"], &StreamOptions::default().stdin(true))
-        .await
-        .unwrap();
+    let mut process =
+        RemoteProcess::exec(&pods, "web", ["cat"], &StreamOptions::default().stdin(true))
+            .await
+            .unwrap();
     let mut stdin = process.take_stdin().unwrap();
     let stdout = process.take_stdout();
     // Far more than every pipe on the way holds, both ways at once:
@@ -125,10 +129,10 @@ async fn stdin_reaches_the_command_and_its_close_ends_it() {
 #[tokio::test]
 async fn a_v4_server_is_spoken_to_without_closing_stdin() {
     let (_server, pods) = server_with(TestApiServer::builder().channel_v5(false)).await;
-    let mut process = pods
-        .exec("web", ["sh"], &StreamOptions::default().stdin(true))
-        .await
-        .unwrap();
+    let mut process =
+        RemoteProcess::exec(&pods, "web", ["sh"], &StreamOptions::default().stdin(true))
+            .await
+            .unwrap();
     assert_eq!(process.protocol(), V4_CHANNEL_PROTOCOL);
     let mut stdin = process.take_stdin().unwrap();
     stdin.write_all(b"echo hi\nexit 2\n").await.unwrap();
@@ -141,14 +145,14 @@ async fn a_v4_server_is_spoken_to_without_closing_stdin() {
 #[tokio::test]
 async fn a_terminal_session_sees_its_size_and_has_no_stderr() {
     let (_server, pods) = server().await;
-    let mut process = pods
-        .exec(
-            "web",
-            ["sh"],
-            &StreamOptions::default().stdin(true).tty(true),
-        )
-        .await
-        .unwrap();
+    let mut process = RemoteProcess::exec(
+        &pods,
+        "web",
+        ["sh"],
+        &StreamOptions::default().stdin(true).tty(true),
+    )
+    .await
+    .unwrap();
     assert!(process.take_stderr().is_none());
     let sizes = process.terminal_size().unwrap();
     sizes
@@ -173,10 +177,13 @@ async fn a_terminal_session_sees_its_size_and_has_no_stderr() {
 #[tokio::test]
 async fn attach_joins_the_main_process() {
     let (_server, pods) = server().await;
-    let mut process = pods
-        .attach("web", &StreamOptions::default().stdin(true).stderr(false))
-        .await
-        .unwrap();
+    let mut process = RemoteProcess::attach(
+        &pods,
+        "web",
+        &StreamOptions::default().stdin(true).stderr(false),
+    )
+    .await
+    .unwrap();
     let mut stdin = process.take_stdin().unwrap();
     stdin.write_all(b"ping\n").await.unwrap();
     stdin.shutdown().await.unwrap();
@@ -195,32 +202,32 @@ async fn failures_are_typed_errors() {
         Err(other) => panic!("not a refused start: {other}"),
         Ok(_) => panic!("started"),
     };
-    let (code, _) = start_status(pods.exec("nope", ["true"], &options).await);
+    let (code, _) = start_status(RemoteProcess::exec(&pods, "nope", ["true"], &options).await);
     assert_eq!(code, 404);
-    let (code, message) = start_status(pods.exec("two", ["true"], &options).await);
+    let (code, message) = start_status(RemoteProcess::exec(&pods, "two", ["true"], &options).await);
     assert_eq!(code, 400);
     assert!(
         message.contains("choose one of: [app sidecar]"),
         "{message}"
     );
     let (code, message) = start_status(
-        pods.exec("web", ["true"], &options.clone().container("db"))
-            .await,
+        RemoteProcess::exec(&pods, "web", ["true"], &options.clone().container("db")).await,
     );
     assert_eq!(code, 400, "{message}");
-    let (code, message) = start_status(pods.exec("web", Vec::<String>::new(), &options).await);
+    let (code, message) =
+        start_status(RemoteProcess::exec(&pods, "web", Vec::<String>::new(), &options).await);
     assert_eq!(code, 400);
     assert!(message.contains("at least one command"), "{message}");
     // A command the container does not have fails with a Status, not an
     // exit code.
-    let process = pods
-        .exec(
-            "two",
-            ["no-such-binary"],
-            &options.clone().container("sidecar"),
-        )
-        .await
-        .unwrap();
+    let process = RemoteProcess::exec(
+        &pods,
+        "two",
+        ["no-such-binary"],
+        &options.clone().container("sidecar"),
+    )
+    .await
+    .unwrap();
     match process.wait().await {
         Err(RemoteCommandError::Failed { pod, status }) => {
             assert_eq!(pod, "default/two");
@@ -234,10 +241,10 @@ async fn failures_are_typed_errors() {
 #[tokio::test]
 async fn a_session_cut_mid_stream_is_a_closed_connection() {
     let (server, pods) = server().await;
-    let mut process = pods
-        .exec("web", ["cat"], &StreamOptions::default().stdin(true))
-        .await
-        .unwrap();
+    let mut process =
+        RemoteProcess::exec(&pods, "web", ["cat"], &StreamOptions::default().stdin(true))
+            .await
+            .unwrap();
     let mut stdin = process.take_stdin().unwrap();
     let mut stdout = process.take_stdout().unwrap();
     stdin.write_all(b"first\n").await.unwrap();
@@ -330,7 +337,7 @@ async fn a_port_nothing_listens_on_is_the_servers_error() {
     server
         .port_forwards()
         .insert("default", "web", 80, line_echo().await);
-    let mut session = pods.port_forward("web", &[80, 81]).await.unwrap();
+    let mut session = PortForward::open(&pods, "web", &[80, 81]).await.unwrap();
     let mut stream = session.take_stream(80).unwrap();
     assert!(session.take_stream(80).is_none());
     stream.write_all(b"over one socket\n").await.unwrap();
@@ -344,7 +351,7 @@ async fn a_port_nothing_listens_on_is_the_servers_error() {
         }
         other => panic!("not the port's error: {other:?}"),
     }
-    let missing = pods.port_forward("nope", &[80]).await;
+    let missing = PortForward::open(&pods, "nope", &[80]).await;
     assert!(
         matches!(missing, Err(PortForwardError::Start(ref e)) if e.status().is_some_and(|s| s.code == 404)),
         "{missing:?}"
@@ -416,7 +423,7 @@ async fn ports_one_websocket_cannot_carry_are_refused() {
     let (_server, pods) = server().await;
     let many: Vec<u16> = (1..=129).collect();
     for ports in [&many[..], &[80, 80][..], &[][..], &[0][..]] {
-        let refused = pods.port_forward("web", ports).await;
+        let refused = PortForward::open(&pods, "web", ports).await;
         assert!(
             matches!(refused, Err(PortForwardError::Ports { .. })),
             "{ports:?}: {refused:?}"

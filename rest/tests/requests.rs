@@ -11,8 +11,8 @@ use clientgo_apimachinery::{
     ApiResource, DynamicObject, GroupVersionResource, ListOptions, PartialObjectMetadata, Status,
 };
 use clientgo_rest::{
-    CollectWarnings, Config, DeleteOptions, Error, Patch, PatchParams, PostParams, RequestError,
-    ResourceClient, RestClient,
+    Config, CreateOptions, DeleteOptions, Discovery, Error, Patch, PatchOptions, ResourceClient,
+    RestClient, UpdateOptions, client::RequestError, config::CollectWarnings,
 };
 use clientgo_testing::{Failure, TestApiServer, Verb};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -51,7 +51,7 @@ async fn every_verb_round_trips() {
     let config_maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
 
     let created = config_maps
-        .create(&PostParams::default(), &config_map("app", &[("a", "1")]))
+        .create(&CreateOptions::default(), &config_map("app", &[("a", "1")]))
         .await
         .unwrap();
     assert_eq!(created.metadata.namespace.as_deref(), Some("default"));
@@ -64,14 +64,14 @@ async fn every_verb_round_trips() {
         .get_or_insert_with(BTreeMap::new)
         .insert("b".to_string(), "2".to_string());
     let replaced = config_maps
-        .replace("app", &PostParams::default(), &changed)
+        .replace("app", &UpdateOptions::default(), &changed)
         .await
         .unwrap();
     assert_eq!(data(&replaced).get("b").map(String::as_str), Some("2"));
 
     // A replace with the old resourceVersion is a conflict.
     let stale = config_maps
-        .replace("app", &PostParams::default(), &got)
+        .replace("app", &UpdateOptions::default(), &got)
         .await
         .unwrap_err();
     assert!(stale.is_conflict(), "{stale}");
@@ -98,14 +98,14 @@ async fn every_patch_type_is_sent_with_its_content_type() {
     let (server, client) = server_and_client().await;
     let config_maps = ResourceClient::<ConfigMap>::namespaced(client, "default");
     config_maps
-        .create(&PostParams::default(), &config_map("p", &[("a", "1")]))
+        .create(&CreateOptions::default(), &config_map("p", &[("a", "1")]))
         .await
         .unwrap();
 
     let merged = config_maps
         .patch(
             "p",
-            &PatchParams::default(),
+            &PatchOptions::default(),
             &Patch::Merge(json!({"data": {"b": "2"}})),
         )
         .await
@@ -115,7 +115,7 @@ async fn every_patch_type_is_sent_with_its_content_type() {
     let json_patched = config_maps
         .patch(
             "p",
-            &PatchParams::default(),
+            &PatchOptions::default(),
             &Patch::Json(json!([{"op": "remove", "path": "/data/a"}])),
         )
         .await
@@ -125,7 +125,7 @@ async fn every_patch_type_is_sent_with_its_content_type() {
     let strategic = config_maps
         .patch(
             "p",
-            &PatchParams::default(),
+            &PatchOptions::default(),
             &Patch::Strategic(json!({"data": {"c": "3"}})),
         )
         .await
@@ -135,7 +135,7 @@ async fn every_patch_type_is_sent_with_its_content_type() {
     let applied = config_maps
         .patch(
             "p",
-            &PatchParams::apply("clientgo-rest-test").force(),
+            &PatchOptions::apply("clientgo-rest-test").force(),
             &Patch::Apply(json!({
                 "apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": "p"}, "data": {"d": "4"}
@@ -170,7 +170,7 @@ async fn every_patch_type_is_sent_with_its_content_type() {
 
     // Apply without a field manager is refused before sending.
     let error = config_maps
-        .patch("p", &PatchParams::default(), &Patch::Apply(json!({})))
+        .patch("p", &PatchOptions::default(), &Patch::Apply(json!({})))
         .await
         .unwrap_err();
     assert!(matches!(error, Error::Request(_)), "{error}");
@@ -188,20 +188,20 @@ async fn status_subresource_and_preconditions() {
     }))
     .unwrap();
     let created = deployments
-        .create(&PostParams::default(), &deployment)
+        .create(&CreateOptions::default(), &deployment)
         .await
         .unwrap();
     let mut with_status = created.clone();
     with_status.status = Some(serde_json::from_value(json!({"readyReplicas": 2})).unwrap());
     let updated = deployments
-        .replace_status("web", &PostParams::default(), &with_status)
+        .replace_status("web", &UpdateOptions::default(), &with_status)
         .await
         .unwrap();
     assert_eq!(updated.status.unwrap().ready_replicas, Some(2));
     let patched = deployments
         .patch_status(
             "web",
-            &PatchParams::default(),
+            &PatchOptions::default(),
             &Patch::Merge(json!({"status": {"readyReplicas": 1}})),
         )
         .await
@@ -236,7 +236,7 @@ async fn delete_collection_honours_selectors() {
         let mut object = config_map(name, &[]);
         object.metadata.labels = Some([("tier".to_string(), tier.to_string())].into());
         config_maps
-            .create(&PostParams::default(), &object)
+            .create(&CreateOptions::default(), &object)
             .await
             .unwrap();
     }
@@ -263,7 +263,7 @@ async fn cluster_scoped_dynamic_and_metadata_clients() {
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": "team-a"}})).unwrap();
     namespaces
-        .create(&PostParams::default(), &namespace)
+        .create(&CreateOptions::default(), &namespace)
         .await
         .unwrap();
     assert!(namespaces.get("team-a").await.is_ok());
@@ -276,7 +276,7 @@ async fn cluster_scoped_dynamic_and_metadata_clients() {
     }))
     .unwrap();
     dynamic
-        .create(&PostParams::default(), &object)
+        .create(&CreateOptions::default(), &object)
         .await
         .unwrap();
     let fetched = dynamic.get("dyn").await.unwrap();
@@ -438,7 +438,7 @@ async fn a_reset_connection_is_retried_for_get_only() {
         .faults()
         .fail_next_with(Some(Verb::Create), Failure::Reset);
     let error = config_maps
-        .create(&PostParams::default(), &config_map("once", &[]))
+        .create(&CreateOptions::default(), &config_map("once", &[]))
         .await
         .unwrap_err();
     assert!(matches!(error, Error::Http { .. }), "{error}");
@@ -504,7 +504,7 @@ async fn a_watch_streams_events_as_they_happen() {
         .await
         .unwrap();
     config_maps
-        .create(&PostParams::default(), &config_map("watched", &[]))
+        .create(&CreateOptions::default(), &config_map("watched", &[]))
         .await
         .unwrap();
     let mut received = Vec::new();
@@ -527,9 +527,10 @@ async fn a_watch_streams_events_as_they_happen() {
 #[tokio::test]
 async fn discovery_finds_versions_groups_and_resources() {
     let (_server, client) = server_and_client().await;
-    let version = client.server_version().await.unwrap();
+    let discovery = Discovery::new(client);
+    let version = discovery.server_version().await.unwrap();
     assert_eq!(version.major, "1");
-    let resources = client.discover_preferred().await.unwrap();
+    let resources = discovery.discover_preferred().await.unwrap();
     let pods = resources
         .iter()
         .find(|r| r.resource.plural() == "pods" && r.resource.group().is_empty())
@@ -543,13 +544,13 @@ async fn discovery_finds_versions_groups_and_resources() {
         .unwrap();
     assert!(!namespaces.resource.is_namespaced());
 
-    let deployments = client
+    let deployments = discovery
         .resolve(&GroupVersionResource::new("apps", "v1", "deployments"))
         .await
         .unwrap()
         .unwrap();
     assert_eq!(deployments.resource.kind(), "Deployment");
-    let missing = client
+    let missing = discovery
         .resolve(&GroupVersionResource::new(
             "nope.example.com",
             "v1",

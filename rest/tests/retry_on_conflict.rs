@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use clientgo_rest::{Backoff, Config, PostParams, ResourceClient, RestClient, retry_on_conflict};
+use clientgo_rest::{
+    Config, CreateOptions, ResourceClient, RestClient, UpdateOptions,
+    util::retry::{Backoff, retry_on_conflict},
+};
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -22,7 +25,7 @@ async fn config_maps() -> (TestApiServer, ResourceClient<ConfigMap>) {
         ..ConfigMap::default()
     };
     config_maps
-        .create(&PostParams::default(), &seed)
+        .create(&CreateOptions::default(), &seed)
         .await
         .unwrap();
     (server, config_maps)
@@ -39,7 +42,7 @@ async fn write(
         .get_or_insert_default()
         .insert(key.to_string(), "set".to_string());
     config_maps
-        .replace("settings", &PostParams::default(), &object)
+        .replace("settings", &UpdateOptions::default(), &object)
         .await
 }
 

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use clientgo_apimachinery::GroupResource;
 use clientgo_rest::{
-    CachedDiscovery, Config, DeferredRestMapper, EvictionError, LogLines, LogOptions, MapperError,
-    ResourceClient, RestClient, ScaleClient, ScaleError,
+    Config, ResourceClient, RestClient,
+    api::{EvictionError, LogLines, LogOptions},
+    discovery::{CachedDiscovery, DeferredRestMapper, MapperError},
+    scale::{ScaleClient, ScaleError},
 };
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::Pod;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::support::{TempDir, unrelated_ca_pem};
 use clientgo_apimachinery::ListOptions;
-use clientgo_rest::{Config, Error, PemSource, ResourceClient, RestClient};
+use clientgo_rest::{Config, Error, ResourceClient, RestClient, config::PemSource};
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ConfigMap;
 

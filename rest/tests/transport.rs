@@ -8,7 +8,9 @@ use std::time::Duration;
 use crate::support::{TempDir, config_for, json_string, unrelated_ca_pem};
 use clientgo_apimachinery::ListOptions;
 use clientgo_rest::{
-    Config, Error, ExecConfig, Impersonation, ResourceClient, RestClient, reqwest,
+    Config, Error, ResourceClient, RestClient,
+    config::{ExecConfig, Impersonation},
+    reqwest,
 };
 use clientgo_testing::{ServerCertificateOptions, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -254,7 +256,7 @@ async fn watches_past_the_servers_stream_limit_open_more_connections() {
 async fn open_together(
     config_maps: &ResourceClient<ConfigMap>,
     count: usize,
-) -> Vec<clientgo_rest::ByteStream> {
+) -> Vec<clientgo_rest::client::ByteStream> {
     let opening: Vec<_> = (0..count)
         .map(|_| {
             let config_maps = config_maps.clone();

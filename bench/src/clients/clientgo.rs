@@ -53,7 +53,7 @@ pub(super) enum Mode {
     /// or LZ4-compressed (`Compact<Pod, Lz4>`).
     Compact { watch_list: bool, lz4: bool },
     /// `Compact<Pod>` with `keep_managed_fields(false)` and a handler of whole
-    /// pods (`DecodingHandler`), list then watch.
+    /// pods (decoding each entry), list then watch.
     CompactTyped,
     /// Full pods asking for protobuf; list then watch, or watch-list.
     Protobuf { watch_list: bool },

@@ -73,7 +73,7 @@ pub enum ClientKind {
     ClientgoCompact,
     /// The same with watch-list.
     ClientgoCompactWatchList,
-    /// `Compact<Pod>` with a handler of whole pods (`DecodingHandler`).
+    /// `Compact<Pod>` with a handler of whole pods that decodes each entry.
     ClientgoCompactTyped,
     /// [`ClientgoCompact`](Self::ClientgoCompact) with each object's JSON
     /// LZ4-compressed (`Compact<Pod, Lz4>`).

@@ -100,9 +100,9 @@ async fn serve_metrics(
     let registry = prometheus::Registry::new();
     let informers = clientgo::informers::PrometheusInformerMetrics::register(&registry)
         .map_err(|error| format!("cannot register the informer metrics: {error}"))?;
-    let rest = clientgo::rest::PrometheusRequestMetrics::register(&registry)
+    let rest = clientgo::rest::metrics::PrometheusRequestMetrics::register(&registry)
         .map_err(|error| format!("cannot register the REST client metrics: {error}"))?;
-    clientgo::rest::set_default_request_metrics(std::sync::Arc::new(rest));
+    clientgo::rest::metrics::set_default_request_metrics(std::sync::Arc::new(rest));
     let queues = clientgo::workqueue::PrometheusMetricsProvider::new(&registry)
         .map_err(|error| format!("cannot register the workqueue metrics: {error}"))?;
     clientgo::workqueue::set_default_metrics_provider(std::sync::Arc::new(queues));

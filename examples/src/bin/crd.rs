@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clientgo::apimachinery::LabelSelector;
 use clientgo::informers::{ObjectOrTombstone, ResourceEventHandlerFuncs, SharedInformerFactory};
-use clientgo::rest::{DeleteOptions, PostParams, ResourceClient};
+use clientgo::rest::{CreateOptions, DeleteOptions, ResourceClient, UpdateOptions};
 use clientgo_examples::crontab::{CRONTAB_CRD, CronTab, CronTabSpec};
 use clientgo_examples::generated::CronTabInformers;
 use clientgo_examples::{
@@ -57,7 +57,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     let crd: CustomResourceDefinition = serde_json::from_str(CRONTAB_CRD)
         .map_err(|error| format!("examples/crontab-crd.json is not a CRD: {error}"))?;
     match ResourceClient::<CustomResourceDefinition>::all(client.clone())
-        .create(&PostParams::default(), &crd)
+        .create(&CreateOptions::default(), &crd)
         .await
     {
         Ok(_) => say!("created CustomResourceDefinition crontabs.stable.example.com"),
@@ -102,7 +102,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
                 replicas: 1,
             },
         );
-        match api.create(&PostParams::default(), &crontab).await {
+        match api.create(&CreateOptions::default(), &crontab).await {
             Ok(_) => say!("api: created {name}"),
             Err(error) if error.status().is_some_and(|s| s.is_already_exists()) => {
                 say!("api: {name} already exists");
@@ -116,7 +116,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
         .await
         .map_err(|error| format!("cannot read CronTab hourly-report: {error}"))?;
     changed.spec.cron_spec = "30 * * * *".into();
-    api.replace("hourly-report", &PostParams::default(), &changed)
+    api.replace("hourly-report", &UpdateOptions::default(), &changed)
         .await
         .map_err(|error| format!("cannot update CronTab hourly-report: {error}"))?;
     say!("api: moved hourly-report to half past");

@@ -18,9 +18,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 use clientgo::apimachinery::{DynamicObject, ListOptions, WatchEvent};
 use clientgo::listwatch::{ResourceListerWatcher, until};
 use clientgo::rest::{
-    CachedDiscovery, DEFAULT_DISCOVERY_CACHE_TTL, DeferredRestMapper, DeleteOptions, EvictionError,
-    LogLines, LogOptions, Patch, PatchParams, PortForwarder, PortMapping, ResourceClient,
-    RestClient, ScaleClient, StreamOptions,
+    DeleteOptions, Patch, PatchOptions, ResourceClient, RestClient,
+    api::{EvictionError, LogLines, LogOptions},
+    discovery::{CachedDiscovery, DEFAULT_DISCOVERY_CACHE_TTL, DeferredRestMapper},
+    scale::ScaleClient,
+    tools::portforward::{PortForwarder, PortMapping},
+    tools::remotecommand::{RemoteProcess, StreamOptions},
 };
 use clientgo_examples::demo_cluster::DemoCluster;
 use clientgo_examples::{CommonFlags, Connection, EmbeddedOptions};
@@ -473,8 +476,7 @@ async fn exec(
     options: &StreamOptions,
 ) -> Result<u8, String> {
     let terminal = options.tty && std::io::stdin().is_terminal();
-    let mut process = pods
-        .exec(pod, command, options)
+    let mut process = RemoteProcess::exec(pods, pod, command, options)
         .await
         .map_err(|e| e.to_string())?;
     // Raw mode for as long as the session lasts: keys go to the remote
@@ -521,7 +523,7 @@ async fn exec(
 /// The local terminal: raw mode while a TTY session runs, and its size.
 #[cfg(unix)]
 mod raw_terminal {
-    use clientgo::rest::TerminalSize;
+    use clientgo::rest::tools::remotecommand::TerminalSize;
     use rustix::termios::{OptionalActions, Termios, tcgetattr, tcgetwinsize, tcsetattr};
     use tokio::sync::mpsc;
 
@@ -573,7 +575,7 @@ mod raw_terminal {
 
 #[cfg(not(unix))]
 mod raw_terminal {
-    use clientgo::rest::TerminalSize;
+    use clientgo::rest::tools::remotecommand::TerminalSize;
     use tokio::sync::mpsc;
 
     pub(crate) struct Raw;
@@ -606,7 +608,7 @@ async fn drain(
     nodes
         .patch(
             node,
-            &PatchParams::default(),
+            &PatchOptions::default(),
             &Patch::Merge(serde_json::json!({"spec": {"unschedulable": true}})),
         )
         .await

@@ -22,7 +22,7 @@ fn options() -> SharedIndexInformerOptions<Cm> {
 use clientgo_apimachinery::{LabelSelector, Object, Status};
 use clientgo_informers::{Error, HandlerOptions, Transform};
 use clientgo_reflector::WaitError;
-use clientgo_rest::{PostParams, ResourceClient};
+use clientgo_rest::{CreateOptions, ResourceClient};
 use clientgo_store::{IndexFunc, IndexFuncError, Indexers};
 use clientgo_testing::Verb;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -199,7 +199,10 @@ async fn a_write_can_be_read_back_from_the_cache() {
     for index in 0..5 {
         let mut object = ConfigMap::default();
         object.metadata.name = Some(format!("written-{index}"));
-        let created = api.create(&PostParams::default(), &object).await.unwrap();
+        let created = api
+            .create(&CreateOptions::default(), &object)
+            .await
+            .unwrap();
         let rv = created.metadata.resource_version.unwrap();
         informer.wait_for_resource_version(&rv).await.unwrap();
         let cached = informer

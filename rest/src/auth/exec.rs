@@ -7,11 +7,12 @@ use std::time::Duration;
 use reqwest::header::HeaderValue;
 use tokio::sync::Mutex;
 
-use super::client_certificate::ClientCertificateSlot;
-use super::exec_plugin::{ExecClusterInfo, ExecConfig, ExecCredential, run_plugin};
-use super::{Authorization, bearer};
-use crate::error::Error;
-use crate::tls::certified_key;
+use crate::auth::authorization::{Authorization, bearer};
+use crate::auth::error::AuthFailure;
+use crate::auth::exec_plugin::{ExecClusterInfo, ExecCredential, run_plugin};
+use crate::config::exec::ExecConfig;
+use crate::config::pem::certified_key;
+use crate::transport::client_certificate::ClientCertificateSlot;
 
 /// A credential is refreshed this long before it expires.
 const EXPIRY_LEEWAY: Duration = Duration::from_secs(10);
@@ -33,7 +34,7 @@ pub(super) struct CachedExec {
 }
 
 impl ExecAuthenticator {
-    pub(super) async fn authorization(&self) -> Result<Authorization, Error> {
+    pub(super) async fn authorization(&self) -> Result<Authorization, AuthFailure> {
         // One plugin run at a time; callers queue behind it and share its
         // result.
         let mut cached = self.cached.lock().await;

@@ -1,8 +1,7 @@
 //! Exec credential plugins (`client.authentication.k8s.io` v1 and v1beta1):
-//! the kubeconfig's `exec` section, running the plugin, and reading the
-//! ExecCredential it prints.
+//! running the plugin a kubeconfig's `exec` section
+//! ([`ExecConfig`]) names, and reading the ExecCredential it prints.
 
-use std::fmt;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,150 +10,38 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
 
-use crate::error::ExecError;
-
-/// The API versions of ExecCredential this client speaks.
-pub const EXEC_API_VERSIONS: [&str; 2] = [
-    "client.authentication.k8s.io/v1",
-    "client.authentication.k8s.io/v1beta1",
-];
-
-/// How long a plugin may run by default before it is killed.
-pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(60);
+use crate::auth::error::ExecError;
+use crate::config::exec::{EXEC_API_VERSIONS, ExecConfig};
 
 /// Stderr kept for error messages, from the end of the output.
 const STDERR_KEPT: usize = 4096;
 
-/// A kubeconfig user's `exec` section.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExecConfig {
-    /// The program to run (looked up in `PATH` unless it has a separator;
-    /// relative paths with a separator are resolved against the kubeconfig
-    /// file's directory when loaded).
-    pub command: String,
-    /// Its arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Extra environment variables.
-    #[serde(default)]
-    pub env: Vec<ExecEnvVar>,
-    /// The ExecCredential API version to ask for and expect.
-    pub api_version: String,
-    /// Shown to the user when the program cannot be found.
-    #[serde(default)]
-    pub install_hint: Option<String>,
-    /// Pass the cluster's server and CA in `KUBERNETES_EXEC_INFO`.
-    #[serde(default)]
-    pub provide_cluster_info: bool,
-    /// `Never`, `IfAvailable` (the default when unset) or `Always`: whether
-    /// the plugin may talk to the user, as client-go decides it. When
-    /// standard input is a terminal (and the mode is not `Never`) the plugin
-    /// runs interactively: the terminal is its standard input, its standard
-    /// error is shown, `spec.interactive` is true and no timeout applies
-    /// (a login can take as long as the user). `Always` without a terminal
-    /// is refused with an error saying so.
-    #[serde(default)]
-    pub interactive_mode: Option<String>,
-    /// How long a non-interactive run may take (not a kubeconfig field).
-    #[serde(skip, default = "default_timeout")]
-    pub timeout: Duration,
-    /// Whether standard input is a terminal: `None` (the default) asks the
-    /// operating system; `Some` decides for it, for programs that know
-    /// better and for tests (not a kubeconfig field).
-    #[serde(skip)]
-    pub stdin_is_terminal: Option<bool>,
+/// Whether `config` can be run at all: a command, a supported API
+/// version, and an interactive mode that fits standard input.
+fn check(config: &ExecConfig) -> Result<(), ExecError> {
+    let unusable = |message: String| ExecError::Unusable {
+        command: config.command.clone(),
+        message,
+    };
+    if config.command.is_empty() {
+        return Err(unusable("the command is empty".to_string()));
+    }
+    if !EXEC_API_VERSIONS.contains(&config.api_version.as_str()) {
+        return Err(unusable(format!(
+            "apiVersion {:?} is not supported (use {} or {})",
+            config.api_version, EXEC_API_VERSIONS[0], EXEC_API_VERSIONS[1]
+        )));
+    }
+    interactive(config).map(|_| ()).map_err(unusable)
 }
 
-fn default_timeout() -> Duration {
-    DEFAULT_EXEC_TIMEOUT
-}
-
-impl ExecConfig {
-    /// A plugin running `command` with ExecCredential `api_version`.
-    pub fn new(command: impl Into<String>, api_version: impl Into<String>) -> Self {
-        ExecConfig {
-            command: command.into(),
-            args: Vec::new(),
-            env: Vec::new(),
-            api_version: api_version.into(),
-            install_hint: None,
-            provide_cluster_info: false,
-            interactive_mode: Some("Never".to_string()),
-            timeout: DEFAULT_EXEC_TIMEOUT,
-            stdin_is_terminal: None,
-        }
-    }
-
-    /// Adds arguments.
-    #[must_use]
-    pub fn args(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// Adds an environment variable.
-    #[must_use]
-    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.push(ExecEnvVar {
-            name: name.into(),
-            value: value.into(),
-        });
-        self
-    }
-
-    /// Sets how long the plugin may run.
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    fn check(&self) -> Result<(), ExecError> {
-        let unusable = |message: String| ExecError::Unusable {
-            command: self.command.clone(),
-            message,
-        };
-        if self.command.is_empty() {
-            return Err(unusable("the command is empty".to_string()));
-        }
-        if !EXEC_API_VERSIONS.contains(&self.api_version.as_str()) {
-            return Err(unusable(format!(
-                "apiVersion {:?} is not supported (use {} or {})",
-                self.api_version, EXEC_API_VERSIONS[0], EXEC_API_VERSIONS[1]
-            )));
-        }
-        self.interactive().map(|_| ()).map_err(unusable)
-    }
-
-    /// Whether this run is interactive (see
-    /// [`interactive_mode`](Self::interactive_mode)).
-    fn interactive(&self) -> Result<bool, String> {
-        let terminal = self
-            .stdin_is_terminal
-            .unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stdin()));
-        super::exec_interactivity::interactive(self.interactive_mode.as_deref(), terminal)
-    }
-}
-
-/// One environment variable for a plugin.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExecEnvVar {
-    /// The name.
-    pub name: String,
-    /// The value.
-    pub value: String,
-}
-
-impl fmt::Debug for ExecEnvVar {
-    /// Shows the name only: plugins take credentials through their
-    /// environment (client-go redacts the values too).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExecEnvVar")
-            .field("name", &self.name)
-            .field("value", &"<redacted>")
-            .finish()
-    }
+/// Whether this run of `config` is interactive (see
+/// [`ExecConfig::interactive_mode`]).
+fn interactive(config: &ExecConfig) -> Result<bool, String> {
+    let terminal = config
+        .stdin_is_terminal
+        .unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stdin()));
+    crate::auth::exec_interactivity::interactive(config.interactive_mode.as_deref(), terminal)
 }
 
 /// What a plugin handed out.
@@ -224,13 +111,11 @@ pub(crate) async fn run_plugin(
     config: &ExecConfig,
     cluster: Option<&ExecClusterInfo>,
 ) -> Result<ExecCredential, ExecError> {
-    config.check()?;
-    let interactive = config
-        .interactive()
-        .map_err(|message| ExecError::Unusable {
-            command: config.command.clone(),
-            message,
-        })?;
+    check(config)?;
+    let interactive = interactive(config).map_err(|message| ExecError::Unusable {
+        command: config.command.clone(),
+        message,
+    })?;
     let mut spec = serde_json::json!({ "interactive": interactive });
     if config.provide_cluster_info
         && let Some(cluster) = cluster
@@ -473,15 +358,17 @@ mod tests {
     #[test]
     fn refuses_unsupported_versions_and_always_without_a_terminal() {
         assert!(
-            ExecConfig::new("p", "client.authentication.k8s.io/v1alpha1")
-                .check()
-                .is_err()
+            check(&ExecConfig::new(
+                "p",
+                "client.authentication.k8s.io/v1alpha1"
+            ))
+            .is_err()
         );
         let mut always = config();
         always.interactive_mode = Some("Always".to_string());
         always.stdin_is_terminal = Some(false);
-        assert!(always.check().unwrap_err().to_string().contains("Always"));
+        assert!(check(&always).unwrap_err().to_string().contains("Always"));
         always.stdin_is_terminal = Some(true);
-        assert!(always.check().is_ok());
+        assert!(check(&always).is_ok());
     }
 }

@@ -3,38 +3,28 @@
 //! endpoint with the refresh token when it has expired (as client-go's
 //! `oidc` plugin does). Nothing is written back to the kubeconfig: a
 //! refreshed token lives as long as the client.
+//!
+//! The issuer is asked through a plain HTTP client with the issuer's
+//! certificate authority, as client-go's plugin does: no credentials, no
+//! rate limit, and no retry (a failed refresh is the request's error; the
+//! next request tries again).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use reqwest::header::HeaderValue;
+use serde::de::DeserializeOwned;
 use tokio::sync::Mutex;
 
-use crate::config::PemSource;
-use crate::error::{AuthError, Error};
-use crate::secret::Secret;
+use crate::auth::authorization::bearer;
+use crate::auth::error::{AuthError, AuthFailure};
+use crate::config::error::ConfigError;
+use crate::config::oidc::OidcConfig;
+use crate::config::rest_config::Config;
+use crate::transport::http::{describe_http_error, issuer_client};
 
 /// How long before its expiry an ID token is refreshed.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(10);
-
-/// An `auth-provider: {name: oidc, config: …}` entry.
-#[derive(Clone, Debug, Default)]
-pub struct OidcConfig {
-    /// `id-token`: the current ID token (a JWT).
-    pub id_token: Option<Secret>,
-    /// `refresh-token`: trades for a new ID token once it expires.
-    pub refresh_token: Option<Secret>,
-    /// `idp-issuer-url`: the issuer, whose discovery document names the
-    /// token endpoint.
-    pub issuer_url: Option<String>,
-    /// `client-id`.
-    pub client_id: String,
-    /// `client-secret`.
-    pub client_secret: Option<Secret>,
-    /// `idp-certificate-authority(-data)`: the issuer's CA (the system's
-    /// roots when unset).
-    pub issuer_certificate_authority: Option<PemSource>,
-}
 
 /// Puts the ID token on requests, refreshing it when it has expired.
 #[derive(Debug)]
@@ -63,7 +53,7 @@ impl OidcAuthenticator {
     /// has expired (or is about to) and a refresh token and issuer are
     /// known; an expired token that cannot be refreshed is sent as it is
     /// (the server answers 401).
-    pub(crate) async fn header(&self) -> Result<Option<HeaderValue>, Error> {
+    pub(crate) async fn header(&self) -> Result<Option<HeaderValue>, AuthFailure> {
         let mut current = self.current.lock().await;
         let fresh = current
             .0
@@ -71,16 +61,14 @@ impl OidcAuthenticator {
             .is_some_and(|token| !expires_within(token, EXPIRY_MARGIN));
         if !fresh && current.1.is_some() && self.config.issuer_url.is_some() {
             let refresh_token = current.1.clone().unwrap_or_default();
-            // Boxed: refreshing sends requests through a client of its own,
-            // whose requests get credentials through this same path.
-            let (id, refresh) = Box::pin(self.refresh(&refresh_token)).await?;
+            let (id, refresh) = self.refresh(&refresh_token).await?;
             current.0 = Some(id);
             if let Some(refresh) = refresh {
                 current.1 = Some(refresh);
             }
         }
         match current.0.as_deref() {
-            Some(token) => Ok(Some(super::bearer(token)?)),
+            Some(token) => Ok(Some(bearer(token)?)),
             None => Ok(None),
         }
     }
@@ -98,24 +86,24 @@ impl OidcAuthenticator {
 
     /// Trades the refresh token for a new ID token (and maybe a new
     /// refresh token) at the issuer's token endpoint.
-    async fn refresh(&self, refresh_token: &str) -> Result<(String, Option<String>), Error> {
+    async fn refresh(&self, refresh_token: &str) -> Result<(String, Option<String>), AuthFailure> {
         let issuer = self.config.issuer_url.clone().unwrap_or_default();
         let failed = |message: String| {
-            Error::from(AuthError::OidcRefresh {
+            AuthFailure::from(AuthError::OidcRefresh {
                 issuer: issuer.clone(),
                 message,
             })
         };
-        let client = |url: &str| -> Result<crate::RestClient, Error> {
-            let mut config = crate::Config::new(url);
-            config.origin = format!("{} (oidc issuer)", self.origin);
-            config.tls.certificate_authority = self.config.issuer_certificate_authority.clone();
-            crate::RestClient::new(config)
-        };
-        let discovery: serde_json::Value = client(&issuer)?
-            .get()
-            .abs_path("/.well-known/openid-configuration")
-            .send()
+        // The issuer's base URL, as a client configuration for it gives it
+        // (a scheme added when missing, no trailing slash), and a client
+        // trusting the issuer's certificate authority.
+        let mut config = Config::new(&issuer);
+        config.origin = format!("{} (oidc issuer)", self.origin);
+        config.tls.certificate_authority = self.config.issuer_certificate_authority.clone();
+        let base = issuer_base_url(&config)?;
+        let client = issuer_client(&config)?;
+        let discovery_url = format!("{base}/.well-known/openid-configuration");
+        let discovery: serde_json::Value = fetch_json(client.get(&discovery_url), &discovery_url)
             .await
             .map_err(|error| failed(format!("discovery failed: {error}")))?;
         let endpoint = discovery["token_endpoint"]
@@ -138,21 +126,17 @@ impl OidcAuthenticator {
                 "the token endpoint {endpoint:?} is not a URL: {error}"
             ))
         })?;
-        let origin = parsed.origin().ascii_serialization();
-        let answer: serde_json::Value = client(&origin)?
-            .post()
-            .abs_path(parsed.path())
-            .body(form, "application/x-www-form-urlencoded")
-            .send()
+        let token_url = format!("{}{}", parsed.origin().ascii_serialization(), parsed.path());
+        let request = client
+            .post(&token_url)
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .body(form);
+        let answer: serde_json::Value = fetch_json(request, &token_url)
             .await
-            .map_err(|error| {
-                failed(format!(
-                    "the token endpoint refused: {}",
-                    error
-                        .status()
-                        .map_or_else(|| error.to_string(), |s| s.message.clone())
-                ))
-            })?;
+            .map_err(|error| failed(format!("the token endpoint refused: {error}")))?;
         let id_token = answer["id_token"]
             .as_str()
             .filter(|token| !token.is_empty())
@@ -162,6 +146,58 @@ impl OidcAuthenticator {
         tracing::debug!(%issuer, "refreshed the oidc ID token");
         Ok((id_token, refresh))
     }
+}
+
+/// The issuer's URL without a trailing slash, checked to be a URL (a
+/// configuration error otherwise, naming the issuer's configuration).
+fn issuer_base_url(config: &Config) -> Result<String, ConfigError> {
+    let base = config.host_url().trim_end_matches('/').to_string();
+    reqwest::Url::parse(&base).map_err(|e| ConfigError::InvalidField {
+        field: "host".to_string(),
+        source_name: config.origin.clone(),
+        message: format!("{base:?} is not a URL: {e}"),
+    })?;
+    Ok(base)
+}
+
+/// Sends `request` to the issuer and decodes a 2xx JSON answer. An error
+/// names the URL and, for an answer other than 2xx, its HTTP code and the
+/// OAuth `error` and `error_description` when the body has them: never
+/// the body itself, which may hold a token.
+async fn fetch_json<T: DeserializeOwned>(
+    request: reqwest::RequestBuilder,
+    url: &str,
+) -> Result<T, String> {
+    let response = request
+        .header(reqwest::header::ACCEPT, "application/json, */*")
+        .send()
+        .await
+        .map_err(|error| {
+            format!(
+                "HTTP request to {url} failed: {}",
+                describe_http_error(&error)
+            )
+        })?;
+    let code = response.status();
+    let body = response.bytes().await.map_err(|error| {
+        format!(
+            "HTTP request to {url} failed: {}",
+            describe_http_error(&error)
+        )
+    })?;
+    if !code.is_success() {
+        let mut message = format!("HTTP {} from {url}", code.as_u16());
+        if let Ok(oauth) = serde_json::from_slice::<serde_json::Value>(&body) {
+            for field in ["error", "error_description"] {
+                if let Some(text) = oauth[field].as_str() {
+                    message.push_str(&format!(", {field}: {text:?}"));
+                }
+            }
+        }
+        return Err(message);
+    }
+    serde_json::from_slice(&body)
+        .map_err(|error| format!("cannot decode the answer from {url}: {error}"))
 }
 
 /// Whether the JWT `token` expires within `margin` (or has no readable

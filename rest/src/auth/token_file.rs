@@ -8,9 +8,9 @@ use reqwest::header::HeaderValue;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::{Authorization, bearer};
-use crate::config::TOKEN_FILE_REFRESH;
-use crate::error::{AuthError, Error};
+use crate::auth::authorization::{Authorization, bearer};
+use crate::auth::error::{AuthError, AuthFailure};
+use crate::config::rest_config::TOKEN_FILE_REFRESH;
 
 /// A bearer token read from a file, cached for [`TOKEN_FILE_REFRESH`].
 #[derive(Debug)]
@@ -23,7 +23,7 @@ pub(crate) struct TokenFile {
 }
 
 impl TokenFile {
-    pub(super) async fn header(&self) -> Result<HeaderValue, Error> {
+    pub(super) async fn header(&self) -> Result<HeaderValue, AuthFailure> {
         let mut cached = self.cached.lock().await;
         if let Some((value, read_at)) = cached.as_ref()
             && read_at.elapsed() < TOKEN_FILE_REFRESH
@@ -51,7 +51,7 @@ impl TokenFile {
         }
     }
 
-    async fn read(&self) -> Result<HeaderValue, Error> {
+    async fn read(&self) -> Result<HeaderValue, AuthFailure> {
         let text = tokio::fs::read_to_string(&self.path)
             .await
             .map_err(|source| AuthError::TokenFile {

@@ -1,0 +1,3 @@
+//! Helpers over the client (client-go's `util`).
+
+pub mod retry;
