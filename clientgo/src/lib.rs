@@ -9,24 +9,44 @@
 //!
 //! # The map
 //!
-//! | module | feature | client-go | what it holds |
-//! |---|---|---|---|
-//! | [`apimachinery`] | always | `k8s.io/apimachinery` | `Object`, `ApiResource`, `ListOptions`, selectors, `Status`, `DynamicObject` |
-//! | `rest` | `rest` (default) | `rest`, `tools/clientcmd`, `discovery`, `restmapper`, `scale`, `util/retry`, `tools/remotecommand`, `tools/portforward` | `Config` from a kubeconfig or in-cluster, `RestClient`, `ResourceClient<K>` (eviction, logs, exec, attach and port-forward for pods), cached discovery, `RestMapper`, `ScaleClient`, `retry_on_conflict`, `PortForwarder` |
-//! | `listwatch` | `listwatch` | `tools/cache` `ListerWatcher`, `tools/pager`, `tools/watch` | list and watch streams, decoded as they arrive; `RetryWatcher`, `until` |
-//! | `store` | `store` | `tools/cache` stores | `Indexer`, `DeltaFIFO`, `RealFIFO`, tombstones |
-//! | `reflector` | `reflector` | `tools/cache` `Reflector` | list, watch and watch-list into a store, with client-go's recovery rules |
-//! | `informers` | `informers` (default) | `informers`, `tools/cache` informers, listers, `tools/watch.UntilWithSync` | `SharedInformerFactory`, `SharedIndexInformer`, handlers, `Lister`, generated `factory.core().v1().pods()`, `until_with_sync` |
-//! | `workqueue` | `workqueue` | `util/workqueue` | rate-limited and delaying queues |
-//! | `leaderelection` | `leaderelection` | `tools/leaderelection` | Lease-based leader election |
-//! | `record` | `record` | `tools/record`, `tools/events` | Events with client-go's correlator |
-//! | `protobuf` | `protobuf` | `application/vnd.kubernetes.protobuf` codecs | decoders and encoders of k8s-openapi's types |
-//! | `metrics` | `metrics` | `tools/metrics` | the metric traits; `prometheus` adds exports |
-//! | `testing` | `testing` | (envtest, fake clients) | an API server for tests over real HTTP(S) |
+//! Each client-go package, and where it lives here. Every name links to
+//! its documentation, so `cargo doc` fails when the map goes stale.
+//!
+//! | client-go package | here | feature |
+//! |---|---|---|
+//! | `apimachinery/pkg/apis/meta/v1`, `runtime`, `api/errors` | [`apimachinery`]: [`Object`](apimachinery::Object), [`ListOptions`](apimachinery::ListOptions), [`WatchEvent`](apimachinery::WatchEvent), [`Status`](apimachinery::Status), [`DynamicObject`](apimachinery::DynamicObject), [`PartialObjectMetadata`](apimachinery::PartialObjectMetadata) | always |
+//! | `apimachinery/pkg/labels`, `fields` | [`apimachinery::LabelSelector`], [`apimachinery::FieldSelector`], [`apimachinery::ShardSelector`] | always |
+//! | `rest` | [`rest::client`]: [`RestClient`](rest::RestClient), [`Request`](rest::Request); [`rest::Config`] | `rest` |
+//! | `tools/clientcmd`, `tools/clientcmd/api` | [`rest::config`]: [`Kubeconfig`](rest::config::Kubeconfig), [`LoadingRules`](rest::config::LoadingRules), [`ConfigOverrides`](rest::config::ConfigOverrides), [`Config::infer`](rest::Config::infer) | `rest` |
+//! | `transport` | [`rest::transport`] | `rest` |
+//! | `plugin/pkg/client/auth` (exec, oidc) | [`rest::auth`], [`Credentials`](rest::config::Credentials) | `rest` |
+//! | `kubernetes` (typed clientsets), `dynamic`, `metadata` | [`rest::ResourceClient`] over a typed, [`DynamicObject`](apimachinery::DynamicObject) or [`PartialObjectMetadata`](apimachinery::PartialObjectMetadata) object; [`rest::api`] | `rest` |
+//! | `discovery`, `discovery/cached` | [`rest::discovery`]: [`Discovery`](rest::Discovery), [`CachedDiscovery`](rest::discovery::CachedDiscovery) | `rest` |
+//! | `restmapper` | [`rest::discovery::RestMapper`], [`rest::discovery::DeferredRestMapper`] | `rest` |
+//! | `scale` | [`rest::scale::ScaleClient`] | `rest` |
+//! | `util/retry` | [`rest::util::retry`] | `rest` |
+//! | `tools/remotecommand` | [`rest::tools::remotecommand`] | `rest` |
+//! | `tools/portforward` | [`rest::tools::portforward`] | `rest` |
+//! | `tools/metrics` | [`metrics`], [`rest::metrics`] | `metrics`, `rest` |
+//! | `tools/cache`: `ListerWatcher`, `tools/pager` | [`listwatch::ListerWatcher`], [`listwatch::ResourceListerWatcher`], [`listwatch::Pager`] | `listwatch` |
+//! | `tools/watch` | [`informers::watch`]: [`RetryWatcher`](informers::watch::RetryWatcher), [`until`](informers::watch::until), [`until_with_sync`](informers::watch::until_with_sync) | `informers` |
+//! | `tools/cache`: stores and queues | [`store`]: [`Indexer`](store::Indexer), [`DeltaFifo`](store::DeltaFifo), [`RealFifo`](store::RealFifo) | `store` |
+//! | `tools/cache`: `Reflector` | [`reflector::Reflector`] | `reflector` |
+//! | `tools/cache`: `SharedIndexInformer`, handlers | [`informers::SharedIndexInformer`], [`informers::ResourceEventHandlerFuncs`] | `informers` |
+//! | `informers`, `listers` (generated) | [`informers::SharedInformerFactory`], [`informers::Lister`], [`informers::builtin`] | `informers` |
+//! | `dynamic/dynamicinformer`, `metadata/metadatainformer` | [`informers::DynamicSharedInformerFactory`], [`informers::MetadataSharedInformerFactory`] | `informers` |
+//! | `util/workqueue` | [`workqueue`] | `workqueue` |
+//! | `tools/leaderelection` | [`leaderelection`] | `leaderelection` |
+//! | `tools/record`, `tools/events` | [`record`] | `record` |
+//! | protobuf codecs (`k8s.io/api` `generated.pb.go`) | [`protobuf`] | `protobuf` |
+//! | (envtest, fake clientsets) | [`testing::TestApiServer`] | `testing` |
 //!
 //! `full` turns on every module but `testing`. The modules are the
 //! workspace's crates re-exported whole (`clientgo::informers` is
-//! `clientgo_informers`), so their documentation is this crate's.
+//! `clientgo_informers`), so their documentation is this crate's. Beyond
+//! client-go: compact storage ([`informers::Storage`]), warm restart
+//! ([`informers::SnapshotOptions`]), sharding
+//! ([`leaderelection::ShardedController`]).
 //!
 //! # Example
 //!

@@ -170,9 +170,9 @@ mod stored;
 mod sync_signal;
 mod transform;
 mod typed_resource;
-mod until_with_sync;
 mod wait;
 mod warm_restart;
+pub mod watch;
 
 pub use decode_cache::{DECODED_EXPANSION, DEFAULT_DECODE_CACHE_BYTES, DecodeStats};
 pub use error::Error;
@@ -206,7 +206,6 @@ pub use stored::Stored;
 pub use sync_signal::SyncChanges;
 pub use transform::{Ingest, MetadataTransform, Transform};
 pub use typed_resource::TypedResource;
-pub use until_with_sync::until_with_sync;
 pub use wait::{
     Healing, InformerSynced, LastingErrors, SYNCED_POLL_PERIOD, SyncError, SyncFailure,
     SyncWaitOptions, UnsyncedInformer, healing, wait_for_cache_sync,

@@ -31,6 +31,7 @@ mod sharded;
 mod support;
 mod until_with_sync;
 mod warm_restart;
+mod watch_tools;
 
 // The CRD types the generated informers name as `crate::CronTab` and
 // `crate::ClusterWidget`.

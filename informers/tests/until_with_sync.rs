@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use clientgo_apimachinery::{Object, Status, WatchEvent};
-use clientgo_informers::until_with_sync;
-use clientgo_listwatch::{ResourceListerWatcher, UntilError};
+use clientgo_informers::watch::UntilError;
+use clientgo_informers::watch::until_with_sync;
+use clientgo_listwatch::ResourceListerWatcher;
 use clientgo_rest::ResourceClient;
 use k8s_openapi::api::core::v1::ConfigMap;
 

@@ -69,9 +69,7 @@ mod pager;
 mod protobuf_framing;
 mod protobuf_list_decoder;
 mod protobuf_watch_decoder;
-mod retry_watcher;
 mod sharded_lister_watcher;
-mod until;
 mod watch_decoder;
 mod watch_stream;
 
@@ -85,10 +83,8 @@ pub use lister_watcher::{ListerWatcher, ResourceListerWatcher, TweakListOptions,
 pub use pager::{DEFAULT_PAGE_SIZE, ListResult, PageStream, Pager, PagerEvent};
 pub use protobuf_list_decoder::ProtobufListDecoder;
 pub use protobuf_watch_decoder::ProtobufWatchDecoder;
-pub use retry_watcher::{MIN_RESTART_DELAY, RetryWatcher};
 pub use sharded_lister_watcher::{
     ShardFiltering, ShardStats, ShardStatus, ShardedListerWatcher, ShardedWatch,
 };
-pub use until::{UntilError, until, until_without_retry};
 pub use watch_decoder::{DEFAULT_MAX_FRAME_BYTES, FrameError, WatchDecoder};
 pub use watch_stream::WatchStream;

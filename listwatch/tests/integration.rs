@@ -7,4 +7,3 @@
 mod list_and_watch;
 mod protobuf_decoders;
 mod real_apiserver_answers;
-mod watch_tools;

@@ -6,13 +6,13 @@
 use std::time::Duration;
 
 use clientgo_apimachinery::{Object, WatchEvent};
-use futures_core::Stream;
+use futures_util::Stream;
 use futures_util::StreamExt;
 use tokio::time::Instant;
 
-use crate::error::Error;
-use crate::lister_watcher::ListerWatcher;
-use crate::retry_watcher::RetryWatcher;
+use clientgo_listwatch::{Error, ListerWatcher};
+
+use crate::watch::retry_watcher::RetryWatcher;
 
 /// Why a wait for a condition ended without it holding.
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +24,7 @@ pub enum UntilError<E> {
     /// `ErrWatchClosed`).
     #[error("the watch closed before the condition held")]
     Closed,
-    /// The stream yielded an error (an [`EventStream`](crate::EventStream)
+    /// The stream yielded an error (an [`EventStream`](clientgo_listwatch::EventStream)
     /// yields an ERROR event as one), or the watch could not be made.
     #[error(transparent)]
     Watch(Error),

@@ -1,13 +1,15 @@
 //! [`until_with_sync`]: client-go's `watch.UntilWithSync`, a wait for a
 //! condition on objects that an informer keeps, so it first sees the
 //! current state (as ADDED events) and survives closed watches and 410s
-//! by relisting, which [`until`](clientgo_listwatch::until) cannot.
+//! by relisting, which [`until`](crate::watch::until) cannot.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiObject, WatchEvent};
-use clientgo_listwatch::{ListerWatcher, UntilError, until_without_retry};
+use clientgo_listwatch::ListerWatcher;
+
+use crate::watch::until::{UntilError, until_without_retry};
 use clientgo_store::ObjectOrTombstone;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -27,7 +29,7 @@ use crate::wait::{LastingErrors, SyncWaitOptions, wait_for_cache_sync};
 /// The events are the informer's: an ADDED per object of the initial
 /// list, then ADDED, MODIFIED (the new object) and DELETED (the last known
 /// state, a relist's tombstone unwrapped) as the cache changes; a relist
-/// after a 410 goes on, where [`until`](clientgo_listwatch::until) ends.
+/// after a 410 goes on, where [`until`](crate::watch::until) ends.
 /// With a `precondition`, the cache is first synced and the precondition
 /// called on its lister: `Ok(true)` returns `Ok(None)` at once, without
 /// calling the condition (the state already holds); an error ends the

@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use clientgo_apimachinery::{GroupResource, Object, Status, StatusReason, WatchEvent};
-use clientgo_listwatch::{ResourceListerWatcher, RetryWatcher, UntilError, until};
+use clientgo_informers::watch::{RetryWatcher, UntilError, until};
+use clientgo_listwatch::ResourceListerWatcher;
 use clientgo_rest::{Config, ContentType, ResourceClient, RestClient};
 use clientgo_testing::{TestApiServer, Verb};
 use futures_util::StreamExt;

@@ -9,14 +9,12 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use clientgo_apimachinery::{ListOptions, Object, Status, StatusReason, WatchEvent};
-use futures_core::Stream;
+use futures_util::Stream;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use tokio::time::Instant;
 
-use crate::error::Error;
-use crate::event_stream::EventStream;
-use crate::lister_watcher::ListerWatcher;
+use clientgo_listwatch::{Error, EventStream, ListerWatcher};
 
 /// The least time between the starts of two watches (client-go's
 /// `minRestartDelay`), so a server that closes every watch at once is not
