@@ -574,13 +574,25 @@ async fn wait_for_resource_version_returns_once_a_write_is_in_the_store() {
     assert!(matches!(error, clientgo_reflector::WaitError::Stopped(_)));
 }
 
-/// A store that counts resyncs around a real cache.
-struct CountingResyncs {
+/// A real cache whose replaces and resyncs a test observes: each replace
+/// is reported with its resourceVersion before it is applied.
+struct ObservedStore {
     inner: Arc<clientgo_store::Indexer<ConfigMap>>,
+    on_replace: Box<dyn Fn(&str) + Send + Sync>,
     resyncs: AtomicUsize,
 }
 
-impl ReflectorStore<ConfigMap> for CountingResyncs {
+impl ObservedStore {
+    fn new(on_replace: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        ObservedStore {
+            inner: cache(),
+            on_replace: Box::new(on_replace),
+            resyncs: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl ReflectorStore<ConfigMap> for ObservedStore {
     fn add(&self, object: Arc<ConfigMap>) -> Result<(), clientgo_store::StoreError> {
         self.inner.add(object)
     }
@@ -598,6 +610,7 @@ impl ReflectorStore<ConfigMap> for CountingResyncs {
         objects: Vec<Arc<ConfigMap>>,
         resource_version: &str,
     ) -> Result<(), clientgo_store::StoreError> {
+        (self.on_replace)(resource_version);
         self.inner.replace(objects, resource_version)
     }
     fn resync(&self) -> Result<(), clientgo_store::StoreError> {
@@ -609,10 +622,7 @@ impl ReflectorStore<ConfigMap> for CountingResyncs {
 #[tokio::test]
 async fn resync_ticks_ask_should_resync_and_resync_the_store() {
     let server = seeded(TestApiServer::builder(), 5).await;
-    let store = Arc::new(CountingResyncs {
-        inner: cache(),
-        resyncs: AtomicUsize::new(0),
-    });
+    let store = Arc::new(ObservedStore::new(|_| {}));
     let asked = Arc::new(AtomicUsize::new(0));
     let options = fast_options()
         .resync_period(Duration::from_millis(50))
@@ -840,45 +850,6 @@ async fn a_watch_list_cut_mid_stream_is_asked_for_again() {
     }
 }
 
-/// A store that notes, at each replace, what the reflector's status shows.
-struct SeesStatusAtReplace {
-    inner: Arc<clientgo_store::Indexer<ConfigMap>>,
-    status: std::sync::OnceLock<clientgo_reflector::ReflectorStatus>,
-    seen: parking_lot::Mutex<Vec<(String, String, ReflectorMode)>>,
-}
-
-impl ReflectorStore<ConfigMap> for SeesStatusAtReplace {
-    fn add(&self, object: Arc<ConfigMap>) -> Result<(), clientgo_store::StoreError> {
-        self.inner.add(object)
-    }
-    fn update(&self, object: Arc<ConfigMap>) -> Result<(), clientgo_store::StoreError> {
-        self.inner.update(object)
-    }
-    fn delete(
-        &self,
-        object: clientgo_store::ObjectOrTombstone<ConfigMap>,
-    ) -> Result<(), clientgo_store::StoreError> {
-        self.inner.delete(object)
-    }
-    fn replace(
-        &self,
-        objects: Vec<Arc<ConfigMap>>,
-        resource_version: &str,
-    ) -> Result<(), clientgo_store::StoreError> {
-        if let Some(status) = self.status.get() {
-            self.seen.lock().push((
-                resource_version.to_string(),
-                status.last_sync_resource_version(),
-                status.mode(),
-            ));
-        }
-        self.inner.replace(objects, resource_version)
-    }
-    fn resync(&self) -> Result<(), clientgo_store::StoreError> {
-        self.inner.resync()
-    }
-}
-
 /// "Synced" is one fact: by the time the store hears of a sync (and an
 /// informer's queue may report itself synced), the status already shows
 /// that sync's resourceVersion and mode. They used to be recorded after
@@ -891,23 +862,33 @@ async fn the_status_shows_a_sync_before_the_store_hears_of_it() {
         (false, ReflectorMode::ListWatch),
     ] {
         let server = seeded(TestApiServer::builder(), 3).await;
-        let store = Arc::new(SeesStatusAtReplace {
-            inner: cache(),
-            status: std::sync::OnceLock::new(),
-            seen: parking_lot::Mutex::new(Vec::new()),
-        });
+        // What the status shows as each replace reaches the store.
+        let status = Arc::new(std::sync::OnceLock::<clientgo_reflector::ReflectorStatus>::new());
+        let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let store = Arc::new(ObservedStore::new({
+            let (status, seen) = (Arc::clone(&status), Arc::clone(&seen));
+            move |replaced_at| {
+                if let Some(status) = status.get() {
+                    seen.lock().push((
+                        replaced_at.to_string(),
+                        status.last_sync_resource_version(),
+                        status.mode(),
+                    ));
+                }
+            }
+        }));
         let reflector = clientgo_reflector::Reflector::new(
             lister(&server, |c| c),
             Arc::clone(&store) as Arc<dyn ReflectorStore<ConfigMap>>,
             fast_options().use_watch_list(use_watch_list),
         );
-        store.status.set(reflector.status()).unwrap();
+        status.set(reflector.status()).unwrap();
         let cancel = tokio_util::sync::CancellationToken::new();
         let task = tokio::spawn(reflector.run(cancel.clone()));
         converge(&server, &*store.inner).await;
         cancel.cancel();
         task.await.unwrap();
-        let seen = store.seen.lock().clone();
+        let seen = seen.lock().clone();
         assert!(!seen.is_empty(), "watch-list {use_watch_list}: no replace");
         for (replaced_at, shown, shown_mode) in seen {
             assert_eq!(shown, replaced_at, "watch-list {use_watch_list}");

@@ -99,61 +99,35 @@
 // it would add noise and save nothing.
 #![allow(clippy::result_large_err)]
 
-mod auth;
-mod churn;
-mod compression;
-mod connection;
-mod crd;
-mod discovery;
-mod fake_container;
+mod api;
 mod faults;
-mod handlers;
-mod in_flight;
-mod log_subscriber;
-mod oidc;
-mod patch;
-mod port_forward;
-pub mod process_memory;
-mod protobuf;
-mod realistic;
-mod recorded_answer;
-mod registry;
-mod request_log;
-mod request_path;
-mod responses;
-mod routing;
-mod seeded_random;
+mod load;
 mod server;
-mod server_builder;
-mod socks5_proxy;
-mod storage;
-mod storage_reads;
-mod storage_writes;
-mod subresources;
-mod tls;
-mod watch;
-mod websocket;
+mod standalone;
+mod store;
+mod streams;
+mod util;
 
-pub use churn::{ChurnCounts, ChurnOptions, ChurnWriter, ObjectGenerator};
-pub use crd::custom_resource_definition;
-pub use faults::{Corruption, Failure, Faults};
-pub use log_subscriber::install_log_subscriber;
-pub use oidc::OidcIssuer;
-pub use port_forward::PortForwardTargets;
-pub use realistic::{realistic_deployment, realistic_pod};
-pub use recorded_answer::{RecordedAnswer, ReplayServer, ReplayedRequest};
-pub use registry::{DiscoveryNames, ResourceRegistry};
-pub use request_log::{RequestLog, RequestRecord, Verb};
-pub use seeded_random::SeededRandom;
-pub use server::TestApiServer;
-pub use server_builder::{
+pub use api::crd::custom_resource_definition;
+pub use api::registry::{DiscoveryNames, ResourceRegistry};
+pub use api::subresources::PodLogs;
+pub use faults::controls::{Corruption, Failure, Faults};
+pub use faults::request_log::{RequestLog, RequestRecord, Verb};
+pub use load::churn::{ChurnCounts, ChurnOptions, ChurnWriter, ObjectGenerator};
+pub use load::realistic::{realistic_deployment, realistic_pod};
+pub use server::builder::{
     DEFAULT_BOOKMARK_INTERVAL, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_MAX_REQUESTS_IN_FLIGHT,
     TestApiServerBuilder,
 };
-pub use socks5_proxy::{Socks5Proxy, Socks5ProxyOptions, Socks5Target};
-pub use storage::{
-    EventType, ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StorageEvent,
-    StorageOptions, StorageWatch, StoredObject,
-};
-pub use subresources::PodLogs;
-pub use tls::{CertificateAndKey, ServerCertificateOptions, TlsSetupError};
+pub use server::handle::TestApiServer;
+pub use server::oidc::OidcIssuer;
+pub use server::tls::{CertificateAndKey, ServerCertificateOptions, TlsSetupError};
+pub use standalone::recorded_answer::{RecordedAnswer, ReplayServer, ReplayedRequest};
+pub use standalone::socks5_proxy::{Socks5Proxy, Socks5ProxyOptions, Socks5Target};
+pub use store::object::{ObjectKey, StoredObject};
+pub use store::reads::{ListPage, PageRequest, StorageWatch};
+pub use store::storage::{EventType, Preconditions, ReadAt, Storage, StorageEvent, StorageOptions};
+pub use streams::port_forward::PortForwardTargets;
+pub use util::log_subscriber::install_log_subscriber;
+pub use util::process_memory;
+pub use util::seeded_random::SeededRandom;

@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use clientgo::apimachinery::{DynamicObject, ListOptions, WatchEvent};
-use clientgo::listwatch::{ResourceListerWatcher, until};
+use clientgo::informers::watch::until;
+use clientgo::listwatch::ResourceListerWatcher;
 use clientgo::rest::{
     DeleteOptions, Patch, PatchOptions, ResourceClient, RestClient,
     api::{EvictionError, LogLines, LogOptions},

@@ -3,12 +3,13 @@
 
 use clientgo_apimachinery::status::cause_type;
 use clientgo_apimachinery::{ApiResource, GroupVersionKind, Status, StatusCause};
+use parking_lot::RwLock;
 use serde_json::{Value, json};
 
-use crate::handlers::{self, Answer};
-use crate::registry::DiscoveryNames;
-use crate::request_path::ResourcePath;
-use crate::server::ServerState;
+use crate::api::handlers::{self, Answer};
+use crate::api::registry::{DiscoveryNames, ResourceRegistry};
+use crate::api::request_path::ResourcePath;
+use crate::store::storage::Storage;
 
 /// Whether a resource is `customresourcedefinitions.apiextensions.k8s.io`.
 pub(crate) fn is_crd_resource(resource: &ApiResource) -> bool {
@@ -142,7 +143,8 @@ fn discovery_names(crd: &Value) -> DiscoveryNames {
 
 /// Creates a CRD, marks it established, and serves its resources at once.
 pub(crate) fn create_crd(
-    state: &ServerState,
+    storage: &Storage,
+    registry: &RwLock<ResourceRegistry>,
     target: &ResourcePath,
     body: &[u8],
 ) -> Result<Answer, Status> {
@@ -154,10 +156,8 @@ pub(crate) fn create_crd(
     let resources = served_resources(&crd)?;
     let names = discovery_names(&crd);
     mark_established(&mut crd);
-    let created = state
-        .storage
-        .create(&target.resource.group_resource(), "", crd)?;
-    let mut registry = state.registry.write();
+    let created = storage.create(&target.resource.group_resource(), "", crd)?;
+    let mut registry = registry.write();
     if let Some(resource) = resources.first() {
         registry.set_names(resource.group(), resource.plural(), names);
     }
@@ -174,15 +174,16 @@ pub(crate) fn create_crd(
 /// Deletes a CRD and stops serving its resources (their objects stay in
 /// the store, unreachable, where a real server would delete them).
 pub(crate) fn delete_crd(
-    state: &ServerState,
+    storage: &Storage,
+    registry: &RwLock<ResourceRegistry>,
     target: &ResourcePath,
     body: &[u8],
 ) -> Result<Answer, Status> {
-    let answer = handlers::delete(&state.storage, target, body)?;
+    let answer = handlers::delete(storage, target, body)?;
     if let Ok(crd) = serde_json::from_slice::<serde_json::Value>(&answer.body)
         && let Ok(resources) = served_resources(&crd)
     {
-        let mut registry = state.registry.write();
+        let mut registry = registry.write();
         for resource in &resources {
             registry.unregister(resource);
         }

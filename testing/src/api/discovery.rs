@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::registry::ResourceRegistry;
+use crate::api::registry::ResourceRegistry;
 
 /// The verbs every served resource supports.
 const VERBS: [&str; 8] = [

@@ -11,12 +11,12 @@ use clientgo_apimachinery::{
 };
 use serde_json::Value;
 
-use crate::patch::{PatchType, json_patch, merge_patch};
-use crate::protobuf::Encoding;
-use crate::request_path::ResourcePath;
-use crate::storage::{
-    ListPage, ObjectKey, PageRequest, Preconditions, ReadAt, Storage, StoredObject,
-};
+use crate::api::patch::{PatchType, json_patch, merge_patch};
+use crate::api::protobuf::{Encoding, ListMetadata};
+use crate::api::request_path::ResourcePath;
+use crate::store::object::{ObjectKey, StoredObject};
+use crate::store::reads::{ListPage, PageRequest};
+use crate::store::storage::{Preconditions, ReadAt, Storage};
 
 /// How long a list for a resourceVersion the store has not reached waits
 /// before answering 504 (the real server waits up to about 3 seconds).
@@ -122,15 +122,6 @@ fn pod_field<'a>(pod: &'a Value, path: &str) -> &'a str {
     }
 }
 
-/// A list's metadata as it is written.
-pub(crate) struct ListMetadata<'a> {
-    pub(crate) revision: u64,
-    pub(crate) continue_token: Option<&'a str>,
-    pub(crate) remaining: Option<usize>,
-    /// The shard selector applied, echoed as sent (`shardInfo`).
-    pub(crate) shard_selector: Option<&'a str>,
-}
-
 /// Selectors and other per-request filters, parsed once.
 pub(crate) struct Filters {
     pub labels: LabelSelector,
@@ -175,7 +166,7 @@ impl Filters {
             .unwrap_or_default()
             .parse::<FieldSelector>()
             .map_err(|e| Status::bad_request(e.to_string()))?;
-        let pods = crate::storage_writes::is_pod(resource);
+        let pods = crate::store::writes::is_pod(resource);
         let mut reads_body = false;
         for term in fields.terms() {
             let body_field = pods && POD_FIELDS.contains(&term.field.as_str());
@@ -457,7 +448,7 @@ pub(crate) async fn list(
         shard_selector: filters.shard_text(),
     };
     if let Encoding::Protobuf(codec) = encoding {
-        return Ok(Answer::protobuf(crate::protobuf::list_body(
+        return Ok(Answer::protobuf(crate::api::protobuf::list_body(
             &codec,
             &metadata,
             &page.items,
@@ -496,7 +487,7 @@ pub(crate) fn get(
         .get(&key)
         .ok_or_else(|| Status::not_found(&key.resource, &key.name))?;
     if let Encoding::Protobuf(codec) = encoding {
-        return Ok(Answer::protobuf(crate::protobuf::object_body(
+        return Ok(Answer::protobuf(crate::api::protobuf::object_body(
             &object, &codec,
         )?));
     }

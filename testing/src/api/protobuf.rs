@@ -4,8 +4,10 @@
 //! when only protobuf is.
 //!
 //! Objects are encoded from their stored JSON through the type's
-//! generated encoder (clientgo-protobuf), once per stored version: the
-//! bytes are kept beside the JSON, so a list does not re-encode.
+//! generated encoder (clientgo-protobuf), once per stored version, by the
+//! stored object itself (`StoredObject::to_protobuf` in `store/object.rs`):
+//! the bytes are kept beside the JSON, so a list does not re-encode. This
+//! file frames them: envelopes, lists, Statuses and watch frames.
 
 use bytes::Bytes;
 use clientgo_apimachinery::{
@@ -14,7 +16,7 @@ use clientgo_apimachinery::{
 use clientgo_protobuf::KindCodec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 
-use crate::storage::StoredObject;
+use crate::store::object::StoredObject;
 
 /// The `Content-Type` of a protobuf watch.
 pub(crate) const PROTOBUF_WATCH_MEDIA_TYPE: &str =
@@ -60,34 +62,29 @@ impl Encoding {
     }
 }
 
-/// The object's message (no envelope), encoded once per stored version.
-pub(crate) fn message(object: &StoredObject, codec: &KindCodec) -> Result<Bytes, Status> {
-    object
-        .protobuf
-        .get_or_init(|| {
-            codec
-                .json_to_protobuf(&object.json)
-                .map(Bytes::from)
-                .map_err(|e| format!("cannot encode {} as protobuf: {e}", object.key))
-        })
-        .clone()
-        .map_err(|why| Status::internal_error(&why))
-}
-
 /// One object, as `GET` answers it.
 pub(crate) fn object_body(object: &StoredObject, codec: &KindCodec) -> Result<Vec<u8>, Status> {
     Ok(Unknown::wrap(
         codec.api_version,
         codec.kind,
-        &message(object, codec)?,
+        &object.to_protobuf(codec)?,
     ))
+}
+
+/// A list's metadata as it is written.
+pub(crate) struct ListMetadata<'a> {
+    pub(crate) revision: u64,
+    pub(crate) continue_token: Option<&'a str>,
+    pub(crate) remaining: Option<usize>,
+    /// The shard selector applied, echoed as sent (`shardInfo`).
+    pub(crate) shard_selector: Option<&'a str>,
 }
 
 /// A list page: the `<Kind>List` message (`metadata = 1`, `items = 2`) in
 /// the envelope.
 pub(crate) fn list_body(
     codec: &KindCodec,
-    list_metadata: &crate::handlers::ListMetadata<'_>,
+    list_metadata: &ListMetadata<'_>,
     items: &[std::sync::Arc<StoredObject>],
 ) -> Result<Vec<u8>, Status> {
     let metadata = ListMeta {
@@ -109,7 +106,7 @@ pub(crate) fn list_body(
         }
     });
     for item in items {
-        let bytes = message(item, codec)?;
+        let bytes = item.to_protobuf(codec)?;
         clientgo_protobuf::put::length_prefixed(&mut list, 2, |out| out.extend_from_slice(&bytes));
     }
     Ok(Unknown::wrap(
@@ -244,22 +241,9 @@ mod tests {
     }
 
     #[test]
-    fn objects_are_encoded_on_write_only_when_asked() {
-        use crate::storage::{Storage, StorageOptions};
-        let pods = clientgo_apimachinery::GroupResource::new("", "pods");
-        let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
-        let lazy = Storage::new(StorageOptions::default());
-        let stored = lazy.create(&pods, "default", pod.clone()).unwrap();
-        assert!(stored.protobuf.get().is_none());
-        let eager = Storage::new(StorageOptions::default().encode_protobuf_on_write(true));
-        let stored = eager.create(&pods, "default", pod).unwrap();
-        assert!(matches!(stored.protobuf.get(), Some(Ok(bytes)) if !bytes.is_empty()));
-    }
-
-    #[test]
     fn an_empty_list_still_carries_its_metadata() {
         let pods = clientgo_protobuf::by_kind("v1", "Pod").unwrap();
-        let metadata = crate::handlers::ListMetadata {
+        let metadata = ListMetadata {
             revision: 7,
             continue_token: Some("next"),
             remaining: Some(3),

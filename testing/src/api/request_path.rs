@@ -3,7 +3,7 @@
 
 use clientgo_apimachinery::{ApiResource, Status};
 
-use crate::registry::ResourceRegistry;
+use crate::api::registry::ResourceRegistry;
 
 /// What a resource request path addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]

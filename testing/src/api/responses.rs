@@ -9,7 +9,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode, header};
 
-use crate::handlers::Answer;
+use crate::api::handlers::Answer;
 
 /// The largest request body accepted (the real server's 3 MiB).
 pub(crate) const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -70,18 +70,18 @@ pub(crate) fn protobuf_status_response(status: &Status) -> Response<ResponseBody
     let code = if status.code == 0 { 500 } else { status.code };
     typed_response(
         code,
-        crate::protobuf::status_body(status),
+        crate::api::protobuf::status_body(status),
         clientgo_apimachinery::PROTOBUF_MEDIA_TYPE,
     )
 }
 
 /// The max-in-flight filter's 429: plain text and `Retry-After: 1`.
 pub(crate) fn too_many_requests_response() -> Response<ResponseBody> {
-    let mut response = text_response(crate::in_flight::TOO_MANY_REQUESTS_BODY);
+    let mut response = text_response(crate::faults::controls::TOO_MANY_REQUESTS_BODY);
     *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
     response.headers_mut().insert(
         header::RETRY_AFTER,
-        header::HeaderValue::from_static(crate::in_flight::TOO_MANY_REQUESTS_RETRY_AFTER),
+        header::HeaderValue::from_static(crate::faults::controls::TOO_MANY_REQUESTS_RETRY_AFTER),
     );
     response
 }

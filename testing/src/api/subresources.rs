@@ -15,11 +15,11 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::Preconditions;
-use crate::handlers::Answer;
-use crate::request_path::ResourcePath;
-use crate::storage::{ObjectKey, ReadAt, Storage};
-use crate::watch::ChannelBody;
+use crate::api::handlers::Answer;
+use crate::api::request_path::ResourcePath;
+use crate::api::watch::ChannelBody;
+use crate::store::object::ObjectKey;
+use crate::store::storage::{Preconditions, ReadAt, Storage};
 
 /// The key of the object a subresource request names.
 fn key_of(path: &ResourcePath) -> Result<ObjectKey, Status> {
@@ -109,7 +109,7 @@ pub(crate) fn write_scale(
         .map_err(|error| Status::bad_request(format!("the body is not a Scale: {error}")))?;
     let scale = if patch {
         let mut scale = scale_of(&object);
-        crate::patch::merge_patch(&mut scale, &given);
+        crate::api::patch::merge_patch(&mut scale, &given);
         scale
     } else {
         given

@@ -16,11 +16,12 @@ use http_body::{Body, Frame};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::faults::{Corruption, Faults};
-use crate::handlers::{Filters, Representation};
-use crate::protobuf::Encoding;
-use crate::request_path::ResourcePath;
-use crate::storage::{EventType, ReadAt, Storage, StorageEvent, StoredObject};
+use crate::api::handlers::{Filters, Representation};
+use crate::api::protobuf::Encoding;
+use crate::api::request_path::ResourcePath;
+use crate::faults::controls::{Corruption, Faults};
+use crate::store::object::StoredObject;
+use crate::store::storage::{EventType, ReadAt, Storage, StorageEvent};
 
 /// A response body fed from a channel: each message is one chunk.
 pub(crate) struct ChannelBody {
@@ -113,7 +114,7 @@ fn error_line(status: &Status) -> Bytes {
 fn error_event(encoding: Encoding, status: &Status) -> Bytes {
     match encoding {
         Encoding::Json => error_line(status),
-        Encoding::Protobuf(_) => crate::protobuf::error_frame(status),
+        Encoding::Protobuf(_) => crate::api::protobuf::error_frame(status),
     }
 }
 
@@ -127,7 +128,7 @@ fn bookmark_event(
     match encoding {
         Encoding::Json => bookmark_line(resource, revision, initial_events_end),
         Encoding::Protobuf(codec) => {
-            crate::protobuf::bookmark_frame(&codec, revision, initial_events_end)
+            crate::api::protobuf::bookmark_frame(&codec, revision, initial_events_end)
         }
     }
 }
@@ -148,7 +149,7 @@ fn object_event(
             });
             Ok(Bytes::from(line))
         }
-        Encoding::Protobuf(codec) => crate::protobuf::event_frame(&codec, event_type, object)
+        Encoding::Protobuf(codec) => crate::api::protobuf::event_frame(&codec, event_type, object)
             .map_err(|status| error_event(encoding, &status)),
     }
 }
@@ -158,7 +159,7 @@ fn object_event(
 fn foreign_event(encoding: Encoding) -> Bytes {
     match encoding {
         Encoding::Json => foreign_event_line(),
-        Encoding::Protobuf(_) => crate::protobuf::foreign_event_frame(),
+        Encoding::Protobuf(_) => crate::api::protobuf::foreign_event_frame(),
     }
 }
 

@@ -9,7 +9,7 @@ use clientgo_apimachinery::Status;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::request_log::Verb;
+use crate::faults::request_log::Verb;
 
 /// A bad frame to send in a watch stream, after which the stream ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +54,13 @@ pub enum Failure {
     Reset,
 }
 
+/// The body kube-apiserver answers a request over the limit with (Go's
+/// `http.Error`: `text/plain; charset=utf-8`, a newline at the end).
+pub(crate) const TOO_MANY_REQUESTS_BODY: &str = "Too many requests, please try again later.\n";
+
+/// The `Retry-After` the max-in-flight filter sends: always one second.
+pub(crate) const TOO_MANY_REQUESTS_RETRY_AFTER: &str = "1";
+
 impl Failure {
     /// The answer of kube-apiserver's max-in-flight filter (and of priority
     /// and fairness when it rejects): 429 with the plain-text body
@@ -63,8 +70,8 @@ impl Failure {
         Failure::Raw {
             code: 429,
             content_type: "text/plain; charset=utf-8".to_string(),
-            body: crate::in_flight::TOO_MANY_REQUESTS_BODY.to_string(),
-            retry_after: Some(crate::in_flight::TOO_MANY_REQUESTS_RETRY_AFTER.to_string()),
+            body: TOO_MANY_REQUESTS_BODY.to_string(),
+            retry_after: Some(TOO_MANY_REQUESTS_RETRY_AFTER.to_string()),
         }
     }
 }

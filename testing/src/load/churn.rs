@@ -8,8 +8,8 @@ use std::time::Duration;
 use clientgo_apimachinery::GroupResource;
 use serde_json::Value;
 
-use crate::seeded_random::SeededRandom;
-use crate::storage::{Preconditions, ReadAt, Storage};
+use crate::store::storage::{Preconditions, ReadAt, Storage};
+use crate::util::seeded_random::SeededRandom;
 
 /// Makes the object number `index` in `namespace` (for example
 /// [`realistic_pod`](crate::realistic_pod)).
@@ -206,7 +206,7 @@ async fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::realistic_pod;
+    use crate::load::realistic::realistic_pod;
 
     #[tokio::test(start_paused = true)]
     async fn writes_at_the_rate_with_every_kind_of_write() {

@@ -2,14 +2,13 @@
 //! token, client certificate) and which verbs on which resources are
 //! denied.
 
-use clientgo_apimachinery::Status;
+use clientgo_apimachinery::{GroupResource, Status};
 use hyper::body::Incoming;
 use hyper::{Method, Request, header};
 use parking_lot::Mutex;
 
-use crate::request_log::Verb;
-use crate::request_path::ResourcePath;
-use crate::server::ServerState;
+use crate::api::request_path::ResourcePath;
+use crate::faults::request_log::Verb;
 
 /// Who may call the server.
 pub(crate) struct Auth {
@@ -47,15 +46,11 @@ pub(crate) fn is_public(path: &str) -> bool {
     matches!(path, "/version" | "/healthz" | "/readyz" | "/livez")
 }
 
-pub(crate) fn authenticated(
-    state: &ServerState,
-    request: &Request<Incoming>,
-    certified: bool,
-) -> bool {
-    if !state.auth.required() || is_public(request.uri().path()) {
+pub(crate) fn authenticated(auth: &Auth, request: &Request<Incoming>, certified: bool) -> bool {
+    if !auth.required() || is_public(request.uri().path()) {
         return true;
     }
-    if certified && state.auth.client_certificate {
+    if certified && auth.client_certificate {
         return true;
     }
     let presented = request
@@ -63,18 +58,18 @@ pub(crate) fn authenticated(
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "));
-    matches!((state.auth.bearer_token.lock().as_ref(), presented), (Some(expected), Some(given)) if expected == given)
+    matches!((auth.bearer_token.lock().as_ref(), presented), (Some(expected), Some(given)) if expected == given)
 }
 
 /// The 403 for a denied request, with the real server's message.
 pub(crate) fn forbidden(
-    state: &ServerState,
+    denied: &Mutex<Vec<(Verb, GroupResource)>>,
     target: Option<&ResourcePath>,
     verb: Verb,
 ) -> Option<Status> {
     let target = target?;
     let resource = target.resource.group_resource();
-    let denied = state.denied.lock();
+    let denied = denied.lock();
     if !denied.iter().any(|(v, r)| *v == verb && *r == resource) {
         return None;
     }

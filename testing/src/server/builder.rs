@@ -10,16 +10,17 @@ use parking_lot::Mutex;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Auth;
-use crate::connection::accept;
-use crate::faults::Faults;
-use crate::in_flight::InFlight;
-use crate::registry::ResourceRegistry;
-use crate::request_log::{RequestLog, Verb};
-use crate::server::{ServerState, TestApiServer};
-use crate::storage::{Storage, StorageOptions};
-use crate::tls::{self, ServerCertificateOptions};
-use crate::watch::WatchSettings;
+use crate::api::registry::ResourceRegistry;
+use crate::api::watch::WatchSettings;
+use crate::faults::controls::Faults;
+use crate::faults::request_log::{RequestLog, Verb};
+use crate::server::auth::Auth;
+use crate::server::connection::accept;
+use crate::server::handle::TestApiServer;
+use crate::server::in_flight::InFlight;
+use crate::server::state::ServerState;
+use crate::server::tls::{self, ServerCertificateOptions};
+use crate::store::storage::{Storage, StorageOptions};
 
 /// How a [`TestApiServer`] is built.
 #[derive(Debug, Clone)]
@@ -40,7 +41,7 @@ pub struct TestApiServerBuilder {
     channel_v5: bool,
     sharded_list_and_watch: bool,
     gzip: bool,
-    oidc: Option<crate::oidc::OidcIssuer>,
+    oidc: Option<crate::server::oidc::OidcIssuer>,
     watch_cache: bool,
     http2_max_concurrent_streams: u32,
     max_requests_in_flight: Option<usize>,
@@ -57,6 +58,13 @@ pub const DEFAULT_MAX_REQUESTS_IN_FLIGHT: usize = 400;
 /// How often the real server's watch cache sends bookmarks (about once a
 /// minute, the first about a minute after the watch starts).
 pub const DEFAULT_BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+
+impl TestApiServer {
+    /// A builder with the defaults.
+    pub fn builder() -> TestApiServerBuilder {
+        TestApiServerBuilder::default()
+    }
+}
 
 impl Default for TestApiServerBuilder {
     /// As kube-apiserver 1.36 with its defaults: the common built-in
@@ -255,7 +263,7 @@ impl TestApiServerBuilder {
     /// discovery and a token endpoint trading `issuer`'s refresh token for
     /// its ID token, for tests of clients' `oidc` auth-provider. Combine
     /// with [`bearer_token`](Self::bearer_token) set to that ID token.
-    pub fn oidc_issuer(mut self, issuer: crate::oidc::OidcIssuer) -> Self {
+    pub fn oidc_issuer(mut self, issuer: crate::server::oidc::OidcIssuer) -> Self {
         self.oidc = Some(issuer);
         self
     }

@@ -11,7 +11,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::{HeaderMap, Response, header};
 use std::io::Write;
 
-use crate::responses::ResponseBody;
+use crate::api::responses::ResponseBody;
 
 /// kube-apiserver's threshold (`defaultGzipThresholdBytes`): bodies up to
 /// this size are not worth compressing.
@@ -113,12 +113,12 @@ mod tests {
         use flate2::read::GzDecoder;
         use std::io::Read;
 
-        let small = crate::responses::json_response(200, vec![b'a'; 100]);
+        let small = crate::api::responses::json_response(200, vec![b'a'; 100]);
         let small = gzip_response(small, 1024).await;
         assert!(!small.headers().contains_key(header::CONTENT_ENCODING));
 
         let body = b"{\"items\":[]}".repeat(1000);
-        let large = crate::responses::json_response(200, body.clone());
+        let large = crate::api::responses::json_response(200, body.clone());
         let large = gzip_response(large, 1024).await;
         assert_eq!(large.headers()[header::CONTENT_ENCODING], "gzip");
         let compressed = large.into_body().collect().await.unwrap().to_bytes();

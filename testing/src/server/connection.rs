@@ -10,8 +10,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
-use crate::routing::dispatch;
-use crate::server::ServerState;
+use crate::server::routing::{Peer, dispatch};
+use crate::server::state::ServerState;
 
 pub(crate) async fn accept(
     listener: TcpListener,
@@ -67,15 +67,6 @@ pub(crate) async fn accept(
             }
         });
     }
-}
-
-/// What the server knows of a connection's client.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Peer {
-    /// Whether it presented a client certificate the server trusts.
-    pub(crate) certified: bool,
-    /// The connection's number, from 1 in accept order.
-    pub(crate) connection: u64,
 }
 
 /// Serves one connection until it ends, the server stops or restarts.

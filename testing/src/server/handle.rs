@@ -1,60 +1,18 @@
 //! [`TestApiServer`]: the running server's handle (its URL, storage,
-//! faults, request log and kubeconfig) and the state its connections share.
+//! faults, request log and kubeconfig).
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
-use bytes::Bytes;
 use clientgo_apimachinery::GroupResource;
-use tokio_util::sync::CancellationToken;
 
-use crate::auth::Auth;
-use crate::faults::Faults;
-use crate::in_flight::InFlight;
-use crate::registry::ResourceRegistry;
-use crate::request_log::{RequestLog, Verb};
-use crate::server_builder::TestApiServerBuilder;
-use crate::storage::Storage;
-use crate::tls::CertificateAndKey;
-use crate::watch::WatchSettings;
-
-pub(crate) struct ServerState {
-    pub(crate) storage: Arc<Storage>,
-    /// What pods' `log` subresources serve.
-    pub(crate) pod_logs: Arc<crate::subresources::PodLogs>,
-    /// Where pods' forwarded ports lead.
-    pub(crate) port_forwards: crate::port_forward::PortForwardTargets,
-    /// Grows when CRDs are created through the API.
-    pub(crate) registry: parking_lot::RwLock<ResourceRegistry>,
-    pub(crate) watch: WatchSettings,
-    pub(crate) shutdown: CancellationToken,
-    pub(crate) faults: Arc<Faults>,
-    pub(crate) log: Arc<RequestLog>,
-    pub(crate) openapi_v2: Option<Bytes>,
-    pub(crate) address: SocketAddr,
-    pub(crate) auth: Auth,
-    pub(crate) denied: parking_lot::Mutex<Vec<(Verb, GroupResource)>>,
-    /// Connections accepted so far (numbers them for the request log).
-    pub(crate) connections_accepted: AtomicU64,
-    pub(crate) http2_max_concurrent_streams: u32,
-    pub(crate) in_flight: InFlight,
-    /// Whether protobuf is served to clients asking for it.
-    pub(crate) protobuf: bool,
-    /// Whether `/api` and `/apis` answer aggregated discovery to clients
-    /// asking for it.
-    pub(crate) aggregated_discovery: bool,
-    /// Whether exec and attach speak `v5.channel.k8s.io`.
-    pub(crate) channel_v5: bool,
-    /// Whether lists and watches apply `shardSelector`.
-    pub(crate) sharded_list_and_watch: bool,
-    /// Whether large answers are gzip-compressed for clients asking for it.
-    pub(crate) gzip: bool,
-    /// Whether it serves HTTPS.
-    pub(crate) tls: bool,
-    /// The OpenID Connect issuer it plays, when asked to.
-    pub(crate) oidc: Option<crate::oidc::OidcIssuer>,
-}
+use crate::api::subresources::PodLogs;
+use crate::faults::controls::Faults;
+use crate::faults::request_log::{RequestLog, Verb};
+use crate::server::state::ServerState;
+use crate::server::tls::CertificateAndKey;
+use crate::store::storage::Storage;
+use crate::streams::port_forward::PortForwardTargets;
 
 /// A Kubernetes API server for tests, on 127.0.0.1, speaking plain HTTP/1.1
 /// and HTTP/2 (prior knowledge).
@@ -90,11 +48,6 @@ impl fmt::Debug for TestApiServer {
 }
 
 impl TestApiServer {
-    /// A builder with the defaults.
-    pub fn builder() -> TestApiServerBuilder {
-        TestApiServerBuilder::default()
-    }
-
     /// The base URL (`http://127.0.0.1:PORT`, or `https://` with TLS).
     pub fn url(&self) -> String {
         let scheme = if self.ca_pem.is_some() {
@@ -182,13 +135,13 @@ impl TestApiServer {
     /// The text pods' `log` subresources serve: append lines to a
     /// container's log (a request with `follow=true` receives them as they
     /// come) or set its previous instance's.
-    pub fn pod_logs(&self) -> &crate::subresources::PodLogs {
+    pub fn pod_logs(&self) -> &PodLogs {
         &self.state.pod_logs
     }
 
     /// Where pods' ports lead for port-forward: TCP listeners the test
     /// names (a port with none refuses, as a closed port in a container).
-    pub fn port_forwards(&self) -> &crate::port_forward::PortForwardTargets {
+    pub fn port_forwards(&self) -> &PortForwardTargets {
         &self.state.port_forwards
     }
 
@@ -211,7 +164,7 @@ impl TestApiServer {
 
     /// Accepts `token` instead of the bearer token set when building (the
     /// old one is refused from now on), as after a token rotation. Only
-    /// for servers built with [`bearer_token`](TestApiServerBuilder::bearer_token).
+    /// for servers built with [`bearer_token`](crate::TestApiServerBuilder::bearer_token).
     pub fn rotate_bearer_token(&self, token: impl Into<String>) {
         let mut current = self.state.auth.bearer_token.lock();
         if current.is_some() {

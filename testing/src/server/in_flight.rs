@@ -3,13 +3,6 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The body kube-apiserver answers a request over the limit with (Go's
-/// `http.Error`: `text/plain; charset=utf-8`, a newline at the end).
-pub(crate) const TOO_MANY_REQUESTS_BODY: &str = "Too many requests, please try again later.\n";
-
-/// The `Retry-After` the max-in-flight filter sends: always one second.
-pub(crate) const TOO_MANY_REQUESTS_RETRY_AFTER: &str = "1";
-
 /// Counts requests being served against an optional limit.
 #[derive(Debug)]
 pub(crate) struct InFlight {

@@ -7,7 +7,7 @@
 use bytes::Bytes;
 use hyper::{Method, Response};
 
-use crate::responses::{ResponseBody, json_response};
+use crate::api::responses::{ResponseBody, json_response};
 
 /// Path of the discovery document.
 pub(crate) const DISCOVERY_PATH: &str = "/.well-known/openid-configuration";

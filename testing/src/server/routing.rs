@@ -8,23 +8,31 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
 
-use crate::auth::{authenticated, forbidden, verb_of};
-use crate::connection::Peer;
-use crate::crd::{self, create_crd, delete_crd};
-use crate::discovery;
-use crate::faults::Failure;
-use crate::handlers::{self, Answer, Representation};
-use crate::protobuf::Encoding;
-use crate::request_log::{RequestRecord, Verb};
-use crate::request_path::{self, ResourcePath};
-use crate::responses::{
+use crate::api::crd::{self, create_crd, delete_crd};
+use crate::api::discovery;
+use crate::api::handlers::{self, Answer, Representation};
+use crate::api::protobuf::Encoding;
+use crate::api::request_path::{self, ResourcePath};
+use crate::api::responses::{
     ResponseBody, answer_response, answer_response_in, json_response, page_not_found, read_body,
     status_response, text_response, too_many_requests_response, version_body,
 };
-use crate::server::ServerState;
-use crate::storage_writes::is_pod;
-use crate::subresources;
-use crate::watch;
+use crate::api::subresources;
+use crate::api::watch;
+use crate::faults::controls::Failure;
+use crate::faults::request_log::{RequestRecord, Verb};
+use crate::server::auth::{authenticated, forbidden, verb_of};
+use crate::server::state::ServerState;
+use crate::store::writes::is_pod;
+
+/// What the server knows of a connection's client.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer {
+    /// Whether it presented a client certificate the server trusts.
+    pub(crate) certified: bool,
+    /// The connection's number, from 1 in accept order.
+    pub(crate) connection: u64,
+}
 
 /// Answers one request; `None` means "reset it unanswered".
 pub(crate) async fn dispatch(
@@ -58,7 +66,7 @@ pub(crate) async fn dispatch(
     let compress = state.gzip
         && target.is_some()
         && !long_running
-        && crate::compression::accepts_gzip(&headers);
+        && crate::server::compression::accepts_gzip(&headers);
     // The real filter chain: authentication, then max-in-flight (which
     // lets long-running requests through), then authorization. Injected
     // latency counts as serving time.
@@ -67,14 +75,15 @@ pub(crate) async fn dispatch(
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let issuer_path = path == crate::oidc::DISCOVERY_PATH || path == crate::oidc::TOKEN_PATH;
+    let issuer_path =
+        path == crate::server::oidc::DISCOVERY_PATH || path == crate::server::oidc::TOKEN_PATH;
     let response = if let (Some(issuer), true) = (&state.oidc, issuer_path) {
         // The identity provider's endpoints, outside the API's filters.
         let body = read_body(request).await.unwrap_or_default();
         let scheme = if state.tls { "https" } else { "http" };
         let base_url = format!("{scheme}://{}", state.address);
-        crate::oidc::answer(issuer, &base_url, &method, &path, &body)
-    } else if !authenticated(&state, &request, peer.certified) {
+        crate::server::oidc::answer(issuer, &base_url, &method, &path, &body)
+    } else if !authenticated(&state.auth, &request, peer.certified) {
         Some(status_response(&Status::unauthorized("Unauthorized")))
     } else if matches!(slot, Some(None)) {
         Some(too_many_requests_response())
@@ -84,8 +93,11 @@ pub(crate) async fn dispatch(
     drop(slot);
     let mut response = match response {
         Some(response) if compress => Some(
-            crate::compression::gzip_response(response, crate::compression::GZIP_THRESHOLD_BYTES)
-                .await,
+            crate::server::compression::gzip_response(
+                response,
+                crate::server::compression::GZIP_THRESHOLD_BYTES,
+            )
+            .await,
         ),
         other => other,
     };
@@ -123,7 +135,11 @@ pub(crate) async fn respond(
     parsed: Result<Option<ResourcePath>, Status>,
     options: Result<ListOptions, clientgo_apimachinery::ListOptionsError>,
 ) -> Option<Response<ResponseBody>> {
-    if let Some(status) = forbidden(state, parsed.as_ref().ok().and_then(Option::as_ref), verb) {
+    if let Some(status) = forbidden(
+        &state.denied,
+        parsed.as_ref().ok().and_then(Option::as_ref),
+        verb,
+    ) {
         return Some(status_response(&status));
     }
     let response = match state.faults.take_failure(verb) {
@@ -309,12 +325,27 @@ pub(crate) async fn route(
             if matches!(subresource.as_str(), "exec" | "attach")
                 && is_pod(&target.resource.group_resource()) =>
         {
-            crate::fake_container::start(&state, request, &target, subresource == "exec")
+            crate::streams::fake_container::start(
+                &state.storage,
+                &state.faults,
+                &state.shutdown,
+                state.channel_v5,
+                request,
+                &target,
+                subresource == "exec",
+            )
         }
         (Method::GET | Method::POST, true)
             if subresource == "portforward" && is_pod(&target.resource.group_resource()) =>
         {
-            crate::port_forward::start(&state, request, &target)
+            crate::streams::port_forward::start(
+                &state.storage,
+                Arc::clone(&state.port_forwards),
+                Arc::clone(&state.faults),
+                state.shutdown.clone(),
+                request,
+                &target,
+            )
         }
         (Method::GET, true)
             if subresource == "log" && is_pod(&target.resource.group_resource()) =>
@@ -351,7 +382,7 @@ pub(crate) async fn route(
                 Ok(body) => {
                     let mut response = Response::new(body.boxed());
                     let media = if protobuf {
-                        crate::protobuf::PROTOBUF_WATCH_MEDIA_TYPE
+                        crate::api::protobuf::PROTOBUF_WATCH_MEDIA_TYPE
                     } else {
                         "application/json"
                     };
@@ -382,7 +413,10 @@ pub(crate) async fn route(
             protobuf,
         ),
         (Method::POST, false) if crd::is_crd_resource(&target.resource) => {
-            with_body(request, |body| create_crd(&state, &target, body)).await
+            with_body(request, |body| {
+                create_crd(&state.storage, &state.registry, &target, body)
+            })
+            .await
         }
         (Method::POST, false) => {
             with_body(request, |body| handlers::create(&storage, &target, body)).await
@@ -403,7 +437,10 @@ pub(crate) async fn route(
             typed_items,
         )),
         (Method::DELETE, true) if crd::is_crd_resource(&target.resource) => {
-            with_body(request, |body| delete_crd(&state, &target, body)).await
+            with_body(request, |body| {
+                delete_crd(&state.storage, &state.registry, &target, body)
+            })
+            .await
         }
         (Method::DELETE, true) => {
             with_body(request, |body| handlers::delete(&storage, &target, body)).await

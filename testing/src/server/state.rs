@@ -9,16 +9,16 @@ use bytes::Bytes;
 use clientgo_apimachinery::GroupResource;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Auth;
-use crate::faults::Faults;
-use crate::in_flight::InFlight;
-use crate::oidc::OidcIssuer;
-use crate::port_forward::PortForwardTargets;
-use crate::registry::ResourceRegistry;
-use crate::request_log::{RequestLog, Verb};
-use crate::storage::Storage;
-use crate::subresources::PodLogs;
-use crate::watch::WatchSettings;
+use crate::api::registry::ResourceRegistry;
+use crate::api::subresources::PodLogs;
+use crate::api::watch::WatchSettings;
+use crate::faults::controls::Faults;
+use crate::faults::request_log::{RequestLog, Verb};
+use crate::server::auth::Auth;
+use crate::server::in_flight::InFlight;
+use crate::server::oidc::OidcIssuer;
+use crate::store::storage::Storage;
+use crate::streams::port_forward::PortForwardTargets;
 
 /// The state a running server's connections share.
 pub(crate) struct ServerState {

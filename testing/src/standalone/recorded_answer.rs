@@ -192,7 +192,7 @@ impl Drop for ReplayServer {
 /// The recorded answer as a response whose body comes in `piece`-byte
 /// frames. Headers that describe the connection rather than the answer
 /// are left to hyper.
-fn replay(answer: &RecordedAnswer, piece: usize) -> Response<crate::responses::ResponseBody> {
+fn replay(answer: &RecordedAnswer, piece: usize) -> Response<crate::api::responses::ResponseBody> {
     let pieces = Pieces(
         answer
             .body

@@ -72,7 +72,7 @@ pub struct StoredObject {
     type_meta_end: usize,
     /// The object's protobuf message, encoded the first time a protobuf
     /// client asks (or why it cannot be).
-    pub(crate) protobuf: OnceLock<Result<Bytes, String>>,
+    pub(super) protobuf: OnceLock<Result<Bytes, String>>,
 }
 
 impl StoredObject {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use clientgo_apimachinery::{GroupResource, Status};
 use tokio::sync::broadcast;
 
-use crate::storage::{ObjectKey, ReadAt, Storage, StorageEvent, StoredObject};
+use crate::store::object::{ObjectKey, StoredObject};
+use crate::store::storage::{ReadAt, Storage, StorageEvent};
 
 /// One page of a list: its objects, the revision it reads, and how many
 /// matching objects follow it (when known).

@@ -2,98 +2,19 @@
 //! revisions, a bounded event history, compaction, snapshots at past
 //! revisions, and watches from any kept revision. This file holds the
 //! types, the state and the one commit path every write goes through; the
-//! write rules are in `storage_writes.rs`, lists, pages and watches in
-//! `storage_reads.rs`.
+//! stored object and its encodings are in `object.rs`, the write rules in
+//! `writes.rs`, lists, pages and watches in `reads.rs`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
-use clientgo_apimachinery::{GroupResource, Status};
+use clientgo_apimachinery::Status;
 use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-pub use crate::storage_reads::{ListPage, PageRequest, StorageWatch};
-use crate::storage_writes::{encode_type_meta_first, labels_of, metadata_mut, string_field};
-
-/// Where an object lives: its resource, namespace (empty for
-/// cluster-scoped objects) and name. Keys order like etcd's, by resource,
-/// then namespace, then name, so lists come out sorted.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ObjectKey {
-    /// The resource (`deployments.apps`).
-    pub resource: GroupResource,
-    /// The namespace; empty for cluster-scoped objects.
-    pub namespace: String,
-    /// The name.
-    pub name: String,
-}
-
-impl ObjectKey {
-    /// A key.
-    pub fn new(
-        resource: GroupResource,
-        namespace: impl Into<String>,
-        name: impl Into<String>,
-    ) -> Self {
-        ObjectKey {
-            resource,
-            namespace: namespace.into(),
-            name: name.into(),
-        }
-    }
-}
-
-impl fmt::Display for ObjectKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.namespace.is_empty() {
-            write!(f, "{} {}", self.resource, self.name)
-        } else {
-            write!(f, "{} {}/{}", self.resource, self.namespace, self.name)
-        }
-    }
-}
-
-/// One stored version of an object: its JSON, serialized once when it was
-/// written (so serving it costs no encoding), and the metadata that
-/// selectors and preconditions read.
-#[derive(Debug)]
-pub struct StoredObject {
-    /// Where it lives.
-    pub key: ObjectKey,
-    /// The revision that wrote this version (its resourceVersion).
-    pub resource_version: u64,
-    /// `metadata.uid`.
-    pub uid: String,
-    /// `metadata.labels`.
-    pub labels: BTreeMap<String, String>,
-    /// The whole object as JSON, with this version's resourceVersion;
-    /// `apiVersion` and `kind`, when set, come first.
-    pub json: Arc<[u8]>,
-    /// Where the type fields (`"apiVersion":…,"kind":…,`) end in `json`:
-    /// 1 when it has none.
-    type_meta_end: usize,
-    /// The object's protobuf message, encoded the first time a protobuf
-    /// client asks (or why it cannot be).
-    pub(crate) protobuf: std::sync::OnceLock<Result<bytes::Bytes, String>>,
-}
-
-impl StoredObject {
-    /// The object's JSON without `apiVersion` and `kind`, as the real
-    /// server writes the items of a list of a built-in type: `{` followed
-    /// by the returned slice.
-    pub fn json_without_type_meta(&self) -> &[u8] {
-        self.json.get(self.type_meta_end..).unwrap_or_default()
-    }
-
-    /// The object, parsed.
-    pub fn to_value(&self) -> Result<Value, Status> {
-        serde_json::from_slice(&self.json).map_err(|e| {
-            Status::internal_error(&format!("stored object {} is not JSON: {e}", self.key))
-        })
-    }
-}
+use crate::store::object::{ObjectKey, StoredObject};
 
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,41 +201,17 @@ impl Storage {
         &self,
         state: &mut State,
         key: ObjectKey,
-        mut object: Value,
+        object: Value,
         event_type: EventType,
         previous: Option<Arc<StoredObject>>,
     ) -> Result<Arc<StorageEvent>, Status> {
         let revision = state.revision + 1;
-        let metadata = metadata_mut(&mut object)?;
-        metadata.insert(
-            "resourceVersion".to_string(),
-            Value::String(revision.to_string()),
-        );
-        let uid = string_field(metadata, "uid")?
-            .unwrap_or_default()
-            .to_string();
-        let labels = labels_of(metadata)?;
-        let codec = if self.encode_protobuf && event_type != EventType::Deleted {
-            let field = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default();
-            clientgo_protobuf::by_kind(field("apiVersion"), field("kind"))
-        } else {
-            None
-        };
-        let (json, type_meta_end) = encode_type_meta_first(object)
-            .map_err(|e| Status::internal_error(&format!("encoding {key}: {e}")))?;
-        let json: Arc<[u8]> = json.into();
-        let stored = Arc::new(StoredObject {
-            key: key.clone(),
-            resource_version: revision,
-            uid,
-            labels,
-            json,
-            type_meta_end,
-            protobuf: std::sync::OnceLock::new(),
-        });
-        if let Some(codec) = codec {
-            let _ = crate::protobuf::message(&stored, &codec);
-        }
+        let stored = Arc::new(StoredObject::encode(
+            key.clone(),
+            revision,
+            object,
+            self.encode_protobuf && event_type != EventType::Deleted,
+        )?);
         state.revision = revision;
         match event_type {
             EventType::Deleted => state.objects.remove(&key),
@@ -358,5 +255,22 @@ impl Storage {
             state.history.pop_front();
         }
         state.compacted = state.compacted.max(revision);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_are_encoded_on_write_only_when_asked() {
+        let pods = clientgo_apimachinery::GroupResource::new("", "pods");
+        let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+        let lazy = Storage::new(StorageOptions::default());
+        let stored = lazy.create(&pods, "default", pod.clone()).unwrap();
+        assert!(stored.protobuf.get().is_none());
+        let eager = Storage::new(StorageOptions::default().encode_protobuf_on_write(true));
+        let stored = eager.create(&pods, "default", pod).unwrap();
+        assert!(matches!(stored.protobuf.get(), Some(Ok(bytes)) if !bytes.is_empty()));
     }
 }

@@ -1,14 +1,15 @@
 //! The write rules of [`Storage`]: create, update (with patches'
 //! results), status strategies and deletion, as kube-apiserver applies them.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use clientgo_apimachinery::status::cause_type;
 use clientgo_apimachinery::{GroupResource, Status, StatusCause};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::storage::{EventType, ObjectKey, Preconditions, Storage, StoredObject};
+use crate::store::object::{ObjectKey, StoredObject, metadata_mut, string_field};
+use crate::store::storage::{EventType, Preconditions, Storage};
+use crate::util::seeded_random::SeededRandom;
 
 impl Storage {
     /// Creates an object. A missing name is generated from
@@ -292,59 +293,6 @@ pub(crate) fn now_rfc3339() -> String {
         .to_string()
 }
 
-pub(crate) fn bad_request(message: String) -> Status {
-    Status::bad_request(message)
-}
-
-/// The metadata object of a JSON object, created if absent.
-pub(crate) fn metadata_mut(object: &mut Value) -> Result<&mut Map<String, Value>, Status> {
-    let Value::Object(fields) = object else {
-        return Err(bad_request(
-            "the request body is not a JSON object".to_string(),
-        ));
-    };
-    let metadata = fields
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if metadata.is_null() {
-        *metadata = Value::Object(Map::new());
-    }
-    metadata
-        .as_object_mut()
-        .ok_or_else(|| bad_request("metadata is not a JSON object".to_string()))
-}
-
-pub(crate) fn string_field<'a>(
-    metadata: &'a Map<String, Value>,
-    field: &str,
-) -> Result<Option<&'a str>, Status> {
-    match metadata.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(value)) => Ok(Some(value)),
-        Some(other) => Err(bad_request(format!(
-            "metadata.{field} must be a string, not {other}"
-        ))),
-    }
-}
-
-pub(crate) fn labels_of(metadata: &Map<String, Value>) -> Result<BTreeMap<String, String>, Status> {
-    match metadata.get("labels") {
-        None | Some(Value::Null) => Ok(BTreeMap::new()),
-        Some(Value::Object(labels)) => labels
-            .iter()
-            .map(|(key, value)| match value {
-                Value::String(value) => Ok((key.clone(), value.clone())),
-                other => Err(bad_request(format!(
-                    "metadata.labels[{key:?}] must be a string, not {other}"
-                ))),
-            })
-            .collect(),
-        Some(other) => Err(bad_request(format!(
-            "metadata.labels must be an object, not {other}"
-        ))),
-    }
-}
-
 /// Whether two objects agree on everything but `metadata` and `status`:
 /// what a generation counts. Compares in place, copying nothing.
 pub(crate) fn same_desired_state(a: &Value, b: &Value) -> bool {
@@ -368,36 +316,6 @@ pub(crate) fn is_pod(resource: &GroupResource) -> bool {
     resource.group.is_empty() && resource.resource == "pods"
 }
 
-/// Serializes an object with `apiVersion` and `kind` first, so lists can
-/// leave them out by slicing; returns the JSON and where they end (1 when
-/// the object has neither): `{` followed by the JSON from there is the
-/// object without them.
-pub(crate) fn encode_type_meta_first(object: Value) -> Result<(Vec<u8>, usize), serde_json::Error> {
-    let Value::Object(mut fields) = object else {
-        return Ok((serde_json::to_vec(&object)?, 1));
-    };
-    let type_meta: Vec<(&str, Value)> = ["apiVersion", "kind"]
-        .into_iter()
-        .filter_map(|name| fields.remove(name).map(|value| (name, value)))
-        .collect();
-    let rest = serde_json::to_vec(&fields)?;
-    let mut json = Vec::with_capacity(rest.len() + 64);
-    json.push(b'{');
-    for (name, value) in &type_meta {
-        serde_json::to_writer(&mut json, name)?;
-        json.push(b':');
-        serde_json::to_writer(&mut json, value)?;
-        json.push(b',');
-    }
-    if rest == b"{}" && !type_meta.is_empty() {
-        // Nothing else: the last type field's comma goes.
-        json.pop();
-    }
-    let type_meta_end = json.len();
-    json.extend_from_slice(rest.get(1..).unwrap_or_default());
-    Ok((json, type_meta_end))
-}
-
 /// Five characters after a `generateName` prefix, as the real server adds.
 pub(crate) fn generated_suffix(counter: u64) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -410,45 +328,11 @@ pub(crate) fn generated_suffix(counter: u64) -> String {
     String::from_utf8_lossy(&suffix).into_owned()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `{` and the JSON after the type fields is the object without them,
-    /// whatever the object holds.
-    #[test]
-    fn type_fields_come_first_and_slice_off() {
-        for (object, bare) in [
-            (
-                serde_json::json!({"metadata": {"name": "a"}, "kind": "Pod", "apiVersion": "v1"}),
-                serde_json::json!({"metadata": {"name": "a"}}),
-            ),
-            (
-                serde_json::json!({"kind": "Pod", "apiVersion": "v1"}),
-                serde_json::json!({}),
-            ),
-            (
-                serde_json::json!({"metadata": {}}),
-                serde_json::json!({"metadata": {}}),
-            ),
-            (serde_json::json!({}), serde_json::json!({})),
-        ] {
-            let (json, end) = encode_type_meta_first(object.clone()).unwrap();
-            let whole: Value = serde_json::from_slice(&json).unwrap();
-            assert_eq!(whole, object);
-            let mut without = b"{".to_vec();
-            without.extend_from_slice(&json[end..]);
-            let without: Value = serde_json::from_slice(&without).unwrap();
-            assert_eq!(without, bare, "{}", String::from_utf8_lossy(&json));
-        }
-    }
-}
-
 /// A version-4 UUID as kube-apiserver gives objects: random-looking
 /// (what shard selectors hash), here derived from the object's number so
 /// a run is reproducible.
 fn random_uid(number: u64) -> String {
-    let mut random = crate::SeededRandom::new(number.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut random = SeededRandom::new(number.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     // The first numbers of a small seed are still small: skip them.
     random.next_u64();
     let (high, low) = (random.next_u64(), random.next_u64());

@@ -36,18 +36,19 @@ use bytes::Bytes;
 use clientgo_apimachinery::Status;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
 
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 
-use crate::request_path::ResourcePath;
-use crate::responses::{ResponseBody, status_response};
-use crate::server::ServerState;
-use crate::subresources::pod_container;
-use crate::websocket::{self, Socket, channel_frame, room_on};
+use crate::api::request_path::ResourcePath;
+use crate::api::responses::{ResponseBody, status_response};
+use crate::api::subresources::pod_container;
+use crate::faults::controls::Faults;
+use crate::store::storage::Storage;
+use crate::streams::websocket::{self, Socket, channel_frame, room_on};
 
 /// The subprotocols served, best first.
 pub(crate) const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
@@ -117,7 +118,10 @@ enum Ended {
 /// of its own. A restart of the server (or its stop) drops the socket
 /// without a closing handshake, as a dying server's.
 pub(crate) fn start(
-    state: &Arc<ServerState>,
+    storage: &Storage,
+    faults: &Faults,
+    shutdown: &CancellationToken,
+    channel_v5: bool,
     mut request: Request<Incoming>,
     target: &ResourcePath,
     exec: bool,
@@ -127,7 +131,7 @@ pub(crate) fn start(
         Ok(options) => options,
         Err(status) => return status_response(&status),
     };
-    let pod = match pod_container(&state.storage, target, options.container.as_deref()) {
+    let pod = match pod_container(storage, target, options.container.as_deref()) {
         Ok((pod, _)) => pod,
         Err(status) => return status_response(&status),
     };
@@ -137,7 +141,7 @@ pub(crate) fn start(
             "cannot {verb} into a container in a completed pod; current phase is {phase}"
         )));
     }
-    let protocols = if state.channel_v5 {
+    let protocols = if channel_v5 {
         &PROTOCOLS[..]
     } else {
         &PROTOCOLS[1..]
@@ -147,7 +151,7 @@ pub(crate) fn start(
         Err(status) => return status_response(&status),
     };
     let name = target.name.clone().unwrap_or_default();
-    let (shutdown, cut) = (state.shutdown.clone(), state.faults.connection_token());
+    let (shutdown, cut) = (shutdown.clone(), faults.connection_token());
     tokio::spawn(async move {
         let Some(socket) = websocket::socket(accepted.upgrade).await else {
             return;

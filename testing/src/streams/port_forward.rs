@@ -17,15 +17,17 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
 
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 
-use crate::request_path::ResourcePath;
-use crate::responses::{ResponseBody, status_response};
-use crate::server::ServerState;
-use crate::subresources::pod_of;
-use crate::websocket::{self, Socket, channel_frame, room_on};
+use crate::api::request_path::ResourcePath;
+use crate::api::responses::{ResponseBody, status_response};
+use crate::api::subresources::pod_of;
+use crate::faults::controls::Faults;
+use crate::store::storage::Storage;
+use crate::streams::websocket::{self, Socket, channel_frame, room_on};
 
 /// The subprotocol served.
 pub(crate) const PROTOCOLS: [&str; 1] = ["v4.channel.k8s.io"];
@@ -94,7 +96,10 @@ pub(crate) fn ports_of(query: &str) -> Result<Vec<u16>, Status> {
 /// `GET pods/{name}/portforward`: checks the pod and the ports, accepts
 /// the upgrade, and serves the session on a task of its own.
 pub(crate) fn start(
-    state: &Arc<ServerState>,
+    storage: &Storage,
+    targets: Arc<PortForwardTargets>,
+    faults: Arc<Faults>,
+    shutdown: CancellationToken,
     mut request: Request<Incoming>,
     target: &ResourcePath,
 ) -> Response<ResponseBody> {
@@ -103,7 +108,7 @@ pub(crate) fn start(
         Ok(ports) => ports,
         Err(status) => return status_response(&status),
     };
-    if let Err(status) = pod_of(&state.storage, target) {
+    if let Err(status) = pod_of(storage, target) {
         return status_response(&status);
     }
     let accepted = match websocket::accept(&mut request, &PROTOCOLS) {
@@ -112,14 +117,13 @@ pub(crate) fn start(
     };
     let namespace = target.namespace.clone().unwrap_or_default();
     let pod = target.name.clone().unwrap_or_default();
-    let state = Arc::clone(state);
     tokio::spawn(async move {
         let Some(socket) = websocket::socket(accepted.upgrade).await else {
             return;
         };
-        let (shutdown, cut) = (state.shutdown.clone(), state.faults.connection_token());
+        let (shutdown, cut) = (shutdown, faults.connection_token());
         tokio::select! {
-            () = serve(socket, &state.port_forwards, &namespace, &pod, ports) => {}
+            () = serve(socket, &targets, &namespace, &pod, ports) => {}
             () = shutdown.cancelled() => {}
             () = cut.cancelled() => {}
         }

@@ -13,7 +13,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
-use crate::responses::ResponseBody;
+use crate::api::responses::ResponseBody;
 
 /// A WebSocket over an upgraded connection to a client.
 pub(crate) type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
@@ -75,7 +75,7 @@ pub(crate) fn accept(
         )));
     };
     let accept = derive_accept_key(key.as_bytes());
-    let mut response = Response::new(crate::responses::empty_body());
+    let mut response = Response::new(crate::api::responses::empty_body());
     *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let answer = response.headers_mut();
     answer.insert(

@@ -1,0 +1,12 @@
+//! Small helpers that know nothing of the server: the deterministic
+//! generator, the process's memory, the log subscriber.
+//!
+//! | file | what |
+//! |---|---|
+//! | `seeded_random.rs` | `SeededRandom`, the deterministic generator behind churn, UIDs and fault schedules |
+//! | `process_memory.rs` | the process's RSS and high-water mark, from `/proc` (public as `process_memory`) |
+//! | `log_subscriber.rs` | `install_log_subscriber`: events to stderr, filtered by `RUST_LOG` |
+
+pub(crate) mod log_subscriber;
+pub mod process_memory;
+pub(crate) mod seeded_random;
