@@ -3,7 +3,11 @@
 //! `cargo bench -p clientgo-informers --bench compact_lister`.
 //!
 //! 10,000 realistic pods (about 5 KB of JSON each, managedFields left out
-//! as with `keep_managed_fields(false)`) in 10 namespaces of 1,000.
+//! as with `keep_managed_fields(false)`) in 10 namespaces of 1,000, and in
+//! 100 groups of 100 by a `group` label (each group in one namespace), as
+//! the pods of 100 ReplicaSets: the `replicaset_*` rows are a ReplicaSet
+//! controller's reconcile, which lists its group by namespace and label
+//! selector on every call (client-go's `rsc.podLister.Pods(ns).List(sel)`).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -17,11 +21,16 @@ use k8s_openapi::api::core::v1::Pod;
 
 const NAMESPACES: usize = 10;
 const PER_NAMESPACE: usize = 1000;
+/// Selector groups (ReplicaSets), of 100 pods each.
+const GROUPS: usize = 100;
 
 fn json(index: usize) -> String {
     let mut pod = realistic_pod(index, &format!("namespace-{}", index % NAMESPACES));
     if let Some(metadata) = pod.get_mut("metadata").and_then(|m| m.as_object_mut()) {
         metadata.remove("managedFields");
+        if let Some(labels) = metadata.get_mut("labels").and_then(|l| l.as_object_mut()) {
+            labels.insert("group".into(), format!("group-{}", index % GROUPS).into());
+        }
     }
     pod.to_string()
 }
@@ -98,6 +107,52 @@ fn lister_reads(c: &mut Criterion) {
                     .namespace("namespace-5")
                     .list(&LabelSelector::everything()),
             )
+        })
+    });
+    // A ReplicaSet-style reconcile: its namespace through the index, its
+    // pods by label selector, decoded only when they match.
+    let selectors: Vec<(String, LabelSelector)> = (0..GROUPS)
+        .map(|group| {
+            let selector = LabelSelector::parse(&format!("group=group-{group}"));
+            let namespace = format!("namespace-{}", group % NAMESPACES);
+            (
+                namespace,
+                selector.unwrap_or_else(|_| LabelSelector::everything()),
+            )
+        })
+        .collect();
+    let reconcile = |lister: &Lister<Pod>, group: usize| {
+        let (namespace, selector) = &selectors[group % GROUPS];
+        let pods = lister.namespace(namespace.as_str()).list(selector);
+        assert_eq!(pods.len(), NAMESPACES * PER_NAMESPACE / GROUPS);
+        black_box(pods)
+    };
+    group.bench_function("replicaset_same_group_compact", |b| {
+        b.iter(|| reconcile(&cached, 3))
+    });
+    let mut next_group = 0;
+    group.bench_function("replicaset_every_group_compact", |b| {
+        b.iter(|| {
+            next_group += 1;
+            reconcile(&cached, next_group)
+        })
+    });
+    group.bench_function("replicaset_every_group_decoded", |b| {
+        b.iter(|| {
+            next_group += 1;
+            reconcile(&typed, next_group)
+        })
+    });
+    group.bench_function("replicaset_every_group_metadata", |b| {
+        b.iter(|| {
+            next_group += 1;
+            let (namespace, selector) = &selectors[next_group % GROUPS];
+            let matching = cached
+                .list_metadata(selector)
+                .into_iter()
+                .filter(|view| view.namespace.as_deref() == Some(namespace.as_str()))
+                .count();
+            black_box(matching)
         })
     });
     group.bench_function("typed_lister_get", |b| {

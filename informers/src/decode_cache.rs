@@ -16,13 +16,8 @@ pub(crate) type Entry<K> = Compact<K, Protobuf>;
 
 /// Bytes of decoded objects a lister keeps by default: 64 MiB, about
 /// 2,000 decoded pods of a real cluster (estimated as
-/// [`DECODED_EXPANSION`] times an entry's bytes).
+/// [`DECODED_EXPANSION`](crate::DECODED_EXPANSION) times an entry's bytes).
 pub const DEFAULT_DECODE_CACHE_BYTES: usize = 64 << 20;
-
-/// A decoded object is estimated at this many times its compact entry's
-/// heap bytes, counting its body as it is decompressed (a pod of 5 KB in protobuf without managedFields is about
-/// 30 KB decoded: strings, maps and vectors, each with its allocation).
-pub const DECODED_EXPANSION: usize = 6;
 
 /// Counters of an informer's decodes in compact storage.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -179,6 +174,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::stored::DECODED_EXPANSION;
     use k8s_openapi::api::core::v1::ConfigMap;
 
     fn entry(name: &str, resource_version: &str, data: &str) -> Arc<Entry<ConfigMap>> {

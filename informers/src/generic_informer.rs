@@ -8,40 +8,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use clientgo_apimachinery::{ApiObject, ApiResource, LabelSelector, Object};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use clientgo_apimachinery::{ApiObject, ApiResource, LabelSelector};
 use tokio_util::sync::CancellationToken;
 
+use crate::cached_object::CachedObject;
 use crate::error::Error;
 use crate::lister::Lister;
 use crate::shared_index_informer::SharedIndexInformer;
 use crate::wait::InformerSynced;
-
-/// A cached object of any type: its metadata, and a way back to the
-/// concrete type. Every [`Object`] is one; `Arc<K>` converts to
-/// `Arc<dyn CachedObject>` without copying.
-pub trait CachedObject: Any + Send + Sync {
-    /// The object's metadata.
-    fn metadata(&self) -> &ObjectMeta;
-    /// The object, for downcasting with `downcast_ref`.
-    fn as_any(&self) -> &dyn Any;
-    /// The shared object, for downcasting with `Arc::downcast`.
-    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
-}
-
-impl<K: Object + Send + Sync + 'static> CachedObject for K {
-    fn metadata(&self) -> &ObjectMeta {
-        self.meta()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
-        self
-    }
-}
 
 /// What a factory needs of an informer, whatever its object type.
 pub(crate) trait ErasedInformer: InformerSynced {

@@ -133,6 +133,7 @@
 /// chosen includes them.
 #[rustfmt::skip]
 pub mod builtin;
+mod cached_object;
 mod compact_index;
 mod decode_cache;
 mod engine;
@@ -174,12 +175,13 @@ mod wait;
 mod warm_restart;
 pub mod watch;
 
-pub use decode_cache::{DECODED_EXPANSION, DEFAULT_DECODE_CACHE_BYTES, DecodeStats};
+pub use cached_object::CachedObject;
+pub use decode_cache::{DEFAULT_DECODE_CACHE_BYTES, DecodeStats};
 pub use error::Error;
 pub use factory::SharedInformerFactory;
 pub use factory_options::InformerFactoryOptions;
 pub use filtering_handler::FilteringResourceEventHandler;
-pub use generic_informer::{CachedObject, GenericInformer, GenericLister};
+pub use generic_informer::{GenericInformer, GenericLister};
 pub use handler_funcs::ResourceEventHandlerFuncs;
 pub use handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
 pub use informer_options::SharedIndexInformerOptions;
@@ -202,7 +204,7 @@ pub use resource_informer_factory::{
 pub use shared_index_informer::SharedIndexInformer;
 pub use snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotOptions};
 pub use storage::Storage;
-pub use stored::Stored;
+pub use stored::{DECODED_EXPANSION, Stored};
 pub use sync_signal::SyncChanges;
 pub use transform::{Ingest, MetadataTransform, Transform};
 pub use typed_resource::TypedResource;

@@ -11,7 +11,7 @@ use clientgo_store::ObjectOrTombstone;
 use clientgo_store::ResourceEventHandler;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::generic_informer::CachedObject;
+use crate::cached_object::CachedObject;
 
 /// The metadata of one cached object version, read in place: no decode
 /// (in compact storage the entry's metadata was parsed once, at ingest)

@@ -7,8 +7,12 @@ use clientgo_apimachinery::{ApiObject, Compact, CompactBody, CompactDecodeError}
 use clientgo_store::{Indexers, StoreError, TransformFunc};
 
 use crate::compact_index::decoded_indexers;
-use crate::decode_cache::DECODED_EXPANSION;
 use crate::transform::{Ingest, MetadataTransform};
+
+/// A decoded object is estimated at this many times its compact entry's
+/// heap bytes, counting its body as it is decompressed (a pod of 5 KB in protobuf without managedFields is about
+/// 30 KB decoded: strings, maps and vectors, each with its allocation).
+pub const DECODED_EXPANSION: usize = 6;
 
 /// What an informer's cache keeps for each object of `K`: the object
 /// itself (`K`, decoded storage) or a [`Compact<K, B>`] entry that decodes

@@ -51,6 +51,10 @@ impl<K: Object + Send + 'static> RetryWatcher<K> {
     /// An error for `""` and `"0"`, which client-go refuses too: a watch
     /// from them starts with a synthetic ADDED event per existing object
     /// instead of the changes after a point.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the lister-watcher's own error, which its callers handle already; returned once, before anything runs"
+    )]
     pub fn new<L>(lister_watcher: L, initial_resource_version: &str) -> Result<Self, Error>
     where
         L: ListerWatcher<K> + 'static,

@@ -93,7 +93,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::result_large_err)]
 
     use super::*;
     use clientgo_apimachinery::{Bookmark, DynamicObject};
