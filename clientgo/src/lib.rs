@@ -25,6 +25,8 @@
 //! | `restmapper` | [`rest::discovery::RestMapper`], [`rest::discovery::DeferredRestMapper`] | `rest` |
 //! | `scale` | [`rest::scale::ScaleClient`] | `rest` |
 //! | `util/retry` | [`rest::util::retry`] | `rest` |
+//! | `util/flowcontrol` (client-side rate limit) | [`rest::client::TokenBucket`], [`rest::Config::qps`] | `rest` |
+//! | server-side apply (`applyconfigurations`, `Apply`) | [`rest::Patch::Apply`], [`rest::PatchOptions`] | `rest` |
 //! | `tools/remotecommand` | [`rest::tools::remotecommand`] | `rest` |
 //! | `tools/portforward` | [`rest::tools::portforward`] | `rest` |
 //! | `tools/metrics` | [`metrics`], [`rest::metrics`] | `metrics`, `rest` |
@@ -32,7 +34,7 @@
 //! | `tools/watch` | [`informers::watch`]: [`RetryWatcher`](informers::watch::RetryWatcher), [`until`](informers::watch::until), [`until_with_sync`](informers::watch::until_with_sync) | `informers` |
 //! | `tools/cache`: stores and queues | [`store`]: [`Indexer`](store::Indexer), [`DeltaFifo`](store::DeltaFifo), [`RealFifo`](store::RealFifo) | `store` |
 //! | `tools/cache`: `Reflector` | [`reflector::Reflector`] | `reflector` |
-//! | `tools/cache`: `SharedIndexInformer`, handlers | [`informers::SharedIndexInformer`], [`informers::ResourceEventHandlerFuncs`] | `informers` |
+//! | `tools/cache`: `SharedIndexInformer`, handlers, `WaitForCacheSync`, `MetaNamespaceKeyFunc` | [`informers::SharedIndexInformer`], [`informers::ResourceEventHandlerFuncs`], [`informers::wait_for_cache_sync`], [`store::meta_namespace_key`] | `informers` |
 //! | `informers`, `listers` (generated) | [`informers::SharedInformerFactory`], [`informers::Lister`], [`informers::builtin`] | `informers` |
 //! | `dynamic/dynamicinformer`, `metadata/metadatainformer` | [`informers::DynamicSharedInformerFactory`], [`informers::MetadataSharedInformerFactory`] | `informers` |
 //! | `util/workqueue` | [`workqueue`] | `workqueue` |

@@ -32,6 +32,12 @@ trait CacheReader<K>: Send + Sync {
         index_name: &str,
         value: &str,
     ) -> Result<Vec<Arc<K>>, clientgo_store::StoreError>;
+    fn index_keys(
+        &self,
+        index_name: &str,
+        value: &str,
+    ) -> Result<Vec<String>, clientgo_store::StoreError>;
+    fn list_index_func_values(&self, index_name: &str) -> Vec<String>;
     fn len(&self) -> usize;
     fn list_metadata(&self, selector: &LabelSelector) -> Vec<MetadataView>;
     fn decode_stats(&self) -> DecodeStats;
@@ -176,6 +182,18 @@ where
             .map(|entries| self.objects(&entries))
     }
 
+    fn index_keys(
+        &self,
+        index_name: &str,
+        value: &str,
+    ) -> Result<Vec<String>, clientgo_store::StoreError> {
+        self.indexer.index_keys(index_name, value)
+    }
+
+    fn list_index_func_values(&self, index_name: &str) -> Vec<String> {
+        self.indexer.list_index_func_values(index_name)
+    }
+
     fn len(&self) -> usize {
         self.indexer.len()
     }
@@ -271,6 +289,23 @@ impl<K: ApiObject> Lister<K> {
                 informer: self.resource.to_string(),
                 source,
             })
+    }
+
+    /// The keys the index `index_name` files under `value` (client-go's
+    /// `IndexKeys`); decodes nothing. An unknown index is an error.
+    pub fn index_keys(&self, index_name: &str, value: &str) -> Result<Vec<String>, Error> {
+        self.cache
+            .index_keys(index_name, value)
+            .map_err(|source| Error::Store {
+                informer: self.resource.to_string(),
+                source,
+            })
+    }
+
+    /// Every value the index `index_name` files objects under (client-go's
+    /// `ListIndexFuncValues`); none for an unknown index. Decodes nothing.
+    pub fn list_index_func_values(&self, index_name: &str) -> Vec<String> {
+        self.cache.list_index_func_values(index_name)
     }
 
     /// Every cached key (`namespace/name`, or `name`); decodes nothing.

@@ -228,7 +228,13 @@ where
             shard,
         };
         let pipeline = Pipeline::new(lister_watcher, config, |name, identity| {
-            resume_source(snapshot?, name, identity)
+            // A cache keeping managedFields is another cache: never
+            // resumed from one that dropped them, nor the other way.
+            let identity = match keep_managed_fields {
+                true => format!("{identity} keep_managed_fields=true"),
+                false => identity.to_string(),
+            };
+            resume_source(snapshot?, name, &identity)
         });
         let storage = match (S::DECODES, compress) {
             (false, _) => Storage::Decoded,

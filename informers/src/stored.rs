@@ -24,8 +24,8 @@ pub const DECODED_EXPANSION: usize = 6;
 ///
 /// Implemented for every [`ApiObject`] (kept as itself) and for
 /// `Compact<K, B>` of every body (kept as the bytes it arrived in, with
-/// its metadata parsed). Not meant to be implemented elsewhere.
-pub trait Stored<K>: ApiObject + Sized {
+/// its metadata parsed); sealed.
+pub trait Stored<K>: ApiObject + Sized + sealed::Sealed<K> {
     /// Whether [`object`](Self::object) decodes (a compact entry) or hands
     /// out the entry itself (`K`); readers keep a cache of recent decodes
     /// only for the former.
@@ -49,12 +49,14 @@ pub trait Stored<K>: ApiObject + Sized {
     /// What is done to each arriving entry before it is queued and cached
     /// (see [`Transform`](crate::Transform) for the rule); `None` when
     /// there is nothing to do.
+    #[doc(hidden)]
     fn ingest(plan: Ingest<K>) -> Option<TransformFunc<Self>>;
 
     /// Index functions over whole objects as index functions over
     /// entries: for a compact entry, one decode per entry version, at
     /// ingest, shared by every function of the group (their values are
     /// kept with the entry).
+    #[doc(hidden)]
     fn indexers(functions: Indexers<K>) -> Indexers<Self>;
 }
 
@@ -180,11 +182,10 @@ where
     Arc::new(changed)
 }
 
-/// A whole-object transform on an entry: decoded, transformed, and kept
-/// as the result's JSON, so the cache holds what the transform returned
-/// and no read runs it again. An entry the transform returns unchanged
-/// (the same `Arc`: a saved state's, already transformed) is kept as it
-/// is.
+/// A whole-object transform on a fresh entry: decoded, transformed, and
+/// kept as the result's JSON, so the cache holds what the transform
+/// returned and no read runs it again. An entry the transform returns
+/// unchanged (the same `Arc`) is kept as it is; so is a shared one.
 fn transformed_entry<K, B>(
     entry: Arc<Compact<K, B>>,
     transform: &TransformFunc<K>,
@@ -197,6 +198,12 @@ where
         object: clientgo_store::meta_namespace_key(&*entry),
         reason,
     };
+    if Arc::strong_count(&entry) > 1 {
+        // A saved state's entry (warm restart), transformed when it was
+        // cached: its snapshot was taken under this same transform (the
+        // snapshot's identity names it), so it is kept as it is.
+        return Ok(entry);
+    }
     let decoded = entry.decode().map_err(|error| failed(error.to_string()))?;
     // The entry's own weak handle on its decode keeps a transform from
     // changing the decode in place: a changed object is a new allocation.
@@ -237,4 +244,15 @@ impl std::io::Write for ByteCounter {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+mod sealed {
+    use clientgo_apimachinery::{ApiObject, Compact, CompactBody};
+
+    /// Keeps [`Stored`](super::Stored) to this crate's two forms.
+    pub trait Sealed<K> {}
+
+    impl<K: ApiObject> Sealed<K> for K {}
+
+    impl<K: ApiObject, B: CompactBody> Sealed<K> for Compact<K, B> {}
 }

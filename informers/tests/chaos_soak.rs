@@ -862,12 +862,25 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let mut faults: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut rss_peak = rss_synced;
     let mut last_restart = Instant::now();
+    // The memory curve: RSS and the caches' own bytes every 15 s, so a
+    // growth with time shows as a slope (RELIABILITY.md has the curve).
+    let mut last_sample = Instant::now();
     while started.elapsed() < Duration::from_secs(seconds) {
         tokio::time::sleep(Duration::from_millis(300 + random.below(900))).await;
         *faults
             .entry(inject(&server, &mut random, &kinds).await)
             .or_default() += 1;
         rss_peak = rss_peak.max(process_memory::rss_mib());
+        if last_sample.elapsed() >= Duration::from_secs(15) {
+            last_sample = Instant::now();
+            let cached: usize = subjects.iter().map(|s| (s.cached)().len()).sum();
+            println!(
+                "  t={:>4} s: RSS {:.0} MiB, {cached} objects cached, {} faults so far",
+                started.elapsed().as_secs(),
+                process_memory::rss_mib(),
+                faults.values().sum::<u64>()
+            );
+        }
         if last_restart.elapsed() >= WARM_RESTART_EVERY {
             warm.restart(&mut subjects).await;
             last_restart = Instant::now();

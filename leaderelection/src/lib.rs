@@ -82,5 +82,5 @@ pub use error::{ConfigError, HealthError, LockError};
 pub use lease_lock::{LeaseLock, ResourceLock};
 pub use record::LeaderElectionRecord;
 pub use sharded_controller::{
-    DEFAULT_SHARDS, Shard, ShardedController, ShardedControllerConfig, ShardedStats,
+    DEFAULT_SHARDS, Shard, ShardedController, ShardedControllerOptions, ShardedStats,
 };

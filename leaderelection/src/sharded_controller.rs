@@ -58,7 +58,7 @@ pub const DEFAULT_SHARDS: u32 = 16;
 
 /// How a [`ShardedController`] splits the work and times its leases.
 #[derive(Debug, Clone)]
-pub struct ShardedControllerConfig {
+pub struct ShardedControllerOptions {
     /// The namespace of the leases.
     pub namespace: String,
     /// The leases' name prefix.
@@ -73,10 +73,10 @@ pub struct ShardedControllerConfig {
     pub election: LeaderElectionConfig,
 }
 
-impl ShardedControllerConfig {
+impl ShardedControllerOptions {
     /// Leases `name-…` in `namespace`, [`DEFAULT_SHARDS`] shards by uid.
     pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        ShardedControllerConfig {
+        ShardedControllerOptions {
             namespace: namespace.into(),
             name: name.into(),
             shards: DEFAULT_SHARDS,
@@ -159,7 +159,7 @@ impl ShardedController {
     pub fn start<F, Fut>(
         client: RestClient,
         identity: impl Into<String>,
-        config: ShardedControllerConfig,
+        config: ShardedControllerOptions,
         run_shard: F,
     ) -> Result<ShardedController, ConfigError>
     where
@@ -256,7 +256,7 @@ impl Drop for Campaign {
 struct Replica {
     client: RestClient,
     identity: String,
-    config: ShardedControllerConfig,
+    config: ShardedControllerOptions,
     run_shard: RunShard,
     state: Arc<Mutex<ShardedStats>>,
     campaigns: BTreeMap<u32, Campaign>,

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{GroupResource, ListOptions};
 use clientgo_leaderelection::{
-    LeaderElectionConfig, Shard, ShardedController, ShardedControllerConfig,
+    LeaderElectionConfig, Shard, ShardedController, ShardedControllerOptions,
 };
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_testing::TestApiServer;
@@ -77,7 +77,7 @@ fn replica(server: &TestApiServer, world: &Arc<World>, me: &str) -> ShardedContr
         .lease_duration(Duration::from_millis(4000))
         .renew_deadline(Duration::from_millis(3000))
         .retry_period(Duration::from_millis(200));
-    let config = ShardedControllerConfig::new("default", "sharded")
+    let config = ShardedControllerOptions::new("default", "sharded")
         .shards(SHARDS)
         .election(election);
     let (world, work_client, name) = (Arc::clone(world), client.clone(), me.to_string());

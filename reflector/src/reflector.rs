@@ -315,8 +315,9 @@ where
     }
 
     /// Replaces the store with a sync's result and records the sync at
-    /// `resource_version` by `mode`, the record first (see the body). A saved state whose resume was
-    /// refused goes in first, so the store's handlers are told about it
+    /// `resource_version` by `mode`, announced first (see the body). A
+    /// saved state whose resume was refused goes in first, in the same
+    /// step, so the store's handlers are told about it
     /// and then, by this replace, about what changed since (objects
     /// deleted meanwhile become tombstones), as if the process had never
     /// stopped. A refusal is returned, for the caller to report.
@@ -326,26 +327,36 @@ where
         resource_version: &str,
         mode: ReflectorMode,
     ) -> Result<(), StoreError> {
-        if let Some(refused) = self.refused_resume.take() {
-            // Prepared as every object the store receives is.
-            let saved = refused
-                .objects
-                .into_iter()
-                .map(|object| self.store.prepare(object, Arrival::Listed))
-                .collect::<Result<Vec<_>, _>>()?;
-            self.store.replace(saved, &refused.resource_version)?;
-        }
         // "Synced" is one fact: the status shows this sync's
         // resourceVersion and mode before the store can report it synced
         // (an informer's queue does as soon as its task pops the replace),
-        // so whoever sees the cache synced also sees both. A replace the
-        // store refuses puts the status back.
-        let before = self.status.sync_point();
-        let mode_changed = self.status.synced(resource_version, mode);
-        if let Err(error) = self.store.replace(objects, resource_version) {
+        // so whoever sees the cache synced also sees both. The waitable
+        // resourceVersion moves only once the store has the state. A
+        // replace the store refuses puts the status back.
+        let before = self.status.announce_sync(resource_version, mode);
+        let replaced = match self.refused_resume.take() {
+            // A saved state whose resume was refused goes in first, in
+            // the same step, prepared as every object the store receives.
+            Some(refused) => refused
+                .objects
+                .into_iter()
+                .map(|object| self.store.prepare(object, Arrival::Listed))
+                .collect::<Result<Vec<_>, _>>()
+                .and_then(|saved| {
+                    self.store.replace_after(
+                        (saved, &refused.resource_version),
+                        objects,
+                        resource_version,
+                    )
+                }),
+            None => self.store.replace(objects, resource_version),
+        };
+        if let Err(error) = replaced {
             self.status.restore(before);
             return Err(error);
         }
+        let mode_changed = before.mode() != mode;
+        self.status.synced(resource_version, mode);
         self.resource_version_unavailable = false;
         if mode_changed {
             tracing::info!(%mode, "synced; mode in use");

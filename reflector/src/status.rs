@@ -43,6 +43,20 @@ impl fmt::Display for ReflectorMode {
     }
 }
 
+/// What a status showed before a sync was announced: what
+/// [`ReflectorStatus::restore`] puts back.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SyncPoint {
+    mode: ReflectorMode,
+}
+
+impl SyncPoint {
+    /// The mode before the sync.
+    pub(crate) fn mode(&self) -> ReflectorMode {
+        self.mode
+    }
+}
+
 /// What a reflector shows while it runs: its last synced resourceVersion,
 /// last error, counters and mode. Get one from
 /// [`Reflector::status`](crate::Reflector::status) before
@@ -61,6 +75,10 @@ pub struct ReflectorStatus {
 struct Shared {
     name: String,
     resource_version: ResourceVersionTracker,
+    /// A sync's resourceVersion from just before its state reaches the
+    /// store until it has (see [`ReflectorStatus::announce_sync`]); what
+    /// [`ReflectorStatus::last_sync_resource_version`] shows meanwhile.
+    announced: Mutex<Option<String>>,
     last_error: Mutex<Option<Arc<Error>>>,
     counters: Counters,
     mode: AtomicU8,
@@ -86,6 +104,7 @@ impl ReflectorStatus {
             shared: Arc::new(Shared {
                 name,
                 resource_version: ResourceVersionTracker::new(),
+                announced: Mutex::new(None),
                 last_error: Mutex::new(None),
                 counters: Counters::default(),
                 mode: AtomicU8::new(0),
@@ -99,9 +118,14 @@ impl ReflectorStatus {
     }
 
     /// The resourceVersion of the last list or event applied to the store;
-    /// "" before the first sync. Not synchronised with the store: the store
-    /// may already hold later events.
+    /// "" before the first sync. A sync's shows from just before its state
+    /// reaches the store, so a consumer that sees the store synced sees it
+    /// too. Not synchronised with the store otherwise: the store may
+    /// already hold later events.
     pub fn last_sync_resource_version(&self) -> String {
+        if let Some(announced) = &*self.shared.announced.lock() {
+            return announced.clone();
+        }
         self.shared.resource_version.get()
     }
 
@@ -157,20 +181,29 @@ impl ReflectorStatus {
     /// forgotten. `true` when the mode changed.
     pub(crate) fn synced(&self, resource_version: &str, mode: ReflectorMode) -> bool {
         self.set_resource_version(resource_version);
+        *self.shared.announced.lock() = None;
         *self.shared.last_error.lock() = None;
         self.synced_mode(mode)
     }
 
-    /// The resourceVersion and mode as they stand, for [`restore`](Self::restore).
-    pub(crate) fn sync_point(&self) -> (String, ReflectorMode) {
-        (self.last_sync_resource_version(), self.mode())
+    /// Shows a sync at `resource_version` by `mode` before its state
+    /// reaches the store: the mode and the resourceVersion
+    /// [`last_sync_resource_version`](Self::last_sync_resource_version)
+    /// reports, but not the one waits wait for, which moves at
+    /// [`synced`](Self::synced). Returns what to [`restore`](Self::restore)
+    /// should the store refuse the state.
+    pub(crate) fn announce_sync(&self, resource_version: &str, mode: ReflectorMode) -> SyncPoint {
+        let before = SyncPoint { mode: self.mode() };
+        *self.shared.announced.lock() = Some(resource_version.to_string());
+        self.synced_mode(mode);
+        before
     }
 
-    /// Puts back a [`sync_point`](Self::sync_point) taken before a sync
-    /// that the store then refused.
-    pub(crate) fn restore(&self, (resource_version, mode): (String, ReflectorMode)) {
-        self.set_resource_version(&resource_version);
-        self.synced_mode(mode);
+    /// Takes back an [`announce_sync`](Self::announce_sync) whose state
+    /// the store refused.
+    pub(crate) fn restore(&self, before: SyncPoint) {
+        *self.shared.announced.lock() = None;
+        self.synced_mode(before.mode);
     }
 
     fn synced_mode(&self, mode: ReflectorMode) -> bool {
@@ -220,13 +253,29 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_sync_is_put_back() {
+    fn an_announced_sync_shows_at_once_and_a_refused_one_is_put_back() {
         let status = ReflectorStatus::new("pods".into());
         status.synced("5", ReflectorMode::ListWatch);
-        let before = status.sync_point();
-        status.synced("9", ReflectorMode::WatchList);
+        let before = status.announce_sync("9", ReflectorMode::WatchList);
+        assert_eq!(status.last_sync_resource_version(), "9");
+        assert_eq!(status.mode(), ReflectorMode::WatchList);
+        assert_eq!(
+            status.shared.resource_version.get(),
+            "5",
+            "waits move only once the store has the state"
+        );
         status.restore(before);
         assert_eq!(status.last_sync_resource_version(), "5");
         assert_eq!(status.mode(), ReflectorMode::ListWatch);
+
+        status.announce_sync("9", ReflectorMode::WatchList);
+        status.synced("9", ReflectorMode::WatchList);
+        assert_eq!(status.shared.resource_version.get(), "9");
+        status.set_resource_version("10");
+        assert_eq!(
+            status.last_sync_resource_version(),
+            "10",
+            "events move it on"
+        );
     }
 }

@@ -459,6 +459,33 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for RealFifo<K> {
         Ok(())
     }
 
+    /// In atomic mode both replaces are queued at once, as the initial
+    /// population: a consumer never sees the earlier state alone as synced.
+    fn replace_after(
+        &self,
+        earlier: (Vec<Arc<K>>, &str),
+        objects: Vec<Arc<K>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
+        if let RealFifoMode::NonAtomic { .. } = &self.mode {
+            self.replace(earlier.0, earlier.1)?;
+            return self.replace(objects, resource_version);
+        }
+        self.core.change(|state| {
+            state.items.push_back(Delta::ReplacedAll {
+                resource_version: earlier.1.to_string(),
+                objects: earlier.0,
+            });
+            state.items.push_back(Delta::ReplacedAll {
+                resource_version: resource_version.to_string(),
+                objects,
+            });
+            let queued = state.items.len();
+            state.initial.replace(queued);
+        });
+        Ok(())
+    }
+
     fn resync(&self) -> Result<(), StoreError> {
         let known = match &self.mode {
             RealFifoMode::NonAtomic { known_objects } => known_objects,

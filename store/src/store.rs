@@ -107,6 +107,22 @@ pub trait ReflectorStore<K>: Send + Sync {
     /// whatever was there.
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError>;
 
+    /// Two replaces in a row, `earlier` (objects and resourceVersion)
+    /// first: a warm restart's refused saved state, then the state listed
+    /// instead, so that consumers hear of what changed in between. A queue
+    /// counts both as its initial population, so it reports synced only
+    /// after the second. The default calls [`replace`](Self::replace)
+    /// twice.
+    fn replace_after(
+        &self,
+        earlier: (Vec<Arc<K>>, &str),
+        objects: Vec<Arc<K>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
+        self.replace(earlier.0, earlier.1)?;
+        self.replace(objects, resource_version)
+    }
+
     /// Periodic redelivery: queues re-send what they know (a no-op for
     /// plain stores).
     fn resync(&self) -> Result<(), StoreError>;

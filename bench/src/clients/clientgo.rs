@@ -171,8 +171,10 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         Mode::CompactTyped => {
             let informer = factory.informer_for::<Compact<Pod>>();
             informer.add_event_handler(
-                ResourceEventHandlerFuncs::<Compact<Pod>>::new().on_update(move |_, new| {
-                    // One decode per event, as a handler of whole pods.
+                ResourceEventHandlerFuncs::<Compact<Pod>>::new().on_update(move |old, new| {
+                    // Both sides decoded, as a handler of whole pods is
+                    // given them.
+                    std::hint::black_box(old.decode().ok());
                     let pod = new.decode().ok();
                     std::hint::black_box(
                         pod.map(|pod| pod.spec.as_ref().map(|spec| spec.containers.len())),

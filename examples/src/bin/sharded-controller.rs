@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clientgo::informers::{SharedIndexInformer, SharedIndexInformerOptions, SnapshotOptions};
-use clientgo::leaderelection::{LeaderElectionConfig, ShardedController, ShardedControllerConfig};
+use clientgo::leaderelection::{LeaderElectionConfig, ShardedController, ShardedControllerOptions};
 use clientgo::rest::{Config, ResourceClient, RestClient};
 use clientgo_examples::{
     CommonFlags, Connection, EmbeddedOptions, Failure, SeededResource, run_main, say,
@@ -101,7 +101,7 @@ async fn replica(flags: Flags, identity: String) -> Result<(), Failure> {
     let caches: Arc<Mutex<BTreeMap<u32, SharedIndexInformer<Pod>>>> = Arc::default();
     // Shards whose informer started from a snapshot.
     let resumed = Arc::new(AtomicU64::new(0));
-    let config = ShardedControllerConfig::new(namespace, flags.lease.clone())
+    let config = ShardedControllerOptions::new(namespace, flags.lease.clone())
         .shards(flags.shards)
         .election(election());
     let (work_client, work_caches, work_resumed) =

@@ -53,7 +53,9 @@ where
         lister_watcher,
         SharedIndexInformerOptions::default()
             .name("until-with-sync")
-            .storage(Storage::Decoded),
+            .storage(Storage::Decoded)
+            // client-go's UntilWithSync hands out objects whole.
+            .keep_managed_fields(true),
     );
     let (sender, mut receiver) = mpsc::unbounded_channel();
     let (on_add, on_update, on_delete) = (sender.clone(), sender.clone(), sender);
