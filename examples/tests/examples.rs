@@ -589,8 +589,14 @@ fn the_sharded_controller_moves_shards_between_replica_processes() {
             "3",
             "--pods",
             "600",
+            // The kill at a third, the new replica at two thirds: 12 s
+            // apart, so the killed replica's shards (about two 4 s lease
+            // durations) are taken over before the new one joins and
+            // handed to it from the takers' saves (at 24 s, 8 s apart, a
+            // loaded CI machine gave the new replica the freed shards
+            // directly, with nothing to resume).
             "--duration",
-            "24",
+            "36",
             "--snapshot-dir",
             snapshots.to_str().unwrap(),
         ],
