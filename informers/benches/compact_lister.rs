@@ -28,6 +28,9 @@ fn json(index: usize) -> String {
     let mut pod = realistic_pod(index, &format!("namespace-{}", index % NAMESPACES));
     if let Some(metadata) = pod.get_mut("metadata").and_then(|m| m.as_object_mut()) {
         metadata.remove("managedFields");
+        // As an informer's objects have one (the decode cache checks each
+        // hit against it, and never keeps an object without one).
+        metadata.insert("resourceVersion".into(), (index + 1).to_string().into());
         if let Some(labels) = metadata.get_mut("labels").and_then(|l| l.as_object_mut()) {
             labels.insert("group".into(), format!("group-{}", index % GROUPS).into());
         }
