@@ -52,12 +52,24 @@ pub struct Figures {
     /// milliseconds.
     #[serde(default)]
     pub lister_list_ms: Option<f64>,
+    /// The bytes the informer's cache keeps (`cache_bytes`: entries and
+    /// their parsed metadata, without allocator overhead), at the end of
+    /// the run, in MiB.
+    #[serde(default)]
+    pub cache_mib: Option<f64>,
 }
 
 impl Figures {
     /// RSS the cache added per object, in KiB.
     pub fn kib_per_object(&self) -> f64 {
         (self.rss_synced_mib - self.rss_baseline_mib) * 1024.0 / self.pods.max(1) as f64
+    }
+
+    /// RSS the process grew by once synced, over the bytes its cache
+    /// keeps: 1.0 is the physical floor.
+    pub fn rss_over_cache(&self) -> Option<f64> {
+        let cache = self.cache_mib.filter(|mib| *mib > 0.0)?;
+        Some((self.rss_synced_mib - self.rss_baseline_mib) / cache)
     }
 
     /// Watch events applied per second.

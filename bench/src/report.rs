@@ -40,7 +40,7 @@ struct Figure {
     read: fn(&Figures) -> f64,
 }
 
-const FIGURES: [Figure; 14] = [
+const FIGURES: [Figure; 16] = [
     Figure {
         name: "sync_seconds",
         read: |f| f.sync_seconds,
@@ -96,6 +96,14 @@ const FIGURES: [Figure; 14] = [
     Figure {
         name: "lister_list_ms",
         read: |f| f.lister_list_ms.unwrap_or(f64::NAN),
+    },
+    Figure {
+        name: "cache_mib",
+        read: |f| f.cache_mib.unwrap_or(f64::NAN),
+    },
+    Figure {
+        name: "rss_over_cache",
+        read: |f| f.rss_over_cache().unwrap_or(f64::NAN),
     },
 ];
 
@@ -179,6 +187,12 @@ pub fn table(summaries: &[Summary]) -> String {
             ("lister_get_hit_us", 2),
             ("lister_list_ms", 1),
         ],
+    );
+    side_table(
+        &mut out,
+        summaries,
+        "client (cache) | cache_bytes MiB | RSS growth over cache_bytes",
+        &[("cache_mib", 1), ("rss_over_cache", 2)],
     );
     out
 }

@@ -37,7 +37,7 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             .map(|line| serde_json::from_str(line).unwrap())
             .filter(|line: &serde_json::Value| line["client"] == client)
             .collect();
-        assert_eq!(lines.len(), 14, "{client}: one JSON line per figure");
+        assert_eq!(lines.len(), 16, "{client}: one JSON line per figure");
         for line in &lines {
             assert_eq!(line["pods"], 60);
             assert_eq!(line["events"], 300);
@@ -51,6 +51,11 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             "{client}: {events}"
         );
     }
+    // The defaults report their cache's bytes against their RSS.
+    assert!(
+        stdout.contains("| client (cache) |") && stdout.contains("| clientgo-decoded | "),
+        "no cache table:\n{stdout}"
+    );
     // The defaults time their lister's reads.
     assert!(
         stdout.contains("| client (lister) |") && stdout.contains("| clientgo-decoded | "),

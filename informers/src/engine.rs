@@ -58,6 +58,8 @@ pub(crate) trait Engine<K>: Send + Sync {
 pub(crate) struct StoredEngine<K, S> {
     pipeline: Pipeline<S>,
     decoder: Arc<DecodeCache<K, S>>,
+    /// Made once; [`Engine::lister`] hands out clones.
+    lister: Lister<K>,
     storage: Storage,
 }
 
@@ -72,9 +74,14 @@ where
         decoder: Arc<DecodeCache<K, S>>,
         storage: Storage,
     ) -> Self {
+        let lister = Lister::over(
+            Cache::new(Arc::clone(pipeline.indexer()), Arc::clone(&decoder)),
+            pipeline.state().group_resource.clone(),
+        );
         StoredEngine {
             pipeline,
             decoder,
+            lister,
             storage,
         }
     }
@@ -136,13 +143,7 @@ where
     }
 
     fn lister(&self) -> Lister<K> {
-        Lister::over(
-            Cache::new(
-                Arc::clone(self.pipeline.indexer()),
-                Arc::clone(&self.decoder),
-            ),
-            self.state().group_resource.clone(),
-        )
+        self.lister.clone()
     }
 
     fn cache_bytes(&self) -> usize {

@@ -89,53 +89,57 @@ impl<K> fmt::Debug for Lister<K> {
     }
 }
 
-/// The objects of `indexer` whose labels match `selector`.
-fn matching<E: Object + Send + Sync + 'static>(
+/// `take` of each object of `indexer` whose labels match `selector`, in
+/// one pass (what `take` declines is left out).
+fn matching<E, T>(
     indexer: &Indexer<E>,
     selector: &LabelSelector,
-) -> Vec<Arc<E>> {
-    if selector.is_empty() {
-        return indexer.list();
-    }
+    mut take: impl FnMut(&Arc<E>) -> Option<T>,
+) -> Vec<T>
+where
+    E: Object + Send + Sync + 'static,
+{
     let mut found = Vec::new();
     indexer.for_each(|_, object| {
-        if selector.matches(object.labels()) {
-            found.push(Arc::clone(object));
+        if selector.matches(object.labels())
+            && let Some(taken) = take(object)
+        {
+            found.push(taken);
         }
     });
     found
 }
 
-/// The objects of `indexer` in `namespace` whose labels match `selector`,
-/// through the namespace index when there is one.
-fn in_namespace<E: Object + Send + Sync + 'static>(
+/// `take` of each object of `indexer` in `namespace` whose labels match
+/// `selector`, through the namespace index when there is one.
+fn in_namespace<E, T>(
     indexer: &Indexer<E>,
     namespace: &str,
     selector: &LabelSelector,
     resource: &GroupResource,
-) -> Vec<Arc<E>> {
+    mut take: impl FnMut(&Arc<E>) -> Option<T>,
+) -> Vec<T>
+where
+    E: Object + Send + Sync + 'static,
+{
     match indexer.by_index(NAMESPACE_INDEX, namespace) {
-        Ok(mut objects) => {
-            if !selector.is_empty() {
-                objects.retain(|object| selector.matches(object.labels()));
-            }
-            objects
-        }
+        Ok(objects) => objects
+            .iter()
+            .filter(|object| selector.matches(object.labels()))
+            .filter_map(take)
+            .collect(),
         Err(_) => {
             tracing::warn!(
                 %resource,
                 %namespace,
                 "the cache has no namespace index; scanning every object"
             );
-            let mut found = Vec::new();
-            indexer.for_each(|_, object| {
-                if object.namespace().unwrap_or_default() == namespace
-                    && selector.matches(object.labels())
-                {
-                    found.push(Arc::clone(object));
-                }
-            });
-            found
+            matching(indexer, &LabelSelector::everything(), |object| {
+                (object.namespace().unwrap_or_default() == namespace
+                    && selector.matches(object.labels()))
+                .then(|| take(object))
+                .flatten()
+            })
         }
     }
 }
@@ -146,7 +150,7 @@ where
     S: Stored<K>,
 {
     fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
-        self.objects(&matching(&self.indexer, selector))
+        matching(&self.indexer, selector, |entry| self.object(entry))
     }
 
     fn list_namespace(
@@ -155,7 +159,9 @@ where
         selector: &LabelSelector,
         resource: &GroupResource,
     ) -> Vec<Arc<K>> {
-        self.objects(&in_namespace(&self.indexer, namespace, selector, resource))
+        in_namespace(&self.indexer, namespace, selector, resource, |entry| {
+            self.object(entry)
+        })
     }
 
     fn get(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
@@ -177,9 +183,12 @@ where
         index_name: &str,
         value: &str,
     ) -> Result<Vec<Arc<K>>, clientgo_store::StoreError> {
-        self.indexer
-            .by_index(index_name, value)
-            .map(|entries| self.objects(&entries))
+        self.indexer.by_index(index_name, value).map(|entries| {
+            entries
+                .iter()
+                .filter_map(|entry| self.object(entry))
+                .collect()
+        })
     }
 
     fn index_keys(
@@ -199,10 +208,9 @@ where
     }
 
     fn list_metadata(&self, selector: &LabelSelector) -> Vec<MetadataView> {
-        matching(&self.indexer, selector)
-            .iter()
-            .map(MetadataView::of)
-            .collect()
+        matching(&self.indexer, selector, |entry| {
+            Some(MetadataView::of(entry))
+        })
     }
 
     fn decode_stats(&self) -> DecodeStats {
@@ -220,13 +228,10 @@ where
         Cache { indexer, decoder }
     }
 
-    /// Each entry's object, in order; entries that do not decode are left
-    /// out (the decoder logs and counts them).
-    fn objects(&self, entries: &[Arc<S>]) -> Vec<Arc<K>> {
-        entries
-            .iter()
-            .filter_map(|entry| self.decoder.for_lister(entry).ok())
-            .collect()
+    /// An entry's object; `None` (the decoder logs and counts it) when it
+    /// does not decode.
+    fn object(&self, entry: &Arc<S>) -> Option<Arc<K>> {
+        self.decoder.for_lister(entry).ok()
     }
 }
 

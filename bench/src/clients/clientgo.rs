@@ -145,8 +145,10 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
                 )?,
             };
             let lister = informer.lister();
+            let cache = informer.clone();
             let mut figures = measured(plan, &factory, informer, &clock).await?;
             lister_reads(&lister, &mut figures);
+            figures.cache_mib = Some(cache.cache_bytes() as f64 / (1024.0 * 1024.0));
             Ok(figures)
         }
         Mode::List | Mode::NoGzip | Mode::WatchList | Mode::Strip | Mode::Protobuf { .. } => {
