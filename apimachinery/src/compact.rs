@@ -336,6 +336,27 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
 }
 
 impl<K, B: CompactBody> Compact<K, B> {
+    /// Gives back a decode of this entry that its holder is done with.
+    /// When no one else holds it, the entry forgets it at once, so its
+    /// memory is freed now: a shared decode is only remembered weakly,
+    /// and a remembered `Weak` keeps the decode's allocation (the size of
+    /// `K`, 2.4 KB for a `Pod`) until the entry itself goes. When others
+    /// hold it too, this only drops the caller's reference.
+    ///
+    /// Informers call it after each handler call; a reader that keeps
+    /// objects need not.
+    pub fn release(&self, object: Arc<K>) {
+        {
+            let mut decoded = self.decoded.lock();
+            // Upgrades happen under this lock, so the count cannot grow
+            // while it is held.
+            if Arc::strong_count(&object) == 1 && std::ptr::eq(decoded.as_ptr(), Arc::as_ptr(&object)) {
+                *decoded = Weak::new();
+            }
+        }
+        drop(object);
+    }
+
     fn key(&self) -> String {
         match self
             .metadata
@@ -592,6 +613,30 @@ mod tests {
         assert!(compact.meta().managed_fields.is_none());
         assert_eq!(compact.json(), POD);
         assert!(compact.heap_bytes() >= POD.len());
+    }
+
+    #[test]
+    fn a_released_decode_no_one_else_holds_is_freed_whole() {
+        let compact = Compact::<Pod>::from_json(POD).unwrap();
+        let first = compact.decode().unwrap();
+        let second = compact.decode().unwrap();
+        assert!(Arc::ptr_eq(&first, &second));
+        // Another holder: releasing only drops the caller's reference,
+        // and the entry still shares the decode.
+        compact.release(second);
+        assert!(Arc::ptr_eq(&first, &compact.decode().unwrap()));
+        // The last holder: the entry forgets it, so nothing but `watch`
+        // refers to the allocation once it is dropped (a remembered Weak
+        // would keep the Pod's 2.4 KB allocated).
+        let watch = Arc::downgrade(&first);
+        assert_eq!(Weak::weak_count(&watch), 2);
+        compact.release(first);
+        assert!(watch.upgrade().is_none());
+        assert_eq!(Weak::weak_count(&watch), 0, "the entry still remembers its decode");
+        // A release of someone else's object changes nothing.
+        let kept = compact.decode().unwrap();
+        compact.release(Arc::new(Pod::default()));
+        assert!(Arc::ptr_eq(&kept, &compact.decode().unwrap()));
     }
 
     #[test]

@@ -22,9 +22,23 @@ pub const RELIST: &str = "relist";
 /// Server → orchestrator: an order is carried out.
 pub const DONE: &str = "done";
 
-/// Writes one line to standard output and flushes it.
+/// For heap profiling: with `E2E_EXIT_AT_SYNCED=1` in its environment a
+/// client exits as soon as it announced [`SYNCED`], dropping nothing, so
+/// a profiler's "leaked at exit" is what the synced client held.
+pub const EXIT_AT_SYNCED: &str = "E2E_EXIT_AT_SYNCED";
+
+/// For heap profiling: a command put before each client process, split on
+/// spaces (`E2E_CLIENT_WRAPPER="heaptrack -o /tmp/client"`).
+pub const CLIENT_WRAPPER: &str = "E2E_CLIENT_WRAPPER";
+
+/// Writes one line to standard output and flushes it (and exits after
+/// [`SYNCED`] when [`EXIT_AT_SYNCED`] asks to).
 pub fn announce(line: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{line}")?;
-    out.flush()
+    out.flush()?;
+    if line == SYNCED && std::env::var_os(EXIT_AT_SYNCED).is_some() {
+        std::process::exit(0);
+    }
+    Ok(())
 }

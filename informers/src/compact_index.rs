@@ -78,10 +78,14 @@ where
     B: CompactBody,
 {
     match compact.decode() {
-        Ok(object) => functions
-            .iter()
-            .map(|function| function(&object).map_err(|error| error.0))
-            .collect(),
+        Ok(object) => {
+            let values = functions
+                .iter()
+                .map(|function| function(&object).map_err(|error| error.0))
+                .collect();
+            compact.release(object);
+            values
+        }
         Err(error) => {
             let error = error.to_string();
             functions.iter().map(|_| Err(error.clone())).collect()

@@ -3,12 +3,13 @@
 //! bounded in bytes.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use clientgo_apimachinery::{ApiObject, Compact, Protobuf};
 use clientgo_store::{LruCache, meta_namespace_key};
 use parking_lot::Mutex;
 
+use crate::pipeline::Superseded;
 use crate::stored::Stored;
 
 /// What the cache of an informer in compact storage keeps per object.
@@ -68,6 +69,10 @@ pub(crate) struct DecodeCache<K, S> {
     /// once per event, and must not wait for a lister's lookup.
     handler_decodes: AtomicU64,
     errors: AtomicU64,
+    /// Whether the cache of decodes may hold anything: lets
+    /// [`superseded`](Superseded::superseded) skip the lock and the key
+    /// in an informer whose lister never decoded (the common case).
+    holds_any: AtomicBool,
     _stored: std::marker::PhantomData<fn() -> S>,
 }
 
@@ -85,6 +90,7 @@ where
             }),
             handler_decodes: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            holds_any: AtomicBool::new(false),
             _stored: std::marker::PhantomData,
         }
     }
@@ -150,10 +156,12 @@ where
             resource_version: entry.resource_version().map(str::to_string),
             object: Arc::clone(&object),
         };
-        self.state
-            .lock()
+        let mut state = self.state.lock();
+        state
             .kept
             .insert(key.to_string(), kept, entry.decoded_bytes());
+        self.holds_any
+            .store(!state.kept.is_empty(), Ordering::Relaxed);
         Ok(object)
     }
 
@@ -166,6 +174,34 @@ where
     fn failed(&self, error: &crate::Error) {
         self.errors.fetch_add(1, Ordering::Relaxed);
         tracing::error!(%error, "a cached object does not decode; skipped");
+    }
+}
+
+/// A decode kept for listers is dropped as soon as its entry stops being
+/// current (updated or deleted): it could never be a hit again, and
+/// without this the decodes of deleted objects would stay until the
+/// budget pushed them out, a growth with every object ever read. (A read
+/// that decoded the old version while the update landed may still put it
+/// back; it goes at the key's next update or delete, and a hit is always
+/// checked against the entry's resourceVersion.)
+impl<K, S> Superseded<S> for DecodeCache<K, S>
+where
+    K: ApiObject,
+    S: Stored<K>,
+{
+    fn superseded(&self, entry: &S) {
+        if !S::DECODES || !self.holds_any.load(Ordering::Relaxed) {
+            return;
+        }
+        // The key's decode goes whatever its version: the superseded one
+        // is useless, and a newer one (a reader's, between the cache's
+        // update and this call) costs one decode to make again.
+        let key = meta_namespace_key(entry);
+        let mut state = self.state.lock();
+        if state.kept.remove(&key).is_some() {
+            self.holds_any
+                .store(!state.kept.is_empty(), Ordering::Relaxed);
+        }
     }
 }
 
@@ -182,6 +218,25 @@ mod tests {
             r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"default","resourceVersion":"{resource_version}"}},"data":{{"k":"{data}"}}}}"#
         );
         Arc::new(Compact::from_json(&json).unwrap())
+    }
+
+    #[test]
+    fn a_superseded_entry_takes_its_kept_decode_with_it() {
+        let cache = DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(64 << 20);
+        let (a, b) = (entry("a", "1", "x"), entry("b", "1", "y"));
+        cache.superseded(&a);
+        cache.for_lister(&a).unwrap();
+        cache.for_lister(&b).unwrap();
+        assert_eq!(cache.stats().held, 2);
+        // a is updated (or deleted): its decode goes, b's stays.
+        cache.superseded(&a);
+        assert_eq!(cache.stats().held, 1);
+        cache.superseded(&b);
+        assert_eq!((cache.stats().held, cache.stats().held_bytes), (0, 0));
+        // Nothing held: nothing to do, and the next read fills it again.
+        cache.superseded(&b);
+        cache.for_lister(&b).unwrap();
+        assert_eq!(cache.stats().held, 1);
     }
 
     #[test]

@@ -15,7 +15,10 @@ use crate::stored::Stored;
 /// For a compact entry that is a decode, shared by every handler of the
 /// event while any holds it; for a decoded object, the cache's own `Arc`.
 /// An entry that does not decode is logged and counted by the decoder,
-/// and the event skipped for this handler; the cache keeps it.
+/// and the event skipped for this handler; the cache keeps it. After the
+/// call each decode is given back to its entry
+/// ([`Stored::release`]), so a decode only handlers held is freed whole
+/// once the last handler of the event is done with it.
 pub(crate) struct ObjectHandler<K, S, H> {
     decoder: Arc<DecodeCache<K, S>>,
     handler: H,
@@ -40,22 +43,37 @@ where
     H: ResourceEventHandler<K>,
 {
     fn on_add(&mut self, object: &Arc<S>, is_in_initial_list: bool) {
-        if let Some(object) = self.decoder.for_handler(object) {
-            self.handler.on_add(&object, is_in_initial_list);
+        if let Some(decoded) = self.decoder.for_handler(object) {
+            self.handler.on_add(&decoded, is_in_initial_list);
+            S::release(object, decoded);
         }
     }
 
     fn on_update(&mut self, old: &Arc<S>, new: &Arc<S>) {
-        if let (Some(old), Some(new)) =
+        if let (Some(old_decoded), Some(new_decoded)) =
             (self.decoder.for_handler(old), self.decoder.for_handler(new))
         {
-            self.handler.on_update(&old, &new);
+            self.handler.on_update(&old_decoded, &new_decoded);
+            S::release(old, old_decoded);
+            S::release(new, new_decoded);
         }
     }
 
     fn on_delete(&mut self, object: &ObjectOrTombstone<S>) {
-        if let Some(deleted) = object.filter_map(|object| self.decoder.for_handler(object)) {
-            self.handler.on_delete(&deleted);
+        let Some(deleted) = object.filter_map(|object| self.decoder.for_handler(object)) else {
+            return;
+        };
+        self.handler.on_delete(&deleted);
+        match (object, deleted) {
+            (ObjectOrTombstone::Object(entry), ObjectOrTombstone::Object(decoded)) => {
+                S::release(entry, decoded);
+            }
+            (ObjectOrTombstone::Tombstone(entry), ObjectOrTombstone::Tombstone(decoded)) => {
+                if let (Some(entry), Some(decoded)) = (&entry.object, decoded.object) {
+                    S::release(entry, decoded);
+                }
+            }
+            _ => {}
         }
     }
 }

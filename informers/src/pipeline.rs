@@ -55,6 +55,18 @@ pub(crate) struct PipelineConfig<S> {
     pub(crate) discovery: Option<clientgo_rest::RestClient>,
     /// Who filters the shards, for a sharded source.
     pub(crate) shard: Option<Arc<ShardStatus>>,
+    /// Told of every cached entry an update or a delete replaced (the
+    /// informer's decode cache, which drops its decode of it).
+    pub(crate) superseded: Option<Arc<dyn Superseded<S>>>,
+}
+
+/// Told of each cached entry that stopped being current: replaced by an
+/// update or removed by a delete (a relist's too). Called on the
+/// informer's task, under its delta lock: must be quick and must not
+/// block.
+pub(crate) trait Superseded<S>: Send + Sync {
+    /// `entry` is no longer the cache's current version of its object.
+    fn superseded(&self, entry: &S);
 }
 
 /// The reflector of a pipeline, its source's type erased.
@@ -76,6 +88,8 @@ struct Inner<S> {
     metrics: InformerMetrics,
     metrics_provider: Arc<dyn InformerMetricsProvider>,
     clock: Arc<dyn Clock>,
+    /// See [`PipelineConfig::superseded`].
+    superseded: Option<Arc<dyn Superseded<S>>>,
     /// Where a saved state is loaded from and the cache saved to (warm
     /// restart), if anywhere.
     resume: Option<Arc<dyn ResumeSource<S>>>,
@@ -169,6 +183,7 @@ where
             metrics: metrics_provider,
             discovery,
             shard,
+            superseded,
         } = config;
         let name = name.unwrap_or_else(|| lister_watcher.describe());
         let resume = resume_source(&name, &lister_watcher.identity()).map(Arc::from);
@@ -235,6 +250,7 @@ where
                 metrics_provider,
                 clock,
                 resume,
+                superseded,
             }
         });
         Pipeline { inner }
@@ -376,7 +392,7 @@ where
         block_in_place_if_heavy(heavy, || {
             let _blocked = inner.block_deltas.lock();
             process_deltas(
-                &mut HandlerNotifier(&inner.processor),
+                &mut HandlerNotifier(&inner.processor, inner.superseded.as_deref()),
                 &*inner.indexer,
                 inner.indexer.key_func(),
                 vec![delta],
@@ -394,7 +410,7 @@ where
         block_in_place_if_heavy(deltas.len() >= HEAVY_WORK_OBJECTS, || {
             let _blocked = inner.block_deltas.lock();
             process_deltas_in_batch(
-                &mut HandlerNotifier(&inner.processor),
+                &mut HandlerNotifier(&inner.processor, inner.superseded.as_deref()),
                 &inner.indexer,
                 deltas,
                 is_in_initial_list,
@@ -567,8 +583,9 @@ where
 /// The informer's own handler for `process_deltas`: turns each change into
 /// a notification for the handlers. An update whose old and new objects
 /// have the same resourceVersion is a resync and goes only to handlers due
-/// for one.
-struct HandlerNotifier<'a, S>(&'a Processor<S>);
+/// for one. Each entry an update or a delete supersedes is told to
+/// [`Superseded`], if anyone listens.
+struct HandlerNotifier<'a, S>(&'a Processor<S>, Option<&'a dyn Superseded<S>>);
 
 impl<S: Object + Send + Sync + 'static> ResourceEventHandler<S> for HandlerNotifier<'_, S> {
     fn on_add(&mut self, object: &Arc<S>, is_in_initial_list: bool) {
@@ -583,6 +600,9 @@ impl<S: Object + Send + Sync + 'static> ResourceEventHandler<S> for HandlerNotif
 
     fn on_update(&mut self, old: &Arc<S>, new: &Arc<S>) {
         let is_sync = old.resource_version() == new.resource_version();
+        if !is_sync && let Some(superseded) = self.1 {
+            superseded.superseded(old);
+        }
         self.0.distribute(
             Notification::Update {
                 old: Arc::clone(old),
@@ -593,6 +613,16 @@ impl<S: Object + Send + Sync + 'static> ResourceEventHandler<S> for HandlerNotif
     }
 
     fn on_delete(&mut self, object: &ObjectOrTombstone<S>) {
+        if let Some(superseded) = self.1 {
+            match object {
+                ObjectOrTombstone::Object(entry) => superseded.superseded(entry),
+                ObjectOrTombstone::Tombstone(tombstone) => {
+                    if let Some(entry) = &tombstone.object {
+                        superseded.superseded(entry);
+                    }
+                }
+            }
+        }
         self.0
             .distribute(Notification::Delete(object.clone()), false);
     }

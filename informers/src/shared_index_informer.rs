@@ -216,6 +216,7 @@ where
         let compress = S::DECODES && storage == Storage::CompactLz4;
         let mut all_indexers = over_metadata::<S>(metadata_indexers);
         all_indexers.extend(S::indexers(indexers));
+        let decoder = Arc::new(DecodeCache::<K, S>::new(decode_cache_bytes));
         let config = PipelineConfig {
             name,
             resource,
@@ -226,6 +227,8 @@ where
             metrics,
             discovery,
             shard,
+            superseded: S::DECODES
+                .then(|| Arc::clone(&decoder) as Arc<dyn crate::pipeline::Superseded<S>>),
         };
         let pipeline = Pipeline::new(lister_watcher, config, |name, identity| {
             // A cache keeping managedFields is another cache: never
@@ -241,7 +244,6 @@ where
             (true, false) => Storage::Compact,
             (true, true) => Storage::CompactLz4,
         };
-        let decoder = Arc::new(DecodeCache::<K, S>::new(decode_cache_bytes));
         SharedIndexInformer {
             engine: Arc::new(StoredEngine::new(pipeline, decoder, storage)),
         }

@@ -35,6 +35,11 @@ pub trait Stored<K>: ApiObject + Sized + sealed::Sealed<K> {
     /// every other holder of the same entry's decode while any holds it.
     fn object(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError>;
 
+    /// Gives back an [`object`](Self::object) of `entry` the caller is
+    /// done with, so a decode no one holds any more frees all of its
+    /// memory now (see `Compact::release`); for `K`, drops it.
+    fn release(entry: &Self, object: Arc<K>);
+
     /// The bytes the entry holds on the heap: an estimate, leaving out
     /// allocator overhead. For a compact entry, its bytes and parsed
     /// metadata; for a decoded object, its JSON's length (a floor: a
@@ -65,6 +70,10 @@ impl<K: ApiObject> Stored<K> for K {
 
     fn object(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError> {
         Ok(Arc::clone(entry))
+    }
+
+    fn release(_entry: &Self, object: Arc<K>) {
+        drop(object);
     }
 
     fn heap_bytes(&self) -> usize {
@@ -103,6 +112,10 @@ impl<K: ApiObject, B: CompactBody> Stored<K> for Compact<K, B> {
 
     fn object(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError> {
         entry.decode()
+    }
+
+    fn release(entry: &Self, object: Arc<K>) {
+        entry.release(object);
     }
 
     fn heap_bytes(&self) -> usize {

@@ -66,3 +66,30 @@ async fn reads_decode_once_until_the_object_changes_and_the_cache_stays_bounded(
     assert!(pods.try_get("nope").unwrap().is_none());
     running.stop().await;
 }
+
+#[tokio::test]
+async fn the_decodes_kept_for_reads_go_with_their_objects() {
+    let server = seeded(20).await;
+    let running = Running::start(informer::<ConfigMap>(&server, fast_options()));
+    running.synced().await;
+    let informer = running.informer.clone();
+    let lister = informer.lister();
+    assert_eq!(lister.list(&LabelSelector::everything()).len(), 20);
+    assert_eq!(lister.decode_stats().held, 20);
+
+    // An update drops the old version's decode; a delete the object's.
+    let version = update(&server, "cm-00003", "changed");
+    informer.wait_for_resource_version(&version).await.unwrap();
+    wait_until("the update's decode to go", || lister.decode_stats().held == 19).await;
+    for index in 0..10 {
+        delete(&server, &format!("cm-{index:05}"));
+    }
+    wait_until("the deleted objects' decodes to go", || {
+        informer.stats().cached == 10 && lister.decode_stats().held == 10
+    })
+    .await;
+    // Reads fill it again with what exists.
+    assert_eq!(lister.list(&LabelSelector::everything()).len(), 10);
+    assert_eq!(lister.decode_stats().held, 10);
+    running.stop().await;
+}
