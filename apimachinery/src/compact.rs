@@ -142,7 +142,8 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// metadata themselves (clientgo-protobuf's `compact_from_message`
     /// builds `Compact<K, Protobuf>` entries so, then hands them their
     /// decoder). It has no message decoder.
-    pub fn from_parts(metadata: ObjectMeta, body: B) -> Self {
+    pub fn from_parts(mut metadata: ObjectMeta, body: B) -> Self {
+        shrink(&mut metadata);
         Compact {
             metadata,
             body,
@@ -332,6 +333,21 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
             *decoded = Arc::downgrade(object);
         }
         Ok(transformed)
+    }
+}
+
+/// Gives the kept metadata's lists their exact length: a decoder growing
+/// a list one element at a time leaves room for four (an owner reference
+/// is 120 bytes, so a pod's one would hold 480).
+fn shrink(metadata: &mut ObjectMeta) {
+    if let Some(owners) = &mut metadata.owner_references {
+        owners.shrink_to_fit();
+    }
+    if let Some(finalizers) = &mut metadata.finalizers {
+        finalizers.shrink_to_fit();
+    }
+    if let Some(managed_fields) = &mut metadata.managed_fields {
+        managed_fields.shrink_to_fit();
     }
 }
 

@@ -873,9 +873,21 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
         rss_peak = rss_peak.max(process_memory::rss_mib());
         if last_sample.elapsed() >= Duration::from_secs(15) {
             last_sample = Instant::now();
-            let cached: usize = subjects.iter().map(|s| (s.cached)().len()).sum();
+            // Counters only: reading the caches through their listers
+            // would fill the decode caches this curve watches.
+            let stats: Vec<_> = subjects.iter().map(|s| (s.stats)()).collect();
+            let cached: usize = stats.iter().map(|s| s.cached).sum();
+            let decoded_mib = stats.iter().map(|s| s.decodes.held_bytes).sum::<usize>() as f64
+                / (1024.0 * 1024.0);
+            let syncs: u64 = stats
+                .iter()
+                .map(|s| s.reflector.lists + s.reflector.watch_lists)
+                .sum();
+            let rewatches: u64 = stats.iter().map(|s| s.reflector.rewatches).sum();
             println!(
-                "  t={:>4} s: RSS {:.0} MiB, {cached} objects cached, {} faults so far",
+                "  t={:>4} s: RSS {:.0} MiB, {cached} objects cached, {decoded_mib:.1} MiB of \
+                 decodes kept, {syncs} syncs and {rewatches} re-watches by the current \
+                 informers, {} faults so far",
                 started.elapsed().as_secs(),
                 process_memory::rss_mib(),
                 faults.values().sum::<u64>()
