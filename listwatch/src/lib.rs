@@ -86,5 +86,5 @@ pub use protobuf_watch_decoder::ProtobufWatchDecoder;
 pub use sharded_lister_watcher::{
     ShardFiltering, ShardStats, ShardStatus, ShardedListerWatcher, ShardedWatch,
 };
-pub use watch_decoder::{DEFAULT_MAX_FRAME_BYTES, FrameError, WatchDecoder};
+pub use watch_decoder::{DEFAULT_MAX_FRAME_BYTES, FrameError, PIECE_BYTES, WatchDecoder};
 pub use watch_stream::WatchStream;

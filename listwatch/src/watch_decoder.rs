@@ -67,6 +67,11 @@ impl FrameError {
     }
 }
 
+/// How long a frame in progress grows in the decoder's buffer before its
+/// bytes are set aside in a piece (see [`WatchDecoder`]): below glibc's
+/// initial `mmap` threshold of 128 KiB.
+pub const PIECE_BYTES: usize = 64 * 1024;
+
 /// Frames and decodes watch events from byte chunks.
 ///
 /// Feed chunks with [`push`](Self::push) and take events with
@@ -75,9 +80,23 @@ impl FrameError {
 /// event. Memory held is the unconsumed tail: at most one partial event plus
 /// the chunk that completed it, never more than the frame limit plus one
 /// chunk.
+///
+/// **A long frame is kept in pieces** of about [`PIECE_BYTES`] until it is
+/// complete, and only then assembled into one buffer to decode; a frame
+/// that passes the limit is refused without ever being one allocation. A
+/// growing buffer of many megabytes would be served by `mmap` and, once
+/// freed, raise glibc's thresholds for giving memory back to the system:
+/// each 17 MiB frame the chaos soak sends used to leave the process
+/// holding tens of MiB it no longer used.
 #[derive(Debug)]
 pub struct WatchDecoder<K> {
     buffer: Vec<u8>,
+    /// The scanned start of a long frame in progress, in pieces.
+    pieces: Vec<Box<[u8]>>,
+    /// Their bytes in all.
+    pieces_len: usize,
+    /// A long frame, assembled once complete.
+    assembled: Vec<u8>,
     /// Bytes at the front of `buffer` already handed out.
     consumed: usize,
     /// Where scanning resumes.
@@ -112,6 +131,9 @@ impl<K> WatchDecoder<K> {
     pub fn new(max_frame_bytes: usize) -> Self {
         WatchDecoder {
             buffer: Vec::new(),
+            pieces: Vec::new(),
+            pieces_len: 0,
+            assembled: Vec::new(),
             consumed: 0,
             scan: 0,
             frame_start: None,
@@ -171,19 +193,31 @@ impl<K> WatchDecoder<K> {
             }
             self.consumed = 0;
         }
+        if self.assembled.capacity() > PIECE_BYTES {
+            self.assembled = Vec::new();
+        }
+        if let Some(start) = self.frame_start
+            && self.scan - start >= PIECE_BYTES
+        {
+            // The frame in progress is long: what of it is scanned moves to
+            // a piece of its own, so the buffer does not grow with it.
+            self.pieces.push(self.buffer.drain(start..self.scan).collect());
+            self.pieces_len += self.scan - start;
+            self.scan = start;
+        }
         self.buffer.extend_from_slice(chunk);
     }
 
     /// Bytes buffered and not yet handed out.
     pub fn buffered(&self) -> usize {
-        self.buffer.len() - self.consumed
+        self.buffer.len() - self.consumed + self.pieces_len
     }
 
     /// Checks the end of the stream: an error if an event was cut off.
     pub fn finish(&self) -> Result<(), FrameError> {
         match self.frame_start {
             Some(start) if !self.failed => Err(FrameError::Truncated {
-                bytes: self.buffer.len() - start,
+                bytes: self.buffer.len() - start + self.pieces_len,
             }),
             _ => Ok(()),
         }
@@ -252,20 +286,20 @@ impl<K> WatchDecoder<K> {
                 }
                 index += 1;
             }
-            if index - start > self.max_frame_bytes {
+            if index - start + self.pieces_len > self.max_frame_bytes {
                 return Err(FrameError::TooLarge {
                     limit: self.max_frame_bytes,
-                    seen: index - start,
+                    seen: index - start + self.pieces_len,
                 });
             }
         }
         self.scan = length;
         if let Some(start) = self.frame_start
-            && length - start > self.max_frame_bytes
+            && length - start + self.pieces_len > self.max_frame_bytes
         {
             return Err(FrameError::TooLarge {
                 limit: self.max_frame_bytes,
-                seen: length - start,
+                seen: length - start + self.pieces_len,
             });
         }
         Ok(None)
@@ -290,6 +324,16 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
                 }
             };
             let mut frame = &self.buffer[start..end];
+            if !self.pieces.is_empty() {
+                self.assembled.clear();
+                self.assembled.reserve_exact(self.pieces_len + frame.len());
+                for piece in self.pieces.drain(..) {
+                    self.assembled.extend_from_slice(&piece);
+                }
+                self.assembled.extend_from_slice(frame);
+                self.pieces_len = 0;
+                frame = &self.assembled;
+            }
             if self.skip_managed_fields
                 && let Some(member) = managed_fields_member(frame, ObjectAt::EventObject)
             {
@@ -479,6 +523,91 @@ mod tests {
             "{error:?}"
         );
         assert!(decoder.buffered() < 2048);
+    }
+
+    #[test]
+    fn a_long_frame_is_kept_in_pieces_and_decoded_whole() {
+        // Two events, the first of 1 MiB, the second completed by the
+        // chunk that ends the first; fed in 10,000-byte chunks.
+        let long = "y".repeat(1 << 20);
+        let stream = format!(
+            "{}\n{}\n",
+            json!({"type": "ADDED", "object": {"long": long}}),
+            json!({"type": "DELETED", "object": {"short": "z"}})
+        );
+        let mut decoder = WatchDecoder::<Value>::default();
+        let mut events = Vec::new();
+        let mut largest_buffer = 0;
+        for chunk in stream.as_bytes().chunks(10_000) {
+            decoder.push(chunk);
+            largest_buffer = largest_buffer.max(decoder.buffer.capacity());
+            while let Some(event) = decoder.next_event() {
+                events.push(event.unwrap());
+            }
+        }
+        assert!(decoder.finish().is_ok());
+        assert_eq!(events.len(), 2);
+        let WatchEvent::Added(first) = &events[0] else {
+            panic!("{:?}", events[0]);
+        };
+        assert_eq!(first["long"].as_str().map(str::len), Some(1 << 20));
+        assert!(matches!(&events[1], WatchEvent::Deleted(o) if o["short"] == "z"));
+        // The buffer never held more than about a piece and a chunk.
+        assert!(largest_buffer < 4 * PIECE_BYTES, "{largest_buffer}");
+        assert_eq!(decoder.buffered(), 0);
+    }
+
+    #[test]
+    fn any_chunking_gives_the_same_events_with_long_frames_among_short_ones() {
+        let mut stream = String::new();
+        for (index, length) in [10, 150_000, 3, PIECE_BYTES - 40, 70_000, 1].iter().enumerate() {
+            let value = format!("{index}{}", "\\\"q".repeat(*length / 3));
+            stream.push_str(&json!({"type": "MODIFIED", "object": {"v": value}}).to_string());
+            stream.push_str(if index % 2 == 0 { "\n" } else { " \r\n" });
+        }
+        let whole = decode_all(&[stream.as_bytes()]);
+        assert_eq!(whole.0.len(), 6);
+        assert!(whole.1.is_none());
+        for size in [1, 7, 4096, PIECE_BYTES - 1, PIECE_BYTES, PIECE_BYTES + 1, 200_000] {
+            let chunks: Vec<&[u8]> = stream.as_bytes().chunks(size).collect();
+            let (events, error) = decode_all(&chunks);
+            assert!(error.is_none(), "chunks of {size}: {error:?}");
+            assert_eq!(events, whole.0, "chunks of {size}");
+        }
+    }
+
+    #[test]
+    fn a_frame_over_the_limit_is_refused_without_being_one_buffer() {
+        let mut decoder = WatchDecoder::<Value>::new(1 << 20);
+        decoder.push(br#"{"type":"ADDED","object":{"a":""#);
+        let mut error = None;
+        let mut largest_buffer = 0;
+        for _ in 0..100 {
+            decoder.push(&[b'x'; 32 * 1024]);
+            largest_buffer = largest_buffer.max(decoder.buffer.capacity());
+            if let Some(Err(e)) = decoder.next_event() {
+                error = Some(e);
+                break;
+            }
+        }
+        let Some(FrameError::TooLarge { limit, seen }) = error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(limit, 1 << 20);
+        assert!(seen > limit && seen < limit + 64 * 1024, "{seen}");
+        assert!(largest_buffer < 4 * PIECE_BYTES, "{largest_buffer}");
+        assert!(decoder.next_event().is_none());
+        // A stream cut inside a long frame reports all of it as truncated.
+        let mut cut = WatchDecoder::<Value>::default();
+        cut.push(br#"{"type":"ADDED","object":{"a":""#);
+        for _ in 0..10 {
+            cut.push(&[b'x'; 32 * 1024]);
+            assert!(cut.next_event().is_none());
+        }
+        let Err(FrameError::Truncated { bytes }) = cut.finish() else {
+            panic!("truncated expected");
+        };
+        assert_eq!(bytes, 31 + 10 * 32 * 1024);
     }
 
     #[test]
