@@ -366,7 +366,9 @@ impl<K, B: CompactBody> Compact<K, B> {
             let mut decoded = self.decoded.lock();
             // Upgrades happen under this lock, so the count cannot grow
             // while it is held.
-            if Arc::strong_count(&object) == 1 && std::ptr::eq(decoded.as_ptr(), Arc::as_ptr(&object)) {
+            if Arc::strong_count(&object) == 1
+                && std::ptr::eq(decoded.as_ptr(), Arc::as_ptr(&object))
+            {
                 *decoded = Weak::new();
             }
         }
@@ -648,7 +650,11 @@ mod tests {
         assert_eq!(Weak::weak_count(&watch), 2);
         compact.release(first);
         assert!(watch.upgrade().is_none());
-        assert_eq!(Weak::weak_count(&watch), 0, "the entry still remembers its decode");
+        assert_eq!(
+            Weak::weak_count(&watch),
+            0,
+            "the entry still remembers its decode"
+        );
         // A release of someone else's object changes nothing.
         let kept = compact.decode().unwrap();
         compact.release(Arc::new(Pod::default()));

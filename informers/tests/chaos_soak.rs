@@ -932,24 +932,29 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let rss_end = process_memory::rss_mib();
     // The memory bound: what the process held before the informers, 48
     // KiB per cached object (a realistic pod costs about 40 KiB decoded),
-    // the server's event history (each event's JSON, estimated from the
-    // average object size and the writes), and 96 MiB for the runtime,
-    // the decoders' buffers and the 17 MiB frames the faults send, which
-    // the allocator may keep once freed. A leak per event or per relist
-    // crosses it within the run.
+    // the server's event history, and 96 MiB for the runtime, the
+    // decoders' buffers and what the allocator keeps once freed. The
+    // server keeps the last `history_limit` events, each with its
+    // object's JSON and, once a protobuf watcher was sent it, its
+    // protobuf (counted as as much again); the average event is estimated
+    // from each resource's objects and writes. A leak per event or per
+    // relist crosses it within the run (a relist that leaked its list
+    // ended 32 MiB over it after 120 s: RELIABILITY.md).
     let cached_objects: usize = subjects.iter().map(|s| (s.cached)().len()).sum();
-    let history_mib: f64 = writes
-        .iter()
-        .map(|(resource, counts)| {
-            let (objects, _) = server
-                .storage()
-                .list(&group_resource(resource), None, ReadAt::Latest)
-                .unwrap();
-            let bytes: usize = objects.iter().map(|o| o.json.len()).sum();
-            let average = bytes as f64 / objects.len().max(1) as f64;
-            average * counts.total() as f64 / (1024.0 * 1024.0)
-        })
-        .sum();
+    let (written, written_bytes) =
+        writes
+            .iter()
+            .fold((0u64, 0.0f64), |(n, b), (resource, counts)| {
+                let (objects, _) = server
+                    .storage()
+                    .list(&group_resource(resource), None, ReadAt::Latest)
+                    .unwrap();
+                let bytes: usize = objects.iter().map(|o| o.json.len()).sum();
+                let average = bytes as f64 / objects.len().max(1) as f64;
+                (n + counts.total(), b + average * counts.total() as f64)
+            });
+    let kept_share = (server.storage().history_limit() as f64 / written.max(1) as f64).min(1.0);
+    let history_mib = 2.0 * written_bytes * kept_share / (1024.0 * 1024.0);
     let memory_bound =
         rss_before_informers + cached_objects as f64 * 48.0 / 1024.0 + history_mib + 96.0;
 

@@ -80,7 +80,10 @@ async fn the_decodes_kept_for_reads_go_with_their_objects() {
     // An update drops the old version's decode; a delete the object's.
     let version = update(&server, "cm-00003", "changed");
     informer.wait_for_resource_version(&version).await.unwrap();
-    wait_until("the update's decode to go", || lister.decode_stats().held == 19).await;
+    wait_until("the update's decode to go", || {
+        lister.decode_stats().held == 19
+    })
+    .await;
     for index in 0..10 {
         delete(&server, &format!("cm-{index:05}"));
     }

@@ -201,7 +201,8 @@ impl<K> WatchDecoder<K> {
         {
             // The frame in progress is long: what of it is scanned moves to
             // a piece of its own, so the buffer does not grow with it.
-            self.pieces.push(self.buffer.drain(start..self.scan).collect());
+            self.pieces
+                .push(self.buffer.drain(start..self.scan).collect());
             self.pieces_len += self.scan - start;
             self.scan = start;
         }
@@ -560,7 +561,10 @@ mod tests {
     #[test]
     fn any_chunking_gives_the_same_events_with_long_frames_among_short_ones() {
         let mut stream = String::new();
-        for (index, length) in [10, 150_000, 3, PIECE_BYTES - 40, 70_000, 1].iter().enumerate() {
+        for (index, length) in [10, 150_000, 3, PIECE_BYTES - 40, 70_000, 1]
+            .iter()
+            .enumerate()
+        {
             let value = format!("{index}{}", "\\\"q".repeat(*length / 3));
             stream.push_str(&json!({"type": "MODIFIED", "object": {"v": value}}).to_string());
             stream.push_str(if index % 2 == 0 { "\n" } else { " \r\n" });
@@ -568,7 +572,15 @@ mod tests {
         let whole = decode_all(&[stream.as_bytes()]);
         assert_eq!(whole.0.len(), 6);
         assert!(whole.1.is_none());
-        for size in [1, 7, 4096, PIECE_BYTES - 1, PIECE_BYTES, PIECE_BYTES + 1, 200_000] {
+        for size in [
+            1,
+            7,
+            4096,
+            PIECE_BYTES - 1,
+            PIECE_BYTES,
+            PIECE_BYTES + 1,
+            200_000,
+        ] {
             let chunks: Vec<&[u8]> = stream.as_bytes().chunks(size).collect();
             let (events, error) = decode_all(&chunks);
             assert!(error.is_none(), "chunks of {size}: {error:?}");

@@ -183,6 +183,13 @@ impl Storage {
         self.state.lock().revision
     }
 
+    /// How many events the history keeps at most (see
+    /// [`StorageOptions::history_limit`]); watchers' event channel holds as
+    /// many, so this many past events stay in memory once written.
+    pub fn history_limit(&self) -> usize {
+        self.history_limit
+    }
+
     /// The highest compacted revision: exact reads and watches must start
     /// at or after it.
     pub fn compacted_revision(&self) -> u64 {
