@@ -938,8 +938,8 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     // object's JSON and, once a protobuf watcher was sent it, its
     // protobuf (counted as as much again); the average event is estimated
     // from each resource's objects and writes. A leak per event or per
-    // relist crosses it within the run (a relist that leaked its list
-    // ended 32 MiB over it after 120 s: RELIABILITY.md).
+    // relist crosses it within the run (with every relist leaking its list
+    // a 180 s run ended 77 MiB over it: RELIABILITY.md).
     let cached_objects: usize = subjects.iter().map(|s| (s.cached)().len()).sum();
     let (written, written_bytes) =
         writes
