@@ -19,43 +19,9 @@ use crate::message::Message;
 pub fn compact_from_message<K: Message>(
     message: &[u8],
 ) -> Result<Compact<K, Protobuf>, DecodeError> {
-    BODY_SCRATCH.with(|scratch| {
-        // A nested call (none today) gets a buffer of its own.
-        let mut own = Vec::new();
-        let mut borrowed = scratch.try_borrow_mut();
-        let rest = match &mut borrowed {
-            Ok(scratch) => &mut **scratch,
-            Err(_) => &mut own,
-        };
-        rest.clear();
-        let metadata = split_message(message, rest)?;
-        // One allocation of the body's exact size. Building it in place
-        // and shrinking it would leave, per object, a hole of the bytes
-        // cut (the metadata, often most of a pod's message) that the next
-        // message's buffer does not fit: about 4.5 KB a pod of resident,
-        // unused memory after a sync.
-        let body: Box<[u8]> = Box::from(&rest[..]);
-        if rest.capacity() > MAX_KEPT_SCRATCH {
-            *rest = Vec::new();
-        }
-        Ok(Compact::from_parts(metadata, Protobuf::Message(body))
-            .with_message_decoder(decode_whole::<K>))
-    })
-}
-
-/// The largest scratch buffer a thread keeps between messages.
-const MAX_KEPT_SCRATCH: usize = 1 << 20;
-
-thread_local! {
-    /// Where [`compact_from_message`] builds a body before copying it out.
-    static BODY_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Parses `message`'s metadata (field 1) and appends every other field,
-/// as it came, to `rest` (managedFields as a field 1 of their own).
-fn split_message(message: &[u8], rest: &mut Vec<u8>) -> Result<ObjectMeta, DecodeError> {
     let mut reader = WireReader::new(message);
     let mut metadata = ObjectMeta::default();
+    let mut rest = Vec::with_capacity(message.len());
     let mut start = reader.position();
     while let Some((number, value)) = reader.next_field()? {
         let end = reader.position();
@@ -71,14 +37,17 @@ fn split_message(message: &[u8], rest: &mut Vec<u8>) -> Result<ObjectMeta, Decod
             field::message::<ObjectMeta, _>(&mut metadata, WireValue::Bytes(kept), &meta_reader)
                 .map_err(|e| e.within("object", 1))?;
             if !managed.is_empty() {
-                put_bytes(rest, 1, &managed);
+                put_bytes(&mut rest, 1, &managed);
             }
         } else {
             rest.extend_from_slice(&message[start..end]);
         }
         start = end;
     }
-    Ok(metadata)
+    Ok(
+        Compact::from_parts(metadata, Protobuf::Message(rest.into_boxed_slice()))
+            .with_message_decoder(decode_whole::<K>),
+    )
 }
 
 /// `K`'s decoder as a compact entry keeps it
