@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Pod;
 use libfuzzer_sys::fuzz_target;
 use serde::de::DeserializeOwned;
 
-const LIMIT: usize = 64 * 1024;
+const LIMIT: usize = 256 * 1024;
 
 fn run<K: DeserializeOwned>(data: &[u8], skip: bool) {
     let mut decoder = WatchDecoder::<K>::new(LIMIT).skip_managed_fields(skip);

@@ -50,12 +50,17 @@ where
     }
 
     fn on_update(&mut self, old: &Arc<S>, new: &Arc<S>) {
-        if let (Some(old_decoded), Some(new_decoded)) =
-            (self.decoder.for_handler(old), self.decoder.for_handler(new))
-        {
-            self.handler.on_update(&old_decoded, &new_decoded);
-            S::release(old, old_decoded);
-            S::release(new, new_decoded);
+        let (old_decoded, new_decoded) =
+            (self.decoder.for_handler(old), self.decoder.for_handler(new));
+        if let (Some(old_decoded), Some(new_decoded)) = (&old_decoded, &new_decoded) {
+            self.handler.on_update(old_decoded, new_decoded);
+        }
+        // Whichever sides decoded are given back, called or not.
+        if let Some(decoded) = old_decoded {
+            S::release(old, decoded);
+        }
+        if let Some(decoded) = new_decoded {
+            S::release(new, decoded);
         }
     }
 

@@ -223,6 +223,7 @@ where
     let before = Arc::as_ptr(&decoded);
     let transformed = transform(decoded)?;
     if Arc::as_ptr(&transformed) == before {
+        entry.release(transformed);
         return Ok(entry);
     }
     let json = serde_json::to_string(&*transformed).map_err(|error| failed(error.to_string()))?;

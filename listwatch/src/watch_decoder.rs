@@ -82,12 +82,13 @@ pub const PIECE_BYTES: usize = 64 * 1024;
 /// chunk.
 ///
 /// **A long frame is kept in pieces** of about [`PIECE_BYTES`] until it is
-/// complete, and only then assembled into one buffer to decode; a frame
-/// that passes the limit is refused without ever being one allocation. A
-/// growing buffer of many megabytes would be served by `mmap` and, once
-/// freed, raise glibc's thresholds for giving memory back to the system:
-/// each 17 MiB frame the chaos soak sends used to leave the process
-/// holding tens of MiB it no longer used.
+/// complete, and only then assembled into one buffer to decode (given back
+/// at the next [`push`](Self::push)); a frame that passes the limit is
+/// refused without ever being one allocation. A buffer grown to many
+/// megabytes would be served by `mmap` and, once freed, raise glibc's
+/// thresholds for giving memory back to the system: each 17 MiB frame the
+/// chaos soak sends used to leave the process holding tens of MiB it no
+/// longer used. After an error the decoder keeps nothing.
 #[derive(Debug)]
 pub struct WatchDecoder<K> {
     buffer: Vec<u8>,
@@ -184,6 +185,16 @@ impl<K> WatchDecoder<K> {
 
     /// Appends a chunk of the response body.
     pub fn push(&mut self, chunk: &[u8]) {
+        if self.failed {
+            // Nothing more is decoded: nothing more is kept.
+            self.buffer = Vec::new();
+            self.pieces = Vec::new();
+            self.pieces_len = 0;
+            self.consumed = 0;
+            self.scan = 0;
+            self.frame_start = None;
+            return;
+        }
         if self.consumed > 0 {
             // Drop what was handed out; offsets move with it.
             self.buffer.drain(..self.consumed);
@@ -195,6 +206,9 @@ impl<K> WatchDecoder<K> {
         }
         if self.assembled.capacity() > PIECE_BYTES {
             self.assembled = Vec::new();
+        }
+        if self.scratch.capacity() > PIECE_BYTES {
+            self.scratch = Vec::new();
         }
         if let Some(start) = self.frame_start
             && self.scan - start >= PIECE_BYTES
@@ -620,6 +634,27 @@ mod tests {
             panic!("truncated expected");
         };
         assert_eq!(bytes, 31 + 10 * 32 * 1024);
+    }
+
+    #[test]
+    fn pushing_after_an_error_keeps_nothing_and_never_panics() {
+        // The refusal comes in the same scan that skipped the whitespace
+        // after a good frame: the offsets must not be reused afterwards.
+        let mut decoder = WatchDecoder::<Value>::new(100);
+        let mut stream = br#"{"type":"ADDED","object":{}}"#.to_vec();
+        stream.extend_from_slice(b"\n  {\"type\":\"ADDED\",\"object\":{\"a\":\"");
+        stream.extend_from_slice(&[b'x'; 200]);
+        decoder.push(&stream);
+        assert!(matches!(decoder.next_event(), Some(Ok(_))));
+        assert!(matches!(
+            decoder.next_event(),
+            Some(Err(FrameError::TooLarge { .. }))
+        ));
+        for _ in 0..3 {
+            decoder.push(&[b'x'; 1000]);
+            assert!(decoder.next_event().is_none());
+        }
+        assert_eq!(decoder.buffered(), 0);
     }
 
     #[test]
