@@ -69,16 +69,12 @@ where
             return;
         };
         self.handler.on_delete(&deleted);
-        match (object, deleted) {
-            (ObjectOrTombstone::Object(entry), ObjectOrTombstone::Object(decoded)) => {
-                S::release(entry, decoded);
-            }
-            (ObjectOrTombstone::Tombstone(entry), ObjectOrTombstone::Tombstone(decoded)) => {
-                if let (Some(entry), Some(decoded)) = (&entry.object, decoded.object) {
-                    S::release(entry, decoded);
-                }
-            }
-            _ => {}
+        let decoded = match deleted {
+            ObjectOrTombstone::Object(decoded) => Some(decoded),
+            ObjectOrTombstone::Tombstone(tombstone) => tombstone.object,
+        };
+        if let (Some(entry), Some(decoded)) = (object.object(), decoded) {
+            S::release(entry, decoded);
         }
     }
 }

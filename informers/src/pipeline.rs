@@ -613,15 +613,8 @@ impl<S: Object + Send + Sync + 'static> ResourceEventHandler<S> for HandlerNotif
     }
 
     fn on_delete(&mut self, object: &ObjectOrTombstone<S>) {
-        if let Some(superseded) = self.1 {
-            match object {
-                ObjectOrTombstone::Object(entry) => superseded.superseded(entry),
-                ObjectOrTombstone::Tombstone(tombstone) => {
-                    if let Some(entry) = &tombstone.object {
-                        superseded.superseded(entry);
-                    }
-                }
-            }
+        if let (Some(superseded), Some(entry)) = (self.1, object.object()) {
+            superseded.superseded(entry);
         }
         self.0
             .distribute(Notification::Delete(object.clone()), false);

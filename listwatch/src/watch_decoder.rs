@@ -232,10 +232,16 @@ impl<K> WatchDecoder<K> {
     pub fn finish(&self) -> Result<(), FrameError> {
         match self.frame_start {
             Some(start) if !self.failed => Err(FrameError::Truncated {
-                bytes: self.buffer.len() - start + self.pieces_len,
+                bytes: self.frame_bytes(start, self.buffer.len()),
             }),
             _ => Ok(()),
         }
+    }
+
+    /// The bytes of the frame in progress, which starts at `start` in
+    /// `buffer` (after its pieces) and is scanned up to `end`.
+    fn frame_bytes(&self, start: usize, end: usize) -> usize {
+        end - start + self.pieces_len
     }
 
     /// Finds the next complete frame: its byte range in `buffer`.
@@ -301,20 +307,21 @@ impl<K> WatchDecoder<K> {
                 }
                 index += 1;
             }
-            if index - start + self.pieces_len > self.max_frame_bytes {
+            let seen = self.frame_bytes(start, index);
+            if seen > self.max_frame_bytes {
                 return Err(FrameError::TooLarge {
                     limit: self.max_frame_bytes,
-                    seen: index - start + self.pieces_len,
+                    seen,
                 });
             }
         }
         self.scan = length;
         if let Some(start) = self.frame_start
-            && length - start + self.pieces_len > self.max_frame_bytes
+            && self.frame_bytes(start, length) > self.max_frame_bytes
         {
             return Err(FrameError::TooLarge {
                 limit: self.max_frame_bytes,
-                seen: length - start + self.pieces_len,
+                seen: self.frame_bytes(start, length),
             });
         }
         Ok(None)
