@@ -313,6 +313,7 @@ pub fn targets(summaries: &[Summary]) -> Vec<String> {
         ));
     }
     lines.extend(default_targets(summaries));
+    lines.extend(limit_targets(summaries));
     lines.extend(compact_targets(summaries));
     lines.extend(protobuf_targets(summaries));
     for ours in [
@@ -376,6 +377,44 @@ fn default_targets(summaries: &[Summary]) -> Vec<String> {
         lines.push(format!(
             "defaults: watch-list sync {watch_list:.2}x the same informer's list (target at most 1.05x: {})",
             verdict(watch_list <= 1.05)
+        ));
+    }
+    lines
+}
+
+/// The at-the-limit issue's targets, against the project's own rows:
+/// memory over the bytes the cache keeps (`clientgo`, `clientgo-lz4`), a
+/// typed handler against a metadata one, and the default watch-list sync
+/// against a plain reader of the same stream (`stream`).
+fn limit_targets(summaries: &[Summary]) -> Vec<String> {
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    let mut lines = Vec::new();
+    for kind in [ClientKind::Clientgo, ClientKind::ClientgoLz4] {
+        if let Some(summary) = find(summaries, kind) {
+            let over = summary.median("rss_over_cache");
+            lines.push(format!(
+                "limits ({}): RSS growth {over:.2}x cache_bytes (target at most 1.25x: {})",
+                kind.name(),
+                verdict(over <= 1.25)
+            ));
+        }
+    }
+    let Some(summary) = find(summaries, ClientKind::Clientgo) else {
+        return lines;
+    };
+    if let Some(typed) = find(summaries, ClientKind::ClientgoTyped) {
+        let sync = typed.median("sync_seconds") / summary.median("sync_seconds");
+        let memory = typed.median("kib_per_object") / summary.median("kib_per_object");
+        lines.push(format!(
+            "limits: a typed handler's sync {sync:.2}x and RSS per pod {memory:.2}x the metadata handler's (target at most 1.25x each: {})",
+            verdict(sync <= 1.25 && memory <= 1.25)
+        ));
+    }
+    if find(summaries, ClientKind::Stream).is_some() {
+        let stream = ratio(summaries, summary, ClientKind::Stream, "sync_seconds");
+        lines.push(format!(
+            "limits: watch-list sync {stream:.2}x a plain reader of the same stream (target at most 1.15x: {})",
+            verdict(stream <= 1.15)
         ));
     }
     lines

@@ -84,6 +84,16 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
     assert!(stdout.contains("target: initial sync (list): "));
     assert!(stdout.contains("target: relist (clientgo-json): peak RSS "));
     assert!(stdout.contains("target: defaults: sync "));
+    // The stream's floor is timed and compared with the default informer.
+    let stream_sync = stdout
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|line| line["client"] == "stream" && line["figure"] == "sync_seconds")
+        .expect("a sync figure for the stream row");
+    assert!(stream_sync["median"].as_f64().unwrap() > 0.0, "{stream_sync}");
+    assert!(stdout.contains("target: limits: watch-list sync "));
+    assert!(stdout.contains("target: limits (clientgo): RSS growth "));
 }
 
 #[test]

@@ -34,7 +34,7 @@ struct Flags {
     /// Runs per client
     #[arg(long, value_name = "R", default_value_t = 3, value_parser = positive)]
     runs: usize,
-    /// Comma-separated clients (default: all): limit, clientgo,
+    /// Comma-separated clients (default: all): limit, stream, clientgo,
     /// clientgo-defaults, clientgo-nogzip, clientgo-watchlist, clientgo-strip, clientgo-compact,
     /// clientgo-compact-watchlist, clientgo-compact-typed,
     /// clientgo-compact-lz4, clientgo-protobuf, clientgo-protobuf-watchlist,

@@ -7,6 +7,7 @@
 mod clientgo;
 mod kube_rs;
 mod limit;
+mod stream;
 
 use std::time::{Duration, Instant};
 
@@ -41,6 +42,10 @@ pub enum ClientKind {
     /// hash map; a watch decoded line by line. The bound a naive client
     /// cannot beat.
     Limit,
+    /// The floor of a watch-list sync: the default informer's watch-list
+    /// request read as bytes and cut into frames up to the bookmark ending
+    /// the initial events; nothing decoded or kept, and no later phases.
+    Stream,
     /// The informer a user writes first, with no option set:
     /// `factory.core().v1().pods().informer()`, so every default
     /// (protobuf, watch-list, managedFields cut, compact storage), with a
@@ -96,8 +101,9 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 19] = [
+    pub const ALL: [ClientKind; 20] = [
         ClientKind::Limit,
+        ClientKind::Stream,
         ClientKind::Clientgo,
         ClientKind::ClientgoTyped,
         ClientKind::ClientgoDecoded,
@@ -122,6 +128,7 @@ impl ClientKind {
     pub fn name(self) -> &'static str {
         match self {
             ClientKind::Limit => "limit",
+            ClientKind::Stream => "stream",
             ClientKind::Clientgo => "clientgo",
             ClientKind::ClientgoTyped => "clientgo-typed",
             ClientKind::ClientgoDecoded => "clientgo-decoded",
@@ -229,12 +236,18 @@ pub struct ClientPlan {
 /// Runs one client to the end and returns what it measured.
 pub fn run(kind: ClientKind, plan: &ClientPlan) -> Result<Figures, BoxError> {
     let mut figures = match kind {
-        ClientKind::Limit => {
-            // Single-threaded by design.
+        ClientKind::Limit | ClientKind::Stream => {
+            // Single-threaded by design: the stream's reader and the HTTP
+            // connection's task on one thread hand each chunk over without
+            // waking another thread.
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(limit::run(plan))?
+            if kind == ClientKind::Stream {
+                runtime.block_on(stream::run(plan))?
+            } else {
+                runtime.block_on(limit::run(plan))?
+            }
         }
         _ => {
             let workers = std::env::var("E2E_CLIENT_WORKERS")
