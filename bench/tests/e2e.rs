@@ -91,7 +91,10 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
         .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
         .find(|line| line["client"] == "stream" && line["figure"] == "sync_seconds")
         .expect("a sync figure for the stream row");
-    assert!(stream_sync["median"].as_f64().unwrap() > 0.0, "{stream_sync}");
+    assert!(
+        stream_sync["median"].as_f64().unwrap() > 0.0,
+        "{stream_sync}"
+    );
     assert!(stdout.contains("target: limits: watch-list sync "));
     assert!(stdout.contains("target: limits (clientgo): RSS growth "));
 }
