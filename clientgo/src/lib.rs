@@ -39,6 +39,7 @@
 //! | `dynamic/dynamicinformer`, `metadata/metadatainformer` | [`informers::DynamicSharedInformerFactory`], [`informers::MetadataSharedInformerFactory`] | `informers` |
 //! | `util/workqueue` | [`workqueue`] | `workqueue` |
 //! | `tools/leaderelection` | [`leaderelection`] | `leaderelection` |
+//! | controller-runtime's `builder`, `reconcile`, `handler`, `predicate`, `manager`, `controllerutil` (not client-go) | [`controller`]: [`Controller`](controller::Controller), [`Manager`](controller::Manager), [`predicate`](controller::predicate), [`controllerutil`](controller::controllerutil) | `controller` |
 //! | `tools/record`, `tools/events` | [`record`] | `record` |
 //! | protobuf codecs (`k8s.io/api` `generated.pb.go`) | [`protobuf`] | `protobuf` |
 //! | (envtest, fake clientsets) | [`testing::TestApiServer`] | `testing` |
@@ -85,6 +86,8 @@
 //! ```
 
 pub use clientgo_apimachinery as apimachinery;
+#[cfg(feature = "controller")]
+pub use clientgo_controller as controller;
 #[cfg(feature = "informers")]
 pub use clientgo_informers as informers;
 #[cfg(feature = "leaderelection")]
@@ -114,6 +117,8 @@ pub mod prelude {
     pub use clientgo_apimachinery::{ApiResource, LabelSelector, ListOptions, Object};
     pub use tokio_util::sync::CancellationToken;
 
+    #[cfg(feature = "controller")]
+    pub use clientgo_controller::{Action, Controller, Manager, ManagerOptions, Request};
     #[cfg(feature = "informers")]
     pub use clientgo_informers::{
         HandlerOptions, InformerFactoryOptions, Lister, MetadataView, NamespaceLister,

@@ -1,0 +1,233 @@
+//! The controller builder (controller-runtime's `pkg/builder`): the
+//! reconciled kind, the kinds it owns or watches, filters and options,
+//! then the reconcile function.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use clientgo_apimachinery::ApiResource;
+use clientgo_informers::{HandlerOptions, InformerSynced, SharedInformerFactory, TypedResource};
+use clientgo_workqueue::{RateLimiter, default_controller_rate_limiter};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::error::Error;
+use crate::handler::{EnqueueMapping, Enqueuer};
+use crate::manager::Manager;
+use crate::predicate::Predicate;
+use crate::reconcile::{Action, Request};
+use crate::runner::{ControllerHandle, ErrorPolicy, Runner};
+
+/// Starts a controller's builder: `Controller::for_::<K>(&manager)`.
+#[derive(Debug, Clone, Copy)]
+pub struct Controller;
+
+impl Controller {
+    /// A controller reconciling objects of `K` (controller-runtime's
+    /// `For`): every change of a `K` enqueues its key. Its informers come
+    /// from `manager`'s shared factory, one per type however many
+    /// controllers watch it. The controller's name defaults to `K`'s kind
+    /// in lower case.
+    pub fn for_<K>(manager: &Manager) -> Builder<K>
+    where
+        K: TypedResource + Send + Sync + 'static,
+    {
+        Builder {
+            manager: manager.clone(),
+            name: ApiResource::of::<K>().kind().to_lowercase(),
+            watches: vec![watch_of::<K>(EnqueueMapping::Object)],
+            filters: Vec::new(),
+            max_concurrent_reconciles: 1,
+            rate_limiter: None,
+            on_gone: None,
+            _kind: std::marker::PhantomData,
+        }
+    }
+}
+
+/// What a watch is given when its controller is registered.
+pub(crate) struct WatchContext<'a> {
+    pub(crate) factory: &'a SharedInformerFactory,
+    pub(crate) controller: &'a str,
+    pub(crate) predicates: Arc<[Arc<dyn Predicate>]>,
+    pub(crate) queue: clientgo_workqueue::RateLimitingQueue<String>,
+}
+
+/// Registers one watch's handler with the factory's informer of its type
+/// and returns the registration, which syncs once the handler has seen
+/// the informer's initial list.
+pub(crate) type Watch =
+    Box<dyn FnOnce(&WatchContext<'_>) -> Result<Arc<dyn InformerSynced>, Error> + Send>;
+
+fn watch_of<W>(mapping: EnqueueMapping) -> Watch
+where
+    W: TypedResource + Send + Sync + 'static,
+{
+    Box::new(move |context| {
+        let informer = context.factory.informer_for::<W>();
+        let handler = Enqueuer {
+            mapping,
+            predicates: Arc::clone(&context.predicates),
+            queue: context.queue.clone(),
+        };
+        let options =
+            HandlerOptions::default().name(format!("{} {}", context.controller, informer.name()));
+        informer
+            .add_metadata_event_handler_with_options(handler, options)
+            .map(|registration| Arc::new(registration) as Arc<dyn InformerSynced>)
+            .map_err(|source| Error::Watch {
+                controller: context.controller.to_string(),
+                resource: ApiResource::of::<W>().plural().to_string(),
+                source: Box::new(source),
+            })
+    })
+}
+
+/// Called with the request of a key whose object has left the cache.
+pub(crate) type OnGone = Arc<dyn Fn(&Request) + Send + Sync>;
+
+/// A controller being configured; [`run`](Builder::run) registers it with
+/// its manager. Every method takes and returns the builder.
+pub struct Builder<K> {
+    pub(crate) manager: Manager,
+    pub(crate) name: String,
+    pub(crate) watches: Vec<Watch>,
+    pub(crate) filters: Vec<Arc<dyn Predicate>>,
+    pub(crate) max_concurrent_reconciles: usize,
+    pub(crate) rate_limiter: Option<Arc<dyn RateLimiter<String>>>,
+    pub(crate) on_gone: Option<OnGone>,
+    _kind: std::marker::PhantomData<fn() -> K>,
+}
+
+impl<K> fmt::Debug for Builder<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("name", &self.name)
+            .field("watches", &self.watches.len())
+            .field("filters", &self.filters.len())
+            .field("max_concurrent_reconciles", &self.max_concurrent_reconciles)
+            .finish()
+    }
+}
+
+impl<K> Builder<K>
+where
+    K: TypedResource + Send + Sync + 'static,
+{
+    /// Reconciles the controlling owner of every changed `C` (controller-
+    /// runtime's `Owns`): the owner reference with `controller: true`
+    /// whose group and kind are `K`'s, at any version. The child is read
+    /// as metadata only: nothing of it is decoded.
+    pub fn owns<C>(mut self) -> Self
+    where
+        C: TypedResource + Send + Sync + 'static,
+    {
+        let owner = ApiResource::of::<K>();
+        self.watches.push(watch_of::<C>(EnqueueMapping::Owner {
+            group: owner.group().to_string(),
+            kind: owner.kind().to_string(),
+            namespaced: owner.is_namespaced(),
+        }));
+        self
+    }
+
+    /// Reconciles the requests `map` returns for every changed `W`
+    /// (controller-runtime's `Watches` with `EnqueueRequestsFromMapFunc`):
+    /// asked of the object's metadata (of the old and the new object on an
+    /// update), requests of one event enqueued once.
+    pub fn watches<W>(
+        mut self,
+        map: impl Fn(&ObjectMeta) -> Vec<Request> + Send + Sync + 'static,
+    ) -> Self
+    where
+        W: TypedResource + Send + Sync + 'static,
+    {
+        self.watches
+            .push(watch_of::<W>(EnqueueMapping::Map(Arc::new(map))));
+        self
+    }
+
+    /// Filters the events of every watch of this controller (controller-
+    /// runtime's `WithEventFilter`); several filters must all pass.
+    pub fn with_event_filter(mut self, predicate: impl Predicate) -> Self {
+        self.filters.push(Arc::new(predicate));
+        self
+    }
+
+    /// How many keys are reconciled at once (default 1, as
+    /// controller-runtime's `MaxConcurrentReconciles`); never the same key
+    /// twice at once. Zero is taken as one.
+    pub fn max_concurrent_reconciles(mut self, workers: usize) -> Self {
+        self.max_concurrent_reconciles = workers.max(1);
+        self
+    }
+
+    /// The backoff of failed and [`Action::Requeue`]d keys (default:
+    /// client-go's `DefaultControllerRateLimiter`, per key 5 ms doubling
+    /// to 1000 s, and 10 per second with a burst of 100 overall).
+    pub fn rate_limiter(mut self, limiter: Arc<dyn RateLimiter<String>>) -> Self {
+        self.rate_limiter = Some(limiter);
+        self
+    }
+
+    /// The controller's name, in its metrics, logs and handler threads
+    /// (default: `K`'s kind in lower case). Unique within a manager.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Called (on a worker) for each key taken from the queue whose object
+    /// is no longer in the cache: it is not reconciled, and its requeues
+    /// and backoff are dropped. Cleanup that needs the object's last state
+    /// belongs in a finalizer ([`crate::controllerutil::finalizer`]).
+    pub fn on_gone(mut self, on_gone: impl Fn(&Request) + Send + Sync + 'static) -> Self {
+        self.on_gone = Some(Arc::new(on_gone));
+        self
+    }
+
+    /// Registers the controller with its manager, reconciling with
+    /// `reconcile` and the shared context `context`; an error goes back
+    /// to the queue through the rate limiter ([`Action::Requeue`]) and is
+    /// logged. It starts when the manager runs. See
+    /// [`run_with_error_policy`](Self::run_with_error_policy).
+    pub fn run<C, F, Fut, E>(self, reconcile: F, context: Arc<C>) -> Result<ControllerHandle, Error>
+    where
+        C: Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+        E: fmt::Display + Send + 'static,
+    {
+        self.run_with_error_policy(reconcile, |_, _, _| Action::Requeue, context)
+    }
+
+    /// [`run`](Self::run), with `error_policy` choosing what follows a
+    /// failed reconcile: [`Action::Requeue`] backs off through the rate
+    /// limiter, [`Action::RequeueAfter`] waits a fixed time (the key's
+    /// backoff is kept), [`Action::Done`] gives up until the object
+    /// changes (a terminal error).
+    pub fn run_with_error_policy<C, F, Fut, E, P>(
+        self,
+        reconcile: F,
+        error_policy: P,
+        context: Arc<C>,
+    ) -> Result<ControllerHandle, Error>
+    where
+        C: Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+        E: fmt::Display + Send + 'static,
+        P: Fn(&Arc<K>, &E, &Arc<C>) -> Action + Send + Sync + 'static,
+    {
+        let limiter = self
+            .rate_limiter
+            .clone()
+            .unwrap_or_else(|| Arc::new(default_controller_rate_limiter()));
+        let policy: ErrorPolicy<K, C, E> = Arc::new(error_policy);
+        let manager = self.manager.clone();
+        let runner = Runner::new(self, limiter, reconcile, policy, context);
+        let handle = runner.handle();
+        manager.add(runner)?;
+        Ok(handle)
+    }
+}

@@ -1,0 +1,40 @@
+//! The crate's errors.
+
+use std::time::Duration;
+
+use clientgo_informers::SyncError;
+
+/// What can go wrong building or running controllers.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Two controllers of one manager were given the same name (it labels
+    /// their metrics and logs, so it must be unique).
+    #[error("a controller named {name:?} is already registered")]
+    DuplicateName {
+        /// The name.
+        name: String,
+    },
+    /// A watch could not register its handler with its informer (the
+    /// informer had stopped).
+    #[error("controller {controller:?} could not watch {resource}: {source}")]
+    Watch {
+        /// The controller's name.
+        controller: String,
+        /// The watched resource.
+        resource: String,
+        /// The informer's error.
+        #[source]
+        source: Box<clientgo_informers::Error>,
+    },
+    /// The caches the controllers read did not sync: which ones and why
+    /// (a 403 from RBAC, a 404 for a CRD not installed, a timeout).
+    #[error("caches did not sync: {0}")]
+    CacheSync(#[source] Box<SyncError>),
+    /// The manager was run twice.
+    #[error("the manager is already running or has run")]
+    AlreadyRun,
+    /// In-flight reconciles did not finish within the graceful shutdown
+    /// timeout; they were abandoned.
+    #[error("reconciles still running after the graceful shutdown timeout of {0:?}")]
+    ShutdownTimeout(Duration),
+}

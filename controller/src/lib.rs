@@ -1,0 +1,63 @@
+//! A controller runtime on this project's informers and work queues, laid
+//! out as controller-runtime's packages: [`builder`] (a controller's
+//! watches and options), [`reconcile`] (the contract), [`handler`] (events
+//! to requests), [`predicate`] (event filters), [`manager`] (one shared
+//! cache, sync, workers, shutdown) and [`controllerutil`] (owner
+//! references, finalizers).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use clientgo_controller::{Action, Controller, Manager, ManagerOptions};
+//! use clientgo_rest::{Config, RestClient};
+//! use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! async fn reconcile(deployment: Arc<Deployment>, _: Arc<()>) -> Result<Action, String> {
+//!     println!("{:?}", deployment.metadata.name);
+//!     Ok(Action::requeue_after(Duration::from_secs(300)))
+//! }
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = RestClient::new(Config::new("https://127.0.0.1:6443"))?;
+//! let manager = Manager::new(client, ManagerOptions::default());
+//! Controller::for_::<Deployment>(&manager)
+//!     .owns::<ReplicaSet>()
+//!     .run(reconcile, Arc::new(()))?;
+//! manager.run(CancellationToken::new()).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! **What it reads.** Every watch is a metadata handler on the manager's
+//! shared informer of its type (one informer per type, however many
+//! controllers watch it, in the factory's default compact storage), so
+//! enqueueing decodes nothing; a worker decodes the reconciled object from
+//! the cache when it takes its key.
+//!
+//! **Where it differs from controller-runtime.** A key whose object has
+//! left the cache is not reconciled (controller-runtime runs the
+//! reconciler, whose read returns NotFound); it is reported to
+//! [`Builder::on_gone`]. The default rate limiter is client-go's
+//! `DefaultControllerRateLimiter` (controller-runtime's default with its
+//! classic queue). Leader election, sharding, metrics and health endpoints
+//! are not part of the manager yet.
+
+pub mod builder;
+pub mod controllerutil;
+mod error;
+pub mod handler;
+pub mod manager;
+pub mod predicate;
+pub mod reconcile;
+mod runner;
+mod stats;
+
+pub use builder::{Builder, Controller};
+pub use error::Error;
+pub use manager::{Manager, ManagerOptions};
+pub use predicate::{Predicate, PredicateExt};
+pub use reconcile::{Action, Request};
+pub use runner::ControllerHandle;
+pub use stats::ControllerStats;

@@ -1,0 +1,211 @@
+//! The reconcile contract (controller-runtime's `pkg/reconcile`): what a
+//! reconcile is asked about ([`Request`]), what it answers ([`Action`]),
+//! and what the controller's queue does with the answer: [`Action::Done`]
+//! resets the key's backoff; [`Action::RequeueAfter`] resets it and adds
+//! the key after the delay; [`Action::Requeue`] adds it after its next
+//! backoff. After a failure the error policy's action is carried out the
+//! same way, except that `RequeueAfter` keeps the backoff (the key is
+//! failing). A key whose object has left the cache is forgotten, backoff
+//! and all.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The object a reconcile is about: its namespace (none for a
+/// cluster-scoped kind) and name (controller-runtime's
+/// `reconcile.Request`, a `NamespacedName`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Request {
+    /// The namespace; `None` for cluster-scoped objects.
+    pub namespace: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+impl Request {
+    /// The object `name` in `namespace`.
+    pub fn namespaced(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        Request {
+            namespace: Some(namespace.into()),
+            name: name.into(),
+        }
+    }
+
+    /// The cluster-scoped object `name`.
+    pub fn cluster_scoped(name: impl Into<String>) -> Self {
+        Request {
+            namespace: None,
+            name: name.into(),
+        }
+    }
+
+    /// The request of a cache key (`namespace/name`, or `name`).
+    pub fn from_key(key: &str) -> Self {
+        match key.split_once('/') {
+            Some((namespace, name)) => Request::namespaced(namespace, name),
+            None => Request::cluster_scoped(key),
+        }
+    }
+
+    /// The cache key: `namespace/name`, or `name` when cluster-scoped (the
+    /// queue's items and the informer's keys).
+    pub fn key(&self) -> String {
+        match &self.namespace {
+            Some(namespace) => format!("{namespace}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.namespace {
+            Some(namespace) => write!(f, "{namespace}/{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// What a reconcile (or the error policy, after a failed one) asks for
+/// next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing until the object changes again; the key's backoff is reset.
+    Done,
+    /// Run again after this long, whatever happens meanwhile (an earlier
+    /// change still runs at once); the key's backoff is reset.
+    RequeueAfter(Duration),
+    /// Run again after the key's next backoff from the rate limiter (the
+    /// backoff grows with each such requeue until a `Done` or a
+    /// `RequeueAfter`).
+    Requeue,
+}
+
+impl Action {
+    /// [`Action::Done`].
+    pub fn done() -> Self {
+        Action::Done
+    }
+
+    /// [`Action::RequeueAfter`]`(delay)`.
+    pub fn requeue_after(delay: Duration) -> Self {
+        Action::RequeueAfter(delay)
+    }
+
+    /// [`Action::Requeue`]: rate-limited.
+    pub fn requeue() -> Self {
+        Action::Requeue
+    }
+}
+
+/// How one reconcile of a key ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The reconcile returned this action.
+    Reconciled(Action),
+    /// The reconcile failed, or the cached object did not decode; the
+    /// error policy returned this action.
+    Failed(Action),
+    /// The object is no longer in the cache.
+    Gone,
+}
+
+/// What the queue does with a key after its reconcile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum QueueStep {
+    /// Reset the key's backoff; nothing scheduled.
+    Forget,
+    /// Reset the key's backoff, then add the key after the delay.
+    ForgetThenAddAfter(Duration),
+    /// Add the key after the delay, keeping its backoff.
+    AddAfter(Duration),
+    /// Add the key after its next backoff.
+    AddRateLimited,
+}
+
+/// The queue's step after `outcome` (controller-runtime's
+/// `reconcileHandler`), as the module documentation says.
+pub(crate) fn queue_step(outcome: Outcome) -> QueueStep {
+    match outcome {
+        Outcome::Gone
+        | Outcome::Reconciled(Action::Done)
+        | Outcome::Failed(Action::Done) => QueueStep::Forget,
+        Outcome::Reconciled(Action::RequeueAfter(delay)) => QueueStep::ForgetThenAddAfter(delay),
+        Outcome::Failed(Action::RequeueAfter(delay)) => QueueStep::AddAfter(delay),
+        Outcome::Reconciled(Action::Requeue) | Outcome::Failed(Action::Requeue) => {
+            QueueStep::AddRateLimited
+        }
+    }
+}
+
+/// The `result` label of `controller_runtime_reconcile_total` for
+/// `outcome`: `success`, `error`, `requeue` or `requeue_after`; `None` for
+/// a gone object, which is not a reconcile.
+pub(crate) fn result_label(outcome: Outcome) -> Option<&'static str> {
+    match outcome {
+        Outcome::Gone => None,
+        Outcome::Failed(_) => Some("error"),
+        Outcome::Reconciled(Action::Done) => Some("success"),
+        Outcome::Reconciled(Action::Requeue) => Some("requeue"),
+        Outcome::Reconciled(Action::RequeueAfter(_)) => Some("requeue_after"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_outcome_has_one_queue_step_and_one_label() {
+        let second = Duration::from_secs(1);
+        let table = [
+            (
+                Outcome::Reconciled(Action::Done),
+                QueueStep::Forget,
+                Some("success"),
+            ),
+            (
+                Outcome::Reconciled(Action::RequeueAfter(second)),
+                QueueStep::ForgetThenAddAfter(second),
+                Some("requeue_after"),
+            ),
+            (
+                Outcome::Reconciled(Action::Requeue),
+                QueueStep::AddRateLimited,
+                Some("requeue"),
+            ),
+            (
+                Outcome::Failed(Action::Requeue),
+                QueueStep::AddRateLimited,
+                Some("error"),
+            ),
+            (
+                Outcome::Failed(Action::Done),
+                QueueStep::Forget,
+                Some("error"),
+            ),
+            (
+                Outcome::Failed(Action::RequeueAfter(second)),
+                QueueStep::AddAfter(second),
+                Some("error"),
+            ),
+            (Outcome::Gone, QueueStep::Forget, None),
+        ];
+        for (outcome, step, label) in table {
+            assert_eq!(queue_step(outcome), step, "{outcome:?}");
+            assert_eq!(result_label(outcome), label, "{outcome:?}");
+        }
+    }
+
+    #[test]
+    fn requests_and_keys_round_trip() {
+        for (request, key) in [
+            (Request::namespaced("default", "web"), "default/web"),
+            (Request::cluster_scoped("node-1"), "node-1"),
+        ] {
+            assert_eq!(request.key(), key);
+            assert_eq!(request.to_string(), key);
+            assert_eq!(Request::from_key(key), request);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The finalizer flow across a deletion: the finalizer is written in,
+//! `Apply` runs, a delete runs `Cleanup`, the finalizer is written out and
+//! the server lets the object go.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use clientgo_controller::controllerutil::finalizer::{self, Event, finalizer};
+use clientgo_controller::{Action, Controller};
+use clientgo_rest::{DeleteOptions, ResourceClient};
+use k8s_openapi::api::apps::v1::Deployment;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Cluster, eventually};
+
+const FINALIZER: &str = "example.com/cleanup";
+
+struct Context {
+    deployments: ResourceClient<Deployment>,
+    applied: AtomicUsize,
+    cleaned: AtomicUsize,
+}
+
+async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Result<Action, String> {
+    let counts = Arc::clone(&context);
+    finalizer(&context.deployments, FINALIZER, deployment, |event| async move {
+        match event {
+            Event::Apply(_) => counts.applied.fetch_add(1, Ordering::SeqCst),
+            Event::Cleanup(_) => counts.cleaned.fetch_add(1, Ordering::SeqCst),
+        };
+        Ok::<_, String>(Action::done())
+    })
+    .await
+    .map_err(|error| error.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleanup_runs_before_the_object_goes() {
+    let cluster = Cluster::start().await;
+    cluster.create_deployment("web").await;
+    let manager = cluster.manager();
+    let context = Arc::new(Context {
+        deployments: cluster.deployments(),
+        applied: AtomicUsize::new(0),
+        cleaned: AtomicUsize::new(0),
+    });
+    let gone = Arc::new(AtomicUsize::new(0));
+    let seen_gone = Arc::clone(&gone);
+    Controller::for_::<Deployment>(&manager)
+        .on_gone(move |_| {
+            seen_gone.fetch_add(1, Ordering::SeqCst);
+        })
+        .run(reconcile, Arc::clone(&context))
+        .unwrap();
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (manager, stop) = (manager.clone(), stop.clone());
+        async move { manager.run(stop).await }
+    });
+    let deployments = cluster.deployments();
+    eventually("the finalizer written and Apply run", || async {
+        context.applied.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    let live = deployments.get("web").await.unwrap();
+    assert!(finalizer::contains(&live.metadata, FINALIZER));
+    assert_eq!(context.cleaned.load(Ordering::SeqCst), 0);
+
+    deployments.delete("web", &DeleteOptions::default()).await.unwrap();
+    eventually("the object to go", || async {
+        deployments.get_optional("web").await.unwrap().is_none()
+    })
+    .await;
+    assert_eq!(context.cleaned.load(Ordering::SeqCst), 1);
+    eventually("the gone key reported", || async {
+        gone.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}

@@ -1,0 +1,6 @@
+mod concurrency;
+mod finalizers;
+mod owners;
+mod predicates;
+mod requeue;
+mod sync_and_shutdown;

@@ -1,0 +1,143 @@
+//! `owns`: a changed or deleted child reconciles its controlling owner,
+//! which recreates it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use clientgo_controller::controllerutil::set_controller_reference;
+use clientgo_controller::{Action, Controller};
+use clientgo_rest::{CreateOptions, DeleteOptions, Patch, PatchOptions, ResourceClient};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Cluster, eventually};
+
+struct Context {
+    config_maps: ResourceClient<ConfigMap>,
+    reconciles: Mutex<BTreeMap<String, usize>>,
+}
+
+impl Context {
+    fn count(&self, name: &str) -> usize {
+        self.reconciles.lock().get(name).copied().unwrap_or(0)
+    }
+}
+
+/// Makes sure the deployment's config map exists, owned by it.
+async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Result<Action, String> {
+    let name = deployment.metadata.name.clone().unwrap_or_default();
+    *context.reconciles.lock().entry(name.clone()).or_default() += 1;
+    let child_name = format!("{name}-config");
+    let existing = context
+        .config_maps
+        .get_optional(&child_name)
+        .await
+        .map_err(|e| e.to_string())?;
+    if existing.is_none() {
+        let mut child = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(child_name),
+                namespace: deployment.metadata.namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            data: Some([("owner".to_string(), name)].into()),
+            ..ConfigMap::default()
+        };
+        set_controller_reference(deployment.as_ref(), &mut child).map_err(|e| e.to_string())?;
+        context
+            .config_maps
+            .create(&CreateOptions::default(), &child)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(Action::done())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_or_deleted_child_reconciles_its_owner() {
+    let cluster = Cluster::start().await;
+    cluster.create_deployment("web").await;
+    // A config map owned by nobody changes nothing.
+    cluster
+        .config_maps()
+        .create(
+            &CreateOptions::default(),
+            &ConfigMap {
+                metadata: ObjectMeta {
+                    name: Some("loose".into()),
+                    ..ObjectMeta::default()
+                },
+                ..ConfigMap::default()
+            },
+        )
+        .await
+        .unwrap();
+    let manager = cluster.manager();
+    let context = Arc::new(Context {
+        config_maps: cluster.config_maps(),
+        reconciles: Mutex::default(),
+    });
+    let handle = Controller::for_::<Deployment>(&manager)
+        .owns::<ConfigMap>()
+        .run(reconcile, Arc::clone(&context))
+        .unwrap();
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let manager = manager.clone();
+        let stop = stop.clone();
+        async move { manager.run(stop).await }
+    });
+
+    let config_maps = cluster.config_maps();
+    eventually("the child to be created", || async {
+        config_maps.get_optional("web-config").await.unwrap().is_some()
+    })
+    .await;
+    let child = config_maps.get("web-config").await.unwrap();
+    let owner = &child.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("Deployment", "web"));
+    // The child's own creation reconciles the owner once more.
+    eventually("the child's creation to reconcile the owner", || async {
+        context.count("web") >= 2
+    })
+    .await;
+    assert!(manager.is_ready());
+
+    let before = context.count("web");
+    config_maps
+        .patch(
+            "web-config",
+            &PatchOptions::default(),
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"edited": "yes"}}})),
+        )
+        .await
+        .unwrap();
+    eventually("the child's change to reconcile the owner", || async {
+        context.count("web") > before
+    })
+    .await;
+
+    config_maps
+        .delete("web-config", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("the deleted child to be recreated", || async {
+        config_maps
+            .get_optional("web-config")
+            .await
+            .unwrap()
+            .is_some_and(|child| child.metadata.labels.is_none())
+    })
+    .await;
+
+    // The loose config map never reached the queue as a request.
+    assert_eq!(context.count("loose"), 0);
+    assert_eq!(context.reconciles.lock().len(), 1);
+    assert!(handle.stats().success >= 3, "{:?}", handle.stats());
+    stop.cancel();
+    running.await.unwrap().unwrap();
+    assert!(!manager.is_ready());
+}

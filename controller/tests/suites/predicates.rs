@@ -1,0 +1,69 @@
+//! `with_event_filter`: events the predicates refuse never reach the
+//! queue.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use clientgo_controller::predicate::{generation_changed, labels_changed};
+use clientgo_controller::{Action, Controller, PredicateExt};
+use clientgo_rest::{Patch, PatchOptions};
+use k8s_openapi::api::apps::v1::Deployment;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Cluster, eventually};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_spec_and_label_changes_reach_the_reconcile() {
+    let cluster = Cluster::start().await;
+    cluster.create_deployment("web").await;
+    let manager = cluster.manager();
+    let runs = Arc::new(AtomicUsize::new(0));
+    Controller::for_::<Deployment>(&manager)
+        .with_event_filter(generation_changed().or(labels_changed()))
+        .run(
+            |_: Arc<Deployment>, runs: Arc<AtomicUsize>| async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, String>(Action::done())
+            },
+            Arc::clone(&runs),
+        )
+        .unwrap();
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (manager, stop) = (manager.clone(), stop.clone());
+        async move { manager.run(stop).await }
+    });
+    eventually("the create", || async { runs.load(Ordering::SeqCst) == 1 }).await;
+    let deployments = cluster.deployments();
+    let patch = |body: serde_json::Value| {
+        let deployments = deployments.clone();
+        async move {
+            deployments
+                .patch("web", &PatchOptions::default(), &Patch::Merge(body))
+                .await
+                .unwrap()
+        }
+    };
+    // An annotation: neither generation nor labels change.
+    let annotated = patch(serde_json::json!({"metadata": {"annotations": {"a": "1"}}})).await;
+    // A status write.
+    let status = deployments
+        .patch_status(
+            "web",
+            &PatchOptions::default(),
+            &Patch::Merge(serde_json::json!({"status": {"observedGeneration": 1}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(annotated.metadata.generation, status.metadata.generation);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "filtered writes reconciled");
+    // A spec change bumps the generation.
+    patch(serde_json::json!({"spec": {"replicas": 3}})).await;
+    eventually("the spec change", || async { runs.load(Ordering::SeqCst) == 2 }).await;
+    patch(serde_json::json!({"metadata": {"labels": {"tier": "front"}}})).await;
+    eventually("the label change", || async { runs.load(Ordering::SeqCst) == 3 }).await;
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
