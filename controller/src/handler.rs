@@ -172,7 +172,12 @@ mod tests {
         }
     }
 
-    fn owner(api_version: &str, kind: &str, name: &str, controller: Option<bool>) -> OwnerReference {
+    fn owner(
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        controller: Option<bool>,
+    ) -> OwnerReference {
         OwnerReference {
             api_version: api_version.into(),
             kind: kind.into(),
@@ -197,15 +202,33 @@ mod tests {
             namespaced: true,
         };
         let table = [
-            (vec![owner("example.com/v1", "Generator", "a", Some(true))], vec!["team/a"]),
+            (
+                vec![owner("example.com/v1", "Generator", "a", Some(true))],
+                vec!["team/a"],
+            ),
             // Any version of the group.
-            (vec![owner("example.com/v2beta1", "Generator", "b", Some(true))], vec!["team/b"]),
+            (
+                vec![owner("example.com/v2beta1", "Generator", "b", Some(true))],
+                vec!["team/b"],
+            ),
             // Not the controller.
-            (vec![owner("example.com/v1", "Generator", "c", None)], vec![]),
-            (vec![owner("example.com/v1", "Generator", "c", Some(false))], vec![]),
+            (
+                vec![owner("example.com/v1", "Generator", "c", None)],
+                vec![],
+            ),
+            (
+                vec![owner("example.com/v1", "Generator", "c", Some(false))],
+                vec![],
+            ),
             // Another group or kind.
-            (vec![owner("other.com/v1", "Generator", "d", Some(true))], vec![]),
-            (vec![owner("example.com/v1", "Other", "e", Some(true))], vec![]),
+            (
+                vec![owner("other.com/v1", "Generator", "d", Some(true))],
+                vec![],
+            ),
+            (
+                vec![owner("example.com/v1", "Other", "e", Some(true))],
+                vec![],
+            ),
             (
                 vec![
                     owner("example.com/v1", "Generator", "f", None),
@@ -215,7 +238,11 @@ mod tests {
             ),
         ];
         for (owners, expected) in table {
-            assert_eq!(mapped(&generators, &child(owners.clone())), expected, "{owners:?}");
+            assert_eq!(
+                mapped(&generators, &child(owners.clone())),
+                expected,
+                "{owners:?}"
+            );
         }
         let core = EnqueueMapping::Owner {
             group: String::new(),

@@ -191,7 +191,10 @@ impl Manager {
                 return Err(Error::CacheSync(Box::new(error)));
             }
         }
-        tracing::info!(controllers = controllers.len(), "caches synced; starting workers");
+        tracing::info!(
+            controllers = controllers.len(),
+            "caches synced; starting workers"
+        );
         let works: Vec<Work> = controllers.iter().map(|c| Arc::clone(c).work()).collect();
         let mut running = tokio::spawn(async move {
             for work in futures_join(works) {
@@ -210,9 +213,12 @@ impl Manager {
         let mut result = Ok(());
         if !ended {
             let timeout = self.inner.options.graceful_shutdown_timeout;
-            let finished = drain(Box::pin(async move {
-                let _ = (&mut running).await;
-            }), timeout)
+            let finished = drain(
+                Box::pin(async move {
+                    let _ = (&mut running).await;
+                }),
+                timeout,
+            )
             .await;
             if !finished {
                 result = Err(Error::ShutdownTimeout(timeout));

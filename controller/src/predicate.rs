@@ -301,10 +301,22 @@ mod tests {
         let resync = base.clone();
         let table: [(&str, &dyn Predicate, [bool; 4]); 4] = [
             // status write, spec write, relabel, resync
-            ("generation", &generation_changed(), [false, true, false, false]),
-            ("resourceVersion", &resource_version_changed(), [true, true, true, false]),
+            (
+                "generation",
+                &generation_changed(),
+                [false, true, false, false],
+            ),
+            (
+                "resourceVersion",
+                &resource_version_changed(),
+                [true, true, true, false],
+            ),
             ("labels", &labels_changed(), [false, false, true, false]),
-            ("annotations", &annotations_changed(), [false, false, false, false]),
+            (
+                "annotations",
+                &annotations_changed(),
+                [false, false, false, false],
+            ),
         ];
         for (name, predicate, expected) in table {
             let seen = [&status_write, &spec_write, &relabelled, &resync]
@@ -345,7 +357,8 @@ mod tests {
             ..ObjectMeta::default()
         };
         assert!(!named.create(&other));
-        let growing = on_update(|old: &ObjectMeta, new: &ObjectMeta| new.generation > old.generation);
+        let growing =
+            on_update(|old: &ObjectMeta, new: &ObjectMeta| new.generation > old.generation);
         assert!(growing.create(&base) && !growing.update(&base, &status));
     }
 }

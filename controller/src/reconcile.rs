@@ -127,9 +127,9 @@ pub(crate) enum QueueStep {
 /// `reconcileHandler`), as the module documentation says.
 pub(crate) fn queue_step(outcome: Outcome) -> QueueStep {
     match outcome {
-        Outcome::Gone
-        | Outcome::Reconciled(Action::Done)
-        | Outcome::Failed(Action::Done) => QueueStep::Forget,
+        Outcome::Gone | Outcome::Reconciled(Action::Done) | Outcome::Failed(Action::Done) => {
+            QueueStep::Forget
+        }
         Outcome::Reconciled(Action::RequeueAfter(delay)) => QueueStep::ForgetThenAddAfter(delay),
         Outcome::Failed(Action::RequeueAfter(delay)) => QueueStep::AddAfter(delay),
         Outcome::Reconciled(Action::Requeue) | Outcome::Failed(Action::Requeue) => {

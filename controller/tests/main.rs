@@ -2,5 +2,5 @@
 //! HTTP on loopback.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
 mod suites;
+mod support;

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use clientgo_controller::{Manager, ManagerOptions};
-use clientgo_rest::{Config, CreateOptions, RestClient, ResourceClient};
+use clientgo_rest::{Config, CreateOptions, ResourceClient, RestClient};
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::ConfigMap;

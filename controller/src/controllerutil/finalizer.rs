@@ -221,8 +221,12 @@ mod tests {
         assert!(!remove(&mut meta, "a/b"));
         assert!(add(&mut meta, "a/b"));
         assert!(!add(&mut meta, "a/b"));
-        meta.finalizers.get_or_insert_with(Vec::new).push("a/b".into());
-        meta.finalizers.get_or_insert_with(Vec::new).push("c/d".into());
+        meta.finalizers
+            .get_or_insert_with(Vec::new)
+            .push("a/b".into());
+        meta.finalizers
+            .get_or_insert_with(Vec::new)
+            .push("c/d".into());
         assert!(remove(&mut meta, "a/b"));
         assert_eq!(meta.finalizers, Some(vec!["c/d".to_string()]));
     }

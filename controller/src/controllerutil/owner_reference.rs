@@ -30,7 +30,9 @@ pub enum OwnerReferenceError {
     /// A namespaced owner in another namespace than the object's, or a
     /// namespaced owner of a cluster-scoped object: the garbage collector
     /// would delete the object at once.
-    #[error("owner {owner_namespace:?} and object {object_namespace:?} are in different namespaces")]
+    #[error(
+        "owner {owner_namespace:?} and object {object_namespace:?} are in different namespaces"
+    )]
     CrossNamespace {
         /// The owner's namespace.
         owner_namespace: Option<String>,
@@ -88,7 +90,10 @@ where
             && existing.name == reference.name
             && group_of(&existing.api_version) == group_of(&reference.api_version)
     };
-    let references = object.meta_mut().owner_references.get_or_insert_with(Vec::new);
+    let references = object
+        .meta_mut()
+        .owner_references
+        .get_or_insert_with(Vec::new);
     if let Some(other) = references
         .iter()
         .find(|existing| existing.controller == Some(true) && !same(existing))
@@ -146,7 +151,11 @@ mod tests {
         assert_eq!(references.len(), 1);
         let reference = &references[0];
         assert_eq!(
-            (reference.api_version.as_str(), reference.kind.as_str(), reference.uid.as_str()),
+            (
+                reference.api_version.as_str(),
+                reference.kind.as_str(),
+                reference.uid.as_str()
+            ),
             ("apps/v1", "Deployment", "uid-2")
         );
         assert_eq!(reference.controller, Some(true));

@@ -25,7 +25,10 @@ struct Overlap {
     runs: Mutex<BTreeMap<String, (usize, i32)>>,
 }
 
-async fn slow_reconcile(deployment: Arc<Deployment>, overlap: Arc<Overlap>) -> Result<Action, String> {
+async fn slow_reconcile(
+    deployment: Arc<Deployment>,
+    overlap: Arc<Overlap>,
+) -> Result<Action, String> {
     let key = deployment.metadata.name.clone().unwrap_or_default();
     {
         let mut running = overlap.running.lock();
@@ -89,7 +92,11 @@ async fn three_workers_at_most_and_never_one_key_twice() {
         tokio::time::sleep(Duration::from_millis(15)).await;
     }
     eventually("the last write reconciled", || async {
-        overlap.runs.lock().get("app-0").is_some_and(|run| run.1 == 8)
+        overlap
+            .runs
+            .lock()
+            .get("app-0")
+            .is_some_and(|run| run.1 == 8)
     })
     .await;
     eventually("the queue to settle", || async {
@@ -97,7 +104,11 @@ async fn three_workers_at_most_and_never_one_key_twice() {
     })
     .await;
     assert_eq!(*overlap.most.lock(), 3, "three workers, all used");
-    assert_eq!(*overlap.most_per_key.lock(), 1, "never one key twice at once");
+    assert_eq!(
+        *overlap.most_per_key.lock(),
+        1,
+        "never one key twice at once"
+    );
     let app_0 = overlap.runs.lock()["app-0"].0;
     // Seven writes 15 ms apart against 60 ms reconciles: coalesced, so
     // fewer runs than writes, but at least one after the last.

@@ -23,13 +23,18 @@ struct Context {
 
 async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Result<Action, String> {
     let counts = Arc::clone(&context);
-    finalizer(&context.deployments, FINALIZER, deployment, |event| async move {
-        match event {
-            Event::Apply(_) => counts.applied.fetch_add(1, Ordering::SeqCst),
-            Event::Cleanup(_) => counts.cleaned.fetch_add(1, Ordering::SeqCst),
-        };
-        Ok::<_, String>(Action::done())
-    })
+    finalizer(
+        &context.deployments,
+        FINALIZER,
+        deployment,
+        |event| async move {
+            match event {
+                Event::Apply(_) => counts.applied.fetch_add(1, Ordering::SeqCst),
+                Event::Cleanup(_) => counts.cleaned.fetch_add(1, Ordering::SeqCst),
+            };
+            Ok::<_, String>(Action::done())
+        },
+    )
     .await
     .map_err(|error| error.to_string())
 }
@@ -66,7 +71,10 @@ async fn cleanup_runs_before_the_object_goes() {
     assert!(finalizer::contains(&live.metadata, FINALIZER));
     assert_eq!(context.cleaned.load(Ordering::SeqCst), 0);
 
-    deployments.delete("web", &DeleteOptions::default()).await.unwrap();
+    deployments
+        .delete("web", &DeleteOptions::default())
+        .await
+        .unwrap();
     eventually("the object to go", || async {
         deployments.get_optional("web").await.unwrap().is_none()
     })

@@ -4,3 +4,4 @@ mod owners;
 mod predicates;
 mod requeue;
 mod sync_and_shutdown;
+mod writes;

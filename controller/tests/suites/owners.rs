@@ -93,12 +93,19 @@ async fn a_changed_or_deleted_child_reconciles_its_owner() {
 
     let config_maps = cluster.config_maps();
     eventually("the child to be created", || async {
-        config_maps.get_optional("web-config").await.unwrap().is_some()
+        config_maps
+            .get_optional("web-config")
+            .await
+            .unwrap()
+            .is_some()
     })
     .await;
     let child = config_maps.get("web-config").await.unwrap();
     let owner = &child.metadata.owner_references.as_ref().unwrap()[0];
-    assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("Deployment", "web"));
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("Deployment", "web")
+    );
     // The child's own creation reconciles the owner once more.
     eventually("the child's creation to reconcile the owner", || async {
         context.count("web") >= 2

@@ -61,9 +61,15 @@ async fn only_spec_and_label_changes_reach_the_reconcile() {
     assert_eq!(runs.load(Ordering::SeqCst), 1, "filtered writes reconciled");
     // A spec change bumps the generation.
     patch(serde_json::json!({"spec": {"replicas": 3}})).await;
-    eventually("the spec change", || async { runs.load(Ordering::SeqCst) == 2 }).await;
+    eventually("the spec change", || async {
+        runs.load(Ordering::SeqCst) == 2
+    })
+    .await;
     patch(serde_json::json!({"metadata": {"labels": {"tier": "front"}}})).await;
-    eventually("the label change", || async { runs.load(Ordering::SeqCst) == 3 }).await;
+    eventually("the label change", || async {
+        runs.load(Ordering::SeqCst) == 3
+    })
+    .await;
     stop.cancel();
     running.await.unwrap().unwrap();
 }

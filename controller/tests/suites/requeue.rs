@@ -78,8 +78,16 @@ async fn requeue_after_runs_again_after_the_delay_until_the_object_is_deleted() 
     tokio::time::sleep(Duration::from_millis(300)).await;
     let gone_then = handle.stats().gone;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(calls.len(), after_delete, "a deleted object is not reconciled");
-    assert_eq!(handle.stats().gone, gone_then, "a deleted object's key is not retried");
+    assert_eq!(
+        calls.len(),
+        after_delete,
+        "a deleted object is not reconciled"
+    );
+    assert_eq!(
+        handle.stats().gone,
+        gone_then,
+        "a deleted object's key is not retried"
+    );
     assert!(gone_then <= 2, "{:?}", handle.stats());
     assert_eq!(gone.lock()[0], "team/web");
     stop.cancel();

@@ -57,7 +57,11 @@ async fn a_missing_crd_or_a_forbidden_kind_fails_the_sync_at_once() {
         .unwrap();
     let started = tokio::time::Instant::now();
     let error = manager.run(CancellationToken::new()).await.unwrap_err();
-    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
     let Error::CacheSync(sync) = &error else {
         panic!("{error}");
     };
@@ -115,7 +119,10 @@ async fn shutdown_lets_reconciles_finish_within_the_deadline() {
     .await;
     stop.cancel();
     running.await.unwrap().unwrap();
-    assert!(finished.load(Ordering::SeqCst), "the reconcile in flight finished");
+    assert!(
+        finished.load(Ordering::SeqCst),
+        "the reconcile in flight finished"
+    );
 
     // One longer than the deadline is abandoned, and run says so.
     let manager = cluster.manager_with(
@@ -146,5 +153,8 @@ async fn shutdown_lets_reconciles_finish_within_the_deadline() {
         .await
         .expect("run returns soon after the deadline")
         .unwrap();
-    assert!(matches!(result, Err(Error::ShutdownTimeout(_))), "{result:?}");
+    assert!(
+        matches!(result, Err(Error::ShutdownTimeout(_))),
+        "{result:?}"
+    );
 }

@@ -1,0 +1,136 @@
+//! controllerutil's writes: create-or-update, server-side apply with a
+//! field manager, and status updates retried on conflict.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use clientgo_controller::controllerutil::{
+    ApplyError, ApplyOptions, OperationResult, apply, create_or_update, update_status,
+};
+use clientgo_rest::{Patch, PatchOptions};
+use k8s_openapi::api::apps::v1::DeploymentStatus;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::support::Cluster;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_or_update_writes_only_a_change() {
+    let cluster = Cluster::start().await;
+    let config_maps = cluster.config_maps();
+    let set = |value: &'static str| {
+        move |map: &mut ConfigMap| {
+            map.data = Some([("key".to_string(), value.to_string())].into());
+        }
+    };
+    let (created, result) = create_or_update(&config_maps, "settings", set("a"))
+        .await
+        .unwrap();
+    assert_eq!(result, OperationResult::Created);
+    assert_eq!(created.metadata.namespace.as_deref(), Some("team"));
+    let (same, result) = create_or_update(&config_maps, "settings", set("a"))
+        .await
+        .unwrap();
+    assert_eq!(result, OperationResult::Unchanged);
+    assert_eq!(
+        same.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    let (updated, result) = create_or_update(&config_maps, "settings", set("b"))
+        .await
+        .unwrap();
+    assert_eq!(result, OperationResult::Updated);
+    assert_eq!(updated.data.unwrap()["key"], "b");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_creates_then_updates_and_a_stale_version_is_a_typed_conflict() {
+    let cluster = Cluster::start().await;
+    let config_maps = cluster.config_maps();
+    let options = ApplyOptions::new("my-operator");
+    let mut desired = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("applied".into()),
+            namespace: Some("team".into()),
+            ..ObjectMeta::default()
+        },
+        data: Some([("mode".to_string(), "fast".to_string())].into()),
+        ..ConfigMap::default()
+    };
+    let first = apply(&config_maps, &desired, &options).await.unwrap();
+    desired.data = Some([("mode".to_string(), "safe".to_string())].into());
+    let second = apply(&config_maps, &desired, &options).await.unwrap();
+    assert_eq!(second.data.as_ref().unwrap()["mode"], "safe");
+    assert_ne!(
+        first.metadata.resource_version,
+        second.metadata.resource_version
+    );
+    let applies: Vec<Vec<String>> = cluster
+        .server
+        .requests()
+        .records()
+        .iter()
+        .filter(|r| {
+            r.header_values("content-type")
+                .iter()
+                .any(|t| t.starts_with("application/apply-patch"))
+        })
+        .map(|r| vec![r.query.clone()])
+        .collect();
+    assert_eq!(applies.len(), 2, "{applies:?}");
+    for query in applies.iter().flatten() {
+        assert!(
+            query.contains("fieldManager=my-operator") && query.contains("force=true"),
+            "{query}"
+        );
+    }
+
+    desired.metadata.resource_version = first.metadata.resource_version.clone();
+    let error = apply(&config_maps, &desired, &options).await.unwrap_err();
+    assert!(
+        matches!(&error, ApplyError::Conflict { field_manager, .. } if field_manager == "my-operator"),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_update_is_retried_on_conflict() {
+    let cluster = Cluster::start().await;
+    cluster.create_deployment("web").await;
+    let deployments = cluster.deployments();
+    let attempts = AtomicUsize::new(0);
+    let updated = update_status(&deployments, "web", |deployment| {
+        // The first attempt races a writer: its copy goes stale.
+        if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+            let deployments = deployments.clone();
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap()
+                        .block_on(deployments.patch(
+                            "web",
+                            &PatchOptions::default(),
+                            &Patch::Merge(
+                                serde_json::json!({"metadata": {"labels": {"racer": "1"}}}),
+                            ),
+                        ))
+                        .unwrap();
+                });
+            });
+        }
+        deployment.status = Some(DeploymentStatus {
+            observed_generation: deployment.metadata.generation,
+            ..DeploymentStatus::default()
+        });
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        2,
+        "one conflict, then a retry"
+    );
+    assert!(updated.status.unwrap().observed_generation.is_some());
+    assert_eq!(updated.metadata.labels.unwrap()["racer"], "1");
+}
