@@ -30,11 +30,34 @@ pub enum Error {
     /// (a 403 from RBAC, a 404 for a CRD not installed, a timeout).
     #[error("caches did not sync: {0}")]
     CacheSync(#[source] Box<SyncError>),
+    /// An endpoint could not listen on its address.
+    #[error("cannot serve {what} on {address}: {source}")]
+    Bind {
+        /// `metrics` or `health probes`.
+        what: &'static str,
+        /// The address asked for.
+        address: std::net::SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The manager was run twice.
     #[error("the manager is already running or has run")]
     AlreadyRun,
+    /// The leader election's configuration is refused (timings, or an
+    /// empty identity).
+    #[error("leader election: {0}")]
+    LeaderElection(#[source] clientgo_leaderelection::ConfigError),
+    /// Both leader election and sharding were asked for: a sharded
+    /// manager's replicas all run, each on its shards.
+    #[error("a manager is either leader-elected or sharded, not both")]
+    ShardedAndElected,
+    /// This replica was the leader and could not renew its lease: its
+    /// reconciles were stopped; the process should exit.
+    #[error("leader election lost")]
+    LeaderElectionLost,
     /// In-flight reconciles did not finish within the graceful shutdown
-    /// timeout; they were abandoned.
+    /// timeout; they were stopped.
     #[error("reconciles still running after the graceful shutdown timeout of {0:?}")]
     ShutdownTimeout(Duration),
 }

@@ -2,8 +2,9 @@
 //! out as controller-runtime's packages: [`builder`] (a controller's
 //! watches and options), [`reconcile`] (the contract), [`handler`] (events
 //! to requests), [`predicate`] (event filters), [`manager`] (one shared
-//! cache, sync, workers, shutdown) and [`controllerutil`] (owner
-//! references, finalizers).
+//! cache, sync, leader election, workers, shutdown, metrics and probes),
+//! [`sharding`] (replicas splitting the keys) and [`controllerutil`]
+//! (owner references, finalizers, writes).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -41,23 +42,26 @@
 //! reconciler, whose read returns NotFound); it is reported to
 //! [`Builder::on_gone`]. The default rate limiter is client-go's
 //! `DefaultControllerRateLimiter` (controller-runtime's default with its
-//! classic queue). Leader election, sharding, metrics and health endpoints
-//! are not part of the manager yet.
+//! classic queue).
 
 pub mod builder;
 pub mod controllerutil;
 mod error;
 pub mod handler;
 pub mod manager;
+mod metrics;
 pub mod predicate;
+mod probes;
 pub mod reconcile;
 mod runner;
+pub mod sharding;
 mod stats;
 
 pub use builder::{Builder, Controller};
 pub use error::Error;
-pub use manager::{Manager, ManagerOptions};
+pub use manager::{LeaderElection, Manager, ManagerOptions};
 pub use predicate::{Predicate, PredicateExt};
 pub use reconcile::{Action, Request};
 pub use runner::ControllerHandle;
+pub use sharding::Sharding;
 pub use stats::ControllerStats;

@@ -21,7 +21,6 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clientgo_informers::{InformerSynced, Lister, SharedInformerFactory, TypedResource};
 use clientgo_workqueue::{QueueOptions, RateLimiter, RateLimitingQueue};
@@ -30,8 +29,10 @@ use tracing::Instrument;
 
 use crate::builder::{Builder, OnGone, Watch, WatchContext};
 use crate::error::Error;
+use crate::metrics::ControllerMetrics;
 use crate::predicate::Predicate;
 use crate::reconcile::{Action, Outcome, QueueStep, Request, queue_step, result_label};
+use crate::sharding::{HeldShards, ShardGuard};
 use crate::stats::{ControllerStats, Counters};
 
 /// What follows a failed reconcile, given the object, the error and the
@@ -57,6 +58,10 @@ pub(crate) trait Runnable: Send + Sync {
     /// Shuts the queue down: workers finish the reconcile they are in and
     /// stop.
     fn shut_down(&self);
+    /// Reconciles only keys of the shards `shards` holds (before `work`).
+    fn shard(&self, shards: Arc<HeldShards>);
+    /// Enqueues every cached key of the reconciled kind.
+    fn enqueue_all(&self);
 }
 
 /// A controller's cheap status handle: its name and counters. Dropping it
@@ -108,6 +113,8 @@ pub(crate) struct Runner<K, C, F, E> {
     on_gone: Option<OnGone>,
     workers: usize,
     counters: Arc<Counters>,
+    metrics: Option<ControllerMetrics>,
+    shards: std::sync::OnceLock<Arc<HeldShards>>,
 }
 
 impl<K, C, F, Fut, E> Runner<K, C, F, E>
@@ -126,7 +133,14 @@ where
         error_policy: ErrorPolicy<K, C, E>,
         context: Arc<C>,
     ) -> Arc<Self> {
-        let queue = RateLimitingQueue::new(limiter, QueueOptions::default().name(&builder.name));
+        let mut queue_options = QueueOptions::default().name(&builder.name);
+        if let Some(provider) = builder.manager.queue_metrics() {
+            queue_options = queue_options.metrics_provider(provider);
+        }
+        let queue = RateLimitingQueue::new(limiter, queue_options);
+        let metrics = builder
+            .manager
+            .controller_metrics(&builder.name, builder.max_concurrent_reconciles);
         Arc::new(Runner {
             name: builder.name.into(),
             queue,
@@ -139,6 +153,8 @@ where
             on_gone: builder.on_gone,
             workers: builder.max_concurrent_reconciles,
             counters: Arc::default(),
+            metrics,
+            shards: std::sync::OnceLock::new(),
         })
     }
 
@@ -177,11 +193,11 @@ where
                 return Outcome::Failed(Action::Requeue);
             }
         };
-        let running = tokio::spawn((self.reconcile)(
+        let mut running = AbortOnDrop(tokio::spawn((self.reconcile)(
             Arc::clone(&object),
             Arc::clone(&self.context),
-        ));
-        match running.await {
+        )));
+        match (&mut running.0).await {
             Ok(Ok(action)) => Outcome::Reconciled(action),
             Ok(Err(error)) => {
                 let action = (self.error_policy)(&object, &error, &self.context);
@@ -192,20 +208,50 @@ where
                 self.counters
                     .panics
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if let Some(metrics) = &self.metrics {
+                    metrics.panicked();
+                }
                 tracing::error!(%key, error = %joined, "reconcile panicked");
                 Outcome::Failed(Action::Requeue)
             }
         }
     }
 
+    /// Whether this replica reconciles `key` now: always, unless sharded;
+    /// sharded, when its object's shard is held here (the guard counts the
+    /// reconcile in that shard) or it has left the cache (a gone key is
+    /// dropped by whoever takes it).
+    fn claim(&self, lister: &Lister<K>, key: &str) -> Option<Option<ShardGuard>> {
+        let Some(shards) = self.shards.get() else {
+            return Some(None);
+        };
+        match lister.get_metadata(key) {
+            None => Some(None),
+            Some(meta) => shards.enter(&meta).map(Some),
+        }
+    }
+
     /// One worker: takes keys until the queue shuts down.
     async fn worker(self: Arc<Self>, lister: Lister<K>) {
         while let Some(key) = self.queue.get().await {
+            let Some(_shard) = self.claim(&lister, &key) else {
+                // Another replica's shard: it reconciles the key.
+                self.queue.forget(&key);
+                self.queue.done(&key);
+                continue;
+            };
             self.counters.started();
+            if let Some(metrics) = &self.metrics {
+                metrics.active(1);
+            }
             let started = Instant::now();
             let outcome = self.reconcile_key(&lister, &key).await;
             if let Some(label) = result_label(outcome) {
-                self.counters.record(label, started.elapsed());
+                let took = started.elapsed();
+                self.counters.record(label, took);
+                if let Some(metrics) = &self.metrics {
+                    metrics.reconciled(label, took.as_secs_f64());
+                }
             }
             match queue_step(outcome) {
                 QueueStep::Forget => self.queue.forget(&key),
@@ -217,6 +263,9 @@ where
                 QueueStep::AddRateLimited => self.queue.add_rate_limited(key.clone()),
             }
             self.counters.finished();
+            if let Some(metrics) = &self.metrics {
+                metrics.active(-1);
+            }
             self.queue.done(&key);
         }
     }
@@ -270,9 +319,26 @@ where
     fn shut_down(&self) {
         self.queue.shut_down();
     }
+
+    fn shard(&self, shards: Arc<HeldShards>) {
+        let _ = self.shards.set(shards);
+    }
+
+    fn enqueue_all(&self) {
+        if let Some(lister) = self.lister.lock().as_ref() {
+            for key in lister.keys() {
+                self.queue.add(key);
+            }
+        }
+    }
 }
 
-/// How long to let `work` finish after its queue was shut down.
-pub(crate) async fn drain(work: Work, deadline: Duration) -> bool {
-    tokio::time::timeout(deadline, work).await.is_ok()
+/// A task aborted when its handle is dropped: a reconcile stops when its
+/// worker is stopped (leadership lost, shutdown past its deadline).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

@@ -26,6 +26,7 @@ trait CacheReader<K>: Send + Sync {
     ) -> Vec<Arc<K>>;
     fn get(&self, key: &str) -> Result<Option<Arc<K>>, Error>;
     fn contains(&self, key: &str) -> bool;
+    fn get_metadata(&self, key: &str) -> Option<MetadataView>;
     fn keys(&self) -> Vec<String>;
     fn by_index(
         &self,
@@ -172,6 +173,10 @@ where
 
     fn contains(&self, key: &str) -> bool {
         Store::get_by_key(&*self.indexer, key).is_some()
+    }
+
+    fn get_metadata(&self, key: &str) -> Option<MetadataView> {
+        Store::get_by_key(&*self.indexer, key).map(|entry| MetadataView::of(&entry))
     }
 
     fn keys(&self) -> Vec<String> {
@@ -322,6 +327,12 @@ impl<K: ApiObject> Lister<K> {
     /// `name`); decodes nothing.
     pub fn contains(&self, key: &str) -> bool {
         self.cache.contains(key)
+    }
+
+    /// The metadata of the object cached under `key` (`namespace/name`,
+    /// or `name`); decodes and copies nothing.
+    pub fn get_metadata(&self, key: &str) -> Option<MetadataView> {
+        self.cache.get_metadata(key)
     }
 
     /// The metadata of every cached object whose labels match

@@ -86,10 +86,12 @@ async fn a_writer_that_always_loses_gets_the_conflict_after_the_last_attempt() {
     let (_server, config_maps) = config_maps().await;
     let attempts = AtomicU32::new(0);
     let error = retry_on_conflict(Backoff::DEFAULT_RETRY, || async {
-        attempts.fetch_add(1, Ordering::SeqCst);
+        let attempt = attempts.fetch_add(1, Ordering::SeqCst);
         let ours = config_maps.get("settings").await?;
         let theirs = config_maps.get("settings").await?;
-        write(&config_maps, theirs, "racer").await?;
+        // A change each time: a write that changes nothing is not
+        // written, and would not make ours stale.
+        write(&config_maps, theirs, &format!("racer-{attempt}")).await?;
         write(&config_maps, ours, "ours").await
     })
     .await

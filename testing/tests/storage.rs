@@ -158,6 +158,43 @@ fn update_checks_the_resource_version_and_bumps_generation_on_spec_changes() {
     assert!(missing.is_not_found());
 }
 
+/// kube-apiserver compares a write with what it stores before writing: a
+/// write that changes nothing keeps the resourceVersion and sends no
+/// watch event (a controller applying the same state does not wake itself
+/// up).
+#[tokio::test]
+async fn a_write_that_changes_nothing_is_not_written() {
+    let storage = Arc::new(Storage::default());
+    let created = storage.create(&pods(), "default", pod("web")).unwrap();
+    let from = storage.current_revision();
+    let mut watch = storage.watch(&pods(), Some("default"), from).unwrap();
+    let same = storage
+        .update(&key("default", "web"), value(&created), false)
+        .unwrap();
+    assert_eq!(same.resource_version, created.resource_version);
+    let status_same = storage
+        .update(&key("default", "web"), value(&created), true)
+        .unwrap();
+    assert_eq!(status_same.resource_version, created.resource_version);
+    assert_eq!(storage.current_revision(), from);
+    let mut changed = value(&created);
+    changed["metadata"]["labels"] = json!({"touched": "yes"});
+    let written = storage
+        .update(&key("default", "web"), changed, false)
+        .unwrap();
+    assert_eq!(written.resource_version, from + 1);
+    let event = tokio::time::timeout(Duration::from_secs(5), watch.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (event.event_type, event.revision),
+        (EventType::Modified, from + 1),
+        "the no-op writes sent no event"
+    );
+}
+
 #[test]
 fn status_is_changed_only_through_the_status_subresource() {
     let storage = Storage::default();

@@ -1,7 +1,10 @@
 mod concurrency;
+mod endpoints;
 mod finalizers;
+mod leader_election;
 mod owners;
 mod predicates;
 mod requeue;
+mod sharding;
 mod sync_and_shutdown;
 mod writes;

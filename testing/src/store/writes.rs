@@ -193,6 +193,14 @@ impl Storage {
         } else {
             EventType::Modified
         };
+        // A write that changes nothing is not written (kube-apiserver's
+        // storage compares the new object with the stored one before
+        // writing): the resourceVersion stays and no event is sent, so a
+        // controller that applies the same state again does not wake
+        // itself up.
+        if event_type == EventType::Modified && unchanged(&next, &current.to_value()?) {
+            return Ok(current);
+        }
         let event = self.commit(&mut state, key.clone(), next, event_type, Some(current))?;
         self.publish(&event);
         drop(state);
@@ -308,6 +316,18 @@ pub(crate) fn same_desired_state(a: &Value, b: &Value) -> bool {
         && a.as_object().into_iter().flatten().all(|(name, value)| {
             name == "metadata" || name == "status" || b.get(name) == Some(value)
         })
+}
+
+/// Whether `next` is `stored` apart from the resourceVersion.
+fn unchanged(next: &Value, stored: &Value) -> bool {
+    let without_version = |object: &Value| {
+        let mut object = object.clone();
+        if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("resourceVersion");
+        }
+        object
+    };
+    without_version(next) == without_version(stored)
 }
 
 /// Whether a resource is the core group's pods, whose deletion and status

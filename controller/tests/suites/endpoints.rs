@@ -1,0 +1,81 @@
+//! `/metrics` with controller-runtime's names, `/healthz` and `/readyz`.
+
+use std::sync::Arc;
+
+use clientgo_controller::{Action, Controller, ManagerOptions};
+use k8s_openapi::api::apps::v1::Deployment;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Cluster, eventually};
+
+async fn get(url: String) -> (u16, String) {
+    let response = clientgo_rest::reqwest::get(url).await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_probes_are_served() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let cluster = Cluster::start().await;
+    cluster.create_deployment("web").await;
+    let local = "127.0.0.1:0".parse().unwrap();
+    let manager = cluster.manager_with(
+        ManagerOptions::default()
+            .metrics_bind_address(local)
+            .health_probe_bind_address(local),
+    );
+    Controller::for_::<Deployment>(&manager)
+        .max_concurrent_reconciles(2)
+        .run(
+            |_: Arc<Deployment>, _: Arc<()>| async { Ok::<_, String>(Action::done()) },
+            Arc::new(()),
+        )
+        .unwrap();
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (manager, stop) = (manager.clone(), stop.clone());
+        async move { manager.run(stop).await }
+    });
+    eventually("the endpoints to listen", || async {
+        manager.metrics_address().is_some() && manager.health_probe_address().is_some()
+    })
+    .await;
+    let metrics = format!("http://{}/metrics", manager.metrics_address().unwrap());
+    let probes = manager.health_probe_address().unwrap();
+    eventually("a reconcile counted", || async {
+        get(metrics.clone()).await.1.contains(
+            "controller_runtime_reconcile_total{controller=\"deployment\",result=\"success\"} 1",
+        )
+    })
+    .await;
+    let (status, text) = get(metrics.clone()).await;
+    assert_eq!(status, 200);
+    for line in [
+        "controller_runtime_reconcile_total{controller=\"deployment\",result=\"error\"} 0",
+        "controller_runtime_max_concurrent_reconciles{controller=\"deployment\"} 2",
+        "controller_runtime_active_workers{controller=\"deployment\"} 0",
+        "controller_runtime_reconcile_time_seconds_count{controller=\"deployment\"} 1",
+        "workqueue_adds_total{name=\"deployment\"} 1",
+    ] {
+        assert!(text.contains(line), "no {line} in\n{text}");
+    }
+    assert_eq!(
+        get(format!("http://{probes}/healthz")).await,
+        (200, "ok".to_string())
+    );
+    assert_eq!(
+        get(format!("http://{probes}/readyz")).await,
+        (200, "ok".to_string())
+    );
+    assert_eq!(get(format!("http://{probes}/nothing")).await.0, 404);
+    stop.cancel();
+    running.await.unwrap().unwrap();
+    // Stopped: not ready, and no longer listening.
+    assert!(!manager.is_ready());
+    assert!(
+        clientgo_rest::reqwest::get(format!("http://{probes}/healthz"))
+            .await
+            .is_err()
+    );
+}

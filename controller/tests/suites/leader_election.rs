@@ -1,0 +1,124 @@
+//! Two managers on one Lease: one reconciles at a time, never both; the
+//! standby, its caches already synced, takes over when the leader stops.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_controller::{Action, Controller, LeaderElection, Manager, ManagerOptions};
+use clientgo_leaderelection::LeaderElectionConfig;
+use k8s_openapi::api::apps::v1::Deployment;
+use parking_lot::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Cluster, eventually};
+
+/// Every reconcile: which replica, from when to when.
+#[derive(Default)]
+struct Log(Mutex<Vec<(&'static str, Instant, Instant)>>);
+
+impl Log {
+    fn count(&self, replica: &str) -> usize {
+        self.0
+            .lock()
+            .iter()
+            .filter(|(r, _, _)| *r == replica)
+            .count()
+    }
+}
+
+fn replica(cluster: &Cluster, identity: &'static str, log: &Arc<Log>) -> Manager {
+    let election = LeaderElection::new("team", "operator", identity).config(
+        LeaderElectionConfig::default()
+            .lease_duration(Duration::from_secs(2))
+            .renew_deadline(Duration::from_secs(1))
+            .retry_period(Duration::from_millis(200))
+            .release_on_cancel(true),
+    );
+    let manager = cluster.manager_with(ManagerOptions::default().leader_election(election));
+    Controller::for_::<Deployment>(&manager)
+        .run(
+            move |_: Arc<Deployment>, log: Arc<Log>| async move {
+                let started = Instant::now();
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                log.0.lock().push((identity, started, Instant::now()));
+                Ok::<_, String>(Action::requeue_after(Duration::from_millis(30)))
+            },
+            Arc::clone(log),
+        )
+        .unwrap();
+    manager
+}
+
+fn start(
+    manager: &Manager,
+) -> (
+    CancellationToken,
+    tokio::task::JoinHandle<Result<(), clientgo_controller::Error>>,
+) {
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (manager, stop) = (manager.clone(), stop.clone());
+        async move { manager.run(stop).await }
+    });
+    (stop, running)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_replica_reconciles_at_a_time_and_the_standby_takes_over() {
+    let cluster = Cluster::start().await;
+    cluster.create_deployment("web").await;
+    let log = Arc::new(Log::default());
+    let first = replica(&cluster, "first", &log);
+    let (stop_first, running_first) = start(&first);
+    eventually("the first replica to lead and reconcile", || async {
+        first.is_leading() && log.count("first") >= 3
+    })
+    .await;
+
+    let second = replica(&cluster, "second", &log);
+    let (stop_second, running_second) = start(&second);
+    eventually("the standby's caches to sync", || async {
+        second.is_ready()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(!second.is_leading());
+    assert_eq!(log.count("second"), 0, "the standby reconciled");
+
+    let handed_over = Instant::now();
+    stop_first.cancel();
+    running_first.await.unwrap().unwrap();
+    eventually("the standby to take over", || async {
+        log.count("second") >= 3
+    })
+    .await;
+    // Released, not expired: the standby led within a few retry periods.
+    let first_second = log
+        .0
+        .lock()
+        .iter()
+        .filter(|(r, _, _)| *r == "second")
+        .map(|(_, started, _)| *started)
+        .min()
+        .unwrap();
+    assert!(
+        first_second - handed_over < Duration::from_millis(1_500),
+        "took over after {:?}",
+        first_second - handed_over
+    );
+    let last_first = log
+        .0
+        .lock()
+        .iter()
+        .filter(|(r, _, _)| *r == "first")
+        .map(|(_, _, ended)| *ended)
+        .max()
+        .unwrap();
+    assert!(
+        last_first <= first_second,
+        "both replicas reconciled at once"
+    );
+    stop_second.cancel();
+    running_second.await.unwrap().unwrap();
+}

@@ -1,0 +1,129 @@
+//! Sharded managers split the keys: once both replicas hold their share,
+//! every change is reconciled by exactly one of them, none lost.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_controller::{Action, Controller, Manager, ManagerOptions, Sharding};
+use clientgo_leaderelection::{LeaderElectionConfig, ShardedControllerOptions};
+use clientgo_rest::{Patch, PatchOptions};
+use k8s_openapi::api::apps::v1::Deployment;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Cluster, eventually};
+
+/// Every reconcile: replica and deployment name.
+#[derive(Default)]
+struct Log(Mutex<Vec<(&'static str, String)>>);
+
+impl Log {
+    fn replicas_per_key(&self) -> BTreeMap<String, BTreeSet<&'static str>> {
+        let mut per_key: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
+        for (replica, key) in self.0.lock().iter() {
+            per_key.entry(key.clone()).or_default().insert(replica);
+        }
+        per_key
+    }
+}
+
+fn replica(cluster: &Cluster, identity: &'static str, log: &Arc<Log>) -> Manager {
+    let options = ShardedControllerOptions::new("team", "operator")
+        .shards(4)
+        .election(
+            LeaderElectionConfig::default()
+                .lease_duration(Duration::from_secs(2))
+                .renew_deadline(Duration::from_secs(1))
+                .retry_period(Duration::from_millis(200)),
+        );
+    let manager =
+        cluster.manager_with(ManagerOptions::default().sharding(Sharding::new(identity, options)));
+    Controller::for_::<Deployment>(&manager)
+        .max_concurrent_reconciles(2)
+        .run(
+            move |deployment: Arc<Deployment>, log: Arc<Log>| async move {
+                let name = deployment.metadata.name.clone().unwrap_or_default();
+                log.0.lock().push((identity, name));
+                Ok::<_, String>(Action::done())
+            },
+            Arc::clone(log),
+        )
+        .unwrap();
+    manager
+}
+
+fn start(
+    manager: &Manager,
+) -> (
+    CancellationToken,
+    tokio::task::JoinHandle<Result<(), clientgo_controller::Error>>,
+) {
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (manager, stop) = (manager.clone(), stop.clone());
+        async move { manager.run(stop).await }
+    });
+    (stop, running)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_split_the_keys_with_none_lost_or_doubled() {
+    let cluster = Cluster::start().await;
+    let names: Vec<String> = (0..16).map(|i| format!("app-{i}")).collect();
+    for name in &names {
+        cluster.create_deployment(name).await;
+    }
+    let log = Arc::new(Log::default());
+    let first = replica(&cluster, "first", &log);
+    let (stop_first, running_first) = start(&first);
+    eventually("the first replica to reconcile every key", || async {
+        log.replicas_per_key().len() == 16
+    })
+    .await;
+    eventually("the first replica, alone, to hold every shard", || async {
+        first.held_shards() == vec![0, 1, 2, 3]
+    })
+    .await;
+
+    let second = replica(&cluster, "second", &log);
+    let (stop_second, running_second) = start(&second);
+    eventually("each replica to hold two shards", || async {
+        first.held_shards().len() == 2 && second.held_shards().len() == 2
+    })
+    .await;
+    // Let the hand-over's reconciles finish, then watch a fresh change of
+    // every key.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    log.0.lock().clear();
+    let deployments = cluster.deployments();
+    for name in &names {
+        deployments
+            .patch(
+                name,
+                &PatchOptions::default(),
+                &Patch::Merge(serde_json::json!({"metadata": {"labels": {"round": "2"}}})),
+            )
+            .await
+            .unwrap();
+    }
+    eventually("every change reconciled", || async {
+        log.replicas_per_key().len() == 16
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let per_key = log.replicas_per_key();
+    assert_eq!(per_key.len(), 16, "a key was lost: {per_key:?}");
+    for (key, replicas) in &per_key {
+        assert_eq!(replicas.len(), 1, "{key} reconciled by {replicas:?}");
+    }
+    let by_first = per_key.values().filter(|r| r.contains("first")).count();
+    assert!(
+        by_first > 0 && by_first < 16,
+        "first reconciled {by_first} of 16"
+    );
+    stop_first.cancel();
+    stop_second.cancel();
+    running_first.await.unwrap().unwrap();
+    running_second.await.unwrap().unwrap();
+}
