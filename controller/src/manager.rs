@@ -30,13 +30,14 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clientgo_informers::{
-    InformerFactoryOptions, InformerSynced, SharedInformerFactory, SyncFailure, SyncWaitOptions,
-    wait_for_cache_sync,
+    InformerFactoryOptions, InformerSynced, SharedInformerFactory, SnapshotOptions, SyncFailure,
+    SyncWaitOptions, wait_for_cache_sync,
 };
 use clientgo_rest::RestClient;
 use tokio_util::sync::CancellationToken;
@@ -44,6 +45,7 @@ use tokio_util::sync::CancellationToken;
 use clientgo_leaderelection::{
     Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock, ShardedController,
 };
+use clientgo_record::{BroadcasterOptions, EventBroadcaster, EventRecorder};
 use clientgo_workqueue::{MetricsProvider, PrometheusMetricsProvider};
 use prometheus::Registry;
 
@@ -61,6 +63,7 @@ pub struct ManagerOptions {
     graceful_shutdown_timeout: Duration,
     leader_election: Option<LeaderElection>,
     sharding: Option<Sharding>,
+    snapshot_dir: Option<PathBuf>,
     metrics_bind_address: Option<SocketAddr>,
     health_probe_bind_address: Option<SocketAddr>,
 }
@@ -73,6 +76,7 @@ impl Default for ManagerOptions {
             graceful_shutdown_timeout: Duration::from_secs(30),
             leader_election: None,
             sharding: None,
+            snapshot_dir: None,
             metrics_bind_address: None,
             health_probe_bind_address: None,
         }
@@ -122,6 +126,16 @@ impl ManagerOptions {
         self
     }
 
+    /// Warm restarts: the informers save their caches in `dir` (every
+    /// minute and when the manager stops) and, at the next start, resume
+    /// from them with a watch instead of a list (the factory's
+    /// [`SnapshotOptions`] with their defaults, over whatever
+    /// [`factory_options`](Self::factory_options) says).
+    pub fn snapshot_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.snapshot_dir = Some(dir.into());
+        self
+    }
+
     /// Splits the controllers' keys between replicas by shard (see
     /// [`crate::sharding`]); not with leader election.
     pub fn sharding(mut self, sharding: Sharding) -> Self {
@@ -150,6 +164,7 @@ struct Inner {
     queue_metrics: Option<Arc<dyn MetricsProvider>>,
     addresses: parking_lot::Mutex<Addresses>,
     shards: parking_lot::Mutex<Option<Arc<HeldShards>>>,
+    events: parking_lot::Mutex<Option<EventBroadcaster>>,
 }
 
 /// Where the endpoints listen, once bound.
@@ -186,7 +201,11 @@ impl Manager {
     /// A manager of controllers that reach the API server through
     /// `client`.
     pub fn new(client: RestClient, options: ManagerOptions) -> Self {
-        let factory = SharedInformerFactory::with_options(client.clone(), options.factory.clone());
+        let mut factory_options = options.factory.clone();
+        if let Some(dir) = &options.snapshot_dir {
+            factory_options = factory_options.snapshot(SnapshotOptions::new(dir));
+        }
+        let factory = SharedInformerFactory::with_options(client.clone(), factory_options);
         let registry = Registry::new();
         // Registering fresh families in a fresh registry fails only on a
         // name clash, which these names do not have; metrics are then off.
@@ -211,6 +230,7 @@ impl Manager {
                 queue_metrics,
                 addresses: parking_lot::Mutex::default(),
                 shards: parking_lot::Mutex::default(),
+                events: parking_lot::Mutex::default(),
             }),
         }
     }
@@ -243,6 +263,23 @@ impl Manager {
     /// own metrics here.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
+    }
+
+    /// A recorder of Events about objects, as `component` (controller-
+    /// runtime's `GetEventRecorderFor`): client-go's broadcaster, created
+    /// on first use and writing through the manager's client, with its
+    /// correlator (identical events counted on one Event, bursts rate
+    /// limited). Stopped when the manager's run ends (events still queued
+    /// then are dropped, as client-go's `Shutdown` does). Call it within a
+    /// Tokio runtime.
+    pub fn event_recorder(&self, component: impl Into<String>) -> EventRecorder {
+        let mut events = self.inner.events.lock();
+        let broadcaster = events.get_or_insert_with(|| {
+            let broadcaster = EventBroadcaster::new(BroadcasterOptions::default());
+            broadcaster.start_recording_to_sink(self.inner.client.clone());
+            broadcaster
+        });
+        broadcaster.recorder(component)
     }
 
     /// The shards this replica holds now (always empty unless sharded).
@@ -321,6 +358,9 @@ impl Manager {
         self.inner.leading.store(false, Ordering::Release);
         informers.cancel();
         self.inner.factory.shutdown().await;
+        if let Some(events) = self.inner.events.lock().take() {
+            events.shutdown();
+        }
         result
     }
 

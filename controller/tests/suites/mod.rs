@@ -7,4 +7,5 @@ mod predicates;
 mod requeue;
 mod sharding;
 mod sync_and_shutdown;
+mod warm_restart_and_events;
 mod writes;
