@@ -1,3 +1,4 @@
+mod chaos;
 mod concurrency;
 mod endpoints;
 mod finalizers;

@@ -1,0 +1,199 @@
+//! An owning controller through a storm of faults while a writer churns
+//! parents and deletes children: afterwards every parent has its child,
+//! as the parent says. `CLIENTGO_CONTROLLER_CHAOS_SECONDS` runs the storm
+//! longer (default 8).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::Status;
+use clientgo_controller::controllerutil::{create_or_update, set_controller_reference};
+use clientgo_controller::{Action, Controller};
+use clientgo_rest::{DeleteOptions, Patch, PatchOptions, ResourceClient};
+use clientgo_testing::{Corruption, TestApiServer, Verb};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Cluster, deployment};
+
+fn replicas(parent: &Deployment) -> String {
+    parent
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.replicas)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Keeps `<parent>-config` owned by its parent with the parent's replicas.
+async fn reconcile(
+    parent: Arc<Deployment>,
+    config_maps: Arc<ResourceClient<ConfigMap>>,
+) -> Result<Action, String> {
+    let name = format!(
+        "{}-config",
+        parent.metadata.name.as_deref().unwrap_or_default()
+    );
+    let wanted = replicas(&parent);
+    create_or_update(&config_maps, &name, |child| {
+        child.data = Some([("replicas".to_string(), wanted.clone())].into());
+        // Already owned by this parent in every case reached here.
+        let _ = set_controller_reference(parent.as_ref(), child);
+    })
+    .await
+    .map_err(|error| error.to_string())?;
+    Ok(Action::done())
+}
+
+/// One fault, chosen by `roll`.
+fn inject(server: &TestApiServer, roll: u64) -> &'static str {
+    let faults = server.faults();
+    match roll % 8 {
+        0 => {
+            faults.drop_watches();
+            "watch dropped"
+        }
+        1 => {
+            server.compact_history();
+            faults.drop_watches();
+            "compaction, then a re-watch meets 410"
+        }
+        2 => {
+            faults.fail_next(None, Status::internal_error("etcd is on fire"));
+            "500 on the next request"
+        }
+        3 => {
+            faults.fail_next(
+                Some(Verb::Update),
+                Status::too_many_requests("slow down", 1),
+            );
+            "429 on the next update"
+        }
+        4 => {
+            faults.corrupt_next_watch(Corruption::Malformed);
+            faults.drop_watches();
+            "malformed watch frame"
+        }
+        5 => {
+            faults.restart();
+            "server restart"
+        }
+        _ => "calm",
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_parent_converges_to_its_child_through_a_storm() {
+    let seconds: u64 = std::env::var("CLIENTGO_CONTROLLER_CHAOS_SECONDS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(8);
+    let cluster = Cluster::start().await;
+    for index in 0..20 {
+        cluster.create_deployment(&format!("app-{index}")).await;
+    }
+    let manager = cluster.manager();
+    let handle = Controller::for_::<Deployment>(&manager)
+        .owns::<ConfigMap>()
+        .max_concurrent_reconciles(4)
+        .run(reconcile, Arc::new(cluster.config_maps()))
+        .unwrap();
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (manager, stop) = (manager.clone(), stop.clone());
+        async move { manager.run(stop).await }
+    });
+
+    // The storm: a fault every 400 ms; the writer changes, creates and
+    // deletes parents and deletes children, ignoring the faults' errors.
+    let deployments = cluster.deployments();
+    let config_maps = cluster.config_maps();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    let mut roll: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut faults = Vec::new();
+    while tokio::time::Instant::now() < deadline {
+        roll ^= roll << 13;
+        roll ^= roll >> 7;
+        roll ^= roll << 17;
+        faults.push(inject(&cluster.server, roll));
+        for step in 0..8u64 {
+            let target = format!("app-{}", (roll >> (step * 4)) % 24);
+            let _ = match (roll >> (step * 3)) % 5 {
+                0 => deployments
+                    .create(&Default::default(), &deployment(&target))
+                    .await
+                    .map(|_| ()),
+                1 => deployments.delete(&target, &DeleteOptions::default()).await,
+                2 => {
+                    config_maps
+                        .delete(&format!("{target}-config"), &DeleteOptions::default())
+                        .await
+                }
+                _ => deployments
+                    .patch(
+                        &target,
+                        &PatchOptions::default(),
+                        &Patch::Merge(
+                            serde_json::json!({"spec": {"replicas": (roll >> step) % 9}}),
+                        ),
+                    )
+                    .await
+                    .map(|_| ()),
+            };
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    cluster.server.faults().set_latency(Duration::ZERO);
+
+    // Calm: every parent gets its child, as it says.
+    let converged = async {
+        loop {
+            let parents = deployments.list(&Default::default()).await;
+            let children = config_maps.list(&Default::default()).await;
+            if let (Ok(parents), Ok(children)) = (parents, children) {
+                let behind: Vec<String> =
+                    parents
+                        .items
+                        .iter()
+                        .filter(|parent| {
+                            let name = format!(
+                                "{}-config",
+                                parent.metadata.name.as_deref().unwrap_or_default()
+                            );
+                            !children.items.iter().any(|child| {
+                                child.metadata.name.as_deref() == Some(name.as_str())
+                                    && child.data.as_ref().and_then(|d| d.get("replicas"))
+                                        == Some(&replicas(parent))
+                                    && child.metadata.owner_references.iter().flatten().any(
+                                        |owner| {
+                                            owner.uid
+                                                == parent.metadata.uid.clone().unwrap_or_default()
+                                        },
+                                    )
+                            })
+                        })
+                        .filter_map(|parent| parent.metadata.name.clone())
+                        .collect();
+                if behind.is_empty() {
+                    return parents.items.len();
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let parents = tokio::time::timeout(Duration::from_secs(60), converged)
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "parents never converged; faults: {faults:?}; {:?}",
+                handle.stats()
+            )
+        });
+    assert!(parents > 0);
+    let stats = handle.stats();
+    assert_eq!(stats.panics, 0);
+    assert!(stats.reconciles() > 20, "{stats:?}");
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
