@@ -121,3 +121,24 @@ fn bad_flags_exit_2_and_name_the_flag() {
     assert!(help.status.success());
     assert!(String::from_utf8_lossy(&help.stdout).contains("--events <M>"));
 }
+
+#[test]
+fn the_controller_bench_runs_both_controllers_and_prints_its_targets() {
+    let output = Command::new(env!("CARGO_BIN_EXE_controller"))
+        .args(["--parents", "40", "--runs", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    for row in ["| clientgo | ", "| kube-rs | "] {
+        assert!(stdout.contains(row), "no row {row:?}:\n{stdout}");
+    }
+    for target in [
+        "target: time to all reconciled ",
+        "target: reconciles/s under churn ",
+        "target: RSS ",
+    ] {
+        assert!(stdout.contains(target), "no {target:?}:\n{stdout}");
+    }
+}

@@ -171,11 +171,9 @@ where
     /// Reads `key`'s object and reconciles it; how it ended.
     async fn reconcile_key(&self, lister: &Lister<K>, key: &str) -> Outcome {
         let request = Request::from_key(key);
-        let cached = match &request.namespace {
-            Some(namespace) => lister.namespace(namespace.clone()).try_get(&request.name),
-            None => lister.try_get(&request.name),
-        };
-        let object = match cached {
+        // Read once per change: not kept in the lister's cache of decodes,
+        // and given back whole when the reconcile is done.
+        let object = match lister.try_get_uncached(key) {
             Ok(Some(object)) => object,
             Ok(None) => {
                 self.counters
@@ -197,10 +195,23 @@ where
             Arc::clone(&object),
             Arc::clone(&self.context),
         )));
-        match (&mut running.0).await {
+        let ended = (&mut running.0).await;
+        let outcome = self.outcome(key, &object, ended);
+        lister.release(key, object);
+        outcome
+    }
+
+    /// How a reconcile of `object` that ended as `ended` went.
+    fn outcome(
+        &self,
+        key: &str,
+        object: &Arc<K>,
+        ended: Result<Result<Action, E>, tokio::task::JoinError>,
+    ) -> Outcome {
+        match ended {
             Ok(Ok(action)) => Outcome::Reconciled(action),
             Ok(Err(error)) => {
-                let action = (self.error_policy)(&object, &error, &self.context);
+                let action = (self.error_policy)(object, &error, &self.context);
                 tracing::warn!(%key, %error, ?action, "reconcile failed");
                 Outcome::Failed(action)
             }

@@ -27,6 +27,8 @@ trait CacheReader<K>: Send + Sync {
     fn get(&self, key: &str) -> Result<Option<Arc<K>>, Error>;
     fn contains(&self, key: &str) -> bool;
     fn get_metadata(&self, key: &str) -> Option<MetadataView>;
+    fn get_uncached(&self, key: &str) -> Result<Option<Arc<K>>, Error>;
+    fn release(&self, key: &str, object: Arc<K>);
     fn keys(&self) -> Vec<String>;
     fn by_index(
         &self,
@@ -179,6 +181,19 @@ where
         Store::get_by_key(&*self.indexer, key).map(|entry| MetadataView::of(&entry))
     }
 
+    fn get_uncached(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
+        Store::get_by_key(&*self.indexer, key)
+            .map(|entry| self.decoder.decode(&entry))
+            .transpose()
+    }
+
+    fn release(&self, key: &str, object: Arc<K>) {
+        match Store::get_by_key(&*self.indexer, key) {
+            Some(entry) => S::release(&entry, object),
+            None => drop(object),
+        }
+    }
+
     fn keys(&self) -> Vec<String> {
         Store::list_keys(&*self.indexer)
     }
@@ -327,6 +342,22 @@ impl<K: ApiObject> Lister<K> {
     /// `name`); decodes nothing.
     pub fn contains(&self, key: &str) -> bool {
         self.cache.contains(key)
+    }
+
+    /// The object cached under `key` (`namespace/name`, or `name`), as
+    /// [`try_get`](Self::try_get) but never kept in the lister's cache of
+    /// decodes (a decode someone else holds is shared): for a reader that
+    /// reads each object once per change, as a controller's worker does,
+    /// and hands it back with [`release`](Self::release) when done.
+    pub fn try_get_uncached(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
+        self.cache.get_uncached(key)
+    }
+
+    /// Gives back an object read under `key` that the caller is done with:
+    /// in compact storage, a decode no one else holds frees all of its
+    /// memory now (see `Compact::release`); otherwise it is dropped.
+    pub fn release(&self, key: &str, object: Arc<K>) {
+        self.cache.release(key, object);
     }
 
     /// The metadata of the object cached under `key` (`namespace/name`,

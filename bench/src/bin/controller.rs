@@ -1,0 +1,516 @@
+//! `cargo run --release -p clientgo-bench --bin controller [-- FLAGS]`:
+//! the controller runtime against kube-rs's `Controller` doing the same
+//! job (BENCHMARKS.md, "The controller runtime against kube-rs").
+//!
+//! N Deployments (the parents) are seeded in clientgo-testing's API
+//! server; each client process runs a controller that keeps, for every
+//! parent, a ConfigMap (its child, owned by it) holding the parent's
+//! replicas, written by server-side apply. Measured per run: the time from
+//! the process's start until every parent was reconciled once (and so has
+//! its child), the RSS then, and the reconciles per second while the
+//! server changes every parent's replicas (until every parent was
+//! reconciled at its new value). Both controllers run 8 reconciles at
+//! once.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clientgo_apimachinery::GroupResource;
+use clientgo_bench::BoxError;
+use clientgo_bench::report::median;
+use clientgo_testing::process_memory::rss_mib;
+use clientgo_testing::{ObjectKey, TestApiServer};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// Reconciles at once, in both controllers.
+const WORKERS: usize = 8;
+
+/// The controller runtime against kube-rs's Controller.
+#[derive(Debug, clap::Parser)]
+#[command(name = "controller", version)]
+struct Flags {
+    /// Parents seeded
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    parents: usize,
+    /// Runs per client
+    #[arg(long, value_name = "R", default_value_t = 3)]
+    runs: usize,
+    /// Comma-separated clients: clientgo, kube-rs
+    #[arg(long, value_name = "A,B", value_delimiter = ',', default_values_t = ["clientgo".to_string(), "kube-rs".to_string()])]
+    clients: Vec<String>,
+    /// The process's part
+    #[arg(long, hide = true)]
+    role: Option<String>,
+    /// With --role client: which
+    #[arg(long, hide = true)]
+    client: Option<String>,
+    /// With --role client: the server's URL
+    #[arg(long, hide = true)]
+    url: Option<String>,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// What one client run measured.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Figures {
+    /// From the process's start until every parent was reconciled once.
+    all_reconciled_seconds: f64,
+    /// RSS growth then, MiB.
+    rss_mib: f64,
+    /// Reconciles per second while every parent changed once.
+    reconciles_per_second: f64,
+    /// Reconciles in all.
+    reconciles: u64,
+}
+
+fn main() -> Result<(), BoxError> {
+    let flags = <Flags as clap::Parser>::parse();
+    clientgo_testing::install_log_subscriber("warn");
+    match flags.role.as_deref() {
+        Some("server") => server(flags.parents),
+        Some("client") => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?;
+            let url = flags.url.clone().ok_or("--role client needs --url")?;
+            let figures = runtime.block_on(client(
+                flags.client.as_deref().unwrap_or_default(),
+                &url,
+                flags.parents,
+            ))?;
+            println!("result {}", serde_json::to_string(&figures)?);
+            Ok(())
+        }
+        _ => orchestrate(&flags),
+    }
+}
+
+// ---- The server -------------------------------------------------------------
+
+fn deployment_json(index: usize, replicas: u64) -> serde_json::Value {
+    let name = format!("app-{index}");
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": format!("ns-{}", index % 20), "labels": {"app": name}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}
+            }
+        }
+    })
+}
+
+/// Seeds the parents, then carries out `churn` (every parent's replicas
+/// to 2) and `reset` (replicas back to 1, every child deleted) orders.
+fn server(parents: usize) -> Result<(), BoxError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let server = runtime.block_on(
+        TestApiServer::builder()
+            .history_limit(4 * parents + 1_000)
+            .encode_protobuf_on_write(true)
+            .start(),
+    )?;
+    let deployments = GroupResource::new("apps", "deployments");
+    let config_maps = GroupResource::new("", "configmaps");
+    let mut keys = Vec::with_capacity(parents);
+    for index in 0..parents {
+        let namespace = format!("ns-{}", index % 20);
+        let stored = server
+            .storage()
+            .create(&deployments, &namespace, deployment_json(index, 1))?;
+        keys.push(ObjectKey::new(
+            deployments.clone(),
+            namespace,
+            stored.key.name.clone(),
+        ));
+    }
+    println!("ready {}", server.url());
+    std::io::stdout().flush()?;
+    for line in std::io::stdin().lock().lines() {
+        let replicas = match line?.trim() {
+            "churn" => 2,
+            "reset" => {
+                let (children, _) =
+                    server
+                        .storage()
+                        .list(&config_maps, None, clientgo_testing::ReadAt::Latest)?;
+                for child in children.iter() {
+                    let _ = server
+                        .storage()
+                        .delete(&child.key, &clientgo_testing::Preconditions::default());
+                }
+                1
+            }
+            other => return Err(format!("unknown order {other:?}").into()),
+        };
+        for key in &keys {
+            server.storage().modify(key, |parent| {
+                parent["spec"]["replicas"] = json!(replicas);
+            })?;
+        }
+        println!("done");
+        std::io::stdout().flush()?;
+    }
+    Ok(())
+}
+
+// ---- The clients ------------------------------------------------------------
+
+/// What the reconciles saw: per parent, the replicas last reconciled, and
+/// the times the phases ended.
+#[derive(Default)]
+struct Seen {
+    replicas: HashMap<String, i32>,
+    at_one: usize,
+    at_two: usize,
+    reconciles: u64,
+    first_at_two: Option<Instant>,
+    all_at_one: Option<Instant>,
+    all_at_two: Option<Instant>,
+}
+
+struct Shared {
+    seen: Mutex<Seen>,
+    parents: usize,
+}
+
+impl Shared {
+    /// Records a reconcile of `key` at `replicas`.
+    fn reconciled(&self, key: String, replicas: i32) {
+        let mut seen = self.seen.lock();
+        seen.reconciles += 1;
+        let before = seen.replicas.insert(key, replicas);
+        if before == Some(replicas) {
+            return;
+        }
+        let now = Instant::now();
+        match replicas {
+            1 => {
+                seen.at_one += 1;
+                if seen.at_one == self.parents {
+                    seen.all_at_one = Some(now);
+                }
+            }
+            _ => {
+                seen.first_at_two.get_or_insert(now);
+                seen.at_two += 1;
+                if seen.at_two == self.parents {
+                    seen.all_at_two = Some(now);
+                }
+            }
+        }
+    }
+}
+
+/// The child of `parent`: its replicas, owned by it.
+fn child(parent: &Deployment) -> ConfigMap {
+    let name = parent.metadata.name.clone().unwrap_or_default();
+    let replicas = parent.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0);
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(format!("{name}-child")),
+            namespace: parent.metadata.namespace.clone(),
+            owner_references: Some(vec![OwnerReference {
+                api_version: "apps/v1".into(),
+                kind: "Deployment".into(),
+                name,
+                uid: parent.metadata.uid.clone().unwrap_or_default(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            }]),
+            ..ObjectMeta::default()
+        },
+        data: Some([("replicas".to_string(), replicas.to_string())].into()),
+        ..ConfigMap::default()
+    }
+}
+
+fn key_and_replicas(parent: &Deployment) -> (String, i32) {
+    (
+        format!(
+            "{}/{}",
+            parent.metadata.namespace.as_deref().unwrap_or_default(),
+            parent.metadata.name.as_deref().unwrap_or_default()
+        ),
+        parent.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+    )
+}
+
+async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxError> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let baseline = rss_mib();
+    let started = Instant::now();
+    let shared = Arc::new(Shared {
+        seen: Mutex::new(Seen::default()),
+        parents,
+    });
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = match which {
+        "clientgo" => clientgo_controller(url, Arc::clone(&shared), stop.clone())?,
+        "kube-rs" => kube_rs_controller(url, Arc::clone(&shared), stop.clone())?,
+        other => return Err(format!("unknown client {other:?}").into()),
+    };
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let all_at_one = wait_for(deadline, || shared.seen.lock().all_at_one).await?;
+    let mut figures = Figures {
+        all_reconciled_seconds: (all_at_one - started).as_secs_f64(),
+        rss_mib: rss_mib() - baseline,
+        ..Figures::default()
+    };
+    println!("reconciled");
+    std::io::stdout().flush()?;
+    let all_at_two = wait_for(deadline, || shared.seen.lock().all_at_two).await?;
+    let (first, reconciles) = {
+        let seen = shared.seen.lock();
+        (seen.first_at_two.unwrap_or(all_at_two), seen.reconciles)
+    };
+    let span = (all_at_two - first).as_secs_f64().max(1e-6);
+    figures.reconciles_per_second = parents as f64 / span;
+    figures.reconciles = reconciles;
+    stop.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(30), running).await;
+    Ok(figures)
+}
+
+async fn wait_for(deadline: Instant, mut done: impl FnMut() -> Option<Instant>) -> Result<Instant, BoxError> {
+    loop {
+        if let Some(at) = done() {
+            return Ok(at);
+        }
+        if Instant::now() > deadline {
+            return Err("timed out".into());
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// clientgo-rs: the controller runtime with its defaults, 8 workers, and
+/// the REST client's own rate limit (50 requests/s after a burst of 300,
+/// kubectl's) off, as kube-rs has none: with it, the writes of the
+/// reconciles would be the measure.
+fn clientgo_controller(
+    url: &str,
+    shared: Arc<Shared>,
+    stop: tokio_util::sync::CancellationToken,
+) -> Result<tokio::task::JoinHandle<()>, BoxError> {
+    use clientgo_controller::controllerutil::{ApplyOptions, apply};
+    use clientgo_controller::{Action, Controller, Manager, ManagerOptions};
+    use clientgo_rest::{Config, ResourceClient, RestClient};
+
+    let client = RestClient::new(Config::new(url).rate_limit(0.0, 0))?;
+    let manager = Manager::new(client.clone(), ManagerOptions::default());
+    let context = Arc::new((client, shared));
+    Controller::for_::<Deployment>(&manager)
+        .owns::<ConfigMap>()
+        .max_concurrent_reconciles(WORKERS)
+        .run(
+            |parent: Arc<Deployment>, context: Arc<(RestClient, Arc<Shared>)>| async move {
+                let child = child(&parent);
+                let namespace = child.metadata.namespace.clone().unwrap_or_default();
+                let children = ResourceClient::<ConfigMap>::namespaced(context.0.clone(), &namespace);
+                apply(&children, &child, &ApplyOptions::new("bench"))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let (key, replicas) = key_and_replicas(&parent);
+                context.1.reconciled(key, replicas);
+                Ok::<_, String>(Action::done())
+            },
+            context,
+        )?;
+    Ok(tokio::spawn(async move {
+        if let Err(error) = manager.run(stop).await {
+            eprintln!("clientgo: {error}");
+        }
+    }))
+}
+
+/// kube-rs: `Controller::new(..).owns(..).run(..)` with its defaults but
+/// for 8 reconciles at once.
+fn kube_rs_controller(
+    url: &str,
+    shared: Arc<Shared>,
+    stop: tokio_util::sync::CancellationToken,
+) -> Result<tokio::task::JoinHandle<()>, BoxError> {
+    use futures_util::StreamExt;
+    use kube::api::{Api, Patch, PatchParams};
+    use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+    use kube::runtime::watcher;
+
+    let config = kube::Config::new(url.parse::<http::Uri>()?);
+    let client = kube::Client::try_from(config)?;
+    let parents = Api::<Deployment>::all(client.clone());
+    let children = Api::<ConfigMap>::all(client.clone());
+    let context = Arc::new((client, shared));
+    let controller = Controller::new(parents, watcher::Config::default())
+        .owns(children, watcher::Config::default())
+        .with_config(ControllerConfig::default().concurrency(WORKERS as u16))
+        .graceful_shutdown_on(async move { stop.cancelled().await })
+        .run(
+            |parent: Arc<Deployment>, context: Arc<(kube::Client, Arc<Shared>)>| async move {
+                let child = child(&parent);
+                let namespace = child.metadata.namespace.clone().unwrap_or_default();
+                let name = child.metadata.name.clone().unwrap_or_default();
+                Api::<ConfigMap>::namespaced(context.0.clone(), &namespace)
+                    .patch(&name, &PatchParams::apply("bench").force(), &Patch::Apply(&child))
+                    .await?;
+                let (key, replicas) = key_and_replicas(&parent);
+                context.1.reconciled(key, replicas);
+                Ok::<_, kube::Error>(Action::await_change())
+            },
+            |_, _, _| Action::requeue(Duration::from_millis(100)),
+            context,
+        )
+        .for_each(|_| async {});
+    Ok(tokio::spawn(controller))
+}
+
+// ---- The orchestrator -----------------------------------------------------------
+
+struct Process {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Process {
+    fn start(args: &[&str]) -> Result<Process, BoxError> {
+        let mut child = Command::new(std::env::current_exe()?)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        Ok(Process {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    fn line(&mut self) -> Result<String, BoxError> {
+        let mut line = String::new();
+        if self.stdout.read_line(&mut line)? == 0 {
+            return Err("the process ended".into());
+        }
+        Ok(line.trim().to_string())
+    }
+
+    fn order(&mut self, order: &str) -> Result<(), BoxError> {
+        let stdin = self.stdin.as_mut().ok_or("no stdin")?;
+        writeln!(stdin, "{order}")?;
+        stdin.flush()?;
+        match self.line()?.as_str() {
+            "done" => Ok(()),
+            other => Err(format!("the server answered {other:?}").into()),
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
+    let parents = flags.parents.to_string();
+    eprintln!("seeding {parents} parents...");
+    let mut server = Process::start(&["--role", "server", "--parents", &parents])?;
+    let ready = server.line()?;
+    let url = ready
+        .strip_prefix("ready ")
+        .ok_or_else(|| format!("the server said {ready:?}"))?
+        .to_string();
+    let mut results: HashMap<String, Vec<Figures>> = HashMap::new();
+    for run in 1..=flags.runs {
+        for which in &flags.clients {
+            eprintln!("run {run}/{}: {which}", flags.runs);
+            let mut client = Process::start(&[
+                "--role", "client", "--client", which, "--url", &url, "--parents", &parents,
+            ])?;
+            match client.line()?.as_str() {
+                "reconciled" => {}
+                other => return Err(format!("{which} said {other:?}").into()),
+            }
+            server.order("churn")?;
+            let result = client.line()?;
+            let figures: Figures = serde_json::from_str(
+                result
+                    .strip_prefix("result ")
+                    .ok_or_else(|| format!("{which} said {result:?}"))?,
+            )?;
+            eprintln!(
+                "  all reconciled {:.2} s, {:.0} reconciles/s, {:.0} MiB",
+                figures.all_reconciled_seconds, figures.reconciles_per_second, figures.rss_mib
+            );
+            results.entry(which.clone()).or_default().push(figures);
+            drop(client);
+            server.order("reset")?;
+        }
+    }
+    let medians = |which: &str, read: fn(&Figures) -> f64| {
+        median(
+            &results
+                .get(which)
+                .map(|runs| runs.iter().map(read).collect::<Vec<_>>())
+                .unwrap_or_default(),
+        )
+    };
+    println!(
+        "{} parents, each owning one child; {} reconciles at once; median of {} runs",
+        flags.parents, WORKERS, flags.runs
+    );
+    println!();
+    println!("| client | all reconciled s | RSS MiB | reconciles/s under churn |");
+    println!("|---|---|---|---|");
+    for which in &flags.clients {
+        println!(
+            "| {which} | {:.2} | {:.0} | {:.0} |",
+            medians(which, |f| f.all_reconciled_seconds),
+            medians(which, |f| f.rss_mib),
+            medians(which, |f| f.reconciles_per_second)
+        );
+    }
+    if results.contains_key("clientgo") && results.contains_key("kube-rs") {
+        let ratio = |read: fn(&Figures) -> f64| medians("clientgo", read) / medians("kube-rs", read);
+        let verdict = |met: bool| if met { "met" } else { "MISSED" };
+        let time = ratio(|f| f.all_reconciled_seconds);
+        let rate = ratio(|f| f.reconciles_per_second);
+        let memory = ratio(|f| f.rss_mib);
+        println!();
+        println!(
+            "target: time to all reconciled {time:.2}x kube-rs's (target at most 0.5x: {})",
+            verdict(time <= 0.5)
+        );
+        println!(
+            "target: reconciles/s under churn {rate:.2}x kube-rs's (target at least 2x: {})",
+            verdict(rate >= 2.0)
+        );
+        println!(
+            "target: RSS {memory:.2}x kube-rs's (target at most 0.3x: {})",
+            verdict(memory <= 0.3)
+        );
+    }
+    Ok(())
+}
