@@ -37,6 +37,7 @@ impl Controller {
             name: ApiResource::of::<K>().kind().to_lowercase(),
             watches: vec![watch_of::<K>(EnqueueMapping::Object)],
             filters: Vec::new(),
+            for_filters: Vec::new(),
             max_concurrent_reconciles: 1,
             rate_limiter: None,
             on_gone: None,
@@ -50,6 +51,9 @@ pub(crate) struct WatchContext<'a> {
     pub(crate) factory: &'a SharedInformerFactory,
     pub(crate) controller: &'a str,
     pub(crate) predicates: Arc<[Arc<dyn Predicate>]>,
+    /// Predicates of the reconciled kind's own events only, after
+    /// `predicates`.
+    pub(crate) for_predicates: Arc<[Arc<dyn Predicate>]>,
     pub(crate) queue: clientgo_workqueue::RateLimitingQueue<String>,
 }
 
@@ -65,9 +69,18 @@ where
 {
     Box::new(move |context| {
         let informer = context.factory.informer_for::<W>();
+        let predicates = match mapping {
+            EnqueueMapping::Object => context
+                .predicates
+                .iter()
+                .chain(context.for_predicates.iter())
+                .cloned()
+                .collect(),
+            _ => Arc::clone(&context.predicates),
+        };
         let handler = Enqueuer {
             mapping,
-            predicates: Arc::clone(&context.predicates),
+            predicates,
             queue: context.queue.clone(),
         };
         let options =
@@ -93,6 +106,7 @@ pub struct Builder<K> {
     pub(crate) name: String,
     pub(crate) watches: Vec<Watch>,
     pub(crate) filters: Vec<Arc<dyn Predicate>>,
+    pub(crate) for_filters: Vec<Arc<dyn Predicate>>,
     pub(crate) max_concurrent_reconciles: usize,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter<String>>>,
     pub(crate) on_gone: Option<OnGone>,
@@ -151,6 +165,37 @@ where
     /// runtime's `WithEventFilter`); several filters must all pass.
     pub fn with_event_filter(mut self, predicate: impl Predicate) -> Self {
         self.filters.push(Arc::new(predicate));
+        self
+    }
+
+    /// Reconciles only objects in `namespace`: the events of every watch
+    /// from other namespaces are dropped. The manager's informers are
+    /// shared by every controller, so they still cache what the factory
+    /// options let them (restrict those, with
+    /// [`ManagerOptions::factory_options`](crate::ManagerOptions::factory_options),
+    /// to keep other namespaces out of memory).
+    pub fn namespace(self, namespace: impl Into<String>) -> Self {
+        let namespace = namespace.into();
+        self.with_event_filter(crate::predicate::from_fn(move |meta: &ObjectMeta| {
+            meta.namespace.as_deref() == Some(namespace.as_str())
+        }))
+    }
+
+    /// Reconciles only objects of `K` whose labels match `selector`
+    /// (controller-runtime's `LabelSelectorPredicate` on the `For` watch):
+    /// `K`'s other events are dropped; owned and watched kinds' events are
+    /// not filtered by it (their labels are their own). The shared cache
+    /// still holds every object, as [`namespace`](Self::namespace) says.
+    pub fn label_selector(mut self, selector: clientgo_apimachinery::LabelSelector) -> Self {
+        self.for_filters.push(Arc::new(crate::predicate::from_fn(
+            move |meta: &ObjectMeta| {
+                selector.matches(
+                    meta.labels
+                        .as_ref()
+                        .unwrap_or(&std::collections::BTreeMap::new()),
+                )
+            },
+        )));
         self
     }
 

@@ -106,6 +106,7 @@ pub(crate) struct Runner<K, C, F, E> {
     queue: RateLimitingQueue<String>,
     watches: parking_lot::Mutex<Vec<Watch>>,
     predicates: Arc<[Arc<dyn Predicate>]>,
+    for_predicates: Arc<[Arc<dyn Predicate>]>,
     lister: parking_lot::Mutex<Option<Lister<K>>>,
     reconcile: F,
     error_policy: ErrorPolicy<K, C, E>,
@@ -146,6 +147,7 @@ where
             queue,
             watches: parking_lot::Mutex::new(builder.watches),
             predicates: builder.filters.into(),
+            for_predicates: builder.for_filters.into(),
             lister: parking_lot::Mutex::new(None),
             reconcile,
             error_policy,
@@ -303,6 +305,7 @@ where
             factory,
             controller: &self.name,
             predicates: Arc::clone(&self.predicates),
+            for_predicates: Arc::clone(&self.for_predicates),
             queue: self.queue.clone(),
         };
         let watches = std::mem::take(&mut *self.watches.lock());

@@ -134,9 +134,10 @@ fn server(parents: usize) -> Result<(), BoxError> {
     let mut keys = Vec::with_capacity(parents);
     for index in 0..parents {
         let namespace = format!("ns-{}", index % 20);
-        let stored = server
-            .storage()
-            .create(&deployments, &namespace, deployment_json(index, 1))?;
+        let stored =
+            server
+                .storage()
+                .create(&deployments, &namespace, deployment_json(index, 1))?;
         keys.push(ObjectKey::new(
             deployments.clone(),
             namespace,
@@ -291,7 +292,10 @@ async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxEr
     Ok(figures)
 }
 
-async fn wait_for(deadline: Instant, mut done: impl FnMut() -> Option<Instant>) -> Result<Instant, BoxError> {
+async fn wait_for(
+    deadline: Instant,
+    mut done: impl FnMut() -> Option<Instant>,
+) -> Result<Instant, BoxError> {
     loop {
         if let Some(at) = done() {
             return Ok(at);
@@ -326,7 +330,8 @@ fn clientgo_controller(
             |parent: Arc<Deployment>, context: Arc<(RestClient, Arc<Shared>)>| async move {
                 let child = child(&parent);
                 let namespace = child.metadata.namespace.clone().unwrap_or_default();
-                let children = ResourceClient::<ConfigMap>::namespaced(context.0.clone(), &namespace);
+                let children =
+                    ResourceClient::<ConfigMap>::namespaced(context.0.clone(), &namespace);
                 apply(&children, &child, &ApplyOptions::new("bench"))
                     .await
                     .map_err(|e| e.to_string())?;
@@ -370,7 +375,11 @@ fn kube_rs_controller(
                 let namespace = child.metadata.namespace.clone().unwrap_or_default();
                 let name = child.metadata.name.clone().unwrap_or_default();
                 Api::<ConfigMap>::namespaced(context.0.clone(), &namespace)
-                    .patch(&name, &PatchParams::apply("bench").force(), &Patch::Apply(&child))
+                    .patch(
+                        &name,
+                        &PatchParams::apply("bench").force(),
+                        &Patch::Apply(&child),
+                    )
                     .await?;
                 let (key, replicas) = key_and_replicas(&parent);
                 context.1.reconciled(key, replicas);
@@ -447,7 +456,14 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
         for which in &flags.clients {
             eprintln!("run {run}/{}: {which}", flags.runs);
             let mut client = Process::start(&[
-                "--role", "client", "--client", which, "--url", &url, "--parents", &parents,
+                "--role",
+                "client",
+                "--client",
+                which,
+                "--url",
+                &url,
+                "--parents",
+                &parents,
             ])?;
             match client.line()?.as_str() {
                 "reconciled" => {}
@@ -493,7 +509,8 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
         );
     }
     if results.contains_key("clientgo") && results.contains_key("kube-rs") {
-        let ratio = |read: fn(&Figures) -> f64| medians("clientgo", read) / medians("kube-rs", read);
+        let ratio =
+            |read: fn(&Figures) -> f64| medians("clientgo", read) / medians("kube-rs", read);
         let verdict = |met: bool| if met { "met" } else { "MISSED" };
         let time = ratio(|f| f.all_reconciled_seconds);
         let rate = ratio(|f| f.reconciles_per_second);

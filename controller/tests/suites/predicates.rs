@@ -73,3 +73,82 @@ async fn only_spec_and_label_changes_reach_the_reconcile() {
     stop.cancel();
     running.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_and_label_selector_narrow_what_is_reconciled() {
+    use clientgo_apimachinery::LabelSelector;
+    use clientgo_controller::controllerutil::set_controller_reference;
+    use clientgo_rest::{CreateOptions, ResourceClient};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use parking_lot::Mutex;
+
+    let cluster = Cluster::start().await;
+    let mut front = crate::support::deployment("front");
+    front.metadata.labels = Some([("tier".to_string(), "front".to_string())].into());
+    let front = cluster
+        .deployments()
+        .create(&CreateOptions::default(), &front)
+        .await
+        .unwrap();
+    cluster.create_deployment("back").await;
+    let mut elsewhere = crate::support::deployment("front");
+    elsewhere.metadata.namespace = Some("other".into());
+    elsewhere.metadata.labels = front.metadata.labels.clone();
+    ResourceClient::<Deployment>::namespaced(cluster.client.clone(), "other")
+        .create(&CreateOptions::default(), &elsewhere)
+        .await
+        .unwrap();
+
+    let manager = cluster.manager();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    Controller::for_::<Deployment>(&manager)
+        .owns::<ConfigMap>()
+        .namespace("team")
+        .label_selector(LabelSelector::parse("tier=front").unwrap())
+        .run(
+            |deployment: Arc<Deployment>, seen: Arc<Mutex<Vec<String>>>| async move {
+                let key = format!(
+                    "{}/{}",
+                    deployment.metadata.namespace.as_deref().unwrap_or_default(),
+                    deployment.metadata.name.as_deref().unwrap_or_default()
+                );
+                seen.lock().push(key);
+                Ok::<_, String>(Action::done())
+            },
+            Arc::clone(&seen),
+        )
+        .unwrap();
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (manager, stop) = (manager.clone(), stop.clone());
+        async move { manager.run(stop).await }
+    });
+    eventually("front reconciled", || async { seen.lock().len() == 1 }).await;
+    // A child without the label still reconciles its owner.
+    let mut child = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("front-config".into()),
+            namespace: Some("team".into()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    set_controller_reference(&front, &mut child).unwrap();
+    cluster
+        .config_maps()
+        .create(&CreateOptions::default(), &child)
+        .await
+        .unwrap();
+    eventually("the child's owner reconciled", || async {
+        seen.lock().len() == 2
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        *seen.lock(),
+        vec!["team/front".to_string(), "team/front".to_string()]
+    );
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
