@@ -38,6 +38,7 @@ impl Controller {
             watches: vec![watch_of::<K>(EnqueueMapping::Object)],
             filters: Vec::new(),
             for_filters: Vec::new(),
+            namespace: None,
             max_concurrent_reconciles: 1,
             rate_limiter: None,
             on_gone: None,
@@ -54,6 +55,8 @@ pub(crate) struct WatchContext<'a> {
     /// Predicates of the reconciled kind's own events only, after
     /// `predicates`.
     pub(crate) for_predicates: Arc<[Arc<dyn Predicate>]>,
+    /// The one namespace requests may be in, if any.
+    pub(crate) namespace: Option<Arc<str>>,
     pub(crate) queue: clientgo_workqueue::RateLimitingQueue<String>,
 }
 
@@ -81,6 +84,7 @@ where
         let handler = Enqueuer {
             mapping,
             predicates,
+            namespace: context.namespace.clone(),
             queue: context.queue.clone(),
         };
         let options =
@@ -107,6 +111,7 @@ pub struct Builder<K> {
     pub(crate) watches: Vec<Watch>,
     pub(crate) filters: Vec<Arc<dyn Predicate>>,
     pub(crate) for_filters: Vec<Arc<dyn Predicate>>,
+    pub(crate) namespace: Option<String>,
     pub(crate) max_concurrent_reconciles: usize,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter<String>>>,
     pub(crate) on_gone: Option<OnGone>,
@@ -168,24 +173,25 @@ where
         self
     }
 
-    /// Reconciles only objects in `namespace`: the events of every watch
-    /// from other namespaces are dropped. The manager's informers are
-    /// shared by every controller, so they still cache what the factory
-    /// options let them (restrict those, with
+    /// Reconciles only objects of `K` in `namespace`: requests for other
+    /// namespaces, from any watch, are dropped (a cluster-scoped watched
+    /// kind's map function may still ask for objects in it). The
+    /// manager's informers are shared by every controller, so they still
+    /// cache what the factory options let them (restrict those, with
     /// [`ManagerOptions::factory_options`](crate::ManagerOptions::factory_options),
     /// to keep other namespaces out of memory).
-    pub fn namespace(self, namespace: impl Into<String>) -> Self {
-        let namespace = namespace.into();
-        self.with_event_filter(crate::predicate::from_fn(move |meta: &ObjectMeta| {
-            meta.namespace.as_deref() == Some(namespace.as_str())
-        }))
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
     }
 
-    /// Reconciles only objects of `K` whose labels match `selector`
-    /// (controller-runtime's `LabelSelectorPredicate` on the `For` watch):
-    /// `K`'s other events are dropped; owned and watched kinds' events are
-    /// not filtered by it (their labels are their own). The shared cache
-    /// still holds every object, as [`namespace`](Self::namespace) says.
+    /// Drops the events of `K` whose object's labels do not match
+    /// `selector` (controller-runtime's `LabelSelectorPredicate` on the
+    /// `For` watch). Owned and watched kinds' events are not filtered by
+    /// it (their labels are their own), so a child's change still
+    /// reconciles a parent outside the selector, as in
+    /// controller-runtime. The shared cache still holds every object, as
+    /// [`namespace`](Self::namespace) says.
     pub fn label_selector(mut self, selector: clientgo_apimachinery::LabelSelector) -> Self {
         self.for_filters.push(Arc::new(crate::predicate::from_fn(
             move |meta: &ObjectMeta| {
@@ -264,6 +270,7 @@ where
         E: fmt::Display + Send + 'static,
         P: Fn(&Arc<K>, &E, &Arc<C>) -> Action + Send + Sync + 'static,
     {
+        self.manager.may_add(&self.name)?;
         let limiter = self
             .rate_limiter
             .clone()

@@ -104,13 +104,21 @@ impl EnqueueMapping {
 pub(crate) struct Enqueuer {
     pub(crate) mapping: EnqueueMapping,
     pub(crate) predicates: Arc<[Arc<dyn Predicate>]>,
+    /// Requests outside this namespace are dropped.
+    pub(crate) namespace: Option<Arc<str>>,
     pub(crate) queue: RateLimitingQueue<String>,
 }
 
 impl Enqueuer {
     fn enqueue(&self, requests: BTreeSet<Request>) {
         for request in requests {
-            self.queue.add(request.key());
+            let wanted = self
+                .namespace
+                .as_deref()
+                .is_none_or(|namespace| request.namespace.as_deref() == Some(namespace));
+            if wanted {
+                self.queue.add(request.key());
+            }
         }
     }
 }
@@ -145,7 +153,9 @@ impl ResourceEventHandler<MetadataView> for Enqueuer {
                 self.mapping.requests(last, &mut requests);
             }
             // A deletion found by a relist with no last state: only the
-            // object's own key is known.
+            // object's own key is known (an owner or a map function has
+            // nothing to go on: that change is missed until the parent's
+            // next event).
             None => {
                 if let (EnqueueMapping::Object, ObjectOrTombstone::Tombstone(tombstone)) =
                     (&self.mapping, object)

@@ -23,10 +23,14 @@
 //! reconcile at once.
 //!
 //! **Shutdown.** When the token given to `run` fires, every controller's
-//! queue shuts down, the workers finish the reconciles they are in (for up
-//! to [`graceful_shutdown_timeout`](ManagerOptions::graceful_shutdown_timeout),
-//! after which they are stopped and `run` says so), the lease is released,
-//! and the informers stop.
+//! queue shuts down, the workers finish the reconciles they are in and take
+//! no more keys (for up to
+//! [`graceful_shutdown_timeout`](ManagerOptions::graceful_shutdown_timeout),
+//! after which the reconciles still running are stopped and `run` says
+//! so), then the lease or the shards are released, and the informers
+//! stop. Reconciles are not told of the shutdown (controller-runtime
+//! cancels their context); keep them short, or watch for the token
+//! yourself.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -241,8 +245,9 @@ impl Manager {
     }
 
     /// The shared informer factory: a reconcile reads other kinds through
-    /// its listers (an informer asked for before `run` is started and
-    /// waited for with the controllers').
+    /// its listers. Ask for those informers before `run`: they are started
+    /// and waited for with the controllers'; one first asked for after is
+    /// not started.
     pub fn factory(&self) -> &SharedInformerFactory {
         &self.inner.factory
     }
@@ -321,16 +326,28 @@ impl Manager {
     /// Adds a controller; refused once the manager has started or when
     /// its name is taken.
     pub(crate) fn add(&self, controller: Arc<dyn Runnable>) -> Result<(), Error> {
+        let mut controllers = self.inner.controllers.lock();
+        self.check_addable(&controllers, controller.name())?;
+        controllers.push(controller);
+        Ok(())
+    }
+
+    /// Whether a controller named `name` may be added now (checked again
+    /// by [`add`](Self::add)): before it builds anything, so a refused
+    /// controller leaves no metric behind.
+    pub(crate) fn may_add(&self, name: &str) -> Result<(), Error> {
+        self.check_addable(&self.inner.controllers.lock(), name)
+    }
+
+    fn check_addable(&self, controllers: &[Arc<dyn Runnable>], name: &str) -> Result<(), Error> {
         if self.inner.started.load(Ordering::Acquire) {
             return Err(Error::AlreadyRun);
         }
-        let mut controllers = self.inner.controllers.lock();
-        if controllers.iter().any(|c| c.name() == controller.name()) {
+        if controllers.iter().any(|c| c.name() == name) {
             return Err(Error::DuplicateName {
-                name: controller.name().to_string(),
+                name: name.to_string(),
             });
         }
-        controllers.push(controller);
         Ok(())
     }
 
@@ -338,15 +355,23 @@ impl Manager {
     /// documentation for the order), then shuts down gracefully. Runs
     /// once.
     pub async fn run(&self, shutdown: CancellationToken) -> Result<(), Error> {
-        if self.inner.started.swap(true, Ordering::AcqRel) {
-            return Err(Error::AlreadyRun);
+        if self.inner.options.sharding.is_some() && self.inner.options.leader_election.is_some() {
+            return Err(Error::ShardedAndElected);
         }
+        let controllers: Vec<Arc<dyn Runnable>> = {
+            // Under the lock `add` takes: a controller is either in this
+            // list or refused.
+            let controllers = self.inner.controllers.lock();
+            if self.inner.started.swap(true, Ordering::AcqRel) {
+                return Err(Error::AlreadyRun);
+            }
+            controllers.clone()
+        };
         // The endpoints first, as controller-runtime starts its servers:
         // probes answer while the caches sync.
         let endpoints_stop = CancellationToken::new();
         let _stop_endpoints = endpoints_stop.clone().drop_guard();
         self.serve_endpoints(&endpoints_stop).await?;
-        let controllers: Vec<Arc<dyn Runnable>> = self.inner.controllers.lock().clone();
         let mut syncs: Vec<Arc<dyn InformerSynced>> = Vec::new();
         for controller in &controllers {
             syncs.extend(controller.register(&self.inner.factory)?);
@@ -401,6 +426,7 @@ impl Manager {
         syncs: &[Arc<dyn InformerSynced>],
         shutdown: &CancellationToken,
     ) -> Result<(), Error> {
+        let started = tokio::time::Instant::now();
         let waited: Vec<&dyn InformerSynced> = syncs.iter().map(|s| s.as_ref()).collect();
         let synced = wait_for_cache_sync(
             &waited,
@@ -414,11 +440,21 @@ impl Manager {
             Err(error) if error.failure == SyncFailure::Cancelled => return Ok(()),
             Err(error) => return Err(Error::CacheSync(Box::new(error))),
         }
+        // Informers a reconcile reads that no controller watches (asked for
+        // from the factory before `run`) are waited for too.
+        let left = self
+            .inner
+            .options
+            .cache_sync_timeout
+            .saturating_sub(started.elapsed());
+        tokio::select! {
+            synced = self.inner.factory.wait_for_cache_sync(left) => {
+                synced.map_err(|error| Error::CacheSync(Box::new(error)))?;
+            }
+            () = shutdown.cancelled() => return Ok(()),
+        }
         self.inner.ready.store(true, Ordering::Release);
         let options = &self.inner.options;
-        if options.sharding.is_some() && options.leader_election.is_some() {
-            return Err(Error::ShardedAndElected);
-        }
         let sharded = match &options.sharding {
             None => None,
             Some(sharding) => Some(self.start_sharding(controllers, sharding)?),
@@ -462,24 +498,27 @@ impl Manager {
         let result = match stopped {
             Stop::WorkEnded => Ok(()),
             // Another replica may lead already: reconciles in flight are
-            // stopped at once (dropping the set aborts them).
-            Stop::LostLease => {
-                drop(works);
-                Err(Error::LeaderElectionLost)
-            }
+            // stopped at once.
+            Stop::LostLease => Err(Error::LeaderElectionLost),
             Stop::Shutdown => {
                 let timeout = self.inner.options.graceful_shutdown_timeout;
-                let drained = tokio::time::timeout(timeout, async {
-                    while works.join_next().await.is_some() {}
-                })
-                .await;
-                if drained.is_ok() {
-                    Ok(())
-                } else {
-                    Err(Error::ShutdownTimeout(timeout))
+                let drain = async { while works.join_next().await.is_some() {} };
+                // A lease lost while draining stops the reconciles at once,
+                // as a lost lease does while running.
+                tokio::select! {
+                    drained = tokio::time::timeout(timeout, drain) => match drained {
+                        Ok(()) => Ok(()),
+                        Err(_) => Err(Error::ShutdownTimeout(timeout)),
+                    },
+                    () = lost.cancelled() => Err(Error::LeaderElectionLost),
                 }
             }
         };
+        // Whatever still runs is stopped, and waited for: only then is a
+        // lease or a shard released, so two replicas never reconcile at
+        // once.
+        works.abort_all();
+        while works.join_next().await.is_some() {}
         // The lease is released (when configured) only after the work
         // stopped, so two replicas never reconcile at once.
         if let Some((campaign, _)) = election {

@@ -1,7 +1,9 @@
 //! controller-runtime's controller metrics, by its names and labels, in a
 //! manager's Prometheus registry ([`Manager::registry`](crate::Manager::registry)).
 //! The registry also holds the workqueue families of every controller's
-//! queue (named after the controller).
+//! queue, labelled `name` (the controller's name) as client-go labels
+//! them; controller-runtime adds a `controller` label with the same
+//! value, which these lack.
 
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
 

@@ -67,7 +67,11 @@ impl fmt::Display for Request {
 }
 
 /// What a reconcile (or the error policy, after a failed one) asks for
-/// next.
+/// next. Two differences from controller-runtime's `Result`:
+/// `RequeueAfter(0)` runs the key again at once (controller-runtime treats
+/// a zero delay as no requeue), and an error policy's `Done` resets the
+/// key's backoff (controller-runtime's `TerminalError` keeps the failure
+/// count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Nothing until the object changes again; the key's backoff is reset.
@@ -108,6 +112,8 @@ pub(crate) enum Outcome {
     Failed(Action),
     /// The object is no longer in the cache.
     Gone,
+    /// Sharded: the object's shard is held by another replica.
+    Elsewhere,
 }
 
 /// What the queue does with a key after its reconcile.
@@ -143,7 +149,7 @@ pub(crate) fn queue_step(outcome: Outcome) -> QueueStep {
 /// a gone object, which is not a reconcile.
 pub(crate) fn result_label(outcome: Outcome) -> Option<&'static str> {
     match outcome {
-        Outcome::Gone => None,
+        Outcome::Gone | Outcome::Elsewhere => None,
         Outcome::Failed(_) => Some("error"),
         Outcome::Reconciled(Action::Done) => Some("success"),
         Outcome::Reconciled(Action::Requeue) => Some("requeue"),
@@ -190,6 +196,7 @@ mod tests {
                 Some("error"),
             ),
             (Outcome::Gone, QueueStep::Forget, None),
+            (Outcome::Elsewhere, QueueStep::Forget, None),
         ];
         for (outcome, step, label) in table {
             assert_eq!(queue_step(outcome), step, "{outcome:?}");

@@ -13,17 +13,27 @@
 //! reset and nothing is scheduled (see
 //! [`Builder::on_gone`](crate::Builder::on_gone)).
 //!
-//! **Panics.** Each reconcile runs as a task of its own; a panic is
-//! counted, logged and handled as an error (controller-runtime's
-//! `RecoverPanic`, on by default).
+//! **Panics.** A reconcile's panic is caught, counted, logged and
+//! handled as an error (controller-runtime's `RecoverPanic`, on by
+//! default); so are panics of the error policy and the `on_gone` hook.
+//!
+//! **Stopping.** At shutdown workers finish the reconcile they are in and
+//! take no more keys (those still queued are left, as controller-runtime's
+//! queue drops them). A reconcile runs inside its worker's future, so a
+//! worker that is stopped (a lost lease, a shutdown past its deadline)
+//! stops its reconcile at its next await.
 
 use std::fmt;
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::pin::Pin;
 use std::sync::Arc;
 
 use clientgo_informers::{InformerSynced, Lister, SharedInformerFactory, TypedResource};
 use clientgo_workqueue::{QueueOptions, RateLimiter, RateLimitingQueue};
+use clientgo_apimachinery::Object;
+use futures_util::FutureExt;
 use tokio::time::Instant;
 use tracing::Instrument;
 
@@ -32,7 +42,7 @@ use crate::error::Error;
 use crate::metrics::ControllerMetrics;
 use crate::predicate::Predicate;
 use crate::reconcile::{Action, Outcome, QueueStep, Request, queue_step, result_label};
-use crate::sharding::{HeldShards, ShardGuard};
+use crate::sharding::HeldShards;
 use crate::stats::{ControllerStats, Counters};
 
 /// What follows a failed reconcile, given the object, the error and the
@@ -107,6 +117,7 @@ pub(crate) struct Runner<K, C, F, E> {
     watches: parking_lot::Mutex<Vec<Watch>>,
     predicates: Arc<[Arc<dyn Predicate>]>,
     for_predicates: Arc<[Arc<dyn Predicate>]>,
+    namespace: Option<Arc<str>>,
     lister: parking_lot::Mutex<Option<Lister<K>>>,
     reconcile: F,
     error_policy: ErrorPolicy<K, C, E>,
@@ -116,6 +127,8 @@ pub(crate) struct Runner<K, C, F, E> {
     counters: Arc<Counters>,
     metrics: Option<ControllerMetrics>,
     shards: std::sync::OnceLock<Arc<HeldShards>>,
+    /// Set at shutdown: workers take no new key.
+    stopping: AtomicBool,
 }
 
 impl<K, C, F, Fut, E> Runner<K, C, F, E>
@@ -148,6 +161,7 @@ where
             watches: parking_lot::Mutex::new(builder.watches),
             predicates: builder.filters.into(),
             for_predicates: builder.for_filters.into(),
+            namespace: builder.namespace.map(Arc::from),
             lister: parking_lot::Mutex::new(None),
             reconcile,
             error_policy,
@@ -157,6 +171,7 @@ where
             counters: Arc::default(),
             metrics,
             shards: std::sync::OnceLock::new(),
+            stopping: AtomicBool::new(false),
         })
     }
 
@@ -170,7 +185,9 @@ where
         }
     }
 
-    /// Reads `key`'s object and reconciles it; how it ended.
+    /// Reads `key`'s object and reconciles it; how it ended. Sharded, the
+    /// object's shard is checked on the object read, and its reconcile is
+    /// counted in that shard while it runs.
     async fn reconcile_key(&self, lister: &Lister<K>, key: &str) -> Outcome {
         let request = Request::from_key(key);
         // Read once per change: not kept in the lister's cache of decodes,
@@ -178,11 +195,12 @@ where
         let object = match lister.try_get_uncached(key) {
             Ok(Some(object)) => object,
             Ok(None) => {
-                self.counters
-                    .gone
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.counters.gone.fetch_add(1, Ordering::Relaxed);
                 if let Some(on_gone) = &self.on_gone {
-                    on_gone(&request);
+                    let called = catch_unwind(AssertUnwindSafe(|| on_gone(&request)));
+                    if called.is_err() {
+                        tracing::error!(%key, "the on_gone hook panicked");
+                    }
                 }
                 return Outcome::Gone;
             }
@@ -193,11 +211,24 @@ where
                 return Outcome::Failed(Action::Requeue);
             }
         };
-        let mut running = AbortOnDrop(tokio::spawn((self.reconcile)(
+        let _shard = match self.shards.get() {
+            None => None,
+            Some(shards) => match shards.enter(object.meta()) {
+                Some(guard) => Some(guard),
+                None => {
+                    lister.release(key, object);
+                    return Outcome::Elsewhere;
+                }
+            },
+        };
+        // The reconcile runs inside this worker's future, so stopping the
+        // worker (a lost lease, a shutdown past its deadline) stops it.
+        let ended = AssertUnwindSafe((self.reconcile)(
             Arc::clone(&object),
             Arc::clone(&self.context),
-        )));
-        let ended = (&mut running.0).await;
+        ))
+        .catch_unwind()
+        .await;
         let outcome = self.outcome(key, &object, ended);
         lister.release(key, object);
         outcome
@@ -208,55 +239,61 @@ where
         &self,
         key: &str,
         object: &Arc<K>,
-        ended: Result<Result<Action, E>, tokio::task::JoinError>,
+        ended: Result<Result<Action, E>, Box<dyn std::any::Any + Send>>,
     ) -> Outcome {
         match ended {
             Ok(Ok(action)) => Outcome::Reconciled(action),
             Ok(Err(error)) => {
-                let action = (self.error_policy)(object, &error, &self.context);
+                let policy = catch_unwind(AssertUnwindSafe(|| {
+                    (self.error_policy)(object, &error, &self.context)
+                }));
+                let action = policy.unwrap_or_else(|_| {
+                    tracing::error!(%key, "the error policy panicked; backing off");
+                    Action::Requeue
+                });
                 tracing::warn!(%key, %error, ?action, "reconcile failed");
                 Outcome::Failed(action)
             }
-            Err(joined) => {
-                self.counters
-                    .panics
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Err(_) => {
+                self.counters.panics.fetch_add(1, Ordering::Relaxed);
                 if let Some(metrics) = &self.metrics {
                     metrics.panicked();
                 }
-                tracing::error!(%key, error = %joined, "reconcile panicked");
+                tracing::error!(%key, "reconcile panicked");
                 Outcome::Failed(Action::Requeue)
             }
         }
     }
 
-    /// Whether this replica reconciles `key` now: always, unless sharded;
-    /// sharded, when its object's shard is held here (the guard counts the
-    /// reconcile in that shard) or it has left the cache (a gone key is
-    /// dropped by whoever takes it).
-    fn claim(&self, lister: &Lister<K>, key: &str) -> Option<Option<ShardGuard>> {
-        let Some(shards) = self.shards.get() else {
-            return Some(None);
-        };
-        match lister.get_metadata(key) {
-            None => Some(None),
-            Some(meta) => shards.enter(&meta).map(Some),
+    /// Whether `key` may be reconciled here: always, unless sharded;
+    /// sharded, unless its cached metadata says its shard is held
+    /// elsewhere (a cheap first look, decoding nothing; the object read
+    /// is checked again).
+    fn maybe_mine(&self, lister: &Lister<K>, key: &str) -> bool {
+        match (self.shards.get(), lister.get_metadata(key)) {
+            (Some(shards), Some(meta)) => shards.holds(&meta),
+            _ => true,
         }
     }
 
-    /// One worker: takes keys until the queue shuts down.
+    /// One worker: takes keys until the queue shuts down; at shutdown the
+    /// keys still queued are left (controller-runtime's queue drops them
+    /// too).
     async fn worker(self: Arc<Self>, lister: Lister<K>) {
         while let Some(key) = self.queue.get().await {
-            let Some(_shard) = self.claim(&lister, &key) else {
+            let _done = Done {
+                queue: &self.queue,
+                key: &key,
+            };
+            if self.stopping.load(Ordering::Acquire) {
+                break;
+            }
+            if !self.maybe_mine(&lister, &key) {
                 // Another replica's shard: it reconciles the key.
                 self.queue.forget(&key);
-                self.queue.done(&key);
                 continue;
-            };
-            self.counters.started();
-            if let Some(metrics) = &self.metrics {
-                metrics.active(1);
             }
+            let _active = Active::start(&self.counters, self.metrics.as_ref());
             let started = Instant::now();
             let outcome = self.reconcile_key(&lister, &key).await;
             if let Some(label) = result_label(outcome) {
@@ -275,11 +312,45 @@ where
                 QueueStep::AddAfter(delay) => self.queue.add_after(key.clone(), delay),
                 QueueStep::AddRateLimited => self.queue.add_rate_limited(key.clone()),
             }
-            self.counters.finished();
-            if let Some(metrics) = &self.metrics {
-                metrics.active(-1);
-            }
-            self.queue.done(&key);
+        }
+    }
+}
+
+/// Marks a key done in its queue however its turn ends (a panic, a
+/// stopped worker), so it is never stuck as being processed.
+struct Done<'a> {
+    queue: &'a RateLimitingQueue<String>,
+    key: &'a String,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.queue.done(self.key);
+    }
+}
+
+/// A reconcile counted as running (the counters and the
+/// `active_workers` gauge) until dropped, however it ends.
+struct Active<'a> {
+    counters: &'a Counters,
+    metrics: Option<&'a ControllerMetrics>,
+}
+
+impl<'a> Active<'a> {
+    fn start(counters: &'a Counters, metrics: Option<&'a ControllerMetrics>) -> Self {
+        counters.started();
+        if let Some(metrics) = metrics {
+            metrics.active(1);
+        }
+        Active { counters, metrics }
+    }
+}
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.counters.finished();
+        if let Some(metrics) = self.metrics {
+            metrics.active(-1);
         }
     }
 }
@@ -306,6 +377,7 @@ where
             controller: &self.name,
             predicates: Arc::clone(&self.predicates),
             for_predicates: Arc::clone(&self.for_predicates),
+            namespace: self.namespace.clone(),
             queue: self.queue.clone(),
         };
         let watches = std::mem::take(&mut *self.watches.lock());
@@ -331,6 +403,7 @@ where
     }
 
     fn shut_down(&self) {
+        self.stopping.store(true, Ordering::Release);
         self.queue.shut_down();
     }
 
@@ -344,15 +417,5 @@ where
                 self.queue.add(key);
             }
         }
-    }
-}
-
-/// A task aborted when its handle is dropped: a reconcile stops when its
-/// worker is stopped (leadership lost, shutdown past its deadline).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }

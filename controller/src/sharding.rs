@@ -83,6 +83,13 @@ impl HeldShards {
         }
     }
 
+    /// Whether `meta`'s object is in a shard held here.
+    pub(crate) fn holds(&self, meta: &ObjectMeta) -> bool {
+        self.state.lock().held.values().any(|selector| {
+            selector.matches(meta.uid.as_deref(), meta.namespace.as_deref())
+        })
+    }
+
     /// The shards held now, in order.
     pub(crate) fn held(&self) -> Vec<u32> {
         self.state.lock().held.keys().copied().collect()

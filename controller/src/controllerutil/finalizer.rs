@@ -4,8 +4,9 @@
 //! memory, as controller-runtime's helpers do; the caller writes it back.
 //! [`finalizer`] runs the whole flow against the API server, as
 //! kube-runtime's helper does: a reconcile of a live object first adds the
-//! finalizer (and does nothing else: the write's own event brings the
-//! next reconcile), then runs [`Event::Apply`]; a reconcile of an object
+//! finalizer (and does nothing else, asking to run again at once: the
+//! write's own event may be filtered out, by `generation_changed` say),
+//! then runs [`Event::Apply`]; a reconcile of an object
 //! being deleted runs [`Event::Cleanup`] and removes the finalizer once it
 //! succeeded, after which the server deletes the object. Each write
 //! carries the object's resourceVersion, so a write over a change the
@@ -132,9 +133,10 @@ fn finalizers_patch(meta: &ObjectMeta, finalizers: Vec<String>) -> Patch {
 
 /// Runs `object`'s reconcile under the finalizer `name` (see the module
 /// documentation): `client` is the object's resource client in its
-/// namespace, `handle` the reconcile proper. Returns `handle`'s action, or
-/// [`Action::Done`] after writing the finalizer in or when there is
-/// nothing to do.
+/// namespace, `handle` the reconcile proper. Returns `handle`'s action;
+/// after writing the finalizer in, a requeue at once
+/// (`Action::RequeueAfter(0)`); [`Action::Done`] when there is nothing to
+/// do.
 pub async fn finalizer<K, F, Fut, E>(
     client: &ResourceClient<K>,
     name: &str,
@@ -168,7 +170,7 @@ where
                     object: key,
                     source,
                 })?;
-            Ok(Action::Done)
+            Ok(Action::RequeueAfter(std::time::Duration::ZERO))
         }
         Step::Apply => handle(Event::Apply(object))
             .await

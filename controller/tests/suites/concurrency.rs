@@ -110,8 +110,8 @@ async fn three_workers_at_most_and_never_one_key_twice() {
         "never one key twice at once"
     );
     let app_0 = overlap.runs.lock()["app-0"].0;
-    // Seven writes 15 ms apart against 60 ms reconciles: coalesced, so
-    // fewer runs than writes, but at least one after the last.
+    // Seven writes: at most one run each (plus the first run), at least
+    // one after the last (checked above by the replicas it saw).
     assert!((2..=8).contains(&app_0), "app-0 reconciled {app_0} times");
     assert_eq!(handle.stats().most_active_workers, 3);
     assert_eq!(handle.stats().max_concurrent_reconciles, 3);

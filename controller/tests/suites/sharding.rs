@@ -10,6 +10,7 @@ use clientgo_leaderelection::{LeaderElectionConfig, ShardedControllerOptions};
 use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
 use parking_lot::Mutex;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Cluster, eventually};
@@ -17,6 +18,26 @@ use crate::support::{Cluster, eventually};
 /// Every reconcile: replica and deployment name.
 #[derive(Default)]
 struct Log(Mutex<Vec<(&'static str, String)>>);
+
+/// Every reconcile since the start, with when it ran.
+#[derive(Default)]
+struct Intervals(Mutex<Vec<(&'static str, String, Instant, Instant)>>);
+
+impl Intervals {
+    /// Two replicas' reconciles of one key that overlapped in time.
+    fn overlaps(&self) -> Vec<(String, &'static str, &'static str)> {
+        let all = self.0.lock();
+        let mut found = Vec::new();
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                if a.0 != b.0 && a.1 == b.1 && a.2 < b.3 && b.2 < a.3 {
+                    found.push((a.1.clone(), a.0, b.0));
+                }
+            }
+        }
+        found
+    }
+}
 
 impl Log {
     fn replicas_per_key(&self) -> BTreeMap<String, BTreeSet<&'static str>> {
@@ -28,13 +49,18 @@ impl Log {
     }
 }
 
-fn replica(cluster: &Cluster, identity: &'static str, log: &Arc<Log>) -> Manager {
+fn replica(
+    cluster: &Cluster,
+    identity: &'static str,
+    log: &Arc<Log>,
+    intervals: &Arc<Intervals>,
+) -> Manager {
     let options = ShardedControllerOptions::new("team", "operator")
         .shards(4)
         .election(
             LeaderElectionConfig::default()
-                .lease_duration(Duration::from_secs(2))
-                .renew_deadline(Duration::from_secs(1))
+                .lease_duration(Duration::from_secs(3))
+                .renew_deadline(Duration::from_secs(2))
                 .retry_period(Duration::from_millis(200)),
         );
     let manager =
@@ -42,12 +68,15 @@ fn replica(cluster: &Cluster, identity: &'static str, log: &Arc<Log>) -> Manager
     Controller::for_::<Deployment>(&manager)
         .max_concurrent_reconciles(2)
         .run(
-            move |deployment: Arc<Deployment>, log: Arc<Log>| async move {
+            move |deployment: Arc<Deployment>, context: Arc<(Arc<Log>, Arc<Intervals>)>| async move {
                 let name = deployment.metadata.name.clone().unwrap_or_default();
-                log.0.lock().push((identity, name));
+                let started = Instant::now();
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                context.0 .0.lock().push((identity, name.clone()));
+                context.1 .0.lock().push((identity, name, started, Instant::now()));
                 Ok::<_, String>(Action::done())
             },
-            Arc::clone(log),
+            Arc::new((Arc::clone(log), Arc::clone(intervals))),
         )
         .unwrap();
     manager
@@ -75,7 +104,8 @@ async fn two_replicas_split_the_keys_with_none_lost_or_doubled() {
         cluster.create_deployment(name).await;
     }
     let log = Arc::new(Log::default());
-    let first = replica(&cluster, "first", &log);
+    let intervals = Arc::new(Intervals::default());
+    let first = replica(&cluster, "first", &log, &intervals);
     let (stop_first, running_first) = start(&first);
     eventually("the first replica to reconcile every key", || async {
         log.replicas_per_key().len() == 16
@@ -86,7 +116,7 @@ async fn two_replicas_split_the_keys_with_none_lost_or_doubled() {
     })
     .await;
 
-    let second = replica(&cluster, "second", &log);
+    let second = replica(&cluster, "second", &log, &intervals);
     let (stop_second, running_second) = start(&second);
     eventually("each replica to hold two shards", || async {
         first.held_shards().len() == 2 && second.held_shards().len() == 2
@@ -117,6 +147,8 @@ async fn two_replicas_split_the_keys_with_none_lost_or_doubled() {
     for (key, replicas) in &per_key {
         assert_eq!(replicas.len(), 1, "{key} reconciled by {replicas:?}");
     }
+    // Through the hand-over too, no key ran on both replicas at once.
+    assert_eq!(intervals.overlaps(), Vec::new());
     let by_first = per_key.values().filter(|r| r.contains("first")).count();
     assert!(
         by_first > 0 && by_first < 16,

@@ -129,14 +129,24 @@ async fn shutdown_lets_reconciles_finish_within_the_deadline() {
         ManagerOptions::default().graceful_shutdown_timeout(Duration::from_millis(100)),
     );
     let started = Arc::new(AtomicUsize::new(0));
+    let stopped = Arc::new(AtomicBool::new(false));
+    /// Sets its flag when the reconcile holding it is dropped.
+    struct Stopped(Arc<AtomicBool>);
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let context = Arc::new((Arc::clone(&started), Arc::clone(&stopped)));
     Controller::for_::<Deployment>(&manager)
         .run(
-            |_: Arc<Deployment>, started: Arc<AtomicUsize>| async move {
-                started.fetch_add(1, Ordering::SeqCst);
+            |_: Arc<Deployment>, context: Arc<(Arc<AtomicUsize>, Arc<AtomicBool>)>| async move {
+                let _stopped = Stopped(Arc::clone(&context.1));
+                context.0.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_secs(30)).await;
                 Ok::<_, String>(Action::done())
             },
-            Arc::clone(&started),
+            context,
         )
         .unwrap();
     let stop = CancellationToken::new();

@@ -43,16 +43,18 @@ fn manager(cluster: &Cluster, dir: &std::path::Path) -> (Manager, Arc<Context>) 
     (manager, context)
 }
 
-async fn run_until_reconciled(manager: &Manager, context: &Context, runs: usize) {
+/// Runs `manager` until `done`, then stops it.
+async fn run_until<F, Fut>(manager: &Manager, done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
     let stop = CancellationToken::new();
     let running = tokio::spawn({
         let (manager, stop) = (manager.clone(), stop.clone());
         async move { manager.run(stop).await }
     });
-    eventually("the reconciles", || async {
-        context.runs.load(Ordering::SeqCst) >= runs
-    })
-    .await;
+    eventually("the reconciles", done).await;
     stop.cancel();
     running.await.unwrap().unwrap();
 }
@@ -65,16 +67,18 @@ async fn a_restart_resumes_from_the_snapshot_and_events_are_recorded() {
     let dir = tempfile::tempdir().unwrap();
 
     let (first, context) = manager(&cluster, dir.path());
-    run_until_reconciled(&first, &context, 2).await;
     let events = ResourceClient::<Event>::namespaced(cluster.client.clone(), "team");
-    eventually("the events written", || async {
-        events
-            .list(&Default::default())
-            .await
-            .unwrap()
-            .items
-            .iter()
-            .any(|event| event.reason.as_deref() == Some("Reconciled"))
+    // Stopping the manager drops the events still queued: wait for them
+    // while it runs.
+    run_until(&first, || async {
+        context.runs.load(Ordering::SeqCst) >= 2
+            && events
+                .list(&Default::default())
+                .await
+                .unwrap()
+                .items
+                .iter()
+                .any(|event| event.reason.as_deref() == Some("Reconciled"))
     })
     .await;
     assert!(
@@ -84,7 +88,7 @@ async fn a_restart_resumes_from_the_snapshot_and_events_are_recorded() {
 
     cluster.server.requests().clear();
     let (second, context) = manager(&cluster, dir.path());
-    run_until_reconciled(&second, &context, 2).await;
+    run_until(&second, || async { context.runs.load(Ordering::SeqCst) >= 2 }).await;
     let deployment_reads: Vec<_> = cluster
         .server
         .requests()
