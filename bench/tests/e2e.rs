@@ -124,7 +124,7 @@ fn bad_flags_exit_2_and_name_the_flag() {
 
 #[test]
 fn the_controller_bench_runs_both_controllers_and_prints_its_targets() {
-    let output = Command::new(env!("CARGO_BIN_EXE_controller"))
+    let output = Command::new(env!("CARGO_BIN_EXE_controller-bench"))
         .args(["--parents", "40", "--runs", "1"])
         .output()
         .unwrap();

@@ -133,9 +133,10 @@ pub(crate) enum QueueStep {
 /// `reconcileHandler`), as the module documentation says.
 pub(crate) fn queue_step(outcome: Outcome) -> QueueStep {
     match outcome {
-        Outcome::Gone | Outcome::Reconciled(Action::Done) | Outcome::Failed(Action::Done) => {
-            QueueStep::Forget
-        }
+        Outcome::Gone
+        | Outcome::Elsewhere
+        | Outcome::Reconciled(Action::Done)
+        | Outcome::Failed(Action::Done) => QueueStep::Forget,
         Outcome::Reconciled(Action::RequeueAfter(delay)) => QueueStep::ForgetThenAddAfter(delay),
         Outcome::Failed(Action::RequeueAfter(delay)) => QueueStep::AddAfter(delay),
         Outcome::Reconciled(Action::Requeue) | Outcome::Failed(Action::Requeue) => {
@@ -146,7 +147,7 @@ pub(crate) fn queue_step(outcome: Outcome) -> QueueStep {
 
 /// The `result` label of `controller_runtime_reconcile_total` for
 /// `outcome`: `success`, `error`, `requeue` or `requeue_after`; `None` for
-/// a gone object, which is not a reconcile.
+/// a gone object or another replica's, which is not a reconcile.
 pub(crate) fn result_label(outcome: Outcome) -> Option<&'static str> {
     match outcome {
         Outcome::Gone | Outcome::Elsewhere => None,

@@ -26,13 +26,12 @@
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clientgo_informers::{InformerSynced, Lister, SharedInformerFactory, TypedResource};
 use clientgo_workqueue::{QueueOptions, RateLimiter, RateLimitingQueue};
-use clientgo_apimachinery::Object;
 use futures_util::FutureExt;
 use tokio::time::Instant;
 use tracing::Instrument;

@@ -85,9 +85,11 @@ impl HeldShards {
 
     /// Whether `meta`'s object is in a shard held here.
     pub(crate) fn holds(&self, meta: &ObjectMeta) -> bool {
-        self.state.lock().held.values().any(|selector| {
-            selector.matches(meta.uid.as_deref(), meta.namespace.as_deref())
-        })
+        self.state
+            .lock()
+            .held
+            .values()
+            .any(|selector| selector.matches(meta.uid.as_deref(), meta.namespace.as_deref()))
     }
 
     /// The shards held now, in order.

@@ -1,4 +1,4 @@
-//! `cargo run --release -p clientgo-bench --bin controller [-- FLAGS]`:
+//! `cargo run --release -p clientgo-bench --bin controller-bench [-- FLAGS]`:
 //! the controller runtime against kube-rs's `Controller` doing the same
 //! job (BENCHMARKS.md, "The controller runtime against kube-rs").
 //!
@@ -36,7 +36,7 @@ const WORKERS: usize = 8;
 
 /// The controller runtime against kube-rs's Controller.
 #[derive(Debug, clap::Parser)]
-#[command(name = "controller", version)]
+#[command(name = "controller-bench", version)]
 struct Flags {
     /// Parents seeded
     #[arg(long, value_name = "N", default_value_t = 10_000)]
