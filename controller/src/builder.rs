@@ -7,16 +7,17 @@ use std::future::Future;
 use std::sync::Arc;
 
 use clientgo_apimachinery::ApiResource;
-use clientgo_informers::{HandlerOptions, InformerSynced, SharedInformerFactory, TypedResource};
+use clientgo_informers::TypedResource;
 use clientgo_workqueue::{RateLimiter, default_controller_rate_limiter};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::error::Error;
-use crate::handler::{EnqueueMapping, Enqueuer};
+use crate::handler::EnqueueMapping;
 use crate::manager::Manager;
 use crate::predicate::Predicate;
 use crate::reconcile::{Action, Request};
-use crate::runner::{ControllerHandle, ErrorPolicy, Runner};
+use crate::runner::{ControllerHandle, ErrorPolicy, OnGone, Parts, Runner};
+use crate::watch::{Watch, watch_of};
 
 /// Starts a controller's builder: `Controller::for_::<K>(&manager)`.
 #[derive(Debug, Clone, Copy)]
@@ -46,62 +47,6 @@ impl Controller {
         }
     }
 }
-
-/// What a watch is given when its controller is registered.
-pub(crate) struct WatchContext<'a> {
-    pub(crate) factory: &'a SharedInformerFactory,
-    pub(crate) controller: &'a str,
-    pub(crate) predicates: Arc<[Arc<dyn Predicate>]>,
-    /// Predicates of the reconciled kind's own events only, after
-    /// `predicates`.
-    pub(crate) for_predicates: Arc<[Arc<dyn Predicate>]>,
-    /// The one namespace requests may be in, if any.
-    pub(crate) namespace: Option<Arc<str>>,
-    pub(crate) queue: clientgo_workqueue::RateLimitingQueue<String>,
-}
-
-/// Registers one watch's handler with the factory's informer of its type
-/// and returns the registration, which syncs once the handler has seen
-/// the informer's initial list.
-pub(crate) type Watch =
-    Box<dyn FnOnce(&WatchContext<'_>) -> Result<Arc<dyn InformerSynced>, Error> + Send>;
-
-fn watch_of<W>(mapping: EnqueueMapping) -> Watch
-where
-    W: TypedResource + Send + Sync + 'static,
-{
-    Box::new(move |context| {
-        let informer = context.factory.informer_for::<W>();
-        let predicates = match mapping {
-            EnqueueMapping::Object => context
-                .predicates
-                .iter()
-                .chain(context.for_predicates.iter())
-                .cloned()
-                .collect(),
-            _ => Arc::clone(&context.predicates),
-        };
-        let handler = Enqueuer {
-            mapping,
-            predicates,
-            namespace: context.namespace.clone(),
-            queue: context.queue.clone(),
-        };
-        let options =
-            HandlerOptions::default().name(format!("{} {}", context.controller, informer.name()));
-        informer
-            .add_metadata_event_handler_with_options(handler, options)
-            .map(|registration| Arc::new(registration) as Arc<dyn InformerSynced>)
-            .map_err(|source| Error::Watch {
-                controller: context.controller.to_string(),
-                resource: ApiResource::of::<W>().plural().to_string(),
-                source: Box::new(source),
-            })
-    })
-}
-
-/// Called with the request of a key whose object has left the cache.
-pub(crate) type OnGone = Arc<dyn Fn(&Request) + Send + Sync>;
 
 /// A controller being configured; [`run`](Builder::run) registers it with
 /// its manager. Every method takes and returns the builder.
@@ -277,7 +222,18 @@ where
             .unwrap_or_else(|| Arc::new(default_controller_rate_limiter()));
         let policy: ErrorPolicy<K, C, E> = Arc::new(error_policy);
         let manager = self.manager.clone();
-        let runner = Runner::new(self, limiter, reconcile, policy, context);
+        let parts = Parts {
+            queue_metrics: manager.queue_metrics(),
+            metrics: manager.controller_metrics(&self.name, self.max_concurrent_reconciles),
+            name: self.name,
+            watches: self.watches,
+            filters: self.filters,
+            for_filters: self.for_filters,
+            namespace: self.namespace,
+            workers: self.max_concurrent_reconciles,
+            on_gone: self.on_gone,
+        };
+        let runner = Runner::new(parts, limiter, reconcile, policy, context);
         let handle = runner.handle();
         manager.add(runner)?;
         Ok(handle)

@@ -56,6 +56,7 @@ pub mod reconcile;
 mod runner;
 pub mod sharding;
 mod stats;
+mod watch;
 
 pub use builder::{Builder, Controller};
 pub use error::Error;

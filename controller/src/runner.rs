@@ -36,13 +36,29 @@ use futures_util::FutureExt;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::builder::{Builder, OnGone, Watch, WatchContext};
 use crate::error::Error;
 use crate::metrics::ControllerMetrics;
 use crate::predicate::Predicate;
 use crate::reconcile::{Action, Outcome, QueueStep, Request, queue_step, result_label};
 use crate::sharding::HeldShards;
 use crate::stats::{ControllerStats, Counters};
+use crate::watch::{Watch, WatchContext};
+
+/// Called with the request of a key whose object has left the cache.
+pub(crate) type OnGone = Arc<dyn Fn(&Request) + Send + Sync>;
+
+/// What a controller is made of, as its builder says.
+pub(crate) struct Parts {
+    pub(crate) name: String,
+    pub(crate) watches: Vec<Watch>,
+    pub(crate) filters: Vec<Arc<dyn Predicate>>,
+    pub(crate) for_filters: Vec<Arc<dyn Predicate>>,
+    pub(crate) namespace: Option<String>,
+    pub(crate) workers: usize,
+    pub(crate) on_gone: Option<OnGone>,
+    pub(crate) queue_metrics: Option<Arc<dyn clientgo_workqueue::MetricsProvider>>,
+    pub(crate) metrics: Option<ControllerMetrics>,
+}
 
 /// What follows a failed reconcile, given the object, the error and the
 /// context.
@@ -138,37 +154,33 @@ where
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
     E: fmt::Display + Send + 'static,
 {
-    /// The controller `builder` describes, not registered yet.
+    /// The controller `parts` describe, not registered yet.
     pub(crate) fn new(
-        builder: Builder<K>,
+        parts: Parts,
         limiter: Arc<dyn RateLimiter<String>>,
         reconcile: F,
         error_policy: ErrorPolicy<K, C, E>,
         context: Arc<C>,
     ) -> Arc<Self> {
-        let mut queue_options = QueueOptions::default().name(&builder.name);
-        if let Some(provider) = builder.manager.queue_metrics() {
+        let mut queue_options = QueueOptions::default().name(&parts.name);
+        if let Some(provider) = parts.queue_metrics {
             queue_options = queue_options.metrics_provider(provider);
         }
-        let queue = RateLimitingQueue::new(limiter, queue_options);
-        let metrics = builder
-            .manager
-            .controller_metrics(&builder.name, builder.max_concurrent_reconciles);
         Arc::new(Runner {
-            name: builder.name.into(),
-            queue,
-            watches: parking_lot::Mutex::new(builder.watches),
-            predicates: builder.filters.into(),
-            for_predicates: builder.for_filters.into(),
-            namespace: builder.namespace.map(Arc::from),
+            name: parts.name.into(),
+            queue: RateLimitingQueue::new(limiter, queue_options),
+            watches: parking_lot::Mutex::new(parts.watches),
+            predicates: parts.filters.into(),
+            for_predicates: parts.for_filters.into(),
+            namespace: parts.namespace.map(Arc::from),
             lister: parking_lot::Mutex::new(None),
             reconcile,
             error_policy,
             context,
-            on_gone: builder.on_gone,
-            workers: builder.max_concurrent_reconciles,
+            on_gone: parts.on_gone,
+            workers: parts.workers,
             counters: Arc::default(),
-            metrics,
+            metrics: parts.metrics,
             shards: std::sync::OnceLock::new(),
             stopping: AtomicBool::new(false),
         })
