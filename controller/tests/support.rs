@@ -11,6 +11,7 @@ use clientgo_testing::TestApiServer;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use tokio_util::sync::CancellationToken;
 
 /// A started test server and a manager of controllers over it.
 pub struct Cluster {
@@ -84,4 +85,17 @@ where
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// A manager's run on a task of its own.
+pub type Running = tokio::task::JoinHandle<Result<(), clientgo_controller::Error>>;
+
+/// Starts `manager`'s run; cancel the token to stop it.
+pub fn start(manager: &Manager) -> (CancellationToken, Running) {
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (manager, stop) = (manager.clone(), stop.clone());
+        async move { manager.run(stop).await }
+    });
+    (stop, running)
 }

@@ -120,15 +120,28 @@ fn step(listed: bool, deleting: bool) -> Step {
     }
 }
 
-/// The finalizer list after the change, with the resourceVersion it is
-/// written over, as a merge patch.
-fn finalizers_patch(meta: &ObjectMeta, finalizers: Vec<String>) -> Patch {
-    Patch::Merge(serde_json::json!({
+/// Writes `finalizers` as the object's whole list, over the
+/// resourceVersion `meta` was read at (a merge patch carrying it, so a
+/// newer object is a conflict, not overwritten).
+async fn write_finalizers<K>(
+    client: &ResourceClient<K>,
+    name: &str,
+    meta: &ObjectMeta,
+    finalizers: Vec<String>,
+) -> Result<(), clientgo_rest::Error>
+where
+    K: DeserializeOwned,
+{
+    let patch = Patch::Merge(serde_json::json!({
         "metadata": {
             "resourceVersion": meta.resource_version,
             "finalizers": finalizers,
         }
-    }))
+    }));
+    client
+        .patch(name, &PatchOptions::default(), &patch)
+        .await
+        .map(drop)
 }
 
 /// Runs `object`'s reconcile under the finalizer `name` (see the module
@@ -158,12 +171,7 @@ where
         Step::AddFinalizer => {
             let mut finalizers = meta.finalizers.clone().unwrap_or_default();
             finalizers.push(name.to_string());
-            client
-                .patch(
-                    &object_name,
-                    &PatchOptions::default(),
-                    &finalizers_patch(&meta, finalizers),
-                )
+            write_finalizers(client, &object_name, &meta, finalizers)
                 .await
                 .map_err(|source| FinalizerError::Add {
                     name: name.to_string(),
@@ -186,12 +194,7 @@ where
                 .filter(|f| *f != name)
                 .cloned()
                 .collect();
-            client
-                .patch(
-                    &object_name,
-                    &PatchOptions::default(),
-                    &finalizers_patch(&meta, finalizers),
-                )
+            write_finalizers(client, &object_name, &meta, finalizers)
                 .await
                 .map_err(|source| FinalizerError::Remove {
                     name: name.to_string(),

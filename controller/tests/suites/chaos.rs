@@ -13,9 +13,8 @@ use clientgo_rest::{DeleteOptions, Patch, PatchOptions, ResourceClient};
 use clientgo_testing::{Corruption, TestApiServer, Verb};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, deployment};
+use crate::support::{Cluster, deployment, start};
 
 fn replicas(parent: &Deployment) -> String {
     parent
@@ -99,11 +98,7 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
         .max_concurrent_reconciles(4)
         .run(reconcile, Arc::new(cluster.config_maps()))
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
 
     // The storm: a fault every 400 ms; the writer changes, creates and
     // deletes parents and deletes children, ignoring the faults' errors.

@@ -9,9 +9,8 @@ use clientgo_controller::{Action, Controller};
 use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
 use parking_lot::Mutex;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 #[derive(Default)]
 struct Overlap {
@@ -69,11 +68,7 @@ async fn three_workers_at_most_and_never_one_key_twice() {
         .max_concurrent_reconciles(3)
         .run(slow_reconcile, Arc::clone(&overlap))
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
     eventually("every object reconciled", || async {
         overlap.runs.lock().len() == 12
     })

@@ -4,9 +4,8 @@ use std::sync::Arc;
 
 use clientgo_controller::{Action, Controller, ManagerOptions};
 use k8s_openapi::api::apps::v1::Deployment;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 async fn get(url: String) -> (u16, String) {
     let response = clientgo_rest::reqwest::get(url).await.unwrap();
@@ -32,11 +31,7 @@ async fn metrics_and_probes_are_served() {
             Arc::new(()),
         )
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
     eventually("the endpoints to listen", || async {
         manager.metrics_address().is_some() && manager.health_probe_address().is_some()
     })

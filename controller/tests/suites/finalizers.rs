@@ -9,9 +9,8 @@ use clientgo_controller::controllerutil::finalizer::{self, Event, finalizer};
 use clientgo_controller::{Action, Controller};
 use clientgo_rest::{DeleteOptions, ResourceClient};
 use k8s_openapi::api::apps::v1::Deployment;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 const FINALIZER: &str = "example.com/cleanup";
 
@@ -57,11 +56,7 @@ async fn cleanup_runs_before_the_object_goes() {
         })
         .run(reconcile, Arc::clone(&context))
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
     let deployments = cluster.deployments();
     eventually("the finalizer written and Apply run", || async {
         context.applied.load(Ordering::SeqCst) >= 1

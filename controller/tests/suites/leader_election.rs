@@ -9,9 +9,8 @@ use clientgo_leaderelection::LeaderElectionConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use parking_lot::Mutex;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 /// Every reconcile: which replica, from when to when.
 #[derive(Default)]
@@ -70,20 +69,6 @@ fn replica(cluster: &Cluster, identity: &'static str, log: &Arc<Log>) -> Manager
         )
         .unwrap();
     manager
-}
-
-fn start(
-    manager: &Manager,
-) -> (
-    CancellationToken,
-    tokio::task::JoinHandle<Result<(), clientgo_controller::Error>>,
-) {
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
-    (stop, running)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,9 +11,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 struct Context {
     config_maps: ResourceClient<ConfigMap>,
@@ -84,12 +83,7 @@ async fn a_changed_or_deleted_child_reconciles_its_owner() {
         .owns::<ConfigMap>()
         .run(reconcile, Arc::clone(&context))
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let manager = manager.clone();
-        let stop = stop.clone();
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
 
     let config_maps = cluster.config_maps();
     eventually("the child to be created", || async {

@@ -9,9 +9,8 @@ use clientgo_controller::predicate::{generation_changed, labels_changed};
 use clientgo_controller::{Action, Controller, PredicateExt};
 use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_spec_and_label_changes_reach_the_reconcile() {
@@ -29,11 +28,7 @@ async fn only_spec_and_label_changes_reach_the_reconcile() {
             Arc::clone(&runs),
         )
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
     eventually("the create", || async { runs.load(Ordering::SeqCst) == 1 }).await;
     let deployments = cluster.deployments();
     let patch = |body: serde_json::Value| {
@@ -119,11 +114,7 @@ async fn namespace_and_label_selector_narrow_what_is_reconciled() {
             Arc::clone(&seen),
         )
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
     eventually("front reconciled", || async { seen.lock().len() == 1 }).await;
     // A child without the label still reconciles its owner.
     let mut child = ConfigMap {

@@ -10,9 +10,8 @@ use clientgo_workqueue::ItemExponentialFailureRateLimiter;
 use k8s_openapi::api::apps::v1::Deployment;
 use parking_lot::Mutex;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 #[derive(Default)]
 struct Calls(Mutex<Vec<Instant>>);
@@ -50,11 +49,7 @@ async fn requeue_after_runs_again_after_the_delay_until_the_object_is_deleted() 
             Arc::clone(&calls),
         )
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
     eventually("four runs", || async { calls.len() >= 4 }).await;
     for gap in calls.gaps() {
         assert!(
@@ -123,11 +118,7 @@ async fn errors_back_off_per_key_and_the_policy_can_give_up() {
             context,
         )
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
     // 20, 40, 80, 160, 320 ms: five retries in about 0.6 s.
     eventually("six attempts", || async { failing.len() >= 6 }).await;
     let gaps = failing.gaps();

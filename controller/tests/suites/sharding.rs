@@ -11,9 +11,8 @@ use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
 use parking_lot::Mutex;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 /// Every reconcile: replica and deployment name.
 #[derive(Default)]
@@ -80,20 +79,6 @@ fn replica(
         )
         .unwrap();
     manager
-}
-
-fn start(
-    manager: &Manager,
-) -> (
-    CancellationToken,
-    tokio::task::JoinHandle<Result<(), clientgo_controller::Error>>,
-) {
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
-    (stop, running)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 /// A custom resource whose CRD is never installed.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -108,11 +108,7 @@ async fn shutdown_lets_reconciles_finish_within_the_deadline() {
             context,
         )
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
     eventually("the reconcile to start", || async {
         started.load(Ordering::SeqCst) == 1
     })
@@ -149,11 +145,7 @@ async fn shutdown_lets_reconciles_finish_within_the_deadline() {
             context,
         )
         .unwrap();
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(&manager);
     eventually("the long reconcile to start", || async {
         started.load(Ordering::SeqCst) == 1
     })

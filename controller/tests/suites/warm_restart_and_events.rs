@@ -10,9 +10,8 @@ use clientgo_rest::ResourceClient;
 use clientgo_testing::Verb;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Event;
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually};
+use crate::support::{Cluster, eventually, start};
 
 struct Context {
     runs: AtomicUsize,
@@ -49,11 +48,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let (manager, stop) = (manager.clone(), stop.clone());
-        async move { manager.run(stop).await }
-    });
+    let (stop, running) = start(manager);
     eventually("the reconciles", done).await;
     stop.cancel();
     running.await.unwrap().unwrap();
