@@ -142,6 +142,7 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
     cluster.server.faults().set_latency(Duration::ZERO);
 
     // Calm: every parent gets its child, as it says.
+    let behind_now = parking_lot::Mutex::new(Vec::<String>::new());
     let converged = async {
         loop {
             let parents = deployments.list(&Default::default()).await;
@@ -173,6 +174,7 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
                 if behind.is_empty() {
                     return parents.items.len();
                 }
+                *behind_now.lock() = behind;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -181,7 +183,9 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
         .await
         .unwrap_or_else(|_| {
             panic!(
-                "parents never converged; faults: {faults:?}; {:?}",
+                "parents never converged: {:?} behind; {} keys queued; {:?}; faults: {faults:?}",
+                behind_now.lock(),
+                handle.queue_len(),
                 handle.stats()
             )
         });
