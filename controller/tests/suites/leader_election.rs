@@ -129,3 +129,65 @@ async fn one_replica_reconciles_at_a_time_and_the_standby_takes_over() {
     stop_second.cancel();
     running_second.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_cannot_renew_stops_its_reconciles_and_says_so() {
+    use clientgo_apimachinery::GroupResource;
+    use clientgo_testing::Verb;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let cluster = Cluster::start().await;
+    cluster.create_deployment("web").await;
+    let election = LeaderElection::new("team", "operator", "only").config(
+        LeaderElectionConfig::default()
+            .lease_duration(Duration::from_secs(3))
+            .renew_deadline(Duration::from_secs(2))
+            .retry_period(Duration::from_millis(200)),
+    );
+    let manager = cluster.manager_with(ManagerOptions::default().leader_election(election));
+    let started = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::new(AtomicBool::new(false));
+    /// Sets its flag when the reconcile holding it is dropped.
+    struct Stopped(Arc<AtomicBool>);
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let context = Arc::new((Arc::clone(&started), Arc::clone(&stopped)));
+    Controller::for_::<Deployment>(&manager)
+        .run(
+            |_: Arc<Deployment>, context: Arc<(Arc<AtomicBool>, Arc<AtomicBool>)>| async move {
+                let _stopped = Stopped(Arc::clone(&context.1));
+                context.0.store(true, Ordering::SeqCst);
+                // Far longer than the lease: only a stop ends it.
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok::<_, String>(Action::done())
+            },
+            context,
+        )
+        .unwrap();
+    let (_stop, running) = start(&manager);
+    eventually("the reconcile to start", || async {
+        started.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
+    // Renewals are refused from now on.
+    cluster.server.deny(
+        Verb::Update,
+        GroupResource::new("coordination.k8s.io", "leases"),
+    );
+    let result = tokio::time::timeout(Duration::from_secs(15), running)
+        .await
+        .expect("run returns once the renew deadline passed")
+        .unwrap();
+    assert!(
+        matches!(result, Err(clientgo_controller::Error::LeaderElectionLost)),
+        "{result:?}"
+    );
+    assert!(
+        stopped.load(Ordering::SeqCst),
+        "the reconcile went on after the lease was lost"
+    );
+    assert!(!manager.is_leading());
+}
