@@ -37,6 +37,14 @@
 //! enqueueing decodes nothing; a worker decodes the reconciled object from
 //! the cache when it takes its key.
 //!
+//! **Check again now and then.** Informers report changes, not states: a
+//! child created by a reconcile and deleted by someone else while the
+//! child kind's watch was down, the gap then closed by a relist, makes no
+//! event at all (in client-go and controller-runtime too). A controller
+//! that must repair such a loss returns
+//! [`Action::requeue_after`] with a period (kube-rs advises an hour;
+//! controller-runtime relies on its 10-hour resync).
+//!
 //! **Where it differs from controller-runtime.** A key whose object has
 //! left the cache is not reconciled (controller-runtime runs the
 //! reconciler, whose read returns NotFound); it is reported to
