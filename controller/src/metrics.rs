@@ -5,7 +5,10 @@
 //! them; controller-runtime adds a `controller` label with the same
 //! value, which these lack.
 
-use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
+use prometheus::{
+    Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry,
+};
 
 /// controller-runtime's `controller_runtime_reconcile_time_seconds`
 /// buckets.
@@ -88,18 +91,23 @@ impl ManagerMetrics {
         Ok(metrics)
     }
 
-    /// The series of the controller `name` with `workers` workers; every
-    /// `result` series starts at zero, as controller-runtime's do.
+    /// The series of the controller `name` with `workers` workers,
+    /// resolved once (a reconcile hashes no label); every `result` series
+    /// starts at zero, as controller-runtime's do.
     pub(crate) fn controller(&self, name: &str, workers: usize) -> ControllerMetrics {
-        for result in ["success", "error", "requeue", "requeue_after"] {
-            self.reconcile_total.with_label_values(&[name, result]);
-        }
+        let total = |result: &str| self.reconcile_total.with_label_values(&[name, result]);
         self.max_concurrent_reconciles
             .with_label_values(&[name])
             .set(i64::try_from(workers).unwrap_or(i64::MAX));
         ControllerMetrics {
-            metrics: self.clone(),
-            name: name.to_string(),
+            success: total("success"),
+            error: total("error"),
+            requeue: total("requeue"),
+            requeue_after: total("requeue_after"),
+            errors: self.reconcile_errors_total.with_label_values(&[name]),
+            panics: self.reconcile_panics_total.with_label_values(&[name]),
+            time: self.reconcile_time_seconds.with_label_values(&[name]),
+            active: self.active_workers.with_label_values(&[name]),
         }
     }
 }
@@ -107,44 +115,39 @@ impl ManagerMetrics {
 /// One controller's series.
 #[derive(Clone)]
 pub(crate) struct ControllerMetrics {
-    metrics: ManagerMetrics,
-    name: String,
+    success: IntCounter,
+    error: IntCounter,
+    requeue: IntCounter,
+    requeue_after: IntCounter,
+    errors: IntCounter,
+    panics: IntCounter,
+    time: Histogram,
+    active: IntGauge,
 }
 
 impl ControllerMetrics {
-    /// A reconcile ended with `result` after `seconds`.
+    /// A reconcile ended with `result` (a `result` label) after `seconds`.
     pub(crate) fn reconciled(&self, result: &str, seconds: f64) {
-        let name = self.name.as_str();
-        self.metrics
-            .reconcile_total
-            .with_label_values(&[name, result])
-            .inc();
-        if result == "error" {
-            self.metrics
-                .reconcile_errors_total
-                .with_label_values(&[name])
-                .inc();
+        match result {
+            "success" => self.success.inc(),
+            "requeue" => self.requeue.inc(),
+            "requeue_after" => self.requeue_after.inc(),
+            _ => {
+                self.error.inc();
+                self.errors.inc();
+            }
         }
-        self.metrics
-            .reconcile_time_seconds
-            .with_label_values(&[name])
-            .observe(seconds);
+        self.time.observe(seconds);
     }
 
     /// A reconcile panicked.
     pub(crate) fn panicked(&self) {
-        self.metrics
-            .reconcile_panics_total
-            .with_label_values(&[&self.name])
-            .inc();
+        self.panics.inc();
     }
 
     /// A worker started (`1`) or finished (`-1`) a reconcile.
     pub(crate) fn active(&self, change: i64) {
-        self.metrics
-            .active_workers
-            .with_label_values(&[&self.name])
-            .add(change);
+        self.active.add(change);
     }
 }
 

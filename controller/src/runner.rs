@@ -200,7 +200,6 @@ where
     /// object's shard is checked on the object read, and its reconcile is
     /// counted in that shard while it runs.
     async fn reconcile_key(&self, lister: &Lister<K>, key: &str) -> Outcome {
-        let request = Request::from_key(key);
         // Read once per change: not kept in the lister's cache of decodes,
         // and given back whole when the reconcile is done.
         let object = match lister.try_get_uncached(key) {
@@ -208,6 +207,7 @@ where
             Ok(None) => {
                 self.counters.gone.fetch_add(1, Ordering::Relaxed);
                 if let Some(on_gone) = &self.on_gone {
+                    let request = Request::from_key(key);
                     let called = catch_unwind(AssertUnwindSafe(|| on_gone(&request)));
                     if called.is_err() {
                         tracing::error!(%key, "the on_gone hook panicked");

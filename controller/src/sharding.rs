@@ -85,11 +85,7 @@ impl HeldShards {
 
     /// Whether `meta`'s object is in a shard held here.
     pub(crate) fn holds(&self, meta: &ObjectMeta) -> bool {
-        self.state
-            .lock()
-            .held
-            .values()
-            .any(|selector| selector.matches(meta.uid.as_deref(), meta.namespace.as_deref()))
+        shard_of(&self.state.lock(), meta).is_some()
     }
 
     /// The shards held now, in order.
@@ -102,17 +98,22 @@ impl HeldShards {
     /// object's shard is held elsewhere.
     pub(crate) fn enter(self: &Arc<Self>, meta: &ObjectMeta) -> Option<ShardGuard> {
         let mut state = self.state.lock();
-        let index = state.held.iter().find_map(|(index, selector)| {
-            selector
-                .matches(meta.uid.as_deref(), meta.namespace.as_deref())
-                .then_some(*index)
-        })?;
+        let index = shard_of(&state, meta)?;
         *state.in_flight.entry(index).or_default() += 1;
         Some(ShardGuard {
             shards: Arc::clone(self),
             index,
         })
     }
+}
+
+/// The shard held in `state` that `meta`'s object belongs to.
+fn shard_of(state: &State, meta: &ObjectMeta) -> Option<u32> {
+    state.held.iter().find_map(|(index, selector)| {
+        selector
+            .matches(meta.uid.as_deref(), meta.namespace.as_deref())
+            .then_some(*index)
+    })
 }
 
 /// A reconcile running in a held shard.

@@ -99,3 +99,13 @@ pub fn start(manager: &Manager) -> (CancellationToken, Running) {
     });
     (stop, running)
 }
+
+/// Sets its flag when dropped: held by a reconcile, it tells whether the
+/// reconcile was stopped (its future dropped).
+pub struct DropFlag(pub std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}

@@ -10,7 +10,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::support::{Cluster, eventually, start};
+use crate::support::{Cluster, DropFlag, eventually, start};
 
 /// Every reconcile: which replica, from when to when.
 #[derive(Default)]
@@ -147,18 +147,11 @@ async fn a_leader_that_cannot_renew_stops_its_reconciles_and_says_so() {
     let manager = cluster.manager_with(ManagerOptions::default().leader_election(election));
     let started = Arc::new(AtomicBool::new(false));
     let stopped = Arc::new(AtomicBool::new(false));
-    /// Sets its flag when the reconcile holding it is dropped.
-    struct Stopped(Arc<AtomicBool>);
-    impl Drop for Stopped {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
     let context = Arc::new((Arc::clone(&started), Arc::clone(&stopped)));
     Controller::for_::<Deployment>(&manager)
         .run(
             |_: Arc<Deployment>, context: Arc<(Arc<AtomicBool>, Arc<AtomicBool>)>| async move {
-                let _stopped = Stopped(Arc::clone(&context.1));
+                let _stopped = DropFlag(Arc::clone(&context.1));
                 context.0.store(true, Ordering::SeqCst);
                 // Far longer than the lease: only a stop ends it.
                 tokio::time::sleep(Duration::from_secs(60)).await;

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{Cluster, eventually, start};
+use crate::support::{Cluster, DropFlag, eventually, start};
 
 /// A custom resource whose CRD is never installed.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -126,18 +126,11 @@ async fn shutdown_lets_reconciles_finish_within_the_deadline() {
     );
     let started = Arc::new(AtomicUsize::new(0));
     let stopped = Arc::new(AtomicBool::new(false));
-    /// Sets its flag when the reconcile holding it is dropped.
-    struct Stopped(Arc<AtomicBool>);
-    impl Drop for Stopped {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
     let context = Arc::new((Arc::clone(&started), Arc::clone(&stopped)));
     Controller::for_::<Deployment>(&manager)
         .run(
             |_: Arc<Deployment>, context: Arc<(Arc<AtomicUsize>, Arc<AtomicBool>)>| async move {
-                let _stopped = Stopped(Arc::clone(&context.1));
+                let _stopped = DropFlag(Arc::clone(&context.1));
                 context.0.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_secs(30)).await;
                 Ok::<_, String>(Action::done())
