@@ -179,18 +179,10 @@ async fn scene(client: &RestClient, namespace: &str, manager: &Manager) -> Resul
         say!("scene: created CronTab {name}");
     }
     eventually("the manager to be ready", async || manager.is_ready()).await?;
+    // A Job as the server has it now (None while missing or unreadable).
+    let job = async |name: &str| jobs.get_optional(name).await.ok().flatten();
     eventually("both Jobs", async || {
-        jobs.get_optional("report-run")
-            .await
-            .ok()
-            .flatten()
-            .is_some()
-            && jobs
-                .get_optional("backup-run")
-                .await
-                .ok()
-                .flatten()
-                .is_some()
+        job("report-run").await.is_some() && job("backup-run").await.is_some()
     })
     .await?;
     let mut report = crontabs.get("report").await.map_err(|e| e.to_string())?;
@@ -207,15 +199,11 @@ async fn scene(client: &RestClient, namespace: &str, manager: &Manager) -> Resul
     eventually(
         "report's Job to follow and backup's to come back",
         async || {
-            let parallelism =
-                |job: Option<Job>| job.and_then(|j| j.spec).and_then(|s| s.parallelism);
-            parallelism(jobs.get_optional("report-run").await.ok().flatten()) == Some(5)
-                && jobs
-                    .get_optional("backup-run")
-                    .await
-                    .ok()
-                    .flatten()
-                    .is_some()
+            let parallelism = job("report-run")
+                .await
+                .and_then(|j| j.spec)
+                .and_then(|s| s.parallelism);
+            parallelism == Some(5) && job("backup-run").await.is_some()
         },
     )
     .await?;
