@@ -318,16 +318,33 @@ pub(crate) fn same_desired_state(a: &Value, b: &Value) -> bool {
         })
 }
 
-/// Whether `next` is `stored` apart from the resourceVersion.
+/// Whether `next` is `stored` apart from the resourceVersion (compared
+/// in place: no copy of either object).
 fn unchanged(next: &Value, stored: &Value) -> bool {
-    let without_version = |object: &Value| {
-        let mut object = object.clone();
-        if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-            metadata.remove("resourceVersion");
-        }
-        object
+    let (Some(next), Some(stored)) = (next.as_object(), stored.as_object()) else {
+        return next == stored;
     };
-    without_version(next) == without_version(stored)
+    next.len() == stored.len()
+        && next.iter().all(|(field, value)| match stored.get(field) {
+            Some(old) if field == "metadata" => same_but_version(value, old),
+            Some(old) => value == old,
+            None => false,
+        })
+}
+
+/// Whether two metadata objects are equal but for their resourceVersion.
+fn same_but_version(next: &Value, stored: &Value) -> bool {
+    let (Some(next), Some(stored)) = (next.as_object(), stored.as_object()) else {
+        return next == stored;
+    };
+    let others = |metadata: &serde_json::Map<String, Value>| {
+        metadata.keys().filter(|key| *key != "resourceVersion").count()
+    };
+    others(next) == others(stored)
+        && next
+            .iter()
+            .filter(|(key, _)| *key != "resourceVersion")
+            .all(|(key, value)| stored.get(key) == Some(value))
 }
 
 /// Whether a resource is the core group's pods, whose deletion and status
