@@ -338,7 +338,10 @@ fn same_but_version(next: &Value, stored: &Value) -> bool {
         return next == stored;
     };
     let others = |metadata: &serde_json::Map<String, Value>| {
-        metadata.keys().filter(|key| *key != "resourceVersion").count()
+        metadata
+            .keys()
+            .filter(|key| *key != "resourceVersion")
+            .count()
     };
     others(next) == others(stored)
         && next
