@@ -3,8 +3,10 @@
 //!
 //! Most controllers read an object's key and metadata in their handlers and
 //! a few whole objects per reconcile. A `Compact<K>` keeps, per object, one
-//! owned copy of its JSON (never a view into a response buffer) and an
-//! [`ObjectMeta`] parsed once at ingest, without `managedFields`. It is an
+//! owned copy of its JSON (never a view into a response buffer) and its
+//! metadata parsed once at ingest, without `managedFields`, and packed
+//! ([`CompactMeta`]: two allocations, read in place by the
+//! [`Object`](crate::Object) accessors). It is an
 //! [`Object`](crate::Object), and a `k8s_openapi::Resource` when `K` is
 //! (typed and custom resources; a `Compact<DynamicObject>` works through
 //! the resource-driven constructors), so every layer that works with `K`
@@ -36,6 +38,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::compact_body::{CompactBody, Json, MessageDecoder};
+use crate::{CompactMeta, StrMap};
 
 mod record;
 
@@ -44,6 +47,7 @@ pub use record::CompactRecordError;
 static DECODES: AtomicU64 = AtomicU64::new(0);
 static DECODE_ERRORS: AtomicU64 = AtomicU64::new(0);
 static COPIES: AtomicU64 = AtomicU64::new(0);
+static META_BUILDS: AtomicU64 = AtomicU64::new(0);
 
 /// Counters of [`Compact::decode`] across every type in the process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,6 +60,10 @@ pub struct CompactDecodes {
     /// Deep copies of an entry (`Clone`): the informer never makes one,
     /// which a test checks.
     pub copies: u64,
+    /// Whole `ObjectMeta`s built and kept for an entry's
+    /// [`meta`](crate::Object::meta) (the accessors never build one): the
+    /// informer builds none, which a test checks.
+    pub metadata_builds: u64,
 }
 
 /// The decode counters so far.
@@ -64,6 +72,7 @@ pub fn compact_decodes() -> CompactDecodes {
         decodes: DECODES.load(Ordering::Relaxed),
         errors: DECODE_ERRORS.load(Ordering::Relaxed),
         copies: COPIES.load(Ordering::Relaxed),
+        metadata_builds: META_BUILDS.load(Ordering::Relaxed),
     }
 }
 
@@ -85,7 +94,7 @@ pub struct CompactDecodeError {
 /// [`Lz4`](crate::Lz4)-compressed) and parsed metadata; see the module
 /// documentation.
 pub struct Compact<K, B: CompactBody = Json> {
-    metadata: ObjectMeta,
+    meta: MetaForm,
     body: B,
     decoded: Mutex<Weak<K>>,
     memo: OnceLock<Box<dyn Any + Send + Sync>>,
@@ -99,6 +108,95 @@ pub struct Compact<K, B: CompactBody = Json> {
     /// [`set_message_decoder`](Compact::set_message_decoder)).
     message_decoder: Option<MessageDecoder<K>>,
     _type: PhantomData<fn() -> K>,
+}
+
+/// An entry's metadata: packed, as ingest keeps it; or whole, once
+/// [`meta_mut`](crate::Object::meta_mut) was asked for (until
+/// [`change_metadata`](Compact::change_metadata) packs it again).
+enum MetaForm {
+    Packed {
+        packed: CompactMeta,
+        /// Built by the first [`meta`](crate::Object::meta) and kept with
+        /// the entry: the accessors never need it.
+        built: OnceLock<Box<ObjectMeta>>,
+    },
+    Whole(Box<WholeMeta>),
+}
+
+impl MetaForm {
+    fn packed(metadata: &ObjectMeta) -> Self {
+        MetaForm::Packed {
+            packed: CompactMeta::new(metadata),
+            built: OnceLock::new(),
+        }
+    }
+
+    /// The whole `ObjectMeta`, built (and counted) when packed.
+    fn whole(&self) -> &ObjectMeta {
+        match self {
+            MetaForm::Packed { packed, built } => built.get_or_init(|| {
+                META_BUILDS.fetch_add(1, Ordering::Relaxed);
+                Box::new(packed.to_object_meta())
+            }),
+            MetaForm::Whole(whole) => &whole.0,
+        }
+    }
+
+    /// A new `ObjectMeta` equal to the kept one, built without keeping it.
+    fn to_object_meta(&self) -> ObjectMeta {
+        match self {
+            MetaForm::Packed { packed, .. } => packed.to_object_meta(),
+            MetaForm::Whole(whole) => whole.0.clone(),
+        }
+    }
+
+    /// The kept metadata, made whole to change.
+    fn whole_mut(&mut self) -> &mut ObjectMeta {
+        if let MetaForm::Packed { packed, built } = self {
+            let whole = built
+                .take()
+                .map_or_else(|| packed.to_object_meta(), |built| *built);
+            *self = MetaForm::Whole(Box::new(WholeMeta(whole)));
+        }
+        match self {
+            MetaForm::Whole(whole) => &mut whole.0,
+            MetaForm::Packed { .. } => unreachable!("made whole just above"),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            MetaForm::Packed { packed, .. } => packed.heap_bytes(),
+            MetaForm::Whole(whole) => CompactMeta::new(&whole.0).heap_bytes(),
+        }
+    }
+}
+
+/// Reads one metadata field of an entry through the accessor of either
+/// form: [`CompactMeta`]'s, or the [`Object`](crate::Object) trait's on
+/// the whole `ObjectMeta`.
+macro_rules! field {
+    ($entry:expr, $accessor:ident) => {
+        match &$entry.meta {
+            MetaForm::Packed { packed, .. } => packed.$accessor(),
+            MetaForm::Whole(whole) => crate::Object::$accessor(&**whole),
+        }
+    };
+}
+
+/// A whole `ObjectMeta` as an [`Object`](crate::Object), read with the
+/// trait's accessors.
+#[derive(Default)]
+struct WholeMeta(ObjectMeta);
+
+impl crate::Object for WholeMeta {
+    fn meta(&self) -> &ObjectMeta {
+        &self.0
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.0
+    }
 }
 
 impl<K> Compact<K, Json> {
@@ -142,10 +240,9 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// metadata themselves (clientgo-protobuf's `compact_from_message`
     /// builds `Compact<K, Protobuf>` entries so, then hands them their
     /// decoder). It has no message decoder.
-    pub fn from_parts(mut metadata: ObjectMeta, body: B) -> Self {
-        shrink(&mut metadata);
+    pub fn from_parts(metadata: ObjectMeta, body: B) -> Self {
         Compact {
-            metadata,
+            meta: MetaForm::packed(&metadata),
             body,
             decoded: Mutex::new(Weak::new()),
             memo: OnceLock::new(),
@@ -182,7 +279,13 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// so no decode gives them back. Forgets the memo and any shared
     /// decode.
     pub fn change_metadata(&mut self, change: &(dyn Fn(&mut ObjectMeta) + Send + Sync)) {
-        let cut = changed_metadata(&mut self.metadata, change);
+        let mut metadata = match std::mem::replace(&mut self.meta, MetaForm::Whole(Box::default()))
+        {
+            MetaForm::Packed { packed, .. } => packed.to_object_meta(),
+            MetaForm::Whole(whole) => whole.0,
+        };
+        let cut = changed_metadata(&mut metadata, change);
+        self.meta = MetaForm::packed(&metadata);
         self.memo = OnceLock::new();
         *self.decoded.get_mut() = Weak::new();
         if cut && let Some(body) = self.body.without_managed_fields() {
@@ -216,10 +319,11 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// would alter this entry (its metadata, or the managedFields its body
     /// keeps), found on a copy of the metadata.
     pub fn changed_by(&self, change: &(dyn Fn(&mut ObjectMeta) + Send + Sync)) -> bool {
-        let mut metadata = self.metadata.clone();
+        let kept = self.meta.to_object_meta();
+        let mut metadata = kept.clone();
         let cut = changed_metadata(&mut metadata, change);
         // A cut changes the entry if its body holds any.
-        metadata != self.metadata || (cut && self.body.without_managed_fields().is_some())
+        metadata != kept || (cut && self.body.without_managed_fields().is_some())
     }
 
     /// The kept body.
@@ -240,40 +344,27 @@ impl<K, B: CompactBody> Compact<K, B> {
             .downcast_ref::<T>()
     }
 
-    /// Bytes this entry holds on the heap: the JSON, and the metadata's
-    /// strings, maps and lists (an estimate that leaves out allocator
-    /// overhead).
+    /// Bytes this entry holds on the heap: the body, and the packed
+    /// metadata's text, offsets and lists (an estimate that leaves out the
+    /// entry's own struct and allocator overhead).
     pub fn heap_bytes(&self) -> usize {
-        let map = |map: &Option<BTreeMap<String, String>>| {
-            map.iter()
-                .flatten()
-                .map(|(key, value)| key.len() + value.len() + 48)
-                .sum::<usize>()
-        };
-        let text = |text: &Option<String>| text.as_ref().map_or(0, String::len);
-        let meta = &self.metadata;
-        self.body.heap_bytes()
-            + map(&meta.labels)
-            + map(&meta.annotations)
-            + text(&meta.name)
-            + text(&meta.namespace)
-            + text(&meta.uid)
-            + text(&meta.resource_version)
-            + text(&meta.generate_name)
-            + meta
-                .finalizers
-                .iter()
-                .flatten()
-                .map(String::len)
-                .sum::<usize>()
-            + meta
-                .owner_references
-                .iter()
-                .flatten()
-                .map(|owner| {
-                    owner.api_version.len() + owner.kind.len() + owner.name.len() + owner.uid.len()
-                })
-                .sum::<usize>()
+        self.body.heap_bytes() + self.meta.heap_bytes()
+    }
+
+    /// The metadata as kept, packed ([`None`] while it is whole after a
+    /// [`meta_mut`](crate::Object::meta_mut)).
+    pub fn compact_meta(&self) -> Option<&CompactMeta> {
+        match &self.meta {
+            MetaForm::Packed { packed, .. } => Some(packed),
+            MetaForm::Whole(_) => None,
+        }
+    }
+
+    /// A new `ObjectMeta` equal to the kept metadata (without
+    /// `managedFields`), which the entry does not keep: for a reader that
+    /// needs the whole of it once (a snapshot, a decode).
+    pub fn to_object_meta(&self) -> ObjectMeta {
+        self.meta.to_object_meta()
     }
 }
 
@@ -321,7 +412,7 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
         // the body, as bytes, unless the source or a transform cut them):
         // the body's go back in, unless a transform set its own.
         let managed_fields = object.meta_mut().managed_fields.take();
-        *object.meta_mut() = self.metadata.clone();
+        *object.meta_mut() = self.meta.to_object_meta();
         if object.meta().managed_fields.is_none() {
             object.meta_mut().managed_fields = managed_fields;
         }
@@ -333,21 +424,6 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
             *decoded = Arc::downgrade(object);
         }
         Ok(transformed)
-    }
-}
-
-/// Gives the kept metadata's lists their exact length: a decoder growing
-/// a list one element at a time leaves room for four (an owner reference
-/// is 120 bytes, so a pod's one would hold 480).
-fn shrink(metadata: &mut ObjectMeta) {
-    if let Some(owners) = &mut metadata.owner_references {
-        owners.shrink_to_fit();
-    }
-    if let Some(finalizers) = &mut metadata.finalizers {
-        finalizers.shrink_to_fit();
-    }
-    if let Some(managed_fields) = &mut metadata.managed_fields {
-        managed_fields.shrink_to_fit();
     }
 }
 
@@ -376,17 +452,10 @@ impl<K, B: CompactBody> Compact<K, B> {
     }
 
     fn key(&self) -> String {
-        match self
-            .metadata
-            .namespace
-            .as_deref()
-            .filter(|ns| !ns.is_empty())
-        {
-            Some(namespace) => format!(
-                "{namespace}/{}",
-                self.metadata.name.as_deref().unwrap_or_default()
-            ),
-            None => self.metadata.name.clone().unwrap_or_default(),
+        let name = field!(self, name).unwrap_or_default();
+        match field!(self, namespace).filter(|ns| !ns.is_empty()) {
+            Some(namespace) => format!("{namespace}/{name}"),
+            None => name.to_string(),
         }
     }
 }
@@ -397,7 +466,7 @@ impl<K, B: CompactBody> Clone for Compact<K, B> {
     fn clone(&self) -> Self {
         COPIES.fetch_add(1, Ordering::Relaxed);
         Compact {
-            metadata: self.metadata.clone(),
+            meta: MetaForm::packed(&self.meta.to_object_meta()),
             body: self.body.clone(),
             decoded: Mutex::new(self.decoded.lock().clone()),
             memo: OnceLock::new(),
@@ -413,7 +482,7 @@ impl<K, B: CompactBody> fmt::Debug for Compact<K, B> {
         f.debug_struct("Compact")
             .field("type", &std::any::type_name::<K>())
             .field("key", &self.key())
-            .field("resource_version", &self.metadata.resource_version)
+            .field("resource_version", &field!(self, resource_version))
             .field("body", &B::NAME)
             .field("body_bytes", &self.body.heap_bytes())
             .finish()
@@ -464,20 +533,71 @@ impl<K: crate::Object, B: CompactBody> crate::Object for Compact<K, B> {
         false
     }
 
+    /// The whole `ObjectMeta`: built from the packed metadata on the first
+    /// call and kept with the entry from then on (counted in
+    /// [`CompactDecodes::metadata_builds`]). Read fields through the other
+    /// accessors, which read the packed form in place; use
+    /// [`to_object_meta`](Compact::to_object_meta) for a copy not kept.
     fn meta(&self) -> &ObjectMeta {
-        &self.metadata
+        self.meta.whole()
+    }
+
+    /// The metadata, to change: it is made whole (and packed again by
+    /// [`change_metadata`](Compact::change_metadata), the informer's
+    /// transform path); forgets the entry's [`memo`](Compact::memo),
+    /// which may depend on it.
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        self.memo = OnceLock::new();
+        self.meta.whole_mut()
+    }
+
+    fn name(&self) -> Option<&str> {
+        field!(self, name)
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        field!(self, namespace)
+    }
+
+    fn resource_version(&self) -> Option<&str> {
+        field!(self, resource_version)
+    }
+
+    fn uid(&self) -> Option<&str> {
+        field!(self, uid)
+    }
+
+    fn generation(&self) -> Option<i64> {
+        field!(self, generation)
+    }
+
+    fn labels(&self) -> StrMap<'_> {
+        field!(self, labels)
+    }
+
+    fn annotations(&self) -> StrMap<'_> {
+        field!(self, annotations)
+    }
+
+    fn creation_timestamp(&self) -> Option<&Time> {
+        field!(self, creation_timestamp)
+    }
+
+    fn deletion_timestamp(&self) -> Option<&Time> {
+        field!(self, deletion_timestamp)
+    }
+
+    fn owner_references(&self) -> &[OwnerReference] {
+        field!(self, owner_references)
+    }
+
+    fn finalizers(&self) -> &[String] {
+        field!(self, finalizers)
     }
 
     /// `K`'s: a compact entry keeps no `apiVersion` or `kind` of its own.
     fn fixed_type() -> Option<(&'static str, &'static str)> {
         K::fixed_type()
-    }
-
-    /// The metadata, to change (a transform); forgets the entry's
-    /// [`memo`](Compact::memo), which may depend on it.
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        self.memo = OnceLock::new();
-        &mut self.metadata
     }
 
     /// Kept for the decode, which hands it to `K` (a `DynamicObject` from
@@ -621,12 +741,39 @@ mod tests {
     const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"u-1","resourceVersion":"42","labels":{"app":"web"},"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}],"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"r-1"}]},"spec":{"containers":[{"name":"app","image":"nginx"}]}}"#;
 
     #[test]
+    fn accessors_read_the_packed_metadata_and_meta_builds_it_once() {
+        let compact = Compact::<Pod>::from_json(POD).unwrap();
+        let before = compact_decodes().metadata_builds;
+        assert_eq!(compact.name(), Some("web-1"));
+        assert_eq!(compact.labels().get("app"), Some("web"));
+        assert_eq!(compact.owner_references()[0].name, "web");
+        assert!(compact.compact_meta().is_some());
+        let whole = compact.meta();
+        assert_eq!(whole, &compact.to_object_meta());
+        assert_eq!(whole.name.as_deref(), Some("web-1"));
+        let _ = compact.meta();
+        // Other tests of this binary may build too: at least this one.
+        assert!(compact_decodes().metadata_builds > before);
+        // A change makes it whole; change_metadata packs it again.
+        let mut changed = compact.clone();
+        changed.meta_mut().name = Some("web-2".into());
+        assert!(changed.compact_meta().is_none());
+        assert_eq!(changed.name(), Some("web-2"));
+        changed.change_metadata(&|meta: &mut ObjectMeta| meta.namespace = Some("other".into()));
+        assert!(changed.compact_meta().is_some());
+        assert_eq!(
+            (changed.name(), changed.namespace()),
+            (Some("web-2"), Some("other"))
+        );
+    }
+
+    #[test]
     fn metadata_is_parsed_without_managed_fields_and_the_json_kept() {
         let compact = Compact::<Pod>::from_json(POD).unwrap();
         assert_eq!(compact.name(), Some("web-1"));
         assert_eq!(compact.namespace(), Some("default"));
         assert_eq!(compact.resource_version(), Some("42"));
-        assert_eq!(compact.labels().get("app").map(String::as_str), Some("web"));
+        assert_eq!(compact.labels().get("app"), Some("web"));
         assert_eq!(compact.meta().owner_references.as_ref().unwrap().len(), 1);
         assert!(compact.meta().managed_fields.is_none());
         assert_eq!(compact.json(), POD);

@@ -35,6 +35,8 @@
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use crate::StrMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -247,8 +249,10 @@ impl Requirement {
         &self.values
     }
 
-    /// Whether a set of labels satisfies this requirement.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    /// Whether a set of labels satisfies this requirement: an object's
+    /// [`labels()`](crate::Object::labels), or a `&BTreeMap`.
+    pub fn matches<'a>(&self, labels: impl Into<StrMap<'a>>) -> bool {
+        let labels: StrMap<'a> = labels.into();
         let value = labels.get(&self.key);
         match self.operator {
             Operator::Equals | Operator::DoubleEquals | Operator::In => {
@@ -342,8 +346,10 @@ impl LabelSelector {
         self.requirements.is_empty()
     }
 
-    /// Whether a set of labels satisfies every requirement.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    /// Whether a set of labels satisfies every requirement: an object's
+    /// [`labels()`](crate::Object::labels), or a `&BTreeMap`.
+    pub fn matches<'a>(&self, labels: impl Into<StrMap<'a>>) -> bool {
+        let labels: StrMap<'a> = labels.into();
         self.requirements.iter().all(|r| r.matches(labels))
     }
 

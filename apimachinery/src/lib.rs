@@ -44,6 +44,7 @@ mod api_resource;
 pub mod clock;
 mod compact;
 mod compact_body;
+mod compact_meta;
 pub mod decode;
 mod dynamic_object;
 pub mod field_selector;
@@ -60,6 +61,7 @@ pub mod random;
 mod record_codec;
 mod shard_selector;
 pub mod status;
+mod str_map;
 pub mod validation;
 mod watch_event;
 
@@ -68,6 +70,7 @@ pub use compact::{
     Compact, CompactDecodeError, CompactDecodes, CompactRecordError, compact_decodes,
 };
 pub use compact_body::{CompactBody, Json, Lz4, MessageDecoder, Protobuf};
+pub use compact_meta::CompactMeta;
 pub use decode::{DecodeError, DecodeErrorKind, from_json_slice};
 pub use dynamic_object::DynamicObject;
 pub use field_selector::{FieldOperator, FieldSelector, FieldSelectorError};
@@ -90,6 +93,7 @@ pub use shard_selector::{
     HASH_SPACE_END, ShardField, ShardRange, ShardSelector, ShardSelectorError, fnv1a_64,
 };
 pub use status::{Status, StatusCause, StatusDetails, StatusReason};
+pub use str_map::{StrMap, StrMapIter};
 pub use watch_event::{Bookmark, BookmarkMeta, INITIAL_EVENTS_END_ANNOTATION, WatchEvent};
 
 /// Re-exported so users of this crate name the same k8s-openapi version.

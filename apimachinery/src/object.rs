@@ -4,14 +4,9 @@
 //! functions, indexers, selectors and handlers read names, namespaces,
 //! resource versions and labels through it without knowing the concrete type.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 
-/// An empty map, returned by the label and annotation accessors when the
-/// object has none, so callers never have to distinguish "absent" from
-/// "empty".
-static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
+use crate::StrMap;
 
 /// Anything that carries a Kubernetes [`ObjectMeta`].
 ///
@@ -25,9 +20,14 @@ static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
 ///
 /// Only [`meta`](Object::meta) and [`meta_mut`](Object::meta_mut) must be
 /// provided; the other methods read fields of the metadata and never
-/// allocate.
+/// allocate. Read fields through them rather than through `meta()`: a
+/// [`Compact`](crate::Compact) entry keeps its metadata packed
+/// ([`CompactMeta`](crate::CompactMeta)), which the accessors read in
+/// place, while its `meta()` builds a whole `ObjectMeta` and keeps it for
+/// as long as the entry lives. The trait is dyn-compatible: `&dyn Object`
+/// is client-go's `metav1.Object`.
 pub trait Object {
-    /// The object's metadata.
+    /// The object's metadata as k8s-openapi's `ObjectMeta`.
     fn meta(&self) -> &ObjectMeta;
 
     /// The object's metadata, for changing it.
@@ -67,13 +67,13 @@ pub trait Object {
     }
 
     /// `metadata.labels`; an empty map when the object has none.
-    fn labels(&self) -> &BTreeMap<String, String> {
-        self.meta().labels.as_ref().unwrap_or(&EMPTY_MAP)
+    fn labels(&self) -> StrMap<'_> {
+        StrMap::of_option(self.meta().labels.as_ref())
     }
 
     /// `metadata.annotations`; an empty map when the object has none.
-    fn annotations(&self) -> &BTreeMap<String, String> {
-        self.meta().annotations.as_ref().unwrap_or(&EMPTY_MAP)
+    fn annotations(&self) -> StrMap<'_> {
+        StrMap::of_option(self.meta().annotations.as_ref())
     }
 
     /// `metadata.creationTimestamp`.
@@ -226,8 +226,8 @@ mod tests {
         assert_eq!(cm.resource_version(), Some("42"));
         assert_eq!(cm.uid(), Some("u-1"));
         assert_eq!(cm.generation(), Some(3));
-        assert_eq!(cm.labels().get("app").map(String::as_str), Some("web"));
-        assert_eq!(cm.annotations().get("note").map(String::as_str), Some("x"));
+        assert_eq!(cm.labels().get("app"), Some("web"));
+        assert_eq!(cm.annotations().get("note"), Some("x"));
         assert_eq!(cm.finalizers(), ["example.com/keep".to_string()]);
         assert_eq!(cm.owner_references().len(), 2);
         assert_eq!(

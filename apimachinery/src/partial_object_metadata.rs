@@ -31,7 +31,7 @@ pub const META_API_VERSION: &str = "meta.k8s.io/v1";
 ///     "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
 ///     "metadata": {"name": "web-0", "namespace": "default", "labels": {"app": "web"}}
 /// }"#).unwrap();
-/// assert_eq!(object.labels()["app"], "web");
+/// assert_eq!(object.labels().get("app"), Some("web"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

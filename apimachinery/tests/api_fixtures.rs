@@ -105,10 +105,7 @@ fn pod_fixture_decodes_into_its_type() {
     assert_eq!(pod.name(), Some("nameValue"));
     assert_eq!(pod.namespace(), Some("namespaceValue"));
     assert_eq!(pod.resource_version(), Some("resourceVersionValue"));
-    assert_eq!(
-        pod.labels().get("labelsKey").map(String::as_str),
-        Some("labelsValue")
-    );
+    assert_eq!(pod.labels().get("labelsKey"), Some("labelsValue"));
     assert!(pod.deletion_timestamp().is_some());
     let spec = pod.spec.as_ref().expect("the fixture has a spec");
     assert!(!spec.containers.is_empty());

@@ -6,10 +6,9 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use clientgo_apimachinery::ApiResource;
+use clientgo_apimachinery::{ApiResource, Object};
 use clientgo_informers::TypedResource;
 use clientgo_workqueue::{RateLimiter, default_controller_rate_limiter};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::error::Error;
 use crate::handler::EnqueueMapping;
@@ -101,7 +100,7 @@ where
     /// update), requests of one event enqueued once.
     pub fn watches<W>(
         mut self,
-        map: impl Fn(&ObjectMeta) -> Vec<Request> + Send + Sync + 'static,
+        map: impl Fn(&dyn Object) -> Vec<Request> + Send + Sync + 'static,
     ) -> Self
     where
         W: TypedResource + Send + Sync + 'static,
@@ -139,13 +138,7 @@ where
     /// [`namespace`](Self::namespace) says.
     pub fn label_selector(mut self, selector: clientgo_apimachinery::LabelSelector) -> Self {
         self.for_filters.push(Arc::new(crate::predicate::from_fn(
-            move |meta: &ObjectMeta| {
-                selector.matches(
-                    meta.labels
-                        .as_ref()
-                        .unwrap_or(&std::collections::BTreeMap::new()),
-                )
-            },
+            move |meta: &dyn Object| selector.matches(meta.labels()),
         )));
         self
     }

@@ -7,16 +7,16 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use clientgo_apimachinery::Object;
 use clientgo_informers::{MetadataView, ObjectOrTombstone, ResourceEventHandler};
 use clientgo_workqueue::RateLimitingQueue;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::predicate::Predicate;
 use crate::reconcile::Request;
 
 /// A function from a changed object's metadata to the requests it
 /// concerns ([`Builder::watches`](crate::Builder::watches)).
-pub type MapFn = Arc<dyn Fn(&ObjectMeta) -> Vec<Request> + Send + Sync>;
+pub type MapFn = Arc<dyn Fn(&dyn Object) -> Vec<Request> + Send + Sync>;
 
 /// How an event of a watched object becomes requests.
 #[derive(Clone)]
@@ -62,13 +62,13 @@ fn group_of(api_version: &str) -> &str {
 
 impl EnqueueMapping {
     /// Adds to `into` the requests `object` maps to.
-    pub(crate) fn requests(&self, object: &ObjectMeta, into: &mut BTreeSet<Request>) {
+    pub(crate) fn requests(&self, object: &dyn Object, into: &mut BTreeSet<Request>) {
         match self {
             EnqueueMapping::Object => {
-                if let Some(name) = &object.name {
+                if let Some(name) = object.name() {
                     into.insert(Request {
-                        namespace: object.namespace.clone(),
-                        name: name.clone(),
+                        namespace: object.namespace().map(str::to_string),
+                        name: name.to_string(),
                     });
                 }
             }
@@ -77,7 +77,7 @@ impl EnqueueMapping {
                 kind,
                 namespaced,
             } => {
-                let owner = object.owner_references.iter().flatten().find(|owner| {
+                let owner = object.owner_references().iter().find(|owner| {
                     owner.controller == Some(true)
                         && owner.kind == *kind
                         && group_of(&owner.api_version) == group
@@ -85,7 +85,7 @@ impl EnqueueMapping {
                 if let Some(owner) = owner {
                     into.insert(Request {
                         namespace: if *namespaced {
-                            object.namespace.clone()
+                            object.namespace().map(str::to_string)
                         } else {
                             None
                         },
@@ -125,20 +125,20 @@ impl Enqueuer {
 
 impl ResourceEventHandler<MetadataView> for Enqueuer {
     fn on_add(&mut self, object: &Arc<MetadataView>, _is_in_initial_list: bool) {
-        if self.predicates.iter().all(|p| p.create(object)) {
+        if self.predicates.iter().all(|p| p.create(&***object)) {
             let mut requests = BTreeSet::new();
-            self.mapping.requests(object, &mut requests);
+            self.mapping.requests(&***object, &mut requests);
             self.enqueue(requests);
         }
     }
 
     fn on_update(&mut self, old: &Arc<MetadataView>, new: &Arc<MetadataView>) {
-        if self.predicates.iter().all(|p| p.update(old, new)) {
+        if self.predicates.iter().all(|p| p.update(&***old, &***new)) {
             // Both sides: a child whose controller reference moved
             // concerns its old owner and its new one.
             let mut requests = BTreeSet::new();
-            self.mapping.requests(old, &mut requests);
-            self.mapping.requests(new, &mut requests);
+            self.mapping.requests(&***old, &mut requests);
+            self.mapping.requests(&***new, &mut requests);
             self.enqueue(requests);
         }
     }
@@ -147,10 +147,10 @@ impl ResourceEventHandler<MetadataView> for Enqueuer {
         let mut requests = BTreeSet::new();
         match object.object() {
             Some(last) => {
-                if !self.predicates.iter().all(|p| p.delete(last)) {
+                if !self.predicates.iter().all(|p| p.delete(&***last)) {
                     return;
                 }
-                self.mapping.requests(last, &mut requests);
+                self.mapping.requests(&***last, &mut requests);
             }
             // A deletion found by a relist with no last state: only the
             // object's own key is known (an owner or a map function has
@@ -171,15 +171,16 @@ impl ResourceEventHandler<MetadataView> for Enqueuer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use clientgo_apimachinery::PartialObjectMetadata;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-    fn child(owners: Vec<OwnerReference>) -> ObjectMeta {
-        ObjectMeta {
+    fn child(owners: Vec<OwnerReference>) -> PartialObjectMetadata {
+        PartialObjectMetadata::from_meta(ObjectMeta {
             name: Some("child".into()),
             namespace: Some("team".into()),
             owner_references: Some(owners),
             ..ObjectMeta::default()
-        }
+        })
     }
 
     fn owner(
@@ -198,7 +199,7 @@ mod tests {
         }
     }
 
-    fn mapped(mapping: &EnqueueMapping, object: &ObjectMeta) -> Vec<String> {
+    fn mapped(mapping: &EnqueueMapping, object: &dyn Object) -> Vec<String> {
         let mut requests = BTreeSet::new();
         mapping.requests(object, &mut requests);
         requests.iter().map(Request::key).collect()
@@ -269,8 +270,8 @@ mod tests {
     fn objects_and_maps() {
         let object = child(vec![]);
         assert_eq!(mapped(&EnqueueMapping::Object, &object), vec!["team/child"]);
-        let everyone = EnqueueMapping::Map(Arc::new(|meta: &ObjectMeta| {
-            let namespace = meta.namespace.clone().unwrap_or_default();
+        let everyone = EnqueueMapping::Map(Arc::new(|meta: &dyn Object| {
+            let namespace = meta.namespace().unwrap_or_default().to_string();
             vec![
                 Request::namespaced(namespace.clone(), "x"),
                 Request::namespaced(namespace, "y"),

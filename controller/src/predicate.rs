@@ -1,7 +1,8 @@
 //! Event filters (controller-runtime's `pkg/predicate`): which changes of
 //! a watched object reach the controller's queue.
 //!
-//! A predicate sees the object's metadata only (an informer's
+//! A predicate sees the object's metadata only, as `&dyn Object` (client-go's
+//! `metav1.Object`; an informer's
 //! [`MetadataView`](clientgo_informers::MetadataView) derefs to it), so
 //! filtering decodes nothing. Each event type has its own method; one not
 //! overridden lets every event of its type through, as controller-runtime's
@@ -11,57 +12,56 @@
 //! watch of the controller and are all required (ANDed). A delete whose
 //! last state is unknown (a tombstone without an object) is not filtered.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use clientgo_apimachinery::Object;
 
 /// Decides whether an event of a watched object is enqueued.
 pub trait Predicate: Send + Sync + 'static {
     /// An object appeared (including the informer's initial list).
-    fn create(&self, object: &ObjectMeta) -> bool {
+    fn create(&self, object: &dyn Object) -> bool {
         let _ = object;
         true
     }
 
     /// An object changed from `old` to `new` (a resync gives equal
     /// resourceVersions).
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
         let _ = (old, new);
         true
     }
 
     /// An object was deleted; `object` is its last known state.
-    fn delete(&self, object: &ObjectMeta) -> bool {
+    fn delete(&self, object: &dyn Object) -> bool {
         let _ = object;
         true
     }
 }
 
 impl<P: Predicate + ?Sized> Predicate for Arc<P> {
-    fn create(&self, object: &ObjectMeta) -> bool {
+    fn create(&self, object: &dyn Object) -> bool {
         (**self).create(object)
     }
 
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
         (**self).update(old, new)
     }
 
-    fn delete(&self, object: &ObjectMeta) -> bool {
+    fn delete(&self, object: &dyn Object) -> bool {
         (**self).delete(object)
     }
 }
 
 impl<P: Predicate + ?Sized> Predicate for Box<P> {
-    fn create(&self, object: &ObjectMeta) -> bool {
+    fn create(&self, object: &dyn Object) -> bool {
         (**self).create(object)
     }
 
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
         (**self).update(old, new)
     }
 
-    fn delete(&self, object: &ObjectMeta) -> bool {
+    fn delete(&self, object: &dyn Object) -> bool {
         (**self).delete(object)
     }
 }
@@ -88,15 +88,15 @@ impl<P: Predicate> PredicateExt for P {}
 pub struct And<A, B>(A, B);
 
 impl<A: Predicate, B: Predicate> Predicate for And<A, B> {
-    fn create(&self, object: &ObjectMeta) -> bool {
+    fn create(&self, object: &dyn Object) -> bool {
         self.0.create(object) && self.1.create(object)
     }
 
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
         self.0.update(old, new) && self.1.update(old, new)
     }
 
-    fn delete(&self, object: &ObjectMeta) -> bool {
+    fn delete(&self, object: &dyn Object) -> bool {
         self.0.delete(object) && self.1.delete(object)
     }
 }
@@ -106,15 +106,15 @@ impl<A: Predicate, B: Predicate> Predicate for And<A, B> {
 pub struct Or<A, B>(A, B);
 
 impl<A: Predicate, B: Predicate> Predicate for Or<A, B> {
-    fn create(&self, object: &ObjectMeta) -> bool {
+    fn create(&self, object: &dyn Object) -> bool {
         self.0.create(object) || self.1.create(object)
     }
 
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
         self.0.update(old, new) || self.1.update(old, new)
     }
 
-    fn delete(&self, object: &ObjectMeta) -> bool {
+    fn delete(&self, object: &dyn Object) -> bool {
         self.0.delete(object) || self.1.delete(object)
     }
 }
@@ -131,15 +131,15 @@ pub fn not<P: Predicate>(predicate: P) -> Not<P> {
 }
 
 impl<P: Predicate> Predicate for Not<P> {
-    fn create(&self, object: &ObjectMeta) -> bool {
+    fn create(&self, object: &dyn Object) -> bool {
         !self.0.create(object)
     }
 
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
         !self.0.update(old, new)
     }
 
-    fn delete(&self, object: &ObjectMeta) -> bool {
+    fn delete(&self, object: &dyn Object) -> bool {
         !self.0.delete(object)
     }
 }
@@ -157,8 +157,8 @@ pub fn generation_changed() -> GenerationChanged {
 }
 
 impl Predicate for GenerationChanged {
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
-        old.generation != new.generation
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
+        old.generation() != new.generation()
     }
 }
 
@@ -174,18 +174,9 @@ pub fn resource_version_changed() -> ResourceVersionChanged {
 }
 
 impl Predicate for ResourceVersionChanged {
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
-        old.resource_version != new.resource_version
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
+        old.resource_version() != new.resource_version()
     }
-}
-
-/// An absent map and an empty one are the same map.
-fn same_map(
-    old: &Option<BTreeMap<String, String>>,
-    new: &Option<BTreeMap<String, String>>,
-) -> bool {
-    let empty = BTreeMap::new();
-    old.as_ref().unwrap_or(&empty) == new.as_ref().unwrap_or(&empty)
 }
 
 /// Passes updates whose labels changed (`LabelChangedPredicate`; an
@@ -199,8 +190,8 @@ pub fn labels_changed() -> LabelsChanged {
 }
 
 impl Predicate for LabelsChanged {
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
-        !same_map(&old.labels, &new.labels)
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
+        old.labels() != new.labels()
     }
 }
 
@@ -216,8 +207,8 @@ pub fn annotations_changed() -> AnnotationsChanged {
 }
 
 impl Predicate for AnnotationsChanged {
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
-        !same_map(&old.annotations, &new.annotations)
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
+        old.annotations() != new.annotations()
     }
 }
 
@@ -230,24 +221,24 @@ pub struct FromFn<F>(F);
 /// delete and of the new object of every update.
 pub fn from_fn<F>(passes: F) -> FromFn<F>
 where
-    F: Fn(&ObjectMeta) -> bool + Send + Sync + 'static,
+    F: Fn(&dyn Object) -> bool + Send + Sync + 'static,
 {
     FromFn(passes)
 }
 
 impl<F> Predicate for FromFn<F>
 where
-    F: Fn(&ObjectMeta) -> bool + Send + Sync + 'static,
+    F: Fn(&dyn Object) -> bool + Send + Sync + 'static,
 {
-    fn create(&self, object: &ObjectMeta) -> bool {
+    fn create(&self, object: &dyn Object) -> bool {
         (self.0)(object)
     }
 
-    fn update(&self, _old: &ObjectMeta, new: &ObjectMeta) -> bool {
+    fn update(&self, _old: &dyn Object, new: &dyn Object) -> bool {
         (self.0)(new)
     }
 
-    fn delete(&self, object: &ObjectMeta) -> bool {
+    fn delete(&self, object: &dyn Object) -> bool {
         (self.0)(object)
     }
 }
@@ -259,16 +250,16 @@ pub struct OnUpdate<F>(F);
 /// The predicate `passes` on updates; every create and delete passes.
 pub fn on_update<F>(passes: F) -> OnUpdate<F>
 where
-    F: Fn(&ObjectMeta, &ObjectMeta) -> bool + Send + Sync + 'static,
+    F: Fn(&dyn Object, &dyn Object) -> bool + Send + Sync + 'static,
 {
     OnUpdate(passes)
 }
 
 impl<F> Predicate for OnUpdate<F>
 where
-    F: Fn(&ObjectMeta, &ObjectMeta) -> bool + Send + Sync + 'static,
+    F: Fn(&dyn Object, &dyn Object) -> bool + Send + Sync + 'static,
 {
-    fn update(&self, old: &ObjectMeta, new: &ObjectMeta) -> bool {
+    fn update(&self, old: &dyn Object, new: &dyn Object) -> bool {
         (self.0)(old, new)
     }
 }
@@ -276,9 +267,19 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clientgo_apimachinery::PartialObjectMetadata;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use std::collections::BTreeMap;
 
-    fn meta(generation: i64, version: &str, labels: &[(&str, &str)]) -> ObjectMeta {
-        ObjectMeta {
+    fn object(metadata: ObjectMeta) -> PartialObjectMetadata {
+        PartialObjectMetadata {
+            metadata,
+            ..PartialObjectMetadata::default()
+        }
+    }
+
+    fn meta(generation: i64, version: &str, labels: &[(&str, &str)]) -> PartialObjectMetadata {
+        object(ObjectMeta {
             name: Some("web".into()),
             generation: Some(generation),
             resource_version: Some(version.into()),
@@ -289,7 +290,7 @@ mod tests {
                     .collect()
             }),
             ..ObjectMeta::default()
-        }
+        })
     }
 
     #[test]
@@ -330,7 +331,7 @@ mod tests {
     #[test]
     fn absent_and_empty_maps_are_equal() {
         let mut empty = meta(1, "1", &[]);
-        empty.labels = Some(BTreeMap::new());
+        empty.metadata.labels = Some(BTreeMap::new());
         let absent = meta(1, "2", &[]);
         assert!(!labels_changed().update(&absent, &empty));
         assert!(labels_changed().update(&absent, &meta(1, "3", &[("a", "b")])));
@@ -350,15 +351,15 @@ mod tests {
         let never_on_create = not(generation_changed());
         assert!(!never_on_create.create(&base));
         assert!(never_on_create.update(&base, &status));
-        let named = from_fn(|meta: &ObjectMeta| meta.name.as_deref() == Some("web"));
+        let named = from_fn(|meta: &dyn Object| meta.name() == Some("web"));
         assert!(named.create(&base) && named.update(&base, &status) && named.delete(&base));
-        let other = ObjectMeta {
+        let other = object(ObjectMeta {
             name: Some("db".into()),
             ..ObjectMeta::default()
-        };
+        });
         assert!(!named.create(&other));
         let growing =
-            on_update(|old: &ObjectMeta, new: &ObjectMeta| new.generation > old.generation);
+            on_update(|old: &dyn Object, new: &dyn Object| new.generation() > old.generation());
         assert!(growing.create(&base) && !growing.update(&base, &status));
     }
 }

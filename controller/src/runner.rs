@@ -224,7 +224,7 @@ where
         };
         let _shard = match self.shards.get() {
             None => None,
-            Some(shards) => match shards.enter(object.meta()) {
+            Some(shards) => match shards.enter(&*object) {
                 Some(guard) => Some(guard),
                 None => {
                     lister.release(key, object);
@@ -282,7 +282,7 @@ where
     /// is checked again).
     fn maybe_mine(&self, lister: &Lister<K>, key: &str) -> bool {
         match (self.shards.get(), lister.get_metadata(key)) {
-            (Some(shards), Some(meta)) => shards.holds(&meta),
+            (Some(shards), Some(meta)) => shards.holds(&*meta),
             _ => true,
         }
     }

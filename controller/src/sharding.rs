@@ -14,9 +14,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use clientgo_apimachinery::Object;
 use clientgo_apimachinery::ShardSelector;
 use clientgo_leaderelection::ShardedControllerOptions;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -84,7 +84,7 @@ impl HeldShards {
     }
 
     /// Whether `meta`'s object is in a shard held here.
-    pub(crate) fn holds(&self, meta: &ObjectMeta) -> bool {
+    pub(crate) fn holds(&self, meta: &dyn Object) -> bool {
         shard_of(&self.state.lock(), meta).is_some()
     }
 
@@ -96,7 +96,7 @@ impl HeldShards {
     /// The shard held here that `meta`'s object belongs to, counted as
     /// running a reconcile until the guard is dropped; `None` when the
     /// object's shard is held elsewhere.
-    pub(crate) fn enter(self: &Arc<Self>, meta: &ObjectMeta) -> Option<ShardGuard> {
+    pub(crate) fn enter(self: &Arc<Self>, meta: &dyn Object) -> Option<ShardGuard> {
         let mut state = self.state.lock();
         let index = shard_of(&state, meta)?;
         *state.in_flight.entry(index).or_default() += 1;
@@ -108,10 +108,10 @@ impl HeldShards {
 }
 
 /// The shard held in `state` that `meta`'s object belongs to.
-fn shard_of(state: &State, meta: &ObjectMeta) -> Option<u32> {
+fn shard_of(state: &State, meta: &dyn Object) -> Option<u32> {
     state.held.iter().find_map(|(index, selector)| {
         selector
-            .matches(meta.uid.as_deref(), meta.namespace.as_deref())
+            .matches(meta.uid(), meta.namespace())
             .then_some(*index)
     })
 }
@@ -138,11 +138,13 @@ mod tests {
     use super::*;
     use clientgo_apimachinery::ShardField;
 
-    fn meta(uid: &str) -> ObjectMeta {
-        ObjectMeta {
-            uid: Some(uid.into()),
-            ..ObjectMeta::default()
-        }
+    fn meta(uid: &str) -> clientgo_apimachinery::PartialObjectMetadata {
+        clientgo_apimachinery::PartialObjectMetadata::from_meta(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                uid: Some(uid.into()),
+                ..Default::default()
+            },
+        )
     }
 
     #[tokio::test]

@@ -153,7 +153,7 @@ fn lister_reads(c: &mut Criterion) {
             let matching = cached
                 .list_metadata(selector)
                 .into_iter()
-                .filter(|view| view.namespace.as_deref() == Some(namespace.as_str()))
+                .filter(|view| view.namespace() == Some(namespace.as_str()))
                 .count();
             black_box(matching)
         })

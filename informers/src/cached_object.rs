@@ -5,14 +5,12 @@ use std::any::Any;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-/// A cached object of any type: its metadata, and a way back to the
-/// concrete type. Every [`Object`] is one; `Arc<K>` converts to
+/// A cached object of any type: its metadata through the [`Object`]
+/// accessors (a `&dyn CachedObject` is a `&dyn Object`), and a way back to
+/// the concrete type. Every [`Object`] is one; `Arc<K>` converts to
 /// `Arc<dyn CachedObject>` without copying.
-pub trait CachedObject: Any + Send + Sync {
-    /// The object's metadata.
-    fn metadata(&self) -> &ObjectMeta;
+pub trait CachedObject: Object + Any + Send + Sync {
     /// The object, for downcasting with `downcast_ref`.
     fn as_any(&self) -> &dyn Any;
     /// The shared object, for downcasting with `Arc::downcast`.
@@ -20,10 +18,6 @@ pub trait CachedObject: Any + Send + Sync {
 }
 
 impl<K: Object + Send + Sync + 'static> CachedObject for K {
-    fn metadata(&self) -> &ObjectMeta {
-        self.meta()
-    }
-
     fn as_any(&self) -> &dyn Any {
         self
     }

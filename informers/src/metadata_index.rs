@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
 use clientgo_store::{IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// An index function that reads only the metadata (labels, owners,
-/// namespace, annotations).
+/// namespace, annotations) through the [`Object`] accessors, which read a
+/// compact entry's packed metadata in place.
 pub type MetadataIndexFunc =
-    Arc<dyn Fn(&ObjectMeta) -> Result<Vec<String>, IndexFuncError> + Send + Sync>;
+    Arc<dyn Fn(&dyn Object) -> Result<Vec<String>, IndexFuncError> + Send + Sync>;
 
 /// Metadata index functions by index name.
 pub type MetadataIndexers = HashMap<String, MetadataIndexFunc>;
@@ -22,7 +22,7 @@ pub type MetadataIndexers = HashMap<String, MetadataIndexFunc>;
 /// indexers.
 pub fn namespace_metadata_indexers() -> MetadataIndexers {
     let by_namespace: MetadataIndexFunc =
-        Arc::new(|meta: &ObjectMeta| Ok(vec![meta.namespace.clone().unwrap_or_default()]));
+        Arc::new(|meta: &dyn Object| Ok(vec![meta.namespace().unwrap_or_default().to_string()]));
     HashMap::from([(NAMESPACE_INDEX.to_string(), by_namespace)])
 }
 
@@ -31,7 +31,7 @@ pub(crate) fn over_metadata<E: Object + 'static>(indexers: MetadataIndexers) -> 
     indexers
         .into_iter()
         .map(|(name, function)| {
-            let index: IndexFunc<E> = Arc::new(move |object: &E| function(object.meta()));
+            let index: IndexFunc<E> = Arc::new(move |object: &E| function(object));
             (name, index)
         })
         .collect()

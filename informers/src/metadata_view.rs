@@ -9,14 +9,16 @@ use std::sync::Arc;
 use clientgo_apimachinery::Object;
 use clientgo_store::ObjectOrTombstone;
 use clientgo_store::ResourceEventHandler;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::cached_object::CachedObject;
 
 /// The metadata of one cached object version, read in place: no decode
-/// (in compact storage the entry's metadata was parsed once, at ingest)
-/// and no copy. It holds the cached object (or entry) alive while held.
-/// Dereferences to [`ObjectMeta`].
+/// and no copy (in compact storage the entry's metadata was parsed once,
+/// at ingest, and is kept packed). It holds the cached object (or entry)
+/// alive while held. Dereferences to `dyn` [`Object`], client-go's
+/// `metav1.Object`: read it with the accessors (`name()`, `labels()`,
+/// `owner_references()`, ...); `meta()` builds a whole `ObjectMeta` for a
+/// compact entry and keeps it with the entry.
 #[derive(Clone)]
 pub struct MetadataView(Arc<dyn CachedObject>);
 
@@ -26,23 +28,18 @@ impl MetadataView {
         MetadataView(Arc::clone(object) as Arc<dyn CachedObject>)
     }
 
-    /// The metadata.
-    pub fn metadata(&self) -> &ObjectMeta {
-        self.0.metadata()
-    }
-
     /// The cache key: `namespace/name`, or `name` for a cluster-scoped
     /// object (client-go's `MetaNamespaceKeyFunc`).
     pub fn key(&self) -> String {
-        clientgo_store::metadata_key(self.metadata())
+        clientgo_store::meta_namespace_key(&**self)
     }
 }
 
 impl Deref for MetadataView {
-    type Target = ObjectMeta;
+    type Target = dyn Object + Send + Sync;
 
-    fn deref(&self) -> &ObjectMeta {
-        self.metadata()
+    fn deref(&self) -> &(dyn Object + Send + Sync + 'static) {
+        &*self.0
     }
 }
 
@@ -50,7 +47,7 @@ impl fmt::Debug for MetadataView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MetadataView")
             .field("key", &self.key())
-            .field("resource_version", &self.metadata().resource_version)
+            .field("resource_version", &self.resource_version())
             .finish()
     }
 }

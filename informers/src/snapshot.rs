@@ -549,7 +549,7 @@ mod tests {
         let names: Vec<_> = loaded
             .objects
             .iter()
-            .map(|o| o.meta().name.clone().unwrap_or_default())
+            .map(|o| o.name().unwrap_or_default().to_string())
             .collect();
         assert_eq!(names, ["p0", "p1", "p2"]);
         assert!(!temporary_file(&path).exists());

@@ -224,7 +224,7 @@ mod tests {
         let done = ingest(fresh).unwrap();
         assert_eq!(Arc::as_ptr(&done), address, "in place");
         assert!(!done.compressible(), "compressed");
-        assert_eq!(done.labels()["seen"], "yes");
+        assert_eq!(done.labels().get("seen"), Some("yes"));
 
         let again = ingest(Arc::clone(&done)).unwrap();
         assert!(Arc::ptr_eq(&again, &done), "nothing left to change");

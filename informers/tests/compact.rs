@@ -37,8 +37,8 @@ async fn metadata_handlers_decode_nothing_and_whole_object_handlers_decode_on_de
         let seen = Arc::clone(&seen);
         move |object: &Arc<MetadataView>| {
             seen.lock().insert(
-                object.name.clone().unwrap_or_default(),
-                object.resource_version.clone().unwrap_or_default(),
+                object.name().unwrap_or_default().to_string(),
+                object.resource_version().unwrap_or_default().to_string(),
             );
         }
     };
@@ -114,10 +114,13 @@ async fn metadata_handlers_decode_nothing_and_whole_object_handlers_decode_on_de
     let metadata = lister
         .list_metadata(&LabelSelector::everything())
         .into_iter()
-        .find(|view| view.name.as_deref() == Some("cm-00007"))
+        .find(|view| view.name() == Some("cm-00007"))
         .unwrap();
     let object = lister.namespace("default").get("cm-00007").unwrap();
-    assert_eq!(object.metadata.resource_version, metadata.resource_version);
+    assert_eq!(
+        object.metadata.resource_version.as_deref(),
+        metadata.resource_version()
+    );
     assert!(object.metadata.managed_fields.is_none());
     stop.cancel();
     factory.shutdown().await;

@@ -83,7 +83,7 @@ async fn one_informer_per_type_and_late_informers_start_on_the_next_start() {
         .namespace("default")
         .get("cm-00001")
         .unwrap();
-    assert_eq!(object.metadata().name.as_deref(), Some("cm-00001"));
+    assert_eq!(object.name(), Some("cm-00001"));
     assert!(object.as_any().downcast_ref::<ConfigMap>().is_some());
     let widgets = ApiResource::namespaced(
         GroupVersionKind::new("example.com", "v1", "Widget"),

@@ -3,7 +3,8 @@
 //! transform and the cache to every handler. A pod type whose `Clone`
 //! counts proves it through a sync, updates, deletes and a forced relist,
 //! for whole objects and for compact ones (whose copies
-//! `compact_decodes()` counts).
+//! `compact_decodes()` counts, as it counts whole `ObjectMeta`s built for
+//! an entry, of which the informer's path makes none either).
 //!
 //! (Its own test binary: it counts deep copies in process-wide counters.)
 
@@ -111,6 +112,11 @@ async fn objects_are_shared_from_decode_to_handler_never_copied() {
             compact_decodes().copies,
             0,
             "compact objects were deep-copied (watch-list: {use_watch_list})"
+        );
+        assert_eq!(
+            compact_decodes().metadata_builds,
+            0,
+            "the informer built a whole ObjectMeta for an entry (watch-list: {use_watch_list})"
         );
         assert_eq!(CLONES.load(Ordering::SeqCst), 0);
     }
@@ -246,12 +252,93 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
     server.faults().release_watches();
     wait_until("the informer relisted", || syncs(&informer) > synced_before).await;
     wait_until("the handler saw the relist", || {
-        seen.lock().unwrap()[&format!("{}/{}", names[0].0, names[0].1)].labels()["touched"]
-            == "twice"
+        seen.lock().unwrap()[&format!("{}/{}", names[0].0, names[0].1)]
+            .labels()
+            .get("touched")
+            == Some("twice")
     })
     .await;
     let stats = informer.stats().reflector;
     assert_eq!(stats.watch_lists > 0, use_watch_list, "{stats:?}");
     cancel.cancel();
     task.await.unwrap();
+}
+
+/// The default informer of pods (compact protobuf entries) with a
+/// metadata handler, its namespace index and the lister's metadata reads
+/// read every entry's packed metadata in place: none builds a whole
+/// `ObjectMeta` for an entry (which would be kept with it, doubling the
+/// metadata's memory).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_informer_reads_packed_metadata_in_place() {
+    use clientgo_informers::{MetadataView, SharedInformerFactory};
+    let server = TestApiServer::builder().start().await.unwrap();
+    let pods = GroupResource::new("", "pods");
+    for index in 0..40 {
+        let namespace = format!("namespace-{}", index % 4);
+        server
+            .storage()
+            .create(&pods, &namespace, realistic_pod(index, &namespace))
+            .unwrap();
+    }
+    let factory = SharedInformerFactory::new(client(&server), std::time::Duration::ZERO);
+    let informer = factory.core().v1().pods().informer();
+    let seen = Arc::new(Mutex::new(HashMap::<String, usize>::new()));
+    let record = {
+        let seen = Arc::clone(&seen);
+        move |view: &Arc<MetadataView>| {
+            let labels = view.labels().len() + view.annotations().len();
+            seen.lock().unwrap().insert(view.key(), labels);
+        }
+    };
+    informer
+        .add_metadata_event_handler(
+            ResourceEventHandlerFuncs::<MetadataView>::new()
+                .on_add({
+                    let record = record.clone();
+                    move |view, _| record(view)
+                })
+                .on_update(move |_, new| record(new)),
+        )
+        .unwrap();
+    let stop = CancellationToken::new();
+    factory.start(&stop);
+    factory
+        .wait_for_cache_sync(std::time::Duration::from_secs(20))
+        .await
+        .unwrap();
+    wait_until("the handler saw every pod", || {
+        seen.lock().unwrap().len() == 40
+    })
+    .await;
+    let lister = factory.lister_for::<Pod>();
+    assert_eq!(
+        lister
+            .index_keys(clientgo_store::NAMESPACE_INDEX, "namespace-1")
+            .unwrap()
+            .len(),
+        10
+    );
+    assert_eq!(lister.list_metadata(&LabelSelector::everything()).len(), 40);
+    let key = seen
+        .lock()
+        .unwrap()
+        .keys()
+        .find(|key| key.starts_with("namespace-2/"))
+        .cloned()
+        .unwrap();
+    let view = lister.get_metadata(&key).expect("cached");
+    assert_eq!(view.namespace(), Some("namespace-2"));
+    // Whole objects are decoded with the metadata built for them, not kept.
+    let decoded = lister
+        .namespace("namespace-3")
+        .list(&LabelSelector::everything());
+    assert_eq!(decoded.len(), 10);
+    assert!(decoded.iter().all(|pod| pod.metadata.name.is_some()));
+    assert_eq!(
+        compact_decodes().metadata_builds,
+        0,
+        "a whole ObjectMeta was built for a cached entry"
+    );
+    stop.cancel();
 }

@@ -431,7 +431,7 @@ async fn metadata_reads_of_the_default_storage_decode_nothing() {
     assert!(lister.contains(&listed[0]));
     let labelled = lister.list_metadata(&LabelSelector::everything());
     assert_eq!(labelled.len(), 10);
-    assert!(labelled.iter().all(|view| view.name.is_some()));
+    assert!(labelled.iter().all(|view| view.name().is_some()));
     assert_eq!(
         informer.stats().decodes,
         Default::default(),

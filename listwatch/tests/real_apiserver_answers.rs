@@ -57,7 +57,7 @@ fn seen(object: &impl Object) -> Seen {
     (
         object.name().unwrap_or_default().to_string(),
         object.resource_version().unwrap_or_default().to_string(),
-        object.labels().clone(),
+        object.labels().to_map(),
         object.deletion_timestamp().is_some(),
     )
 }

@@ -109,7 +109,7 @@ mod tests {
         let message = pod.encode();
         let entry: Compact<Pod, Protobuf> = compact_from_message(&message).unwrap();
         assert_eq!(entry.name(), Some("web"));
-        assert_eq!(entry.labels()["app"], "web");
+        assert_eq!(entry.labels().get("app"), Some("web"));
         assert!(entry.heap_bytes() > 0);
         let Protobuf::Message(kept) = entry.body() else {
             panic!("a message")

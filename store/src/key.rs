@@ -6,7 +6,6 @@ use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::error::StoreError;
 
@@ -18,14 +17,8 @@ pub type KeyFunc<K> = Arc<dyn Fn(&K) -> Result<String, StoreError> + Send + Sync
 /// with metadata; an object without a name gets the key `namespace/` or ``,
 /// as in client-go.
 pub fn meta_namespace_key<K: Object + ?Sized>(object: &K) -> String {
-    metadata_key(object.meta())
-}
-
-/// [`meta_namespace_key`] from the metadata alone (for views of an
-/// object that give only its metadata).
-pub fn metadata_key(metadata: &ObjectMeta) -> String {
-    let name = metadata.name.as_deref().unwrap_or_default();
-    match metadata.namespace.as_deref().filter(|ns| !ns.is_empty()) {
+    let name = object.name().unwrap_or_default();
+    match object.namespace().filter(|ns| !ns.is_empty()) {
         Some(namespace) => format!("{namespace}/{name}"),
         None => name.to_string(),
     }

@@ -252,7 +252,7 @@ pub use index::{
 pub use indexer::{Indexer, IndexerOptions, Transaction, TransactionError};
 pub use key::{
     DeletedFinalStateUnknown, KeyFunc, ObjectName, ObjectOrTombstone, meta_namespace_key,
-    meta_namespace_key_func, metadata_key, split_meta_namespace_key,
+    meta_namespace_key_func, split_meta_namespace_key,
 };
 pub use lru_cache::LruCache;
 pub use mutation_cache::{MutationCache, MutationCacheOptions};

@@ -65,12 +65,9 @@ async fn merge_json_and_strategic_patches() {
     .json()
     .await
     .unwrap();
-    assert_eq!(
-        merged.labels().get("tier").map(String::as_str),
-        Some("front")
-    );
+    assert_eq!(merged.labels().get("tier"), Some("front"));
     assert!(!merged.labels().contains_key("old"));
-    assert_eq!(merged.labels().get("app").map(String::as_str), Some("web"));
+    assert_eq!(merged.labels().get("app"), Some("web"));
 
     let json_patched: DynamicObject = patch(
         &client,

@@ -47,7 +47,7 @@ impl<K, B: CompactBody> RecordCodec for Compact<K, B> {
     fn write_record(&self, out: &mut Vec<u8>) -> Result<(), CompactRecordError> {
         let length_at = out.len();
         out.extend_from_slice(&[0; 4]);
-        serde_json::to_writer(&mut *out, &self.metadata)?;
+        serde_json::to_writer(&mut *out, &self.meta.to_object_meta())?;
         let length = u32::try_from(out.len() - length_at - 4)
             .map_err(|_| CompactRecordError::Malformed("metadata over 4 GiB"))?;
         out[length_at..length_at + 4].copy_from_slice(&length.to_le_bytes());

@@ -66,12 +66,17 @@ fn describe(
         .factory()
         .lister_for::<Deployment>()
         .get_metadata(&key)
-        .map(|meta| (meta.resource_version.clone(), meta.uid.clone()));
+        .map(|meta| {
+            (
+                meta.resource_version().map(str::to_string),
+                meta.uid().map(str::to_string),
+            )
+        });
     let cached_child = manager
         .factory()
         .lister_for::<ConfigMap>()
         .get_metadata(&format!("{key}-config"))
-        .map(|meta| meta.resource_version.clone());
+        .map(|meta| meta.resource_version().map(str::to_string));
     format!(
         "{name}: server parent rv {:?} uid {:?} replicas {}; server child {:?}; cached parent {cached_parent:?}; cached child rv {cached_child:?}",
         parent.metadata.resource_version,

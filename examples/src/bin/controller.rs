@@ -672,7 +672,12 @@ async fn compare_with_server(
         let cached: BTreeMap<String, String> = lister
             .list_metadata(&LabelSelector::everything())
             .iter()
-            .map(|pod| (pod.key(), pod.resource_version.clone().unwrap_or_default()))
+            .map(|pod| {
+                (
+                    pod.key(),
+                    pod.resource_version().unwrap_or_default().to_string(),
+                )
+            })
             .collect();
         if cached == server_state {
             return Ok(cached.len());

@@ -55,16 +55,14 @@ async fn run(flags: Flags) -> Result<(), Failure> {
     )]);
     let by_app: MetadataIndexers = HashMap::from([(
         "by-app".to_string(),
-        Arc::new(
-            |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-                Ok(meta
-                    .labels
-                    .as_ref()
-                    .and_then(|labels| labels.get("app").cloned())
-                    .into_iter()
-                    .collect())
-            },
-        ) as _,
+        Arc::new(|meta: &dyn Object| {
+            Ok(meta
+                .labels()
+                .get("app")
+                .map(str::to_string)
+                .into_iter()
+                .collect())
+        }) as _,
     )]);
     informer
         .add_indexers(by_node)
@@ -87,7 +85,7 @@ async fn run(flags: Flags) -> Result<(), Failure> {
             .by_index("by-node", &node)
             .map_err(|error| error.to_string())?;
         say!("{} pods on node {node:?} (index by-node)", on_node.len());
-        let app = pod.labels().get("app").cloned().unwrap_or_default();
+        let app = pod.labels().get("app").unwrap_or_default().to_string();
         let of_app = lister
             .by_index("by-app", &app)
             .map_err(|error| error.to_string())?;

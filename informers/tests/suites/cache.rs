@@ -241,7 +241,7 @@ async fn indexes_added_while_running_cover_existing_and_new_objects() {
             .labels()
             .get("app")
             .ok_or_else(|| IndexFuncError("no app label".into()))?;
-        Ok(vec![app.clone()])
+        Ok(vec![app.to_string()])
     });
     informer
         .add_indexers(Indexers::from([("by-app".to_string(), by_app.clone())]))
