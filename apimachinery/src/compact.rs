@@ -124,9 +124,9 @@ enum MetaForm {
 }
 
 impl MetaForm {
-    fn packed(metadata: &ObjectMeta) -> Self {
+    fn packed(metadata: ObjectMeta) -> Self {
         MetaForm::Packed {
-            packed: CompactMeta::new(metadata),
+            packed: CompactMeta::from_owned(metadata),
             built: OnceLock::new(),
         }
     }
@@ -242,7 +242,7 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// decoder). It has no message decoder.
     pub fn from_parts(metadata: ObjectMeta, body: B) -> Self {
         Compact {
-            meta: MetaForm::packed(&metadata),
+            meta: MetaForm::packed(metadata),
             body,
             decoded: Mutex::new(Weak::new()),
             memo: OnceLock::new(),
@@ -285,7 +285,7 @@ impl<K, B: CompactBody> Compact<K, B> {
             MetaForm::Whole(whole) => whole.0,
         };
         let cut = changed_metadata(&mut metadata, change);
-        self.meta = MetaForm::packed(&metadata);
+        self.meta = MetaForm::packed(metadata);
         self.memo = OnceLock::new();
         *self.decoded.get_mut() = Weak::new();
         if cut && let Some(body) = self.body.without_managed_fields() {
@@ -466,7 +466,7 @@ impl<K, B: CompactBody> Clone for Compact<K, B> {
     fn clone(&self) -> Self {
         COPIES.fetch_add(1, Ordering::Relaxed);
         Compact {
-            meta: MetaForm::packed(&self.meta.to_object_meta()),
+            meta: MetaForm::packed(self.meta.to_object_meta()),
             body: self.body.clone(),
             decoded: Mutex::new(self.decoded.lock().clone()),
             memo: OnceLock::new(),

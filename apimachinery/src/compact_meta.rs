@@ -66,6 +66,26 @@ impl CompactMeta {
     /// server sends: it limits a whole object to a few MiB) would read
     /// back as empty strings.
     pub fn new(metadata: &ObjectMeta) -> Self {
+        CompactMeta::pack(
+            metadata,
+            metadata.owner_references.clone(),
+            metadata.finalizers.clone(),
+        )
+    }
+
+    /// [`new`](Self::new), moving the owner references and finalizers
+    /// out of `metadata` instead of copying them.
+    pub fn from_owned(mut metadata: ObjectMeta) -> Self {
+        let owners = metadata.owner_references.take();
+        let finalizers = metadata.finalizers.take();
+        CompactMeta::pack(&metadata, owners, finalizers)
+    }
+
+    fn pack(
+        metadata: &ObjectMeta,
+        owner_references: Option<Vec<OwnerReference>>,
+        finalizers: Option<Vec<String>>,
+    ) -> Self {
         let fixed = [
             &metadata.name,
             &metadata.namespace,
@@ -119,8 +139,8 @@ impl CompactMeta {
                 present |= bit;
             }
         };
-        set(FINALIZERS, metadata.finalizers.is_some());
-        set(OWNER_REFERENCES, metadata.owner_references.is_some());
+        set(FINALIZERS, finalizers.is_some());
+        set(OWNER_REFERENCES, owner_references.is_some());
         set(GENERATION, metadata.generation.is_some());
         set(
             DELETION_GRACE,
@@ -137,8 +157,8 @@ impl CompactMeta {
                 .unwrap_or_default(),
             creation_timestamp: metadata.creation_timestamp.clone(),
             deletion_timestamp: metadata.deletion_timestamp.clone(),
-            owner_references: metadata.owner_references.clone().unwrap_or_default().into(),
-            finalizers: metadata.finalizers.clone().unwrap_or_default().into(),
+            owner_references: owner_references.unwrap_or_default().into(),
+            finalizers: finalizers.unwrap_or_default().into(),
         }
     }
 
@@ -368,6 +388,7 @@ mod tests {
         for metadata in cases {
             let packed = CompactMeta::new(&metadata);
             assert_eq!(packed.to_object_meta(), metadata);
+            assert_eq!(CompactMeta::from_owned(metadata.clone()), packed);
             assert_eq!(CompactMeta::new(&packed.to_object_meta()), packed);
         }
     }
