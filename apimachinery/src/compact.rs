@@ -252,6 +252,24 @@ impl<K, B: CompactBody> Compact<K, B> {
         }
     }
 
+    /// An entry of metadata already packed and `body`, for decoders that
+    /// read the metadata straight into a [`CompactMeta`] (clientgo-protobuf
+    /// does). It has no message decoder.
+    pub fn from_packed(metadata: CompactMeta, body: B) -> Self {
+        Compact {
+            meta: MetaForm::Packed {
+                packed: metadata,
+                built: OnceLock::new(),
+            },
+            body,
+            decoded: Mutex::new(Weak::new()),
+            memo: OnceLock::new(),
+            list_type: None,
+            message_decoder: None,
+            _type: PhantomData,
+        }
+    }
+
     /// This entry with `decoder` for its protobuf message (see
     /// [`set_message_decoder`](Self::set_message_decoder)).
     #[must_use]

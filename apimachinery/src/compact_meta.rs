@@ -66,71 +66,71 @@ impl CompactMeta {
     /// server sends: it limits a whole object to a few MiB) would read
     /// back as empty strings.
     pub fn new(metadata: &ObjectMeta) -> Self {
-        CompactMeta::pack(
-            metadata,
-            metadata.owner_references.clone(),
-            metadata.finalizers.clone(),
-        )
+        let mut fields = MetaFields::borrowing(metadata);
+        fields.owner_references = metadata.owner_references.clone();
+        fields.finalizers = metadata.finalizers.clone();
+        CompactMeta::pack(fields)
     }
 
     /// [`new`](Self::new), moving the owner references and finalizers
     /// out of `metadata` instead of copying them.
     pub fn from_owned(mut metadata: ObjectMeta) -> Self {
-        let owners = metadata.owner_references.take();
+        let owner_references = metadata.owner_references.take();
         let finalizers = metadata.finalizers.take();
-        CompactMeta::pack(&metadata, owners, finalizers)
+        let mut fields = MetaFields::borrowing(&metadata);
+        fields.owner_references = owner_references;
+        fields.finalizers = finalizers;
+        CompactMeta::pack(fields)
     }
 
-    fn pack(
-        metadata: &ObjectMeta,
-        owner_references: Option<Vec<OwnerReference>>,
-        finalizers: Option<Vec<String>>,
-    ) -> Self {
+    /// Packs `fields` (see [`MetaFields`] for how repeated label and
+    /// annotation keys are read).
+    pub fn pack(mut fields: MetaFields<'_>) -> Self {
         let fixed = [
-            &metadata.name,
-            &metadata.namespace,
-            &metadata.uid,
-            &metadata.resource_version,
-            &metadata.generate_name,
-            &metadata.self_link,
+            fields.name,
+            fields.namespace,
+            fields.uid,
+            fields.resource_version,
+            fields.generate_name,
+            fields.self_link,
         ];
-        let pairs = |map: &Option<BTreeMap<String, String>>| map.as_ref().map_or(0, BTreeMap::len);
-        let length = fixed
-            .iter()
-            .map(|s| s.as_ref().map_or(0, String::len))
-            .sum::<usize>()
-            + [&metadata.labels, &metadata.annotations]
+        for pairs in [&mut fields.labels, &mut fields.annotations]
+            .into_iter()
+            .flatten()
+        {
+            settle(pairs);
+        }
+        let count = |pairs: &Option<Vec<(&str, Option<&str>)>>| pairs.as_ref().map_or(0, Vec::len);
+        let pairs = || {
+            [&fields.labels, &fields.annotations]
                 .into_iter()
                 .flatten()
                 .flatten()
-                .map(|(key, value)| key.len() + value.len())
+        };
+        let length = fixed.iter().map(|s| s.map_or(0, str::len)).sum::<usize>()
+            + pairs()
+                .map(|(key, value)| key.len() + value.map_or(0, str::len))
                 .sum::<usize>();
         let mut text = String::with_capacity(length);
-        let mut ends = Vec::with_capacity(
-            FIXED + 2 * (pairs(&metadata.labels) + pairs(&metadata.annotations)),
-        );
+        let mut ends =
+            Vec::with_capacity(FIXED + 2 * (count(&fields.labels) + count(&fields.annotations)));
         let mut push = |text: &mut String, s: &str| {
             text.push_str(s);
             ends.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
         };
         let mut present = 0;
         for (index, string) in fixed.into_iter().enumerate() {
-            if let Some(string) = string {
+            if string.is_some() {
                 present |= 1 << index;
-                push(&mut text, string);
-            } else {
-                push(&mut text, "");
             }
+            push(&mut text, string.unwrap_or_default());
         }
-        for (bit, map) in [
-            (LABELS, &metadata.labels),
-            (ANNOTATIONS, &metadata.annotations),
-        ] {
+        for (bit, map) in [(LABELS, &fields.labels), (ANNOTATIONS, &fields.annotations)] {
             if let Some(map) = map {
                 present |= bit;
                 for (key, value) in map {
                     push(&mut text, key);
-                    push(&mut text, value);
+                    push(&mut text, value.unwrap_or_default());
                 }
             }
         }
@@ -139,26 +139,24 @@ impl CompactMeta {
                 present |= bit;
             }
         };
-        set(FINALIZERS, finalizers.is_some());
-        set(OWNER_REFERENCES, owner_references.is_some());
-        set(GENERATION, metadata.generation.is_some());
+        set(FINALIZERS, fields.finalizers.is_some());
+        set(OWNER_REFERENCES, fields.owner_references.is_some());
+        set(GENERATION, fields.generation.is_some());
         set(
             DELETION_GRACE,
-            metadata.deletion_grace_period_seconds.is_some(),
+            fields.deletion_grace_period_seconds.is_some(),
         );
         CompactMeta {
             text: text.into_boxed_str(),
             ends: ends.into_boxed_slice(),
-            labels: u32::try_from(pairs(&metadata.labels)).unwrap_or(u32::MAX),
+            labels: u32::try_from(count(&fields.labels)).unwrap_or(u32::MAX),
             present,
-            generation: metadata.generation.unwrap_or_default(),
-            deletion_grace_period_seconds: metadata
-                .deletion_grace_period_seconds
-                .unwrap_or_default(),
-            creation_timestamp: metadata.creation_timestamp.clone(),
-            deletion_timestamp: metadata.deletion_timestamp.clone(),
-            owner_references: owner_references.unwrap_or_default().into(),
-            finalizers: finalizers.unwrap_or_default().into(),
+            generation: fields.generation.unwrap_or_default(),
+            deletion_grace_period_seconds: fields.deletion_grace_period_seconds.unwrap_or_default(),
+            creation_timestamp: fields.creation_timestamp,
+            deletion_timestamp: fields.deletion_timestamp,
+            owner_references: fields.owner_references.unwrap_or_default().into(),
+            finalizers: fields.finalizers.unwrap_or_default().into(),
         }
     }
 
@@ -307,6 +305,98 @@ impl CompactMeta {
     }
 }
 
+/// The fields of one object's metadata, borrowed from wherever they were
+/// read (an `ObjectMeta`, or a protobuf message's bytes), for
+/// [`CompactMeta::pack`]. `None` is an absent field.
+///
+/// Labels and annotations are `(key, value)` pairs in the order read, as a
+/// protobuf map arrives: packing sorts them by key, and of pairs with the
+/// same key the last wins, except that a pair without a value (a map entry
+/// with no value field) leaves an earlier value in place (`""` when there
+/// is none), as a protobuf map decoder does.
+#[derive(Debug, Default)]
+pub struct MetaFields<'a> {
+    /// `metadata.name`.
+    pub name: Option<&'a str>,
+    /// `metadata.namespace`.
+    pub namespace: Option<&'a str>,
+    /// `metadata.uid`.
+    pub uid: Option<&'a str>,
+    /// `metadata.resourceVersion`.
+    pub resource_version: Option<&'a str>,
+    /// `metadata.generateName`.
+    pub generate_name: Option<&'a str>,
+    /// `metadata.selfLink`.
+    pub self_link: Option<&'a str>,
+    /// `metadata.labels`, as read.
+    pub labels: Option<Vec<(&'a str, Option<&'a str>)>>,
+    /// `metadata.annotations`, as read.
+    pub annotations: Option<Vec<(&'a str, Option<&'a str>)>>,
+    /// `metadata.generation`.
+    pub generation: Option<i64>,
+    /// `metadata.deletionGracePeriodSeconds`.
+    pub deletion_grace_period_seconds: Option<i64>,
+    /// `metadata.creationTimestamp`.
+    pub creation_timestamp: Option<Time>,
+    /// `metadata.deletionTimestamp`.
+    pub deletion_timestamp: Option<Time>,
+    /// `metadata.ownerReferences`.
+    pub owner_references: Option<Vec<OwnerReference>>,
+    /// `metadata.finalizers`.
+    pub finalizers: Option<Vec<String>>,
+}
+
+impl<'a> MetaFields<'a> {
+    /// `metadata`'s fields, borrowed; its owner references and finalizers
+    /// are left for the caller to move or copy in.
+    fn borrowing(metadata: &'a ObjectMeta) -> Self {
+        let pairs = |map: &'a Option<BTreeMap<String, String>>| {
+            map.as_ref().map(|map| {
+                map.iter()
+                    .map(|(key, value)| (key.as_str(), Some(value.as_str())))
+                    .collect()
+            })
+        };
+        MetaFields {
+            name: metadata.name.as_deref(),
+            namespace: metadata.namespace.as_deref(),
+            uid: metadata.uid.as_deref(),
+            resource_version: metadata.resource_version.as_deref(),
+            generate_name: metadata.generate_name.as_deref(),
+            self_link: metadata.self_link.as_deref(),
+            labels: pairs(&metadata.labels),
+            annotations: pairs(&metadata.annotations),
+            generation: metadata.generation,
+            deletion_grace_period_seconds: metadata.deletion_grace_period_seconds,
+            creation_timestamp: metadata.creation_timestamp.clone(),
+            deletion_timestamp: metadata.deletion_timestamp.clone(),
+            owner_references: None,
+            finalizers: None,
+        }
+    }
+}
+
+/// Sorts `pairs` by key and keeps one pair a key, as [`MetaFields`] says.
+fn settle(pairs: &mut Vec<(&str, Option<&str>)>) {
+    if pairs.is_sorted_by(|a, b| a.0 < b.0) {
+        return;
+    }
+    // Stable: pairs of one key stay in the order read.
+    pairs.sort_by(|a, b| a.0.cmp(b.0));
+    let mut settled: Vec<(&str, Option<&str>)> = Vec::with_capacity(pairs.len());
+    for (key, value) in pairs.drain(..) {
+        match settled.last_mut() {
+            Some(last) if last.0 == key => {
+                if value.is_some() {
+                    last.1 = value;
+                }
+            }
+            _ => settled.push((key, value)),
+        }
+    }
+    *pairs = settled;
+}
+
 impl From<&ObjectMeta> for CompactMeta {
     fn from(metadata: &ObjectMeta) -> Self {
         CompactMeta::new(metadata)
@@ -420,6 +510,27 @@ mod tests {
         assert_eq!(empty.name(), None);
         assert!(empty.labels().is_empty() && empty.annotations().is_empty());
         assert_eq!(empty.generation(), None);
+    }
+
+    #[test]
+    fn pairs_read_out_of_order_are_sorted_and_the_last_of_a_key_wins() {
+        let fields = MetaFields {
+            labels: Some(vec![
+                ("b", Some("1")),
+                ("a", Some("first")),
+                ("b", Some("2")),
+                ("a", None),
+                ("c", None),
+            ]),
+            annotations: Some(vec![]),
+            ..MetaFields::default()
+        };
+        let packed = CompactMeta::pack(fields);
+        let labels: Vec<_> = packed.labels().iter().collect();
+        assert_eq!(labels, [("a", "first"), ("b", "2"), ("c", "")]);
+        let metadata = packed.to_object_meta();
+        assert_eq!(metadata.annotations, Some(BTreeMap::new()));
+        assert_eq!(CompactMeta::new(&metadata), packed);
     }
 
     #[test]

@@ -70,7 +70,7 @@ pub use compact::{
     Compact, CompactDecodeError, CompactDecodes, CompactRecordError, compact_decodes,
 };
 pub use compact_body::{CompactBody, Json, Lz4, MessageDecoder, Protobuf};
-pub use compact_meta::CompactMeta;
+pub use compact_meta::{CompactMeta, MetaFields};
 pub use decode::{DecodeError, DecodeErrorKind, from_json_slice};
 pub use dynamic_object::DynamicObject;
 pub use field_selector::{FieldOperator, FieldSelector, FieldSelectorError};

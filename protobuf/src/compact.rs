@@ -3,24 +3,30 @@
 //! parsed; the other fields are kept as bytes, never decoded until someone
 //! asks for the whole object.
 
+use std::borrow::Cow;
+
 use clientgo_apimachinery::protobuf_wire::{
     WireReader, WireValue, put_bytes, split_managed_fields,
 };
-use clientgo_apimachinery::{Compact, Protobuf};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use clientgo_apimachinery::{Compact, CompactMeta, MetaFields, Protobuf};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 
-use crate::error::DecodeError;
+use crate::error::{DecodeError, Problem};
 use crate::field;
 use crate::message::Message;
 
-/// An entry from `K`'s message: metadata parsed, every other field kept as
-/// it came (without field 1), and `K`'s decoder handed to the entry for
-/// its whole decode.
+/// An entry from `K`'s message: metadata read straight into a packed
+/// [`CompactMeta`] (its strings copied once, from the message into the
+/// packed text, with no `ObjectMeta` built on the way), every other field
+/// kept as it came (without field 1), and `K`'s decoder handed to the
+/// entry for its whole decode.
 pub fn compact_from_message<K: Message>(
     message: &[u8],
 ) -> Result<Compact<K, Protobuf>, DecodeError> {
     let mut reader = WireReader::new(message);
-    let mut metadata = ObjectMeta::default();
+    // The metadata's bytes (without managedFields); more than one when
+    // field 1 repeats, which protobuf merges.
+    let mut metas: Vec<Cow<'_, [u8]>> = Vec::with_capacity(1);
     let mut rest = Vec::with_capacity(message.len());
     let mut start = reader.position();
     while let Some((number, value)) = reader.next_field()? {
@@ -32,10 +38,11 @@ pub fn compact_from_message<K: Message>(
             let (mut kept, mut managed) = (Vec::new(), Vec::new());
             let split = split_managed_fields(meta, &mut kept, &mut managed)
                 .map_err(|e| DecodeError::from(e).within("object", 1))?;
-            let kept: &[u8] = if split { &kept } else { meta };
-            let meta_reader = WireReader::new(kept);
-            field::message::<ObjectMeta, _>(&mut metadata, WireValue::Bytes(kept), &meta_reader)
-                .map_err(|e| e.within("object", 1))?;
+            metas.push(if split {
+                Cow::Owned(kept)
+            } else {
+                Cow::Borrowed(meta)
+            });
             if !managed.is_empty() {
                 put_bytes(&mut rest, 1, &managed);
             }
@@ -44,10 +51,77 @@ pub fn compact_from_message<K: Message>(
         }
         start = end;
     }
-    Ok(
-        Compact::from_parts(metadata, Protobuf::Message(rest.into_boxed_slice()))
-            .with_message_decoder(decode_whole::<K>),
+    let mut fields = MetaFields::default();
+    for meta in &metas {
+        read_metadata(&mut fields, meta).map_err(|e| e.within("object", 1))?;
+    }
+    Ok(Compact::from_packed(
+        CompactMeta::pack(fields),
+        Protobuf::Message(rest.into_boxed_slice()),
     )
+    .with_message_decoder(decode_whole::<K>))
+}
+
+/// Reads an `ObjectMeta` message into `fields`, borrowing its strings, as
+/// the generated `ObjectMeta` decoder reads it (an empty string or a zero
+/// generation is absent; a repeated field's last value wins; managedFields,
+/// field 17, are skipped).
+fn read_metadata<'a>(fields: &mut MetaFields<'a>, bytes: &'a [u8]) -> Result<(), DecodeError> {
+    let mut reader = WireReader::new(bytes);
+    while let Some((number, value)) = reader.next_field()? {
+        let read = match number {
+            1 => text_or_absent(&mut fields.name, value),
+            2 => text_or_absent(&mut fields.generate_name, value),
+            3 => text_or_absent(&mut fields.namespace, value),
+            4 => text_or_absent(&mut fields.self_link, value),
+            5 => text_or_absent(&mut fields.uid, value),
+            6 => text_or_absent(&mut fields.resource_version, value),
+            7 => field::int64_or_absent(&mut fields.generation, value),
+            8 => field::message::<Time, _>(&mut fields.creation_timestamp, value, &reader),
+            9 => field::message::<Time, _>(&mut fields.deletion_timestamp, value, &reader),
+            10 => field::int64(&mut fields.deletion_grace_period_seconds, value),
+            11 => map_entry(&mut fields.labels, value, &reader),
+            12 => map_entry(&mut fields.annotations, value, &reader),
+            13 => field::message::<OwnerReference, _>(&mut fields.owner_references, value, &reader),
+            14 => field::string(&mut fields.finalizers, value),
+            _ => Ok(()),
+        };
+        read.map_err(|e| e.within("ObjectMeta", number))?;
+    }
+    Ok(())
+}
+
+/// A string field's text, borrowed (UTF-8 checked).
+fn text(value: WireValue<'_>) -> Result<&str, DecodeError> {
+    std::str::from_utf8(field::length_delimited(value)?)
+        .map_err(|_| DecodeError::new(Problem::NotUtf8))
+}
+
+/// A `string` Go holds with `omitempty`: `""` is absent.
+fn text_or_absent<'a>(slot: &mut Option<&'a str>, value: WireValue<'a>) -> Result<(), DecodeError> {
+    let text = text(value)?;
+    *slot = (!text.is_empty()).then_some(text);
+    Ok(())
+}
+
+/// One entry of a `map<string, string>`: the key in field 1, the value in
+/// field 2 (absent when the entry has none).
+fn map_entry<'a>(
+    slot: &mut Option<Vec<(&'a str, Option<&'a str>)>>,
+    value: WireValue<'a>,
+    reader: &WireReader<'a>,
+) -> Result<(), DecodeError> {
+    let mut entry = reader.nested(field::length_delimited(value)?);
+    let (mut key, mut found) = ("", None);
+    while let Some((number, field)) = entry.next_field()? {
+        match number {
+            1 => key = text(field).map_err(|e| e.within("map entry", 1))?,
+            2 => found = Some(text(field).map_err(|e| e.within("map entry", 2))?),
+            _ => {}
+        }
+    }
+    slot.get_or_insert_default().push((key, found));
+    Ok(())
 }
 
 /// `K`'s decoder as a compact entry keeps it
@@ -62,6 +136,56 @@ mod tests {
     use crate::Message;
     use clientgo_apimachinery::Object;
     use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    #[test]
+    fn metadata_read_straight_into_packed_form_is_what_object_meta_reads() {
+        use std::collections::BTreeMap;
+        let labels = |pairs: &[(&str, &str)]| {
+            Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect::<BTreeMap<_, _>>(),
+            )
+        };
+        let first = Pod {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                namespace: Some("team".into()),
+                generation: Some(3),
+                labels: labels(&[("z", "1"), ("a", "2"), ("m", "3")]),
+                annotations: labels(&[("note", "é")]),
+                finalizers: Some(vec!["f".into()]),
+                owner_references: Some(vec![Default::default()]),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let second = Pod {
+            metadata: ObjectMeta {
+                labels: labels(&[("a", "again"), ("b", "")]),
+                resource_version: Some("9".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        // Two metadata fields (protobuf merges them: maps and lists grow,
+        // strings are replaced), and a map entry without a value.
+        let mut message = first.encode();
+        message.extend(second.encode());
+        message.extend([0x0a, 0x05, 0x5a, 0x03, 0x0a, 0x01, b'z']);
+        let expected = Pod::decode(&message).unwrap().metadata;
+        let entry: Compact<Pod, Protobuf> = compact_from_message(&message).unwrap();
+        assert_eq!(entry.to_object_meta(), expected);
+        assert_eq!(entry.labels().get("a"), Some("again"));
+        assert_eq!(entry.labels().get("z"), Some("1"));
+        assert_eq!(entry.labels().len(), 4);
+        // A string that is not UTF-8 is an error naming where.
+        let bad = [0x0a, 0x03, 0x0a, 0x01, 0xff];
+        let error = compact_from_message::<Pod>(&bad).unwrap_err().to_string();
+        assert!(error.contains("ObjectMeta"), "{error}");
+    }
 
     #[test]
     fn an_entry_read_back_from_a_record_decodes_once_its_codec_restores_it() {

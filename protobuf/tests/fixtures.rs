@@ -168,3 +168,57 @@ fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<
         _ => {}
     }
 }
+
+/// Every fixture's metadata, read straight into a compact entry's packed
+/// metadata, is what the generated `ObjectMeta` decoder reads (managedFields
+/// aside, which the entry keeps in its body). The fixtures fill every
+/// metadata field with random values.
+#[test]
+fn every_fixtures_packed_metadata_is_what_the_object_meta_decoder_reads() {
+    use clientgo_apimachinery::protobuf_wire::WireReader;
+    use clientgo_apimachinery::{Compact, Protobuf};
+    use clientgo_protobuf::Message;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    let Some(dir) = fixtures() else {
+        println!("skipped: ../shared/fixtures/api-testdata-v1.36 is absent");
+        return;
+    };
+    let (mut checked, mut with_labels) = (0, 0);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "pb") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let envelope = Unknown::decode(&bytes).unwrap();
+        let mut expected = ObjectMeta::default();
+        let mut reader = WireReader::new(envelope.raw);
+        let mut metadata_found = false;
+        let mut not_metadata = false;
+        while let Some((number, value)) = reader.next_field().unwrap() {
+            if let (1, clientgo_apimachinery::protobuf_wire::WireValue::Bytes(meta)) =
+                (number, value)
+            {
+                metadata_found = true;
+                not_metadata |= expected.merge_from(WireReader::new(meta)).is_err();
+            }
+        }
+        // Types whose field 1 is not an ObjectMeta (options, reviews).
+        if !metadata_found || not_metadata {
+            continue;
+        }
+        expected.managed_fields = None;
+        // The metadata is field 1 of every resource message: the type asked
+        // for only decides how the body is decoded later.
+        let entry: Compact<ConfigMap, Protobuf> =
+            clientgo_protobuf::compact_from_message(envelope.raw).unwrap();
+        assert_eq!(entry.to_object_meta(), expected, "{}", path.display());
+        with_labels += usize::from(expected.labels.as_ref().is_some_and(|l| !l.is_empty()));
+        checked += 1;
+    }
+    println!("{checked} fixtures' metadata compared, {with_labels} with labels");
+    assert!(checked >= 90, "only {checked} fixtures were checked");
+    assert!(with_labels >= 10, "only {with_labels} fixtures have labels");
+}
