@@ -124,13 +124,6 @@ enum MetaForm {
 }
 
 impl MetaForm {
-    fn packed(metadata: ObjectMeta) -> Self {
-        MetaForm::Packed {
-            packed: CompactMeta::from_owned(metadata),
-            built: OnceLock::new(),
-        }
-    }
-
     /// The whole `ObjectMeta`, built (and counted) when packed.
     fn whole(&self) -> &ObjectMeta {
         match self {
@@ -186,7 +179,7 @@ macro_rules! field {
 
 /// A whole `ObjectMeta` as an [`Object`](crate::Object), read with the
 /// trait's accessors.
-#[derive(Default)]
+#[derive(Clone)]
 struct WholeMeta(ObjectMeta);
 
 impl crate::Object for WholeMeta {
@@ -236,20 +229,11 @@ impl<K, B: CompactBody> Compact<K, B> {
         )
     }
 
-    /// An entry of `metadata` and `body`, for decoders that parse the
-    /// metadata themselves (clientgo-protobuf's `compact_from_message`
-    /// builds `Compact<K, Protobuf>` entries so, then hands them their
-    /// decoder). It has no message decoder.
+    /// An entry of `metadata` (packed; its managedFields are not kept)
+    /// and `body`, for readers that have the metadata as an `ObjectMeta`
+    /// (a snapshot record). It has no message decoder.
     pub fn from_parts(metadata: ObjectMeta, body: B) -> Self {
-        Compact {
-            meta: MetaForm::packed(metadata),
-            body,
-            decoded: Mutex::new(Weak::new()),
-            memo: OnceLock::new(),
-            list_type: None,
-            message_decoder: None,
-            _type: PhantomData,
-        }
+        Compact::from_packed(CompactMeta::from_owned(metadata), body)
     }
 
     /// An entry of metadata already packed and `body`, for decoders that
@@ -296,14 +280,25 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// them as bytes; setting them to `None` cuts them from the body too,
     /// so no decode gives them back. Forgets the memo and any shared
     /// decode.
+    ///
+    /// The metadata is unpacked, changed and packed again; managedFields
+    /// the change sets are not kept (an entry keeps them only as its
+    /// body's bytes). [`strip_managed_fields`](Self::strip_managed_fields)
+    /// is the cut alone, without unpacking.
     pub fn change_metadata(&mut self, change: &(dyn Fn(&mut ObjectMeta) + Send + Sync)) {
-        let mut metadata = match std::mem::replace(&mut self.meta, MetaForm::Whole(Box::default()))
-        {
+        let placeholder = MetaForm::Packed {
+            packed: CompactMeta::default(),
+            built: OnceLock::new(),
+        };
+        let mut metadata = match std::mem::replace(&mut self.meta, placeholder) {
             MetaForm::Packed { packed, .. } => packed.to_object_meta(),
             MetaForm::Whole(whole) => whole.0,
         };
         let cut = changed_metadata(&mut metadata, change);
-        self.meta = MetaForm::packed(metadata);
+        self.meta = MetaForm::Packed {
+            packed: CompactMeta::from_owned(metadata),
+            built: OnceLock::new(),
+        };
         self.memo = OnceLock::new();
         *self.decoded.get_mut() = Weak::new();
         if cut && let Some(body) = self.body.without_managed_fields() {
@@ -333,6 +328,31 @@ impl<K, B: CompactBody> Compact<K, B> {
         }
     }
 
+    /// Cuts managedFields from the body, when it keeps any (the packed
+    /// metadata never does): what [`change_metadata`](Self::change_metadata)
+    /// with a change setting them to `None` does, without unpacking the
+    /// metadata (the informer's default ingest: managedFields dropped, no
+    /// metadata transform of the user's). Forgets the memo and any shared
+    /// decode when it cuts.
+    pub fn strip_managed_fields(&mut self) {
+        if let Some(body) = self.body.without_managed_fields() {
+            self.body = body;
+            self.memo = OnceLock::new();
+            *self.decoded.get_mut() = Weak::new();
+        }
+    }
+
+    /// This entry with managedFields cut from its body, as
+    /// [`strip_managed_fields`](Self::strip_managed_fields) does, when its
+    /// body keeps any (`None` when it keeps none: nothing to change).
+    pub fn without_managed_fields(&self) -> Option<Self> {
+        let body = self.body.without_managed_fields()?;
+        let mut stripped = self.clone();
+        stripped.body = body;
+        *stripped.decoded.get_mut() = Weak::new();
+        Some(stripped)
+    }
+
     /// Whether [`change_metadata`](Self::change_metadata) with `change`
     /// would alter this entry (its metadata, or the managedFields its body
     /// keeps), found on a copy of the metadata.
@@ -340,6 +360,11 @@ impl<K, B: CompactBody> Compact<K, B> {
         let kept = self.meta.to_object_meta();
         let mut metadata = kept.clone();
         let cut = changed_metadata(&mut metadata, change);
+        // Packing keeps no managedFields: ones the change sets are no
+        // change to the entry.
+        if !cut && self.compact_meta().is_some() {
+            metadata.managed_fields.clone_from(&kept.managed_fields);
+        }
         // A cut changes the entry if its body holds any.
         metadata != kept || (cut && self.body.without_managed_fields().is_some())
     }
@@ -484,7 +509,13 @@ impl<K, B: CompactBody> Clone for Compact<K, B> {
     fn clone(&self) -> Self {
         COPIES.fetch_add(1, Ordering::Relaxed);
         Compact {
-            meta: MetaForm::packed(self.meta.to_object_meta()),
+            meta: match &self.meta {
+                MetaForm::Packed { packed, .. } => MetaForm::Packed {
+                    packed: packed.clone(),
+                    built: OnceLock::new(),
+                },
+                MetaForm::Whole(whole) => MetaForm::Whole(whole.clone()),
+            },
             body: self.body.clone(),
             decoded: Mutex::new(self.decoded.lock().clone()),
             memo: OnceLock::new(),

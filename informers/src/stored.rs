@@ -136,6 +136,7 @@ impl<K: ApiObject, B: CompactBody> Stored<K> for Compact<K, B> {
     fn ingest(plan: Ingest<K>) -> Option<TransformFunc<Self>> {
         let Ingest {
             metadata,
+            only_drops_managed_fields,
             object,
             compress,
         } = plan;
@@ -144,6 +145,7 @@ impl<K: ApiObject, B: CompactBody> Stored<K> for Compact<K, B> {
         }
         Some(Arc::new(move |entry: Arc<Self>| {
             let entry = match &metadata {
+                Some(_) if only_drops_managed_fields => stripped_entry(entry),
                 Some(change) => changed_entry(entry, change),
                 None => entry,
             };
@@ -171,6 +173,20 @@ fn change_fresh<K: ApiObject>(change: MetadataTransform) -> TransformFunc<K> {
         }
         Ok(object)
     })
+}
+
+/// managedFields cut from an entry's bytes, its metadata left packed: a
+/// fresh entry in place; a shared one (the cache's own on a relist, or a
+/// saved state's) copied only if it keeps any.
+fn stripped_entry<K, B: CompactBody>(mut entry: Arc<Compact<K, B>>) -> Arc<Compact<K, B>> {
+    if let Some(owned) = Arc::get_mut(&mut entry) {
+        owned.strip_managed_fields();
+        return entry;
+    }
+    match entry.without_managed_fields() {
+        Some(stripped) => Arc::new(stripped),
+        None => entry,
+    }
 }
 
 /// `change` on an entry's metadata (dropping managedFields cuts them from

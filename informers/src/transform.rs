@@ -87,6 +87,10 @@ pub struct Ingest<K> {
     /// The metadata change: dropping managedFields (unless kept), then
     /// the user's metadata transform.
     pub(crate) metadata: Option<MetadataTransform>,
+    /// Whether `metadata` is only the drop of managedFields (no metadata
+    /// transform of the user's): compact entries then cut them from their
+    /// bytes without unpacking their metadata.
+    pub(crate) only_drops_managed_fields: bool,
     /// The user's whole-object transform.
     pub(crate) object: Option<TransformFunc<K>>,
     /// Compress compact entries' bytes (LZ4).
@@ -116,6 +120,7 @@ impl<K> Ingest<K> {
             Some(Transform::Metadata(change)) => (Some(change), None),
             Some(Transform::Object(transform)) => (None, Some(transform)),
         };
+        let only_drops_managed_fields = !keep_managed_fields && custom.is_none();
         let metadata: Option<MetadataTransform> = match (keep_managed_fields, custom) {
             (true, custom) => custom,
             (false, None) => Some(Arc::new(|meta: &mut ObjectMeta| meta.managed_fields = None)),
@@ -126,6 +131,7 @@ impl<K> Ingest<K> {
         };
         Ingest {
             metadata,
+            only_drops_managed_fields,
             object,
             compress,
         }
