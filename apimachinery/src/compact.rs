@@ -159,7 +159,17 @@ impl MetaForm {
 
     fn heap_bytes(&self) -> usize {
         match self {
-            MetaForm::Packed { packed, .. } => packed.heap_bytes(),
+            // A whole `ObjectMeta` built by `meta()` is kept too: about
+            // its own size, the packed bytes again, and a map entry's
+            // overhead per label and annotation.
+            MetaForm::Packed { packed, built } => {
+                packed.heap_bytes()
+                    + built.get().map_or(0, |_| {
+                        std::mem::size_of::<ObjectMeta>()
+                            + packed.heap_bytes()
+                            + 48 * (packed.labels().len() + packed.annotations().len())
+                    })
+            }
             MetaForm::Whole(whole) => CompactMeta::new(&whole.0).heap_bytes(),
         }
     }
@@ -797,10 +807,15 @@ mod tests {
         assert_eq!(compact.labels().get("app"), Some("web"));
         assert_eq!(compact.owner_references()[0].name, "web");
         assert!(compact.compact_meta().is_some());
+        let packed_only = compact.heap_bytes();
         let whole = compact.meta();
         assert_eq!(whole, &compact.to_object_meta());
         assert_eq!(whole.name.as_deref(), Some("web-1"));
         let _ = compact.meta();
+        assert!(
+            compact.heap_bytes() > packed_only,
+            "the built one is counted"
+        );
         // Other tests of this binary may build too: at least this one.
         assert!(compact_decodes().metadata_builds > before);
         // A change makes it whole; change_metadata packs it again.

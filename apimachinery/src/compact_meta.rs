@@ -311,9 +311,8 @@ impl CompactMeta {
 ///
 /// Labels and annotations are `(key, value)` pairs in the order read, as a
 /// protobuf map arrives: packing sorts them by key, and of pairs with the
-/// same key the last wins, except that a pair without a value (a map entry
-/// with no value field) leaves an earlier value in place (`""` when there
-/// is none), as a protobuf map decoder does.
+/// same key the last wins; a pair without a value (a map entry with no
+/// value field) holds `""`, as Go's generated decoders read it.
 #[derive(Debug, Default)]
 pub struct MetaFields<'a> {
     /// `metadata.name`.
@@ -386,11 +385,7 @@ fn settle(pairs: &mut Vec<(&str, Option<&str>)>) {
     let mut settled: Vec<(&str, Option<&str>)> = Vec::with_capacity(pairs.len());
     for (key, value) in pairs.drain(..) {
         match settled.last_mut() {
-            Some(last) if last.0 == key => {
-                if value.is_some() {
-                    last.1 = value;
-                }
-            }
+            Some(last) if last.0 == key => last.1 = value,
             _ => settled.push((key, value)),
         }
     }
@@ -527,7 +522,7 @@ mod tests {
         };
         let packed = CompactMeta::pack(fields);
         let labels: Vec<_> = packed.labels().iter().collect();
-        assert_eq!(labels, [("a", "first"), ("b", "2"), ("c", "")]);
+        assert_eq!(labels, [("a", ""), ("b", "2"), ("c", "")]);
         let metadata = packed.to_object_meta();
         assert_eq!(metadata.annotations, Some(BTreeMap::new()));
         assert_eq!(CompactMeta::new(&metadata), packed);

@@ -191,7 +191,10 @@ pub fn map<V, S: MapSlot<V>>(
             _ => {}
         }
     }
+    // A key sent again replaces its value whole, and an entry without a
+    // value field holds the empty value, as Go's generated decoders do.
     let stored = slot.entry(key, empty);
+    *stored = empty();
     if let Some((field, at)) = found {
         decode_value(stored, field, &at).map_err(|e| e.within("map entry", 2))?;
     }

@@ -114,8 +114,9 @@ impl<T: Message> MessageSlot<T> for Option<Vec<T>> {
 
 /// A map field (`map<string, V>`), optional or required.
 pub trait MapSlot<V> {
-    /// The value stored under `key`, created empty when missing (a key
-    /// sent twice keeps the last value, as protobuf says).
+    /// The value stored under `key`, created empty when missing
+    /// ([`map`](crate::field::map) empties it again for a key sent twice:
+    /// the last entry wins whole).
     fn entry(&mut self, key: String, empty: fn() -> V) -> &mut V;
     /// The entries, for encoding.
     fn entries(&self) -> Option<&BTreeMap<String, V>>;
