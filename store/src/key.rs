@@ -19,7 +19,15 @@ pub type KeyFunc<K> = Arc<dyn Fn(&K) -> Result<String, StoreError> + Send + Sync
 pub fn meta_namespace_key<K: Object + ?Sized>(object: &K) -> String {
     let name = object.name().unwrap_or_default();
     match object.namespace().filter(|ns| !ns.is_empty()) {
-        Some(namespace) => format!("{namespace}/{name}"),
+        Some(namespace) => {
+            // Built by hand: `format!` costs more than the copy, and this
+            // runs several times per event.
+            let mut key = String::with_capacity(namespace.len() + 1 + name.len());
+            key.push_str(namespace);
+            key.push('/');
+            key.push_str(name);
+            key
+        }
         None => name.to_string(),
     }
 }
