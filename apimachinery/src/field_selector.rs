@@ -12,19 +12,21 @@
 //! `status.phase` for pods, for example).
 //!
 //! ```
-//! use clientgo_apimachinery::FieldSelector;
+//! use clientgo_apimachinery::{FieldSelector, PartialObjectMetadata};
 //! use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 //!
 //! let selector: FieldSelector = "metadata.namespace!=kube-system,metadata.name=web".parse().unwrap();
-//! let meta = ObjectMeta { name: Some("web".into()), namespace: Some("default".into()), ..Default::default() };
-//! assert!(selector.matches_object_meta(&meta).unwrap());
+//! let object = PartialObjectMetadata::from_meta(ObjectMeta {
+//!     name: Some("web".into()),
+//!     namespace: Some("default".into()),
+//!     ..Default::default()
+//! });
+//! assert!(selector.matches_metadata(&object).unwrap());
 //! assert_eq!(selector.to_string(), "metadata.name=web,metadata.namespace!=kube-system");
 //! ```
 
 use std::fmt;
 use std::str::FromStr;
-
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// The field path of an object's name.
 pub const METADATA_NAME: &str = "metadata.name";
@@ -199,14 +201,19 @@ impl FieldSelector {
             .all(|term| term.matches(field_value(&term.field).unwrap_or("")))
     }
 
-    /// Whether an object's metadata satisfies every term. Only
-    /// `metadata.name` and `metadata.namespace` can be read from metadata;
-    /// any other field is an error rather than a guess.
-    pub fn matches_object_meta(&self, meta: &ObjectMeta) -> Result<bool, FieldSelectorError> {
+    /// Whether an object's metadata satisfies every term, read through
+    /// the [`Object`](crate::Object) accessors (a compact entry's packed
+    /// metadata in place). Only `metadata.name` and `metadata.namespace`
+    /// can be read from metadata; any other field is an error rather than
+    /// a guess.
+    pub fn matches_metadata(
+        &self,
+        object: &(impl crate::Object + ?Sized),
+    ) -> Result<bool, FieldSelectorError> {
         for term in &self.terms {
             let actual = match term.field.as_str() {
-                METADATA_NAME => meta.name.as_deref(),
-                METADATA_NAMESPACE => meta.namespace.as_deref(),
+                METADATA_NAME => object.name(),
+                METADATA_NAMESPACE => object.namespace(),
                 other => {
                     return Err(FieldSelectorError::UnsupportedField {
                         field: other.to_string(),
@@ -353,13 +360,14 @@ impl FromStr for FieldSelector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-    fn meta(name: &str, namespace: &str) -> ObjectMeta {
-        ObjectMeta {
+    fn meta(name: &str, namespace: &str) -> crate::PartialObjectMetadata {
+        crate::PartialObjectMetadata::from_meta(ObjectMeta {
             name: Some(name.into()),
             namespace: Some(namespace.into()),
             ..Default::default()
-        }
+        })
     }
 
     #[test]
@@ -457,25 +465,25 @@ mod tests {
         let selector: FieldSelector = "metadata.name=web,metadata.namespace=default"
             .parse()
             .unwrap();
-        assert!(
-            selector
-                .matches_object_meta(&meta("web", "default"))
-                .unwrap()
-        );
-        assert!(!selector.matches_object_meta(&meta("web", "other")).unwrap());
+        assert!(selector.matches_metadata(&meta("web", "default")).unwrap());
+        assert!(!selector.matches_metadata(&meta("web", "other")).unwrap());
         let not: FieldSelector = "metadata.namespace!=kube-system".parse().unwrap();
-        assert!(not.matches_object_meta(&meta("x", "default")).unwrap());
-        assert!(!not.matches_object_meta(&meta("x", "kube-system")).unwrap());
+        assert!(not.matches_metadata(&meta("x", "default")).unwrap());
+        assert!(!not.matches_metadata(&meta("x", "kube-system")).unwrap());
         // A missing namespace compares as "".
         let cluster: FieldSelector = "metadata.namespace=".parse().unwrap();
-        assert!(cluster.matches_object_meta(&ObjectMeta::default()).unwrap());
+        assert!(
+            cluster
+                .matches_metadata(&crate::PartialObjectMetadata::default())
+                .unwrap()
+        );
     }
 
     #[test]
     fn other_fields_need_a_lookup() {
         let selector: FieldSelector = "spec.nodeName=n1,status.phase!=Failed".parse().unwrap();
         assert_eq!(
-            selector.matches_object_meta(&meta("a", "b")),
+            selector.matches_metadata(&meta("a", "b")),
             Err(FieldSelectorError::UnsupportedField {
                 field: "spec.nodeName".into()
             })
