@@ -124,6 +124,18 @@ enum MetaForm {
 }
 
 impl MetaForm {
+    /// A copy in the same form (packed metadata copied as it is, without
+    /// a built `ObjectMeta`).
+    fn copy(&self) -> Self {
+        match self {
+            MetaForm::Packed { packed, .. } => MetaForm::Packed {
+                packed: packed.clone(),
+                built: OnceLock::new(),
+            },
+            MetaForm::Whole(whole) => MetaForm::Whole(whole.clone()),
+        }
+    }
+
     /// The whole `ObjectMeta`, built (and counted) when packed.
     fn whole(&self) -> &ObjectMeta {
         match self {
@@ -355,11 +367,14 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// This entry with managedFields cut from its body, as
     /// [`strip_managed_fields`](Self::strip_managed_fields) does, when its
     /// body keeps any (`None` when it keeps none: nothing to change).
+    /// Only the metadata is copied (the body is cut from the kept one, not
+    /// cloned first); no decode or memo is carried over.
     pub fn without_managed_fields(&self) -> Option<Self> {
         let body = self.body.without_managed_fields()?;
-        let mut stripped = self.clone();
-        stripped.body = body;
-        *stripped.decoded.get_mut() = Weak::new();
+        let mut stripped = Compact::from_packed(CompactMeta::default(), body);
+        stripped.meta = self.meta.copy();
+        stripped.list_type = self.list_type;
+        stripped.message_decoder = self.message_decoder;
         Some(stripped)
     }
 
@@ -519,13 +534,7 @@ impl<K, B: CompactBody> Clone for Compact<K, B> {
     fn clone(&self) -> Self {
         COPIES.fetch_add(1, Ordering::Relaxed);
         Compact {
-            meta: match &self.meta {
-                MetaForm::Packed { packed, .. } => MetaForm::Packed {
-                    packed: packed.clone(),
-                    built: OnceLock::new(),
-                },
-                MetaForm::Whole(whole) => MetaForm::Whole(whole.clone()),
-            },
+            meta: self.meta.copy(),
             body: self.body.clone(),
             decoded: Mutex::new(self.decoded.lock().clone()),
             memo: OnceLock::new(),
@@ -798,6 +807,21 @@ mod tests {
     use crate::{Object, ObjectList, WatchEvent};
 
     const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"u-1","resourceVersion":"42","labels":{"app":"web"},"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}],"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"r-1"}]},"spec":{"containers":[{"name":"app","image":"nginx"}]}}"#;
+
+    #[test]
+    fn a_copy_without_managed_fields_keeps_the_metadata_and_leaves_the_original() {
+        let original = Compact::<Pod>::from_json(POD).unwrap();
+        let stripped = original
+            .without_managed_fields()
+            .expect("the body keeps some");
+        assert_eq!(stripped.to_object_meta(), original.to_object_meta());
+        assert!(stripped.decode().unwrap().metadata.managed_fields.is_none());
+        assert!(original.decode().unwrap().metadata.managed_fields.is_some());
+        assert!(
+            stripped.without_managed_fields().is_none(),
+            "nothing left to cut"
+        );
+    }
 
     #[test]
     fn accessors_read_the_packed_metadata_and_meta_builds_it_once() {

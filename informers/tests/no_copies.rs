@@ -122,7 +122,9 @@ async fn objects_are_shared_from_decode_to_handler_never_copied() {
     }
 }
 
-async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: bool) {
+/// A test server holding 40 realistic pods, 10 in each of four
+/// namespaces, and the pods' resource.
+async fn seeded_with_pods() -> (TestApiServer, GroupResource) {
     let server = TestApiServer::builder().start().await.unwrap();
     let pods = GroupResource::new("", "pods");
     for index in 0..40 {
@@ -132,6 +134,11 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
             .create(&pods, &namespace, realistic_pod(index, &namespace))
             .unwrap();
     }
+    (server, pods)
+}
+
+async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: bool) {
+    let (server, pods) = seeded_with_pods().await;
     // Dropping managedFields (the default) changes each fresh object in
     // place.
     let informer = SharedIndexInformer::from_client(
@@ -272,15 +279,7 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_informer_reads_packed_metadata_in_place() {
     use clientgo_informers::{MetadataView, SharedInformerFactory};
-    let server = TestApiServer::builder().start().await.unwrap();
-    let pods = GroupResource::new("", "pods");
-    for index in 0..40 {
-        let namespace = format!("namespace-{}", index % 4);
-        server
-            .storage()
-            .create(&pods, &namespace, realistic_pod(index, &namespace))
-            .unwrap();
-    }
+    let (server, _) = seeded_with_pods().await;
     let factory = SharedInformerFactory::new(client(&server), std::time::Duration::ZERO);
     let informer = factory.core().v1().pods().informer();
     let seen = Arc::new(Mutex::new(HashMap::<String, usize>::new()));
