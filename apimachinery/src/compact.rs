@@ -96,8 +96,11 @@ pub struct CompactDecodeError {
 pub struct Compact<K, B: CompactBody = Json> {
     meta: MetaForm,
     body: B,
-    decoded: Mutex<Weak<K>>,
-    memo: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// What only some readers ask for, made on the first such ask: most
+    /// entries of an informer whose handlers read metadata never need
+    /// one, and the entry is smaller for it (176 bytes for a protobuf
+    /// pod's instead of 232; `Compact` is kept once per cached object).
+    asked: OnceLock<Box<Asked<K>>>,
     /// The `apiVersion` and `kind` of the list the object came in
     /// ([`fill_type_from_list`](crate::Object::fill_type_from_list)),
     /// given to the decoded object, which keeps them only if it has none
@@ -114,13 +117,29 @@ pub struct Compact<K, B: CompactBody = Json> {
 /// [`meta_mut`](crate::Object::meta_mut) was asked for (until
 /// [`change_metadata`](Compact::change_metadata) packs it again).
 enum MetaForm {
-    Packed {
-        packed: CompactMeta,
-        /// Built by the first [`meta`](crate::Object::meta) and kept with
-        /// the entry: the accessors never need it.
-        built: OnceLock<Box<ObjectMeta>>,
-    },
+    Packed(CompactMeta),
     Whole(Box<WholeMeta>),
+}
+
+/// The parts of an entry made only when a reader asks for them.
+struct Asked<K> {
+    /// Built from packed metadata by the first
+    /// [`meta`](crate::Object::meta) and kept: the accessors never need it.
+    built: OnceLock<Box<ObjectMeta>>,
+    /// The last decode, while anyone holds it (see the module's docs).
+    decoded: Mutex<Weak<K>>,
+    /// See [`Compact::memo`].
+    memo: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+impl<K> Default for Asked<K> {
+    fn default() -> Self {
+        Asked {
+            built: OnceLock::new(),
+            decoded: Mutex::new(Weak::new()),
+            memo: OnceLock::new(),
+        }
+    }
 }
 
 impl MetaForm {
@@ -128,18 +147,19 @@ impl MetaForm {
     /// a built `ObjectMeta`).
     fn copy(&self) -> Self {
         match self {
-            MetaForm::Packed { packed, .. } => MetaForm::Packed {
-                packed: packed.clone(),
-                built: OnceLock::new(),
-            },
+            MetaForm::Packed(packed) => MetaForm::Packed(packed.clone()),
             MetaForm::Whole(whole) => MetaForm::Whole(whole.clone()),
         }
     }
 
-    /// The whole `ObjectMeta`, built (and counted) when packed.
-    fn whole(&self) -> &ObjectMeta {
+    /// The whole `ObjectMeta`: built (and counted) into `built` when
+    /// packed.
+    fn whole<'a>(
+        &'a self,
+        built: impl FnOnce() -> &'a OnceLock<Box<ObjectMeta>>,
+    ) -> &'a ObjectMeta {
         match self {
-            MetaForm::Packed { packed, built } => built.get_or_init(|| {
+            MetaForm::Packed(packed) => built().get_or_init(|| {
                 META_BUILDS.fetch_add(1, Ordering::Relaxed);
                 Box::new(packed.to_object_meta())
             }),
@@ -150,38 +170,37 @@ impl MetaForm {
     /// A new `ObjectMeta` equal to the kept one, built without keeping it.
     fn to_object_meta(&self) -> ObjectMeta {
         match self {
-            MetaForm::Packed { packed, .. } => packed.to_object_meta(),
+            MetaForm::Packed(packed) => packed.to_object_meta(),
             MetaForm::Whole(whole) => whole.0.clone(),
         }
     }
 
-    /// The kept metadata, made whole to change.
-    fn whole_mut(&mut self) -> &mut ObjectMeta {
-        if let MetaForm::Packed { packed, built } = self {
-            let whole = built
-                .take()
-                .map_or_else(|| packed.to_object_meta(), |built| *built);
+    /// The kept metadata, made whole to change (from `built`, when one
+    /// was built).
+    fn whole_mut(&mut self, built: Option<Box<ObjectMeta>>) -> &mut ObjectMeta {
+        if let MetaForm::Packed(packed) = self {
+            let whole = built.map_or_else(|| packed.to_object_meta(), |built| *built);
             *self = MetaForm::Whole(Box::new(WholeMeta(whole)));
         }
         match self {
             MetaForm::Whole(whole) => &mut whole.0,
-            MetaForm::Packed { .. } => unreachable!("made whole just above"),
+            MetaForm::Packed(_) => unreachable!("made whole just above"),
         }
     }
 
-    fn heap_bytes(&self) -> usize {
+    /// Bytes on the heap, with a whole `ObjectMeta` that was `built`.
+    fn heap_bytes(&self, built: bool) -> usize {
         match self {
             // A whole `ObjectMeta` built by `meta()` is kept too: about
             // its own size, the packed bytes again, and a map entry's
             // overhead per label and annotation.
-            MetaForm::Packed { packed, built } => {
+            MetaForm::Packed(packed) if built => {
                 packed.heap_bytes()
-                    + built.get().map_or(0, |_| {
-                        std::mem::size_of::<ObjectMeta>()
-                            + packed.heap_bytes()
-                            + 48 * (packed.labels().len() + packed.annotations().len())
-                    })
+                    + std::mem::size_of::<ObjectMeta>()
+                    + packed.heap_bytes()
+                    + 48 * (packed.labels().len() + packed.annotations().len())
             }
+            MetaForm::Packed(packed) => packed.heap_bytes(),
             MetaForm::Whole(whole) => CompactMeta::new(&whole.0).heap_bytes(),
         }
     }
@@ -193,7 +212,7 @@ impl MetaForm {
 macro_rules! field {
     ($entry:expr, $accessor:ident) => {
         match &$entry.meta {
-            MetaForm::Packed { packed, .. } => packed.$accessor(),
+            MetaForm::Packed(packed) => packed.$accessor(),
             MetaForm::Whole(whole) => crate::Object::$accessor(&**whole),
         }
     };
@@ -263,13 +282,9 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// does). It has no message decoder.
     pub fn from_packed(metadata: CompactMeta, body: B) -> Self {
         Compact {
-            meta: MetaForm::Packed {
-                packed: metadata,
-                built: OnceLock::new(),
-            },
+            meta: MetaForm::Packed(metadata),
             body,
-            decoded: Mutex::new(Weak::new()),
-            memo: OnceLock::new(),
+            asked: OnceLock::new(),
             list_type: None,
             message_decoder: None,
             _type: PhantomData,
@@ -308,21 +323,16 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// body's bytes). [`strip_managed_fields`](Self::strip_managed_fields)
     /// is the cut alone, without unpacking.
     pub fn change_metadata(&mut self, change: &(dyn Fn(&mut ObjectMeta) + Send + Sync)) {
-        let placeholder = MetaForm::Packed {
-            packed: CompactMeta::default(),
-            built: OnceLock::new(),
-        };
+        let placeholder = MetaForm::Packed(CompactMeta::default());
         let mut metadata = match std::mem::replace(&mut self.meta, placeholder) {
-            MetaForm::Packed { packed, .. } => packed.to_object_meta(),
+            MetaForm::Packed(packed) => packed.to_object_meta(),
             MetaForm::Whole(whole) => whole.0,
         };
         let cut = changed_metadata(&mut metadata, change);
-        self.meta = MetaForm::Packed {
-            packed: CompactMeta::from_owned(metadata),
-            built: OnceLock::new(),
-        };
-        self.memo = OnceLock::new();
-        *self.decoded.get_mut() = Weak::new();
+        self.meta = MetaForm::Packed(CompactMeta::from_owned(metadata));
+        // A built `ObjectMeta`, a decode and a memo are all of the old
+        // metadata.
+        self.asked = OnceLock::new();
         if cut && let Some(body) = self.body.without_managed_fields() {
             self.body = body;
         }
@@ -346,7 +356,7 @@ impl<K, B: CompactBody> Compact<K, B> {
     pub fn compress(&mut self) {
         if let Some(body) = self.body.compressed() {
             self.body = body;
-            *self.decoded.get_mut() = Weak::new();
+            self.forget_decode();
         }
     }
 
@@ -359,8 +369,27 @@ impl<K, B: CompactBody> Compact<K, B> {
     pub fn strip_managed_fields(&mut self) {
         if let Some(body) = self.body.without_managed_fields() {
             self.body = body;
-            self.memo = OnceLock::new();
-            *self.decoded.get_mut() = Weak::new();
+            self.forget_decode();
+            self.forget_memo();
+        }
+    }
+
+    /// The parts made on request, made empty on the first.
+    fn asked(&self) -> &Asked<K> {
+        self.asked.get_or_init(Box::default)
+    }
+
+    /// Drops the remembered decode, if any.
+    fn forget_decode(&mut self) {
+        if let Some(asked) = self.asked.get_mut() {
+            *asked.decoded.get_mut() = Weak::new();
+        }
+    }
+
+    /// Drops the memo, if any.
+    fn forget_memo(&mut self) {
+        if let Some(asked) = self.asked.get_mut() {
+            asked.memo = OnceLock::new();
         }
     }
 
@@ -407,7 +436,8 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// Changing the metadata (`meta_mut`) forgets it; a clone starts
     /// without one. Concurrent first calls wait for a single `make`.
     pub fn memo<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Option<&T> {
-        self.memo
+        self.asked()
+            .memo
             .get_or_init(|| Box::new(make()))
             .downcast_ref::<T>()
     }
@@ -416,14 +446,18 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// metadata's text, offsets and lists (an estimate that leaves out the
     /// entry's own struct and allocator overhead).
     pub fn heap_bytes(&self) -> usize {
-        self.body.heap_bytes() + self.meta.heap_bytes()
+        let built = self
+            .asked
+            .get()
+            .is_some_and(|asked| asked.built.get().is_some());
+        self.body.heap_bytes() + self.meta.heap_bytes(built)
     }
 
     /// The metadata as kept, packed ([`None`] while it is whole after a
     /// [`meta_mut`](crate::Object::meta_mut)).
     pub fn compact_meta(&self) -> Option<&CompactMeta> {
         match &self.meta {
-            MetaForm::Packed { packed, .. } => Some(packed),
+            MetaForm::Packed(packed) => Some(packed),
             MetaForm::Whole(_) => None,
         }
     }
@@ -460,7 +494,7 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
         &self,
         transform: impl FnOnce(Arc<K>) -> Result<Arc<K>, E>,
     ) -> Result<Result<Arc<K>, E>, CompactDecodeError> {
-        let mut decoded = self.decoded.lock();
+        let mut decoded = self.asked().decoded.lock();
         if let Some(object) = decoded.upgrade() {
             return Ok(Ok(object));
         }
@@ -506,8 +540,8 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// Informers call it after each handler call; a reader that keeps
     /// objects need not.
     pub fn release(&self, object: Arc<K>) {
-        {
-            let mut decoded = self.decoded.lock();
+        if let Some(asked) = self.asked.get() {
+            let mut decoded = asked.decoded.lock();
             // Upgrades happen under this lock, so the count cannot grow
             // while it is held.
             if Arc::strong_count(&object) == 1
@@ -536,8 +570,15 @@ impl<K, B: CompactBody> Clone for Compact<K, B> {
         Compact {
             meta: self.meta.copy(),
             body: self.body.clone(),
-            decoded: Mutex::new(self.decoded.lock().clone()),
-            memo: OnceLock::new(),
+            asked: self.asked.get().map_or_else(OnceLock::new, |asked| {
+                let decoded = asked.decoded.lock().clone();
+                if decoded.strong_count() == 0 {
+                    return OnceLock::new();
+                }
+                let copy = Asked::default();
+                *copy.decoded.lock() = decoded;
+                OnceLock::from(Box::new(copy))
+            }),
             list_type: self.list_type,
             message_decoder: self.message_decoder,
             _type: PhantomData,
@@ -607,7 +648,7 @@ impl<K: crate::Object, B: CompactBody> crate::Object for Compact<K, B> {
     /// accessors, which read the packed form in place; use
     /// [`to_object_meta`](Compact::to_object_meta) for a copy not kept.
     fn meta(&self) -> &ObjectMeta {
-        self.meta.whole()
+        self.meta.whole(|| &self.asked().built)
     }
 
     /// The metadata, to change: it is made whole (and packed again by
@@ -615,8 +656,9 @@ impl<K: crate::Object, B: CompactBody> crate::Object for Compact<K, B> {
     /// transform path); forgets the entry's [`memo`](Compact::memo),
     /// which may depend on it.
     fn meta_mut(&mut self) -> &mut ObjectMeta {
-        self.memo = OnceLock::new();
-        self.meta.whole_mut()
+        self.forget_memo();
+        let built = self.asked.get_mut().and_then(|asked| asked.built.take());
+        self.meta.whole_mut(built)
     }
 
     fn name(&self) -> Option<&str> {
@@ -806,6 +848,14 @@ mod tests {
     use super::*;
     use crate::{Object, ObjectList, WatchEvent};
 
+    #[test]
+    fn an_entry_stays_small() {
+        // Kept once per cached object; the decode slot, the built
+        // metadata and the memo live in `Asked`, made on request.
+        assert!(std::mem::size_of::<Compact<Pod, crate::Protobuf>>() <= 176);
+        assert!(std::mem::size_of::<Compact<Pod>>() <= 168);
+    }
+
     const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"u-1","resourceVersion":"42","labels":{"app":"web"},"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}],"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"r-1"}]},"spec":{"containers":[{"name":"app","image":"nginx"}]}}"#;
 
     #[test]
@@ -886,7 +936,7 @@ mod tests {
         compact.release(first);
         assert!(watch.upgrade().is_none());
         assert!(
-            Weak::ptr_eq(&compact.decoded.lock(), &Weak::new()),
+            Weak::ptr_eq(&compact.asked().decoded.lock(), &Weak::new()),
             "the entry still remembers its decode"
         );
         // A release of someone else's object changes nothing.

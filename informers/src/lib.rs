@@ -141,6 +141,7 @@ mod error;
 mod factory;
 mod factory_options;
 mod filtering_handler;
+mod free_memory;
 mod generic_informer;
 mod handler;
 mod handler_funcs;

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::error::Error;
+use crate::free_memory;
 use crate::handler::Notification;
 use crate::handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
 use crate::heavy_work::{HEAVY_WORK_OBJECTS, block_in_place_if_heavy};
@@ -389,7 +390,8 @@ where
             Delta::SyncAll => inner.indexer.len() >= HEAVY_WORK_OBJECTS,
             _ => false,
         };
-        block_in_place_if_heavy(heavy, || {
+        let relist = matches!(delta, Delta::ReplacedAll { .. });
+        let applied = block_in_place_if_heavy(heavy, || {
             let _blocked = inner.block_deltas.lock();
             process_deltas(
                 &mut HandlerNotifier(&inner.processor, inner.superseded.as_deref()),
@@ -398,7 +400,12 @@ where
                 vec![delta],
                 is_in_initial_list,
             )
-        })
+        });
+        // The relist's list and the entries it replaced are freed by now.
+        if heavy && relist {
+            free_memory::release_after_burst();
+        }
+        applied
     }
 
     fn apply_batch(
@@ -424,6 +431,7 @@ where
         // lock is taken only until then.
         if !inner.state.has_synced() && fifo.has_synced() {
             inner.state.mark_synced();
+            free_memory::release_after_burst();
         }
         inner
             .metrics
