@@ -218,7 +218,11 @@ fn lz4_plain_length(bytes: &[u8]) -> usize {
 }
 
 fn lz4(bytes: &[u8]) -> Box<[u8]> {
-    lz4_flex::block::compress_prepend_size(bytes).into_boxed_slice()
+    // Compressed into a buffer of the worst case, then copied to one of
+    // the exact size: shrinking the buffer in place would leave its tail
+    // free between kept entries, a hole per entry that glibc keeps (at
+    // 10,000 pods, 8 MiB over the 13 MiB kept).
+    Box::from(lz4_flex::block::compress_prepend_size(bytes).as_slice())
 }
 
 impl CompactBody for Protobuf {

@@ -7,16 +7,18 @@
 //! allocations for a pod whose metadata text is 300. A `CompactMeta` keeps
 //! every string (name, namespace, uid, resourceVersion, generateName,
 //! selfLink, the labels and the annotations, sorted by key) in one text
-//! and their end offsets in one list, so a pod's metadata is two
-//! allocations plus its owner references. It converts both ways without
+//! and their end offsets in one list, owner references included (as
+//! [`OwnerRefs`] says), so a pod's metadata is two allocations. It
+//! converts both ways without
 //! loss (`managedFields` aside: it never keeps them; a
 //! [`Compact`](crate::Compact) entry keeps them in its body).
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use crate::StrMap;
+use crate::owner_refs::{OwnerRef, OwnerRefs, PACKED_STRINGS};
 
 /// The strings at fixed places in [`CompactMeta`]'s text, in order.
 const NAME: usize = 0;
@@ -47,12 +49,16 @@ const UNSET_TIME: Time = Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
 #[derive(Clone, PartialEq)]
 pub struct CompactMeta {
     /// The strings, one after another: the six fixed ones, then each
-    /// label's key and value in key order, then each annotation's.
+    /// label's key and value in key order, then each annotation's, then
+    /// each owner reference's five ([`OwnerRefs`]).
     text: Box<str>,
     /// The end offset in `text` of each string, in the same order.
     ends: Box<[u32]>,
-    /// How many labels (the annotations are the rest of `ends`).
+    /// How many labels.
     labels: u32,
+    /// How many owner references (the annotations are what `ends` holds
+    /// between the labels and them).
+    owners: u32,
     /// Which optional fields are set (`None` and empty differ on the
     /// wire, so a round trip keeps the difference).
     present: u16,
@@ -62,7 +68,6 @@ pub struct CompactMeta {
     /// larger than a `Time`, and every cached object keeps two).
     creation_timestamp: Time,
     deletion_timestamp: Time,
-    owner_references: Box<[OwnerReference]>,
     finalizers: Box<[String]>,
 }
 
@@ -81,18 +86,15 @@ impl CompactMeta {
     /// back as empty strings.
     pub fn new(metadata: &ObjectMeta) -> Self {
         let mut fields = MetaFields::borrowing(metadata);
-        fields.owner_references = metadata.owner_references.clone();
         fields.finalizers = metadata.finalizers.clone();
         CompactMeta::pack(fields)
     }
 
-    /// [`new`](Self::new), moving the owner references and finalizers
-    /// out of `metadata` instead of copying them.
+    /// [`new`](Self::new), moving the finalizers out of `metadata`
+    /// instead of copying them.
     pub fn from_owned(mut metadata: ObjectMeta) -> Self {
-        let owner_references = metadata.owner_references.take();
         let finalizers = metadata.finalizers.take();
         let mut fields = MetaFields::borrowing(&metadata);
-        fields.owner_references = owner_references;
         fields.finalizers = finalizers;
         CompactMeta::pack(fields)
     }
@@ -121,13 +123,21 @@ impl CompactMeta {
                 .flatten()
                 .flatten()
         };
+        let owners = fields.owner_references.as_deref().unwrap_or_default();
         let length = fixed.iter().map(|s| s.map_or(0, str::len)).sum::<usize>()
             + pairs()
                 .map(|(key, value)| key.len() + value.map_or(0, str::len))
+                .sum::<usize>()
+            + owners
+                .iter()
+                .map(|o| o.api_version.len() + o.kind.len() + o.name.len() + o.uid.len() + 1)
                 .sum::<usize>();
         let mut text = String::with_capacity(length);
-        let mut ends =
-            Vec::with_capacity(FIXED + 2 * (count(&fields.labels) + count(&fields.annotations)));
+        let mut ends = Vec::with_capacity(
+            FIXED
+                + 2 * (count(&fields.labels) + count(&fields.annotations))
+                + PACKED_STRINGS * owners.len(),
+        );
         let mut push = |text: &mut String, s: &str| {
             text.push_str(s);
             ends.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
@@ -148,6 +158,13 @@ impl CompactMeta {
                 }
             }
         }
+        for owner in owners {
+            for string in [owner.api_version, owner.kind, owner.name, owner.uid] {
+                push(&mut text, string);
+            }
+            let mut flags = [0; 4];
+            push(&mut text, owner.flags().encode_utf8(&mut flags));
+        }
         let mut set = |bit: u16, is: bool| {
             if is {
                 present |= bit;
@@ -166,12 +183,12 @@ impl CompactMeta {
             text: text.into_boxed_str(),
             ends: ends.into_boxed_slice(),
             labels: u32::try_from(count(&fields.labels)).unwrap_or(u32::MAX),
+            owners: u32::try_from(owners.len()).unwrap_or(u32::MAX),
             present,
             generation: fields.generation.unwrap_or_default(),
             deletion_grace_period_seconds: fields.deletion_grace_period_seconds.unwrap_or_default(),
             creation_timestamp: fields.creation_timestamp.unwrap_or(UNSET_TIME),
             deletion_timestamp: fields.deletion_timestamp.unwrap_or(UNSET_TIME),
-            owner_references: fields.owner_references.unwrap_or_default().into(),
             finalizers: fields.finalizers.unwrap_or_default().into(),
         }
     }
@@ -195,7 +212,7 @@ impl CompactMeta {
             namespace: string(NAMESPACE),
             owner_references: self
                 .has(OWNER_REFERENCES)
-                .then(|| self.owner_references.to_vec()),
+                .then(|| self.owner_references().to_vec()),
             resource_version: string(RESOURCE_VERSION),
             self_link: string(SELF_LINK),
             uid: string(UID),
@@ -259,12 +276,25 @@ impl CompactMeta {
     /// `metadata.annotations`, in key order.
     pub fn annotations(&self) -> StrMap<'_> {
         let start = FIXED + 2 * self.labels as usize;
-        self.pairs(start, self.ends.len())
+        self.pairs(start, self.owners_start())
     }
 
-    /// `metadata.ownerReferences`.
-    pub fn owner_references(&self) -> &[OwnerReference] {
-        &self.owner_references
+    /// `metadata.ownerReferences`, in order.
+    pub fn owner_references(&self) -> OwnerRefs<'_> {
+        let start = self.owners_start();
+        let first = self.ends.get(start.wrapping_sub(1)).copied().unwrap_or(0);
+        OwnerRefs::packed(
+            &self.text,
+            self.ends.get(start..).unwrap_or_default(),
+            first,
+        )
+    }
+
+    /// Where the owner references' strings begin in `ends`.
+    fn owners_start(&self) -> usize {
+        self.ends
+            .len()
+            .saturating_sub(PACKED_STRINGS * self.owners as usize)
     }
 
     /// `metadata.finalizers`.
@@ -272,19 +302,11 @@ impl CompactMeta {
         &self.finalizers
     }
 
-    /// The bytes this metadata holds on the heap (its text, offsets, owner
-    /// references and finalizers; not the allocator's overhead).
+    /// The bytes this metadata holds on the heap (its text, offsets and
+    /// finalizers; not the allocator's overhead).
     pub fn heap_bytes(&self) -> usize {
         self.text.len()
             + self.ends.len() * std::mem::size_of::<u32>()
-            + self.owner_references.len() * std::mem::size_of::<OwnerReference>()
-            + self
-                .owner_references
-                .iter()
-                .map(|owner| {
-                    owner.api_version.len() + owner.kind.len() + owner.name.len() + owner.uid.len()
-                })
-                .sum::<usize>()
             + self
                 .finalizers
                 .iter()
@@ -357,15 +379,15 @@ pub struct MetaFields<'a> {
     pub creation_timestamp: Option<Time>,
     /// `metadata.deletionTimestamp`.
     pub deletion_timestamp: Option<Time>,
-    /// `metadata.ownerReferences`.
-    pub owner_references: Option<Vec<OwnerReference>>,
+    /// `metadata.ownerReferences`, in order.
+    pub owner_references: Option<Vec<OwnerRef<'a>>>,
     /// `metadata.finalizers`.
     pub finalizers: Option<Vec<String>>,
 }
 
 impl<'a> MetaFields<'a> {
-    /// `metadata`'s fields, borrowed; its owner references and finalizers
-    /// are left for the caller to move or copy in.
+    /// `metadata`'s fields, borrowed; its finalizers are left for the
+    /// caller to move or copy in.
     fn borrowing(metadata: &'a ObjectMeta) -> Self {
         let pairs = |map: &'a Option<BTreeMap<String, String>>| {
             map.as_ref().map(|map| {
@@ -387,7 +409,10 @@ impl<'a> MetaFields<'a> {
             deletion_grace_period_seconds: metadata.deletion_grace_period_seconds,
             creation_timestamp: metadata.creation_timestamp.clone(),
             deletion_timestamp: metadata.deletion_timestamp.clone(),
-            owner_references: None,
+            owner_references: metadata
+                .owner_references
+                .as_ref()
+                .map(|owners| owners.iter().map(OwnerRef::from).collect()),
             finalizers: None,
         }
     }
@@ -436,6 +461,7 @@ impl std::fmt::Debug for CompactMeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
     fn full() -> ObjectMeta {
         let map = |pairs: &[(&str, &str)]| {
@@ -548,7 +574,7 @@ mod tests {
 
     #[test]
     fn it_keeps_far_less_than_object_meta() {
-        assert!(std::mem::size_of::<CompactMeta>() <= 120);
+        assert!(std::mem::size_of::<CompactMeta>() <= 112);
         let packed = CompactMeta::new(&full());
         // Text, offsets, one owner reference of 120 bytes and its text.
         assert!(packed.heap_bytes() < 400, "{}", packed.heap_bytes());

@@ -54,6 +54,7 @@ pub mod label_selector;
 mod list_options;
 mod object;
 mod object_list;
+mod owner_refs;
 mod partial_object_metadata;
 mod protobuf_envelope;
 pub mod protobuf_wire;
@@ -83,6 +84,7 @@ pub use label_selector::{
 pub use list_options::{ListOptions, ListOptionsError, ResourceVersionMatch};
 pub use object::{ApiObject, Object};
 pub use object_list::ObjectList;
+pub use owner_refs::{OwnerRef, OwnerRefs};
 pub use partial_object_metadata::{
     META_API_VERSION, PARTIAL_OBJECT_METADATA_ACCEPT, PARTIAL_OBJECT_METADATA_LIST_ACCEPT,
     PartialObjectMetadata, PartialObjectMetadataList,

@@ -4,9 +4,9 @@
 //! functions, indexers, selectors and handlers read names, namespaces,
 //! resource versions and labels through it without knowing the concrete type.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
-use crate::StrMap;
+use crate::{OwnerRef, OwnerRefs, StrMap};
 
 /// Anything that carries a Kubernetes [`ObjectMeta`].
 ///
@@ -87,9 +87,10 @@ pub trait Object {
         self.meta().deletion_timestamp.as_ref()
     }
 
-    /// `metadata.ownerReferences`; empty when the object has no owners.
-    fn owner_references(&self) -> &[OwnerReference] {
-        self.meta().owner_references.as_deref().unwrap_or_default()
+    /// `metadata.ownerReferences`, in order; empty when the object has
+    /// no owners.
+    fn owner_references(&self) -> OwnerRefs<'_> {
+        OwnerRefs::from(self.meta().owner_references.as_deref().unwrap_or_default())
     }
 
     /// `metadata.finalizers`; empty when there are none.
@@ -145,10 +146,8 @@ pub trait Object {
     }
 
     /// The owner reference marked `controller: true`, if any.
-    fn controller_reference(&self) -> Option<&OwnerReference> {
-        self.owner_references()
-            .iter()
-            .find(|owner| owner.controller == Some(true))
+    fn controller_reference(&self) -> Option<OwnerRef<'_>> {
+        self.owner_references().controller()
     }
 }
 
@@ -188,6 +187,7 @@ where
 mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::{ConfigMap, Node};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
     fn config_map() -> ConfigMap {
         ConfigMap {
@@ -230,10 +230,7 @@ mod tests {
         assert_eq!(cm.annotations().get("note"), Some("x"));
         assert_eq!(cm.finalizers(), ["example.com/keep".to_string()]);
         assert_eq!(cm.owner_references().len(), 2);
-        assert_eq!(
-            cm.controller_reference().map(|o| o.name.as_str()),
-            Some("rs-b")
-        );
+        assert_eq!(cm.controller_reference().map(|o| o.name), Some("rs-b"));
         assert!(cm.deletion_timestamp().is_none());
         assert!(cm.creation_timestamp().is_none());
     }

@@ -294,14 +294,21 @@ pub fn split_managed_fields(
 /// is allocated unless the field is there.
 pub fn without_field(message: &[u8], number: u32) -> Option<Vec<u8>> {
     let mut found = false;
+    let mut kept = 0;
     for field in spans(message) {
-        let (field_number, _, _) = field.ok()?;
-        found |= field_number == number;
+        let (field_number, _, span) = field.ok()?;
+        if field_number == number {
+            found = true;
+        } else {
+            kept += span.len();
+        }
     }
     if !found {
         return None;
     }
-    let mut out = Vec::with_capacity(message.len());
+    // Exactly the size kept: a cache keeps the result as it is, and a
+    // shrink after the fact would leave a hole beside every entry.
+    let mut out = Vec::with_capacity(kept);
     // The first pass read every field, so this one cannot fail.
     for (field_number, _, span) in spans(message).flatten() {
         if field_number != number {

@@ -16,6 +16,12 @@ pub struct Figures {
     pub rss_baseline_mib: f64,
     /// RSS once synced and settled (the watch open, handlers idle).
     pub rss_synced_mib: f64,
+    /// How much of the RSS growth from the baseline to synced is
+    /// file-backed pages: the program's code paged in as the sync first
+    /// runs it (a few MiB, whatever the number of objects), not memory
+    /// allocated.
+    #[serde(default)]
+    pub rss_file_growth_mib: Option<f64>,
     /// Watch events applied in the burst.
     pub events: u64,
     /// From the first to the last event of the burst.
@@ -70,6 +76,15 @@ impl Figures {
     pub fn rss_over_cache(&self) -> Option<f64> {
         let cache = self.cache_mib.filter(|mib| *mib > 0.0)?;
         Some((self.rss_synced_mib - self.rss_baseline_mib) / cache)
+    }
+
+    /// [`rss_over_cache`](Self::rss_over_cache) without the file-backed
+    /// growth: the memory the process allocated over the bytes its cache
+    /// keeps.
+    pub fn anon_over_cache(&self) -> Option<f64> {
+        let cache = self.cache_mib.filter(|mib| *mib > 0.0)?;
+        let file = self.rss_file_growth_mib?;
+        Some((self.rss_synced_mib - self.rss_baseline_mib - file) / cache)
     }
 
     /// Watch events applied per second.

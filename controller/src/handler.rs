@@ -78,9 +78,9 @@ impl EnqueueMapping {
                 namespaced,
             } => {
                 let owner = object.owner_references().iter().find(|owner| {
-                    owner.controller == Some(true)
-                        && owner.kind == *kind
-                        && group_of(&owner.api_version) == group
+                    owner.is_controller()
+                        && owner.kind == kind
+                        && group_of(owner.api_version) == group
                 });
                 if let Some(owner) = owner {
                     into.insert(Request {
@@ -89,7 +89,7 @@ impl EnqueueMapping {
                         } else {
                             None
                         },
-                        name: owner.name.clone(),
+                        name: owner.name.to_string(),
                     });
                 }
             }

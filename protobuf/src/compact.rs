@@ -8,12 +8,16 @@ use std::borrow::Cow;
 use clientgo_apimachinery::protobuf_wire::{
     WireReader, WireValue, put_bytes, split_managed_fields,
 };
-use clientgo_apimachinery::{Compact, CompactMeta, MetaFields, Protobuf};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+use clientgo_apimachinery::{Compact, CompactMeta, MetaFields, OwnerRef, Protobuf};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::error::{DecodeError, Problem};
 use crate::field;
 use crate::message::Message;
+
+/// Spare capacity a body may be shrunk by in place (glibc's smallest
+/// chunk, so no hole is left); with more, it is copied to an exact size.
+const SLACK: usize = 32;
 
 /// An entry from `K`'s message: metadata read straight into a packed
 /// [`CompactMeta`] (its strings copied once, from the message into the
@@ -55,11 +59,18 @@ pub fn compact_from_message<K: Message>(
     for meta in &metas {
         read_metadata(&mut fields, meta).map_err(|e| e.within("object", 1))?;
     }
-    Ok(Compact::from_packed(
-        CompactMeta::pack(fields),
-        Protobuf::Message(rest.into_boxed_slice()),
+    // The body in an allocation of exactly its size: `rest` was sized
+    // for the whole message, and shrinking it in place would leave the
+    // metadata's share free beside every kept entry, which glibc keeps.
+    let body: Box<[u8]> = if rest.capacity() - rest.len() > SLACK {
+        Box::from(rest.as_slice())
+    } else {
+        rest.into_boxed_slice()
+    };
+    Ok(
+        Compact::from_packed(CompactMeta::pack(fields), Protobuf::Message(body))
+            .with_message_decoder(decode_whole::<K>),
     )
-    .with_message_decoder(decode_whole::<K>))
 }
 
 /// Reads an `ObjectMeta` message into `fields`, borrowing its strings, as
@@ -82,7 +93,7 @@ fn read_metadata<'a>(fields: &mut MetaFields<'a>, bytes: &'a [u8]) -> Result<(),
             10 => field::int64(&mut fields.deletion_grace_period_seconds, value),
             11 => map_entry(&mut fields.labels, value, &reader),
             12 => map_entry(&mut fields.annotations, value, &reader),
-            13 => field::message::<OwnerReference, _>(&mut fields.owner_references, value, &reader),
+            13 => owner_reference(&mut fields.owner_references, value, &reader),
             14 => field::string(&mut fields.finalizers, value),
             _ => Ok(()),
         };
@@ -121,6 +132,31 @@ fn map_entry<'a>(
         }
     }
     slot.get_or_insert_default().push((key, found));
+    Ok(())
+}
+
+/// One `OwnerReference` message, its strings borrowed, read as its
+/// generated decoder reads it (a repeated field's last value wins).
+fn owner_reference<'a>(
+    slot: &mut Option<Vec<OwnerRef<'a>>>,
+    value: WireValue<'a>,
+    reader: &WireReader<'a>,
+) -> Result<(), DecodeError> {
+    let mut message = reader.nested(field::length_delimited(value)?);
+    let mut owner = OwnerRef::default();
+    while let Some((number, value)) = message.next_field()? {
+        let read = match number {
+            5 => text(value).map(|text| owner.api_version = text),
+            1 => text(value).map(|text| owner.kind = text),
+            3 => text(value).map(|text| owner.name = text),
+            4 => text(value).map(|text| owner.uid = text),
+            6 => field::boolean(&mut owner.controller, value),
+            7 => field::boolean(&mut owner.block_owner_deletion, value),
+            _ => Ok(()),
+        };
+        read.map_err(|e| e.within("OwnerReference", number))?;
+    }
+    slot.get_or_insert_default().push(owner);
     Ok(())
 }
 

@@ -12,7 +12,7 @@ mod stream;
 use std::time::{Duration, Instant};
 
 use clientgo_informers::Storage;
-use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_mib};
+use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_file_mib, rss_mib};
 
 use crate::protocol::{SYNCED, WATCHED, announce};
 use crate::{BoxError, EventClock, Figures};
@@ -315,6 +315,7 @@ async fn measure(
         rss_baseline_mib,
         ..Figures::default()
     };
+    let file_baseline_mib = rss_file_mib();
     wait_until("the cache to sync", || client.synced()).await?;
     figures.sync_seconds = started.elapsed().as_secs_f64();
     let cached = client.cached();
@@ -323,6 +324,8 @@ async fn measure(
     }
     tokio::time::sleep(SETTLE).await;
     figures.rss_synced_mib = rss_mib();
+    figures.rss_file_growth_mib =
+        Some(rss_file_mib() - file_baseline_mib).filter(|mib| mib.is_finite());
     announce(SYNCED)?;
 
     let Some(watch) = clock.wait(*PHASE_TIMEOUT).await else {

@@ -24,6 +24,13 @@ pub fn rss_mib() -> f64 {
     status_mib("VmRSS:")
 }
 
+/// The part of the resident set that is file-backed pages (the program's
+/// code and read-only data paged in, shared libraries), in MiB: memory
+/// the process maps rather than allocates.
+pub fn rss_file_mib() -> f64 {
+    status_mib("RssFile:")
+}
+
 /// The highest resident set size since the process started or since the
 /// last [`reset_high_water`], in MiB.
 pub fn high_water_mib() -> f64 {
@@ -46,8 +53,11 @@ mod tests {
             let rss = rss_mib();
             assert!(rss > 0.0, "{rss}");
             assert!(high_water_mib() >= rss);
+            let file = rss_file_mib();
+            assert!(file > 0.0 && file <= rss, "{file} of {rss}");
         } else {
             assert!(rss_mib().is_nan());
+            assert!(rss_file_mib().is_nan());
         }
     }
 }
