@@ -442,15 +442,16 @@ impl<K, B: CompactBody> Compact<K, B> {
             .downcast_ref::<T>()
     }
 
-    /// Bytes this entry holds on the heap: the body, and the packed
-    /// metadata's text, offsets and lists (an estimate that leaves out the
-    /// entry's own struct and allocator overhead).
+    /// Bytes this entry holds on the heap: the body, the packed
+    /// metadata's text, offsets and lists, and the part made on request
+    /// once made (an estimate that leaves out the entry's own struct and
+    /// allocator overhead).
     pub fn heap_bytes(&self) -> usize {
-        let built = self
-            .asked
-            .get()
-            .is_some_and(|asked| asked.built.get().is_some());
-        self.body.heap_bytes() + self.meta.heap_bytes(built)
+        let asked = self.asked.get();
+        let built = asked.is_some_and(|asked| asked.built.get().is_some());
+        self.body.heap_bytes()
+            + self.meta.heap_bytes(built)
+            + asked.map_or(0, |_| std::mem::size_of::<Asked<K>>())
     }
 
     /// The metadata as kept, packed ([`None`] while it is whole after a

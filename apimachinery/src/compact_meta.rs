@@ -72,9 +72,21 @@ pub struct CompactMeta {
 }
 
 impl Default for CompactMeta {
-    /// Metadata with nothing set.
+    /// Metadata with nothing set, allocating nothing (the accessors read
+    /// missing offsets as unset).
     fn default() -> Self {
-        CompactMeta::pack(MetaFields::default())
+        CompactMeta {
+            text: Box::default(),
+            ends: Box::default(),
+            labels: 0,
+            owners: 0,
+            present: 0,
+            generation: 0,
+            deletion_grace_period_seconds: 0,
+            creation_timestamp: UNSET_TIME,
+            deletion_timestamp: UNSET_TIME,
+            finalizers: Box::default(),
+        }
     }
 }
 
@@ -573,10 +585,21 @@ mod tests {
     }
 
     #[test]
+    fn the_empty_default_reads_as_nothing_set() {
+        let empty = CompactMeta::default();
+        assert_eq!(empty.name(), None);
+        assert!(empty.labels().is_empty() && empty.annotations().is_empty());
+        assert!(empty.owner_references().is_empty());
+        assert_eq!(empty.creation_timestamp(), None);
+        assert_eq!(empty.to_object_meta(), ObjectMeta::default());
+        assert_eq!(empty.heap_bytes(), 0);
+    }
+
+    #[test]
     fn it_keeps_far_less_than_object_meta() {
         assert!(std::mem::size_of::<CompactMeta>() <= 112);
         let packed = CompactMeta::new(&full());
-        // Text, offsets, one owner reference of 120 bytes and its text.
+        // Text (one owner reference's included) and offsets.
         assert!(packed.heap_bytes() < 400, "{}", packed.heap_bytes());
     }
 }

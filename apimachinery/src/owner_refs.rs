@@ -130,7 +130,7 @@ impl<'a> OwnerRefs<'a> {
             Form::Slice(slice) => slice.get(index).map(OwnerRef::from),
             Form::Packed { text, ends, start } => {
                 let base = index.checked_mul(PACKED_STRINGS)?;
-                let own = ends.get(base..base + PACKED_STRINGS)?;
+                let own = ends.get(base..)?.get(..PACKED_STRINGS)?;
                 let mut from = match base {
                     0 => start,
                     _ => ends.get(base - 1).copied().unwrap_or(start),

@@ -407,9 +407,13 @@ fn limit_targets(summaries: &[Summary]) -> Vec<String> {
             let over = summary.median("rss_over_cache");
             let code = summary.median("rss_file_growth_mib");
             let rest = summary.median("anon_over_cache");
+            let without_code = if rest.is_finite() && code.is_finite() {
+                format!("; {rest:.2}x without the {code:.1} MiB of code paged in")
+            } else {
+                String::new()
+            };
             lines.push(format!(
-                "limits ({}): RSS growth {over:.2}x cache_bytes (target at most 1.25x: {}); \
-                 {rest:.2}x without the {code:.1} MiB of code paged in",
+                "limits ({}): RSS growth {over:.2}x cache_bytes (target at most 1.25x: {}){without_code}",
                 kind.name(),
                 verdict(over <= 1.25)
             ));

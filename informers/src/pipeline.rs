@@ -401,7 +401,9 @@ where
                 is_in_initial_list,
             )
         });
-        // The relist's list and the entries it replaced are freed by now.
+        // The relist's list is freed by now, and the entries it replaced
+        // unless a handler's queue still holds them (those stay until the
+        // next trim).
         if heavy && relist {
             free_memory::release_after_burst();
         }

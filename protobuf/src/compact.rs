@@ -15,8 +15,9 @@ use crate::error::{DecodeError, Problem};
 use crate::field;
 use crate::message::Message;
 
-/// Spare capacity a body may be shrunk by in place (glibc's smallest
-/// chunk, so no hole is left); with more, it is copied to an exact size.
+/// Spare capacity from which a body is copied to an exact size instead
+/// of shrunk in place (glibc's smallest chunk: less cannot be split off
+/// as a hole).
 const SLACK: usize = 32;
 
 /// An entry from `K`'s message: metadata read straight into a packed
@@ -62,7 +63,7 @@ pub fn compact_from_message<K: Message>(
     // The body in an allocation of exactly its size: `rest` was sized
     // for the whole message, and shrinking it in place would leave the
     // metadata's share free beside every kept entry, which glibc keeps.
-    let body: Box<[u8]> = if rest.capacity() - rest.len() > SLACK {
+    let body: Box<[u8]> = if rest.capacity() - rest.len() >= SLACK {
         Box::from(rest.as_slice())
     } else {
         rest.into_boxed_slice()

@@ -14,11 +14,10 @@ use clientgo_informers::{
     SharedInformerFactory, SnapshotOptions, Storage, TypedResource,
 };
 use clientgo_rest::{Config, ContentType, RestClient};
-use clientgo_testing::process_memory::rss_mib;
 use k8s_openapi::api::core::v1::Pod;
 use tokio_util::sync::CancellationToken;
 
-use super::{CacheClient, ClientPlan, measure};
+use super::{Baseline, CacheClient, ClientPlan, measure};
 use crate::{BoxError, EventClock, Figures};
 
 /// What the handler of the defaults reads.
@@ -297,11 +296,11 @@ async fn measured<K>(
 where
     K: ApiObject,
 {
-    let rss_baseline_mib = rss_mib();
+    let baseline = Baseline::now();
     let started = Instant::now();
     let stop = CancellationToken::new();
     factory.start(&stop);
-    let measured = measure(plan, &Informer(informer), clock, started, rss_baseline_mib).await;
+    let measured = measure(plan, &Informer(informer), clock, started, baseline).await;
     stop.cancel();
     factory.shutdown().await;
     measured

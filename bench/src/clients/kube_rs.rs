@@ -10,9 +10,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 
-use super::{CacheClient, ClientPlan, measure};
+use super::{Baseline, CacheClient, ClientPlan, measure};
 use crate::{BoxError, EventClock, Figures};
-use clientgo_testing::process_memory::rss_mib;
 
 pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, BoxError> {
     let config = kube::Config::new(plan.url.parse::<http::Uri>()?);
@@ -25,7 +24,7 @@ pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, B
     }
     let clock = Arc::new(EventClock::new(plan.events));
     let syncs = Arc::new(AtomicU64::new(0));
-    let rss_baseline_mib = rss_mib();
+    let baseline = Baseline::now();
     let started = Instant::now();
     let stream = watcher::watcher(api, watcher_config)
         .default_backoff()
@@ -46,7 +45,7 @@ pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, B
         }
     });
     let store = ReflectorStore { reader, syncs };
-    let measured = measure(plan, &store, &clock, started, rss_baseline_mib).await;
+    let measured = measure(plan, &store, &clock, started, baseline).await;
     task.abort();
     measured
 }

@@ -300,8 +300,27 @@ trait CacheClient {
     fn describe(&self) -> String;
 }
 
-/// Runs the phases after the client was started at `started` with RSS
-/// `rss_baseline_mib`: waits for the sync, announces it, times the burst on
+/// The process's memory before a client's first request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Baseline {
+    /// RSS, in MiB.
+    rss_mib: f64,
+    /// The file-backed part of it, in MiB.
+    file_mib: f64,
+}
+
+impl Baseline {
+    /// Both read now.
+    pub(crate) fn now() -> Self {
+        Baseline {
+            rss_mib: rss_mib(),
+            file_mib: rss_file_mib(),
+        }
+    }
+}
+
+/// Runs the phases after the client was started at `started` with memory
+/// `baseline`: waits for the sync, announces it, times the burst on
 /// `clock`, announces that, and reads the RSS high-water mark around the
 /// forced relist.
 async fn measure(
@@ -309,13 +328,12 @@ async fn measure(
     client: &impl CacheClient,
     clock: &EventClock,
     started: Instant,
-    rss_baseline_mib: f64,
+    baseline: Baseline,
 ) -> Result<Figures, BoxError> {
     let mut figures = Figures {
-        rss_baseline_mib,
+        rss_baseline_mib: baseline.rss_mib,
         ..Figures::default()
     };
-    let file_baseline_mib = rss_file_mib();
     wait_until("the cache to sync", || client.synced()).await?;
     figures.sync_seconds = started.elapsed().as_secs_f64();
     let cached = client.cached();
@@ -325,7 +343,7 @@ async fn measure(
     tokio::time::sleep(SETTLE).await;
     figures.rss_synced_mib = rss_mib();
     figures.rss_file_growth_mib =
-        Some(rss_file_mib() - file_baseline_mib).filter(|mib| mib.is_finite());
+        Some(rss_file_mib() - baseline.file_mib).filter(|mib| mib.is_finite());
     announce(SYNCED)?;
 
     let Some(watch) = clock.wait(*PHASE_TIMEOUT).await else {
