@@ -400,11 +400,20 @@ impl<K, B: CompactBody> Compact<K, B> {
     /// cloned first); no decode or memo is carried over.
     pub fn without_managed_fields(&self) -> Option<Self> {
         let body = self.body.without_managed_fields()?;
-        let mut stripped = Compact::from_packed(CompactMeta::default(), body);
-        stripped.meta = self.meta.copy();
-        stripped.list_type = self.list_type;
-        stripped.message_decoder = self.message_decoder;
-        Some(stripped)
+        Some(self.copy_with(body))
+    }
+
+    /// This entry's metadata (in its form, without a built `ObjectMeta`),
+    /// list type and message decoder with `body`; nothing asked yet.
+    fn copy_with(&self, body: B) -> Self {
+        Compact {
+            meta: self.meta.copy(),
+            body,
+            asked: OnceLock::new(),
+            list_type: self.list_type,
+            message_decoder: self.message_decoder,
+            _type: PhantomData,
+        }
     }
 
     /// Whether [`change_metadata`](Self::change_metadata) with `change`
@@ -568,22 +577,15 @@ impl<K, B: CompactBody> Clone for Compact<K, B> {
     /// [`CompactDecodes::copies`].
     fn clone(&self) -> Self {
         COPIES.fetch_add(1, Ordering::Relaxed);
-        Compact {
-            meta: self.meta.copy(),
-            body: self.body.clone(),
-            asked: self.asked.get().map_or_else(OnceLock::new, |asked| {
-                let decoded = asked.decoded.lock().clone();
-                if decoded.strong_count() == 0 {
-                    return OnceLock::new();
-                }
-                let copy = Asked::default();
-                *copy.decoded.lock() = decoded;
-                OnceLock::from(Box::new(copy))
-            }),
-            list_type: self.list_type,
-            message_decoder: self.message_decoder,
-            _type: PhantomData,
+        let copy = self.copy_with(self.body.clone());
+        // A decode someone still holds is shared with the copy.
+        if let Some(asked) = self.asked.get() {
+            let decoded = asked.decoded.lock().clone();
+            if decoded.strong_count() > 0 {
+                *copy.asked().decoded.lock() = decoded;
+            }
         }
+        copy
     }
 }
 

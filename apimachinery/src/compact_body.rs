@@ -197,6 +197,14 @@ pub enum Protobuf {
     Lz4Json(Box<[u8]>),
 }
 
+impl Protobuf {
+    /// A [`Message`](Protobuf::Message) body of `bytes` (a message without
+    /// field 1), kept at its exact size whatever room `bytes` had.
+    pub fn message(bytes: Vec<u8>) -> Self {
+        Protobuf::Message(exact(bytes))
+    }
+}
+
 /// `bytes` decompressed, or why not.
 fn lz4_decompressed(bytes: &[u8]) -> Result<Vec<u8>, String> {
     lz4_flex::block::decompress_size_prepended(bytes)
@@ -218,11 +226,25 @@ fn lz4_plain_length(bytes: &[u8]) -> usize {
 }
 
 fn lz4(bytes: &[u8]) -> Box<[u8]> {
-    // Compressed into a buffer of the worst case, then copied to one of
-    // the exact size: shrinking the buffer in place would leave its tail
-    // free between kept entries, a hole per entry that glibc keeps (at
-    // 10,000 pods, 8 MiB over the 13 MiB kept).
-    Box::from(lz4_flex::block::compress_prepend_size(bytes).as_slice())
+    // Compressed into a buffer of the worst case.
+    exact(lz4_flex::block::compress_prepend_size(bytes))
+}
+
+/// Spare capacity from which [`exact`] copies instead of shrinking in
+/// place (glibc's smallest chunk: less cannot be split off as a hole).
+const SLACK: usize = 32;
+
+/// `bytes` in an allocation of exactly their length, for a body a cache
+/// keeps. Shrinking a buffer with more room in place would leave its tail
+/// free beside every kept entry, a hole per entry that glibc keeps (LZ4
+/// storage at 10,000 pods: 8 MiB of holes over the 13 MiB kept); such a
+/// buffer is copied instead.
+fn exact(bytes: Vec<u8>) -> Box<[u8]> {
+    if bytes.capacity() - bytes.len() >= SLACK {
+        Box::from(bytes.as_slice())
+    } else {
+        bytes.into_boxed_slice()
+    }
 }
 
 impl CompactBody for Protobuf {
@@ -302,8 +324,9 @@ impl CompactBody for Protobuf {
     /// `clientgo_protobuf::compact_from_message`): that field goes.
     fn without_managed_fields(&self) -> Option<Self> {
         match self {
-            Protobuf::Message(bytes) => crate::protobuf_wire::without_field(bytes, 1)
-                .map(|rest| Protobuf::Message(rest.into_boxed_slice())),
+            Protobuf::Message(bytes) => {
+                crate::protobuf_wire::without_field(bytes, 1).map(Protobuf::message)
+            }
             Protobuf::Json(json) => {
                 json_without_managed_fields(json).map(|json| Protobuf::Json(json.into_boxed_str()))
             }

@@ -306,8 +306,7 @@ pub fn without_field(message: &[u8], number: u32) -> Option<Vec<u8>> {
     if !found {
         return None;
     }
-    // Exactly the size kept: a cache keeps the result as it is, and a
-    // shrink after the fact would leave a hole beside every entry.
+    // Exactly the size kept, so a body made of it is kept without a copy.
     let mut out = Vec::with_capacity(kept);
     // The first pass read every field, so this one cannot fail.
     for (field_number, _, span) in spans(message).flatten() {

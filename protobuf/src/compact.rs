@@ -15,11 +15,6 @@ use crate::error::{DecodeError, Problem};
 use crate::field;
 use crate::message::Message;
 
-/// Spare capacity from which a body is copied to an exact size instead
-/// of shrunk in place (glibc's smallest chunk: less cannot be split off
-/// as a hole).
-const SLACK: usize = 32;
-
 /// An entry from `K`'s message: metadata read straight into a packed
 /// [`CompactMeta`] (its strings copied once, from the message into the
 /// packed text, with no `ObjectMeta` built on the way), every other field
@@ -60,16 +55,9 @@ pub fn compact_from_message<K: Message>(
     for meta in &metas {
         read_metadata(&mut fields, meta).map_err(|e| e.within("object", 1))?;
     }
-    // The body in an allocation of exactly its size: `rest` was sized
-    // for the whole message, and shrinking it in place would leave the
-    // metadata's share free beside every kept entry, which glibc keeps.
-    let body: Box<[u8]> = if rest.capacity() - rest.len() >= SLACK {
-        Box::from(rest.as_slice())
-    } else {
-        rest.into_boxed_slice()
-    };
+    // `rest` was sized for the whole message; the body keeps its length.
     Ok(
-        Compact::from_packed(CompactMeta::pack(fields), Protobuf::Message(body))
+        Compact::from_packed(CompactMeta::pack(fields), Protobuf::message(rest))
             .with_message_decoder(decode_whole::<K>),
     )
 }
