@@ -3,10 +3,14 @@
 //!
 //! [`ThreadSafeStore`]: crate::ThreadSafeStore
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
+use hashbrown::hash_table::Entry;
+use hashbrown::{HashSet, HashTable};
+
+use crate::keyed_items::{Identity, KeyHasher, parts};
 
 /// Why an index function could not index an object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,46 +68,119 @@ pub fn index_func_to_key_func<K: Object + 'static>(
     })
 }
 
-/// One index: each value maps to the set of keys indexed under it. A value
-/// whose set becomes empty is removed (kubernetes#84959), so the index does
-/// not grow with values that are no longer used.
-#[derive(Debug, Default)]
-pub(crate) struct Index {
-    by_value: HashMap<String, HashSet<Arc<str>>>,
+/// One index: each value maps to the items indexed under it. A value whose
+/// set becomes empty is removed (kubernetes#84959), so the index does not
+/// grow with values that are no longer used.
+///
+/// Natural items ([`KeyedItems`](crate::keyed_items)) are held as their
+/// object, hashed by namespace and name with the store's [`KeyHasher`], so
+/// a value's members are read without a lookup in the store; each write
+/// puts the new object in place. Others are held as their key.
+pub(crate) struct Index<K> {
+    by_value: hashbrown::HashMap<String, Members<K>>,
+    hasher: KeyHasher,
 }
 
-impl Index {
-    pub(crate) fn insert(&mut self, value: &str, key: &Arc<str>) {
-        match self.by_value.get_mut(value) {
-            Some(keys) => {
-                keys.insert(Arc::clone(key));
+/// The items indexed under one value.
+pub(crate) struct Members<K> {
+    /// Natural items, by namespace and name.
+    pub(crate) natural: HashTable<Arc<K>>,
+    /// Other items, by key.
+    pub(crate) keyed: HashSet<Arc<str>>,
+}
+
+impl<K> Members<K> {
+    fn is_empty(&self) -> bool {
+        self.natural.is_empty() && self.keyed.is_empty()
+    }
+
+    /// How many items.
+    pub(crate) fn len(&self) -> usize {
+        self.natural.len() + self.keyed.len()
+    }
+}
+
+impl<K: Object> Index<K> {
+    /// An empty index hashing as the store's items do.
+    pub(crate) fn new(hasher: KeyHasher) -> Self {
+        Index {
+            by_value: hashbrown::HashMap::new(),
+            hasher,
+        }
+    }
+
+    /// Indexes `item` under `value`, replacing the object held for the
+    /// same key.
+    pub(crate) fn insert(&mut self, value: &str, item: &Identity<K>) {
+        let members = match self.by_value.get_mut(value) {
+            Some(members) => members,
+            None => self
+                .by_value
+                .entry(value.to_string())
+                .or_insert_with(|| Members {
+                    natural: HashTable::new(),
+                    keyed: HashSet::new(),
+                }),
+        };
+        match item {
+            Identity::Natural { hash, object } => {
+                let key = parts(&**object);
+                let hasher = &self.hasher;
+                match members.natural.entry(
+                    *hash,
+                    |held| parts(&**held) == key,
+                    |held| hasher.of(&**held),
+                ) {
+                    Entry::Occupied(mut occupied) => *occupied.get_mut() = Arc::clone(object),
+                    Entry::Vacant(vacant) => {
+                        vacant.insert(Arc::clone(object));
+                    }
+                }
             }
-            None => {
-                self.by_value
-                    .insert(value.to_string(), HashSet::from([Arc::clone(key)]));
+            Identity::Keyed(key) => {
+                members.keyed.insert(Arc::clone(key));
             }
         }
     }
 
-    pub(crate) fn remove(&mut self, value: &str, key: &str) {
-        if let Some(keys) = self.by_value.get_mut(value) {
-            keys.remove(key);
-            if keys.is_empty() {
+    /// Removes `item` from `value`.
+    pub(crate) fn remove(&mut self, value: &str, item: &Identity<K>) {
+        if let Some(members) = self.by_value.get_mut(value) {
+            Self::remove_from(members, item);
+            if members.is_empty() {
                 self.by_value.remove(value);
             }
         }
     }
 
-    /// Removes `key` from every value (used when the values it was indexed
+    fn remove_from(members: &mut Members<K>, item: &Identity<K>) {
+        match item {
+            Identity::Natural { hash, object } => {
+                let key = parts(&**object);
+                if let Ok(occupied) = members
+                    .natural
+                    .find_entry(*hash, |held| parts(&**held) == key)
+                {
+                    occupied.remove();
+                }
+            }
+            Identity::Keyed(key) => {
+                members.keyed.remove(&**key);
+            }
+        }
+    }
+
+    /// Removes `item` from every value (used when the values it was indexed
     /// under cannot be recomputed).
-    pub(crate) fn remove_everywhere(&mut self, key: &str) {
-        self.by_value.retain(|_, keys| {
-            keys.remove(key);
-            !keys.is_empty()
+    pub(crate) fn remove_everywhere(&mut self, item: &Identity<K>) {
+        self.by_value.retain(|_, members| {
+            Self::remove_from(members, item);
+            !members.is_empty()
         });
     }
 
-    pub(crate) fn keys(&self, value: &str) -> Option<&HashSet<Arc<str>>> {
+    /// The items under `value`.
+    pub(crate) fn members(&self, value: &str) -> Option<&Members<K>> {
         self.by_value.get(value)
     }
 
@@ -154,19 +231,40 @@ mod tests {
 
     #[test]
     fn empty_value_sets_are_removed() {
-        let mut index = Index::default();
-        let a: Arc<str> = Arc::from("a");
-        let b: Arc<str> = Arc::from("b");
+        let hasher = KeyHasher::default();
+        let mut index = Index::<Pod>::new(hasher.clone());
+        let natural = |name: &str, version: &str| {
+            let object = labelled_pod("ns", name, version, &[]);
+            Identity::Natural {
+                hash: hasher.of(&*object),
+                object,
+            }
+        };
+        let (a, b) = (natural("a", "1"), natural("b", "1"));
+        let keyed = Identity::<Pod>::Keyed(Arc::from("custom"));
         index.insert("v", &a);
         index.insert("v", &b);
-        index.remove("v", "a");
-        assert_eq!(index.keys("v").map(HashSet::len), Some(1));
-        index.remove("v", "b");
-        assert!(index.keys("v").is_none());
+        index.insert("v", &keyed);
+        assert_eq!(index.members("v").map(Members::len), Some(3));
+        // A newer object of the same key replaces the one held.
+        index.insert("v", &natural("a", "2"));
+        let members = index.members("v").unwrap();
+        assert_eq!(members.len(), 3);
+        assert!(
+            members
+                .natural
+                .iter()
+                .any(|p| p.metadata.resource_version.as_deref() == Some("2"))
+        );
+        index.remove("v", &a);
+        index.remove("v", &keyed);
+        assert_eq!(index.members("v").map(Members::len), Some(1));
+        index.remove("v", &b);
+        assert!(index.members("v").is_none());
         assert_eq!(index.values().count(), 0);
         index.insert("x", &a);
         index.insert("y", &a);
-        index.remove_everywhere("a");
+        index.remove_everywhere(&a);
         assert_eq!(index.values().count(), 0);
     }
 }

@@ -226,6 +226,7 @@ mod heap;
 mod index;
 mod indexer;
 mod key;
+mod keyed_items;
 mod lru_cache;
 mod mutation_cache;
 mod process_deltas;

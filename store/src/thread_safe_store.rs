@@ -1,14 +1,15 @@
 //! [`ThreadSafeStore`]: a key → object map with secondary indexes, behind
 //! one read/write lock (client-go's `threadSafeMap`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
 use parking_lot::RwLock;
 
 use crate::error::StoreError;
-use crate::index::{Index, IndexFunc, Indexers};
+use crate::index::{Index, IndexFunc, Indexers, Members};
+use crate::keyed_items::{Identity, KeyHasher, KeyedItems};
 
 /// One change of a [`ThreadSafeStore::transaction`].
 #[derive(Debug)]
@@ -33,15 +34,22 @@ pub enum Change<K> {
 ///
 /// **Sharing.** Objects are returned as the stored `Arc<K>`; they must not be
 /// mutated (the indexes would go stale), which `Arc` enforces.
+///
+/// **Keys.** An object stored under its own `namespace/name` (what
+/// [`meta_namespace_key`](crate::meta_namespace_key) gives, so every object
+/// of an informer's cache) keeps no key string: it is found through its
+/// namespace and name, and the store and its indexes hold one pointer for
+/// it. Any other key is kept beside its object. client-go keeps a key
+/// string per object, and a copy of it in each index.
 pub struct ThreadSafeStore<K> {
     inner: RwLock<Inner<K>>,
 }
 
 struct Inner<K> {
-    items: HashMap<Arc<str>, Arc<K>>,
+    items: KeyedItems<K>,
     /// Index names and functions, in a fixed order matching `indices`.
     indexers: Vec<(String, IndexFunc<K>)>,
-    indices: Vec<Index>,
+    indices: Vec<Index<K>>,
     resource_version: String,
 }
 
@@ -68,10 +76,11 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
     pub fn new(indexers: Indexers<K>) -> Self {
         let mut ordered: Vec<(String, IndexFunc<K>)> = indexers.into_iter().collect();
         ordered.sort_by(|a, b| a.0.cmp(&b.0));
-        let indices = ordered.iter().map(|_| Index::default()).collect();
+        let hasher = KeyHasher::default();
+        let indices = ordered.iter().map(|_| Index::new(hasher.clone())).collect();
         ThreadSafeStore {
             inner: RwLock::new(Inner {
-                items: HashMap::new(),
+                items: KeyedItems::with_capacity(0, hasher),
                 indexers: ordered,
                 indices,
                 resource_version: String::new(),
@@ -103,7 +112,7 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
 
     /// Every object.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.inner.read().items.values().cloned().collect()
+        self.inner.read().items.objects().cloned().collect()
     }
 
     /// Every object and the resourceVersion they reflect, read under one
@@ -112,19 +121,17 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
     pub fn list_with_resource_version(&self) -> (Vec<Arc<K>>, String) {
         let inner = self.inner.read();
         (
-            inner.items.values().cloned().collect(),
+            inner.items.objects().cloned().collect(),
             inner.resource_version.clone(),
         )
     }
 
     /// Every key.
     pub fn list_keys(&self) -> Vec<String> {
-        self.inner
-            .read()
-            .items
-            .keys()
-            .map(|key| key.to_string())
-            .collect()
+        let inner = self.inner.read();
+        let mut keys = Vec::with_capacity(inner.items.len());
+        inner.items.for_each(|key, _| keys.push(key.to_string()));
+        keys
     }
 
     /// The number of objects.
@@ -145,17 +152,24 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         items: Vec<(String, Arc<K>)>,
         resource_version: &str,
     ) -> Result<(), StoreError> {
-        let mut new_items: HashMap<Arc<str>, Arc<K>> = HashMap::with_capacity(items.len());
-        for (key, object) in items {
-            new_items.insert(Arc::from(key), object);
-        }
         let mut inner = self.inner.write();
-        let mut new_indices: Vec<Index> = inner.indexers.iter().map(|_| Index::default()).collect();
-        for (key, object) in &new_items {
-            let values = inner.index_values(key, object)?;
-            for (index, values) in new_indices.iter_mut().zip(values) {
-                for value in &values {
-                    index.insert(value, key);
+        let hasher = inner.items.hasher().clone();
+        let mut new_items = KeyedItems::with_capacity(items.len(), hasher.clone());
+        for (key, object) in items {
+            new_items.insert(&key, object);
+        }
+        let mut new_indices: Vec<Index<K>> = inner
+            .indexers
+            .iter()
+            .map(|_| Index::new(hasher.clone()))
+            .collect();
+        if !new_indices.is_empty() {
+            for (identity, object) in new_items.identified() {
+                let values = inner.index_values(&identity, object)?;
+                for (index, values) in new_indices.iter_mut().zip(values) {
+                    for value in &values {
+                        index.insert(value, &identity);
+                    }
                 }
             }
         }
@@ -195,25 +209,44 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         })?;
         let index = &inner.indices[position];
         if let [value] = values.as_slice() {
-            return Ok(inner.objects(index.keys(value).into_iter().flatten()));
+            return Ok(inner.objects(index.members(value)));
         }
-        let mut keys: HashSet<&Arc<str>> = HashSet::new();
-        for value in &values {
-            keys.extend(index.keys(value).into_iter().flatten());
+        // One object per key: a natural item is its object, another its
+        // key.
+        let mut natural: HashSet<*const K> = HashSet::new();
+        let mut keyed: HashSet<&str> = HashSet::new();
+        let mut objects = Vec::new();
+        for members in values.iter().filter_map(|value| index.members(value)) {
+            for object in &members.natural {
+                if natural.insert(Arc::as_ptr(object)) {
+                    objects.push(Arc::clone(object));
+                }
+            }
+            for key in &members.keyed {
+                if keyed.insert(key) {
+                    objects.extend(inner.items.keyed(key).cloned());
+                }
+            }
         }
-        Ok(inner.objects(keys.into_iter()))
+        Ok(objects)
     }
 
     /// The keys indexed under `value` in index `index_name`, sorted.
     pub fn index_keys(&self, index_name: &str, value: &str) -> Result<Vec<String>, StoreError> {
         let inner = self.inner.read();
         let position = inner.position(index_name)?;
-        let mut keys: Vec<String> = inner.indices[position]
-            .keys(value)
-            .into_iter()
-            .flatten()
-            .map(|key| key.to_string())
-            .collect();
+        let mut keys: Vec<String> = Vec::new();
+        if let Some(members) = inner.indices[position].members(value) {
+            keys.reserve(members.len());
+            keys.extend(members.natural.iter().map(|object| {
+                Identity::Natural {
+                    hash: 0,
+                    object: Arc::clone(object),
+                }
+                .key()
+            }));
+            keys.extend(members.keyed.iter().map(|key| key.to_string()));
+        }
         keys.sort_unstable();
         Ok(keys)
     }
@@ -222,7 +255,7 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
         let inner = self.inner.read();
         let position = inner.position(index_name)?;
-        Ok(inner.objects(inner.indices[position].keys(value).into_iter().flatten()))
+        Ok(inner.objects(inner.indices[position].members(value)))
     }
 
     /// Every value index `index_name` holds; empty for an unknown index.
@@ -258,17 +291,17 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
             conflicts.sort();
             return Err(StoreError::IndexerConflict { names: conflicts });
         }
-        let mut additions: Vec<(String, IndexFunc<K>, Index)> = Vec::with_capacity(new.len());
+        let mut additions: Vec<(String, IndexFunc<K>, Index<K>)> = Vec::with_capacity(new.len());
         for (name, func) in new {
-            let mut index = Index::default();
-            for (key, object) in &inner.items {
+            let mut index = Index::new(inner.items.hasher().clone());
+            for (identity, object) in inner.items.identified() {
                 let values = func(object).map_err(|e| StoreError::IndexFunc {
                     index: name.clone(),
-                    key: key.to_string(),
+                    key: identity.key(),
                     reason: e.0,
                 })?;
                 for value in &values {
-                    index.insert(value, key);
+                    index.insert(value, &identity);
                 }
             }
             additions.push((name, func, index));
@@ -292,11 +325,8 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
 
     /// Runs `read` with shared access to every item, without copying the
     /// list (for listers that filter as they go).
-    pub fn for_each(&self, mut read: impl FnMut(&str, &Arc<K>)) {
-        let inner = self.inner.read();
-        for (key, object) in &inner.items {
-            read(key, object);
-        }
+    pub fn for_each(&self, read: impl FnMut(&str, &Arc<K>)) {
+        self.inner.read().items.for_each(read);
     }
 }
 
@@ -310,18 +340,31 @@ impl<K: Object> Inner<K> {
             })
     }
 
-    fn objects<'a>(&self, keys: impl Iterator<Item = &'a Arc<str>>) -> Vec<Arc<K>> {
-        keys.filter_map(|key| self.items.get(&**key).cloned())
-            .collect()
+    /// The objects of an index value's members.
+    fn objects(&self, members: Option<&Members<K>>) -> Vec<Arc<K>> {
+        let Some(members) = members else {
+            return Vec::new();
+        };
+        let mut objects = Vec::with_capacity(members.len());
+        objects.extend(members.natural.iter().cloned());
+        objects.extend(
+            members
+                .keyed
+                .iter()
+                .filter_map(|key| self.items.keyed(key).cloned()),
+        );
+        objects
     }
 
-    fn index_values(&self, key: &str, object: &K) -> Result<IndexValues, StoreError> {
+    /// Every index's values of `object`, stored as `item` (named in an
+    /// error).
+    fn index_values(&self, item: &Identity<K>, object: &K) -> Result<IndexValues, StoreError> {
         self.indexers
             .iter()
             .map(|(name, func)| {
                 func(object).map_err(|e| StoreError::IndexFunc {
                     index: name.clone(),
-                    key: key.to_string(),
+                    key: item.key(),
                     reason: e.0,
                 })
             })
@@ -335,51 +378,73 @@ impl<K: Object> Inner<K> {
     }
 
     fn upsert(&mut self, key: &str, object: Arc<K>) -> Result<(), StoreError> {
-        let new_values = self.index_values(key, &object)?;
-        let (shared_key, old) = match self.items.get_key_value(key) {
-            Some((existing, old)) => (Arc::clone(existing), Some(Arc::clone(old))),
-            None => (Arc::<str>::from(key), None),
+        let new_values = self
+            .indexers
+            .iter()
+            .map(|(name, func)| {
+                func(&object).map_err(|e| StoreError::IndexFunc {
+                    index: name.clone(),
+                    key: key.to_string(),
+                    reason: e.0,
+                })
+            })
+            .collect::<Result<IndexValues, StoreError>>()?;
+        let old = if self.indexers.is_empty() {
+            None
+        } else {
+            self.items
+                .get_identified(key)
+                .map(|(identity, old)| (identity, Arc::clone(old)))
         };
+        self.track_resource_version(&object);
+        let item = self.items.insert(key, object);
         for (position, new) in new_values.iter().enumerate() {
             let old_values = match &old {
-                Some(old) => match (self.indexers[position].1)(old) {
+                Some((_, old_object)) => match (self.indexers[position].1)(old_object) {
                     Ok(values) => values,
                     Err(_) => {
-                        // The old values cannot be recomputed; drop the key
+                        // The old values cannot be recomputed; drop the item
                         // from wherever it is so no stale entry remains.
-                        self.indices[position].remove_everywhere(key);
+                        if let Some((old_item, _)) = &old {
+                            self.indices[position].remove_everywhere(old_item);
+                        }
                         Vec::new()
                     }
                 },
                 None => Vec::new(),
             };
-            // The common case: one value, unchanged.
-            if old_values.len() == 1 && new.len() == 1 && old_values[0] == new[0] {
+            let index = &mut self.indices[position];
+            let same_item = old
+                .as_ref()
+                .is_some_and(|(old_item, _)| old_item.same_key(&item));
+            // The common case: one value, unchanged; a natural member is
+            // given the new object in place.
+            if same_item && old_values.len() == 1 && new.len() == 1 && old_values[0] == new[0] {
+                index.insert(&new[0], &item);
                 continue;
             }
-            let index = &mut self.indices[position];
-            for value in &old_values {
-                index.remove(value, key);
+            if let Some((old_item, _)) = &old {
+                for value in &old_values {
+                    index.remove(value, old_item);
+                }
             }
             for value in new {
-                index.insert(value, &shared_key);
+                index.insert(value, &item);
             }
         }
-        self.track_resource_version(&object);
-        self.items.insert(shared_key, object);
         Ok(())
     }
 
     fn remove(&mut self, key: &str, object: Option<&K>) {
-        if let Some(old) = self.items.remove(key) {
+        if let Some((item, old)) = self.items.remove(key) {
             for position in 0..self.indexers.len() {
                 match (self.indexers[position].1)(&old) {
                     Ok(values) => {
                         for value in &values {
-                            self.indices[position].remove(value, key);
+                            self.indices[position].remove(value, &item);
                         }
                     }
-                    Err(_) => self.indices[position].remove_everywhere(key),
+                    Err(_) => self.indices[position].remove_everywhere(&item),
                 }
             }
         }
@@ -491,7 +556,7 @@ mod tests {
 
     #[test]
     fn unknown_index_is_a_typed_error() {
-        let store = ThreadSafeStore::<Pod>::new(HashMap::new());
+        let store = ThreadSafeStore::<Pod>::new(Indexers::new());
         let err = store.by_index("nope", "x").unwrap_err();
         assert_eq!(
             err,
@@ -583,7 +648,7 @@ mod tests {
 
     #[test]
     fn add_indexers_backfills_and_rejects_conflicts() {
-        let store = ThreadSafeStore::new(HashMap::new());
+        let store = ThreadSafeStore::new(Indexers::new());
         store.add("a/x", pod("a", "x", "1", &[])).unwrap();
         store.add("b/y", pod("b", "y", "1", &[])).unwrap();
         store.add_indexers(namespace_indexers()).unwrap();
@@ -607,7 +672,7 @@ mod tests {
 
     #[test]
     fn resource_version_tracking() {
-        let store = ThreadSafeStore::new(HashMap::new());
+        let store = ThreadSafeStore::new(Indexers::new());
         assert_eq!(store.resource_version(), "");
         store.add("a/x", pod("a", "x", "5", &[])).unwrap();
         assert_eq!(store.resource_version(), "5");
@@ -659,5 +724,128 @@ mod tests {
         let text = format!("{store:?}");
         assert!(text.contains("items: 1"), "{text}");
         assert!(text.contains("namespace"), "{text}");
+    }
+
+    mod against_a_model {
+        use super::*;
+        use proptest::prelude::*;
+        use std::collections::BTreeMap;
+
+        /// One write: the object's namespace, name, label value and key
+        /// (its own `namespace/name`, or another one), or a delete, or a
+        /// replace of everything.
+        #[derive(Debug, Clone)]
+        enum Op {
+            Add {
+                namespace: usize,
+                name: usize,
+                label: usize,
+                custom_key: Option<usize>,
+            },
+            Delete {
+                key: usize,
+            },
+            Replace {
+                count: usize,
+            },
+        }
+
+        const NAMESPACES: [&str; 3] = ["", "a", "b"];
+        // Names with a slash are stored under a key they do not split into.
+        const NAMES: [&str; 4] = ["x", "y", "z/w", ""];
+        const KEYS: [&str; 4] = ["k1", "a/x", "z/w", "b/"];
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                6 => (0..3usize, 0..4usize, 0..2usize, proptest::option::weighted(0.3, 0..4usize))
+                    .prop_map(|(namespace, name, label, custom_key)| Op::Add { namespace, name, label, custom_key }),
+                2 => (0..4usize).prop_map(|key| Op::Delete { key }),
+                1 => (0..4usize).prop_map(|count| Op::Replace { count }),
+            ]
+        }
+
+        fn natural(namespace: &str, name: &str) -> String {
+            if namespace.is_empty() {
+                name.to_string()
+            } else {
+                format!("{namespace}/{name}")
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn reads_match_a_plain_map(ops in proptest::collection::vec(op(), 1..60)) {
+                let store = ThreadSafeStore::new(label_indexers());
+                // key -> (namespace, name, label value)
+                let mut model: BTreeMap<String, (String, String, String)> = BTreeMap::new();
+                for (version, op) in ops.into_iter().enumerate() {
+                    let version = version.to_string();
+                    match op {
+                        Op::Add { namespace, name, label, custom_key } => {
+                            let (namespace, name) = (NAMESPACES[namespace], NAMES[name]);
+                            let label = ["one", "two"][label];
+                            let key = custom_key.map_or_else(|| natural(namespace, name), |k| KEYS[k].to_string());
+                            store.add(&key, pod(namespace, name, &version, &[("app", label)])).unwrap();
+                            model.insert(key, (namespace.into(), name.into(), label.into()));
+                        }
+                        Op::Delete { key } => {
+                            let key = KEYS[key];
+                            store.delete(key, None);
+                            model.remove(key);
+                        }
+                        Op::Replace { count } => {
+                            let items: Vec<(String, Arc<Pod>)> = (0..count)
+                                .map(|n| {
+                                    let (namespace, name) = (NAMESPACES[n % 3], NAMES[n]);
+                                    (natural(namespace, name), pod(namespace, name, &version, &[("app", "one")]))
+                                })
+                                .collect();
+                            model = items
+                                .iter()
+                                .map(|(key, p)| (key.clone(), (
+                                    p.metadata.namespace.clone().unwrap_or_default(),
+                                    p.metadata.name.clone().unwrap_or_default(),
+                                    "one".to_string(),
+                                )))
+                                .collect();
+                            store.replace(items, &version).unwrap();
+                        }
+                    }
+                    let mut keys = store.list_keys();
+                    keys.sort();
+                    prop_assert_eq!(&keys, &model.keys().cloned().collect::<Vec<_>>());
+                    prop_assert_eq!(store.len(), model.len());
+                    for (key, (namespace, name, _)) in &model {
+                        let stored = store.get(key);
+                        prop_assert!(stored.is_some(), "{} missing", key);
+                        let stored = stored.unwrap();
+                        prop_assert_eq!(stored.metadata.namespace.as_deref().unwrap_or_default(), namespace.as_str());
+                        prop_assert_eq!(stored.metadata.name.as_deref().unwrap_or_default(), name.as_str());
+                    }
+                    for label in ["one", "two"] {
+                        let value = format!("app={label}");
+                        let expected: Vec<String> = model
+                            .iter()
+                            .filter(|(_, (_, _, l))| l == label)
+                            .map(|(key, _)| key.clone())
+                            .collect();
+                        prop_assert_eq!(store.index_keys("labels", &value).unwrap(), expected.clone());
+                        let objects = store.by_index("labels", &value).unwrap();
+                        prop_assert_eq!(objects.len(), expected.len());
+                        // Each object read through the index is the one stored now.
+                        for object in objects {
+                            let version = object.metadata.resource_version.clone();
+                            prop_assert!(model.keys().any(|key| {
+                                store.get(key).is_some_and(|p| Arc::ptr_eq(&p, &object))
+                            }), "a stale object (version {:?}) under {}", version, value);
+                        }
+                    }
+                    for namespace in NAMESPACES {
+                        let expected = model.values().filter(|(ns, _, _)| ns == namespace).count();
+                        prop_assert_eq!(store.by_index(NAMESPACE_INDEX, namespace).unwrap().len(), expected);
+                    }
+                }
+            }
+        }
     }
 }

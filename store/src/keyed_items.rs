@@ -1,0 +1,420 @@
+//! [`KeyedItems`]: the key → object map under a
+//! [`ThreadSafeStore`](crate::ThreadSafeStore), which keeps no key string
+//! for an object stored under its own `namespace/name`.
+//!
+//! Nearly every object a cache holds is stored under
+//! [`meta_namespace_key`](crate::meta_namespace_key) of itself, which the
+//! object already holds in its name and namespace. Such an item (here
+//! *natural*) is kept as the object alone, hashed and compared through its
+//! namespace and name read in place: no key is allocated for it, and the
+//! table holds one pointer per item instead of a key string's two words and
+//! the object's pointer. An object stored under any other key (a custom key
+//! function, a name holding a `/`) keeps its key beside it, as before.
+//!
+//! A key hashes as the two halves it splits into at its first `/` (no `/`:
+//! an empty namespace and the whole key), which for a natural item are its
+//! namespace and name: so a lookup by key string and a rehash from the
+//! object agree without building the string.
+
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
+use clientgo_apimachinery::Object;
+use hashbrown::hash_table::Entry;
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
+
+/// An item's key as the store's indexes know it.
+#[derive(Debug)]
+pub(crate) enum Identity<K> {
+    /// Stored under its own `namespace/name`: found through the object.
+    Natural {
+        /// The hash of its namespace and name ([`KeyHasher::hash`]).
+        hash: u64,
+        /// The object stored.
+        object: Arc<K>,
+    },
+    /// Stored under another key, kept here (shared with the map).
+    Keyed(Arc<str>),
+}
+
+impl<K> Identity<K> {
+    /// Whether both name the same key the same way.
+    pub(crate) fn same_key(&self, other: &Identity<K>) -> bool
+    where
+        K: Object,
+    {
+        match (self, other) {
+            (
+                Identity::Natural { hash, object },
+                Identity::Natural {
+                    hash: other_hash,
+                    object: other_object,
+                },
+            ) => hash == other_hash && parts(&**object) == parts(&**other_object),
+            (Identity::Keyed(key), Identity::Keyed(other_key)) => key == other_key,
+            _ => false,
+        }
+    }
+
+    /// The key, built for a natural item.
+    pub(crate) fn key(&self) -> String
+    where
+        K: Object,
+    {
+        match self {
+            Identity::Natural { object, .. } => natural_key(&**object),
+            Identity::Keyed(key) => key.to_string(),
+        }
+    }
+}
+
+/// The hasher every table of one store shares, so a hash computed once
+/// per write serves the items and every index.
+#[derive(Clone, Default)]
+pub(crate) struct KeyHasher(DefaultHashBuilder);
+
+impl KeyHasher {
+    /// The hash of a key split into namespace and name.
+    pub(crate) fn hash(&self, (namespace, name): (&str, &str)) -> u64 {
+        self.0.hash_one((namespace, name))
+    }
+
+    /// The hash of a natural item.
+    pub(crate) fn of<K: Object>(&self, object: &K) -> u64 {
+        self.hash(parts(object))
+    }
+}
+
+/// An object's namespace and name, empty when unset.
+pub(crate) fn parts<K: Object + ?Sized>(object: &K) -> (&str, &str) {
+    (
+        object.namespace().unwrap_or_default(),
+        object.name().unwrap_or_default(),
+    )
+}
+
+/// A key split at its first `/` (no `/`: the empty namespace and the key).
+pub(crate) fn split(key: &str) -> (&str, &str) {
+    key.split_once('/').unwrap_or(("", key))
+}
+
+/// The key of a natural item: `namespace/name`, or `name` when the
+/// namespace is empty.
+fn natural_key<K: Object + ?Sized>(object: &K) -> String {
+    match parts(object) {
+        ("", name) => name.to_string(),
+        (namespace, name) => {
+            let mut key = String::with_capacity(namespace.len() + 1 + name.len());
+            key.push_str(namespace);
+            key.push('/');
+            key.push_str(name);
+            key
+        }
+    }
+}
+
+/// Whether `object` stored under `key` is a natural item: the key splits
+/// into exactly its namespace and name (so building the key back from the
+/// object gives `key`).
+fn is_natural<K: Object + ?Sized>(object: &K, key: &str) -> bool {
+    split(key) == parts(object)
+}
+
+/// Objects by key; see the module documentation.
+///
+/// At most one object per key, across both kinds of item.
+pub(crate) struct KeyedItems<K> {
+    natural: HashTable<Arc<K>>,
+    keyed: HashMap<Arc<str>, Arc<K>>,
+    hasher: KeyHasher,
+}
+
+impl<K> KeyedItems<K> {
+    /// How many objects.
+    pub(crate) fn len(&self) -> usize {
+        self.natural.len() + self.keyed.len()
+    }
+
+    /// Whether there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<K: Object> KeyedItems<K> {
+    /// An empty map hashing with `hasher`, with room for `capacity`
+    /// natural items.
+    pub(crate) fn with_capacity(capacity: usize, hasher: KeyHasher) -> Self {
+        KeyedItems {
+            natural: HashTable::with_capacity(capacity),
+            keyed: HashMap::new(),
+            hasher,
+        }
+    }
+
+    /// The hasher, for indexes that must agree with it.
+    pub(crate) fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
+    /// The object under `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&Arc<K>> {
+        let split = split(key);
+        self.natural
+            .find(self.hasher.hash(split), |object| parts(&**object) == split)
+            .or_else(|| self.keyed.get(key))
+    }
+
+    /// The object under `key` and how the indexes know it.
+    pub(crate) fn get_identified(&self, key: &str) -> Option<(Identity<K>, &Arc<K>)> {
+        let split = split(key);
+        let hash = self.hasher.hash(split);
+        if let Some(object) = self.natural.find(hash, |object| parts(&**object) == split) {
+            let identity = Identity::Natural {
+                hash,
+                object: Arc::clone(object),
+            };
+            return Some((identity, object));
+        }
+        self.keyed
+            .get_key_value(key)
+            .map(|(key, object)| (Identity::Keyed(Arc::clone(key)), object))
+    }
+
+    /// Stores `object` under `key`, replacing what was there; returns how
+    /// the indexes know the new item.
+    pub(crate) fn insert(&mut self, key: &str, object: Arc<K>) -> Identity<K> {
+        let split = split(key);
+        let hash = self.hasher.hash(split);
+        if is_natural(&*object, key) {
+            if !self.keyed.is_empty() {
+                self.keyed.remove(key);
+            }
+            let identity = Identity::Natural {
+                hash,
+                object: Arc::clone(&object),
+            };
+            let hasher = &self.hasher;
+            match self.natural.entry(
+                hash,
+                |stored| parts(&**stored) == split,
+                |stored| hasher.of(&**stored),
+            ) {
+                Entry::Occupied(mut occupied) => *occupied.get_mut() = object,
+                Entry::Vacant(vacant) => {
+                    vacant.insert(object);
+                }
+            }
+            identity
+        } else {
+            if let Ok(occupied) = self
+                .natural
+                .find_entry(hash, |stored| parts(&**stored) == split)
+            {
+                occupied.remove();
+            }
+            let shared = match self.keyed.get_key_value(key) {
+                Some((existing, _)) => Arc::clone(existing),
+                None => Arc::from(key),
+            };
+            self.keyed.insert(Arc::clone(&shared), object);
+            Identity::Keyed(shared)
+        }
+    }
+
+    /// Removes the object under `key`, returning it and how the indexes
+    /// knew it.
+    pub(crate) fn remove(&mut self, key: &str) -> Option<(Identity<K>, Arc<K>)> {
+        let split = split(key);
+        let hash = self.hasher.hash(split);
+        if let Ok(occupied) = self
+            .natural
+            .find_entry(hash, |stored| parts(&**stored) == split)
+        {
+            let (object, _) = occupied.remove();
+            let identity = Identity::Natural {
+                hash,
+                object: Arc::clone(&object),
+            };
+            return Some((identity, object));
+        }
+        self.keyed
+            .remove_entry(key)
+            .map(|(key, object)| (Identity::Keyed(key), object))
+    }
+
+    /// Every object.
+    pub(crate) fn objects(&self) -> impl Iterator<Item = &Arc<K>> {
+        self.natural.iter().chain(self.keyed.values())
+    }
+
+    /// Every object with how the indexes know it.
+    pub(crate) fn identified(&self) -> impl Iterator<Item = (Identity<K>, &Arc<K>)> {
+        let natural = self.natural.iter().map(|object| {
+            let identity = Identity::Natural {
+                hash: self.hasher.of(&**object),
+                object: Arc::clone(object),
+            };
+            (identity, object)
+        });
+        let keyed = self
+            .keyed
+            .iter()
+            .map(|(key, object)| (Identity::Keyed(Arc::clone(key)), object));
+        natural.chain(keyed)
+    }
+
+    /// Runs `read` on every key and object; a natural item's key is built
+    /// in one reused buffer.
+    pub(crate) fn for_each(&self, mut read: impl FnMut(&str, &Arc<K>)) {
+        let mut key = String::new();
+        for object in &self.natural {
+            key.clear();
+            match parts(&**object) {
+                ("", name) => key.push_str(name),
+                (namespace, name) => {
+                    key.push_str(namespace);
+                    key.push('/');
+                    key.push_str(name);
+                }
+            }
+            read(&key, object);
+        }
+        for (key, object) in &self.keyed {
+            read(key, object);
+        }
+    }
+
+    /// The object of a keyed item (for an index's keyed members).
+    pub(crate) fn keyed(&self, key: &str) -> Option<&Arc<K>> {
+        self.keyed.get(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::labelled_pod as pod;
+    use k8s_openapi::api::core::v1::Pod;
+
+    fn items() -> KeyedItems<Pod> {
+        KeyedItems::with_capacity(0, KeyHasher::default())
+    }
+
+    #[test]
+    fn split_and_natural_keys() {
+        // (namespace, name, key, natural)
+        let cases = [
+            ("ns", "a", "ns/a", true),
+            ("", "a", "a", true),
+            ("ns", "a/b", "ns/a/b", true),
+            ("", "a/b", "a/b", false),
+            ("x/y", "z", "x/y/z", false),
+            ("ns", "", "ns/", true),
+            ("ns", "a", "other", false),
+            ("", "", "", true),
+        ];
+        for (namespace, name, key, natural) in cases {
+            let object = pod(namespace, name, "1", &[]);
+            assert_eq!(
+                is_natural(&*object, key),
+                natural,
+                "{namespace:?} {name:?} {key:?}"
+            );
+            if natural {
+                assert_eq!(natural_key(&*object), key);
+            }
+        }
+        assert_eq!(split("a/b/c"), ("a", "b/c"));
+        assert_eq!(split("abc"), ("", "abc"));
+    }
+
+    #[test]
+    fn natural_items_keep_no_key_and_others_do() {
+        let mut items = items();
+        assert!(matches!(
+            items.insert("ns/a", pod("ns", "a", "1", &[])),
+            Identity::Natural { .. }
+        ));
+        assert!(matches!(
+            items.insert("custom", pod("ns", "b", "1", &[])),
+            Identity::Keyed(_)
+        ));
+        assert_eq!(items.natural.len(), 1);
+        assert_eq!(items.keyed.len(), 1);
+        assert_eq!(items.len(), 2);
+        assert_eq!(
+            items.get("ns/a").unwrap().metadata.name.as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            items.get("custom").unwrap().metadata.name.as_deref(),
+            Some("b")
+        );
+        assert!(
+            items.get("ns/b").is_none(),
+            "stored under its custom key only"
+        );
+        let mut keys = Vec::new();
+        items.for_each(|key, _| keys.push(key.to_string()));
+        keys.sort();
+        assert_eq!(keys, ["custom", "ns/a"]);
+    }
+
+    #[test]
+    fn one_object_per_key_whichever_kind_holds_it() {
+        let mut items = items();
+        // A natural item, then an object under the same key that is not
+        // its own name (cluster-scoped, named with a slash).
+        items.insert("x/y", pod("x", "y", "1", &[]));
+        items.insert("x/y", pod("", "x/y", "2", &[]));
+        assert_eq!(items.len(), 1);
+        assert_eq!(
+            items
+                .get("x/y")
+                .unwrap()
+                .metadata
+                .resource_version
+                .as_deref(),
+            Some("2")
+        );
+        // And back.
+        items.insert("x/y", pod("x", "y", "3", &[]));
+        assert_eq!(items.len(), 1);
+        assert_eq!(
+            items
+                .get("x/y")
+                .unwrap()
+                .metadata
+                .resource_version
+                .as_deref(),
+            Some("3")
+        );
+        let (identity, object) = items.remove("x/y").unwrap();
+        assert!(matches!(identity, Identity::Natural { .. }));
+        assert_eq!(object.metadata.resource_version.as_deref(), Some("3"));
+        assert!(items.remove("x/y").is_none());
+        assert_eq!(items.len(), 0);
+    }
+
+    #[test]
+    fn many_items_survive_growth() {
+        let mut items = items();
+        for n in 0..2_000 {
+            let namespace = format!("ns{}", n % 7);
+            let name = format!("pod-{n}");
+            items.insert(
+                &format!("{namespace}/{name}"),
+                pod(&namespace, &name, "1", &[]),
+            );
+        }
+        assert_eq!(items.len(), 2_000);
+        for n in 0..2_000 {
+            let key = format!("ns{}/pod-{n}", n % 7);
+            assert!(items.get(&key).is_some(), "{key}");
+        }
+        for (identity, object) in items.identified() {
+            assert_eq!(identity.key(), natural_key(&**object));
+        }
+    }
+}
