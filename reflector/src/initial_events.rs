@@ -17,13 +17,12 @@
 //! add per object that exists now. How either ends is decided by the one
 //! recovery table (`recovery.rs`).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiObject, ListOptions, Object, ResourceVersionMatch, WatchEvent};
 use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
-use clientgo_store::{Arrival, meta_namespace_key};
+use clientgo_store::{Arrival, Indexers, ThreadSafeStore};
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
@@ -68,35 +67,43 @@ fn settle_deadline(
     }
 }
 
-/// A state being gathered from watch events: objects by key, and the
-/// resourceVersion they reflect.
+/// A state being gathered from watch events: objects by their own key
+/// (a store without indexes, so no key string is built per event), and
+/// the resourceVersion they reflect.
 struct InitialState<K> {
-    objects: HashMap<String, Arc<K>>,
+    objects: ThreadSafeStore<K>,
     resource_version: String,
 }
 
-impl<K: Object> InitialState<K> {
+impl<K: Object + Send + Sync + 'static> InitialState<K> {
     /// Empty, at `resource_version`.
     fn new(resource_version: &str) -> Self {
         InitialState {
-            objects: HashMap::new(),
+            objects: ThreadSafeStore::new(Indexers::new()),
             resource_version: resource_version.to_string(),
         }
     }
 
     /// Adds an object of the state at the starting resourceVersion.
     fn seed(&mut self, object: Arc<K>) {
-        self.objects.insert(meta_namespace_key(&*object), object);
+        self.insert(object);
     }
 
     fn upsert(&mut self, object: Arc<K>) {
         self.moved_to(&*object);
-        self.objects.insert(meta_namespace_key(&*object), object);
+        self.insert(object);
+    }
+
+    fn insert(&mut self, object: Arc<K>) {
+        // A store without indexes refuses nothing.
+        if let Err(error) = self.objects.add_own(object) {
+            tracing::error!(%error, "an indexless store refused an object");
+        }
     }
 
     fn remove(&mut self, object: &K) {
         self.moved_to(object);
-        self.objects.remove(&meta_namespace_key(object));
+        self.objects.delete_own(object);
     }
 
     fn moved_to(&mut self, object: &K) {
@@ -363,7 +370,7 @@ where
         }
         let count = state.objects.len();
         let resource_version = state.resource_version;
-        let objects = state.objects.into_values().collect();
+        let objects = state.objects.into_objects();
         if let Err(source) = self.replace_store(objects, &resource_version, mode) {
             self.report(Error::Store {
                 resource: self.name().to_string(),

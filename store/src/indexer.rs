@@ -16,6 +16,8 @@ use crate::thread_safe_store::{Change, ThreadSafeStore};
 /// How an [`Indexer`] is built.
 pub struct IndexerOptions<K> {
     key_func: KeyFunc<K>,
+    /// Whether `key_func` is the default, each object's own key.
+    own_keys: bool,
     indexers: Indexers<K>,
     transform: Option<TransformFunc<K>>,
 }
@@ -25,6 +27,7 @@ impl<K: Object + Send + Sync + 'static> Default for IndexerOptions<K> {
     fn default() -> Self {
         IndexerOptions {
             key_func: meta_namespace_key_func(),
+            own_keys: true,
             indexers: Indexers::new(),
             transform: None,
         }
@@ -36,6 +39,7 @@ impl<K: Object + Send + Sync + 'static> IndexerOptions<K> {
     /// key.
     pub fn key_func(mut self, key_func: KeyFunc<K>) -> Self {
         self.key_func = key_func;
+        self.own_keys = false;
         self
     }
 
@@ -115,6 +119,9 @@ fn first_error(errors: &[(usize, StoreError)]) -> String {
 pub struct Indexer<K> {
     store: ThreadSafeStore<K>,
     key_func: KeyFunc<K>,
+    /// Keys are the objects' own (the default key function): writes and
+    /// reads by object build no key string.
+    own_keys: bool,
     transform: Option<TransformFunc<K>>,
 }
 
@@ -133,6 +140,7 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
         Indexer {
             store: ThreadSafeStore::new(options.indexers),
             key_func: options.key_func,
+            own_keys: options.own_keys,
             transform: options.transform,
         }
     }
@@ -210,12 +218,18 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
         let mut changes = Vec::with_capacity(total_transactions);
         for (position, transaction) in transactions.into_iter().enumerate() {
             let keyed = match transaction {
+                Transaction::Add(object) | Transaction::Update(object) if self.own_keys => {
+                    Ok((None, Change::Upsert(object)))
+                }
                 Transaction::Add(object) | Transaction::Update(object) => {
-                    (self.key_func)(&object).map(|key| (key, Change::Upsert(object)))
+                    (self.key_func)(&object).map(|key| (Some(key), Change::Upsert(object)))
+                }
+                Transaction::Delete(ObjectOrTombstone::Object(object)) if self.own_keys => {
+                    Ok((None, Change::Delete(Some(object))))
                 }
                 Transaction::Delete(target) => target
                     .key(&self.key_func)
-                    .map(|key| (key, Change::Delete(target.object().cloned()))),
+                    .map(|key| (Some(key), Change::Delete(target.object().cloned()))),
             };
             match keyed {
                 Ok(change) => {
@@ -226,7 +240,10 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
             }
         }
         let mut successful_indices = Vec::with_capacity(positions.len());
-        for (position, result) in positions.into_iter().zip(self.store.transaction(changes)) {
+        for (position, result) in positions
+            .into_iter()
+            .zip(self.store.transaction_at(changes.into_iter()))
+        {
             match result {
                 Ok(()) => successful_indices.push(position),
                 Err(error) => errors.push((position, error)),
@@ -258,6 +275,9 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
     }
 
     fn add(&self, object: Arc<K>) -> Result<(), StoreError> {
+        if self.own_keys {
+            return self.store.add_own(object);
+        }
         let key = (self.key_func)(&object)?;
         self.store.add(&key, object)
     }
@@ -267,6 +287,10 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
     }
 
     fn delete(&self, object: ObjectOrTombstone<K>) -> Result<(), StoreError> {
+        if let (true, ObjectOrTombstone::Object(object)) = (self.own_keys, &object) {
+            self.store.delete_own(object);
+            return Ok(());
+        }
         let key = object.key(&self.key_func)?;
         // A tombstone carries no resourceVersion of its own (client-go
         // ignores it because it has no metadata).
@@ -279,6 +303,9 @@ impl<K: Object + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
     }
 
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
+        if self.own_keys {
+            return self.store.replace_own(objects, resource_version);
+        }
         let mut items = Vec::with_capacity(objects.len());
         for object in objects {
             let key = (self.key_func)(&object)?;
@@ -307,6 +334,9 @@ impl<K: Object + Send + Sync + 'static> Store<K> for Indexer<K> {
     }
 
     fn get(&self, object: &K) -> Result<Option<Arc<K>>, StoreError> {
+        if self.own_keys {
+            return Ok(self.store.get_own(object));
+        }
         let key = (self.key_func)(object)?;
         Ok(self.store.get(&key))
     }
@@ -363,6 +393,49 @@ mod tests {
         store.delete(pod("a", "x", "3").into()).unwrap();
         assert!(store.is_empty());
         assert_eq!(store.last_store_sync_resource_version(), "3");
+    }
+
+    #[test]
+    fn own_keys_and_a_key_function_giving_the_same_keys_agree() {
+        // The default keys objects by their own namespace/name without
+        // building keys; a key function computing the same keys takes the
+        // keyed path. Both must read the same after the same writes,
+        // including for a cluster-scoped name with a slash.
+        let by_function: IndexerOptions<Pod> = IndexerOptions::default()
+            .key_func(Arc::new(|p: &Pod| Ok(crate::meta_namespace_key(p))));
+        let stores = [
+            Indexer::new(IndexerOptions::default().namespace_index()),
+            Indexer::new(by_function.namespace_index()),
+        ];
+        for store in &stores {
+            store.add(pod("a", "x", "1")).unwrap();
+            store.add(pod("", "s/t", "2")).unwrap();
+            store.update(pod("a", "x", "3")).unwrap();
+            store
+                .transaction(vec![
+                    Transaction::Add(pod("b", "y", "4")),
+                    Transaction::Delete(pod("", "s/t", "5").into()),
+                ])
+                .unwrap();
+            let mut keys = Store::list_keys(store);
+            keys.sort();
+            assert_eq!(keys, ["a/x", "b/y"]);
+            let got = store.get(&pod("a", "x", "0")).unwrap().unwrap();
+            assert_eq!(got.metadata.resource_version.as_deref(), Some("3"));
+            assert_eq!(store.last_store_sync_resource_version(), "5");
+            store.add(pod("", "s/t", "6")).unwrap();
+            assert!(Store::get_by_key(store, "s/t").is_some());
+            store.delete(pod("a", "x", "7").into()).unwrap();
+            assert!(store.get(&pod("a", "x", "0")).unwrap().is_none());
+            assert_eq!(store.index_keys(NAMESPACE_INDEX, "").unwrap(), ["s/t"]);
+            store
+                .replace(vec![pod("c", "z", "8"), pod("", "u/v", "8")], "9")
+                .unwrap();
+            let mut keys = Store::list_keys(store);
+            keys.sort();
+            assert_eq!(keys, ["c/z", "u/v"]);
+            assert_eq!(store.by_index(NAMESPACE_INDEX, "c").unwrap().len(), 1);
+        }
     }
 
     #[test]

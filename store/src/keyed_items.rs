@@ -113,6 +113,19 @@ fn natural_key<K: Object + ?Sized>(object: &K) -> String {
     }
 }
 
+/// An object's namespace and name when its own key (`namespace/name`)
+/// splits back into them, so it can be kept as a natural item without
+/// building the key.
+fn own_parts<K: Object + ?Sized>(object: &K) -> Option<(&str, &str)> {
+    let (namespace, name) = parts(object);
+    let splits_back = if namespace.is_empty() {
+        !name.contains('/')
+    } else {
+        !namespace.contains('/')
+    };
+    splits_back.then_some((namespace, name))
+}
+
 /// Whether `object` stored under `key` is a natural item: the key splits
 /// into exactly its namespace and name (so building the key back from the
 /// object gives `key`).
@@ -185,40 +198,104 @@ impl<K: Object> KeyedItems<K> {
     /// the indexes know the new item.
     pub(crate) fn insert(&mut self, key: &str, object: Arc<K>) -> Identity<K> {
         let split = split(key);
-        let hash = self.hasher.hash(split);
         if is_natural(&*object, key) {
             if !self.keyed.is_empty() {
                 self.keyed.remove(key);
             }
-            let identity = Identity::Natural {
-                hash,
-                object: Arc::clone(&object),
-            };
-            let hasher = &self.hasher;
-            match self.natural.entry(
-                hash,
-                |stored| parts(&**stored) == split,
-                |stored| hasher.of(&**stored),
-            ) {
-                Entry::Occupied(mut occupied) => *occupied.get_mut() = object,
-                Entry::Vacant(vacant) => {
-                    vacant.insert(object);
-                }
+            return self.insert_natural(object);
+        }
+        let hash = self.hasher.hash(split);
+        if let Ok(occupied) = self
+            .natural
+            .find_entry(hash, |stored| parts(&**stored) == split)
+        {
+            occupied.remove();
+        }
+        let shared = match self.keyed.get_key_value(key) {
+            Some((existing, _)) => Arc::clone(existing),
+            None => Arc::from(key),
+        };
+        self.keyed.insert(Arc::clone(&shared), object);
+        Identity::Keyed(shared)
+    }
+
+    /// Stores `object` under its own key ([`meta_namespace_key`]), built
+    /// only when the object cannot be kept as a natural item.
+    ///
+    /// [`meta_namespace_key`]: crate::meta_namespace_key
+    pub(crate) fn insert_own(&mut self, object: Arc<K>) -> Identity<K> {
+        if own_parts(&*object).is_none() {
+            let key = natural_key(&*object);
+            return self.insert(&key, object);
+        }
+        if !self.keyed.is_empty() {
+            self.keyed.remove(natural_key(&*object).as_str());
+        }
+        self.insert_natural(object)
+    }
+
+    /// Stores a natural item (its key splits into its namespace and name),
+    /// where no keyed item has its key.
+    fn insert_natural(&mut self, object: Arc<K>) -> Identity<K> {
+        let hash = self.hasher.of(&*object);
+        let identity = Identity::Natural {
+            hash,
+            object: Arc::clone(&object),
+        };
+        let key = parts(&*object);
+        let hasher = &self.hasher;
+        match self.natural.entry(
+            hash,
+            |stored| parts(&**stored) == key,
+            |stored| hasher.of(&**stored),
+        ) {
+            Entry::Occupied(mut occupied) => *occupied.get_mut() = object,
+            Entry::Vacant(vacant) => {
+                vacant.insert(object);
             }
-            identity
-        } else {
-            if let Ok(occupied) = self
-                .natural
-                .find_entry(hash, |stored| parts(&**stored) == split)
-            {
-                occupied.remove();
+        }
+        identity
+    }
+
+    /// The object under `object`'s own key and how the indexes know it.
+    pub(crate) fn get_own(&self, object: &K) -> Option<(Identity<K>, &Arc<K>)> {
+        match own_parts(object) {
+            Some(key) if self.keyed.is_empty() => self.find_natural(key),
+            _ => self.get_identified(&natural_key(object)),
+        }
+    }
+
+    /// The natural item named `key` (namespace and name).
+    fn find_natural(&self, key: (&str, &str)) -> Option<(Identity<K>, &Arc<K>)> {
+        let hash = self.hasher.hash(key);
+        self.natural
+            .find(hash, |stored| parts(&**stored) == key)
+            .map(|object| {
+                let identity = Identity::Natural {
+                    hash,
+                    object: Arc::clone(object),
+                };
+                (identity, object)
+            })
+    }
+
+    /// Removes the object under `object`'s own key.
+    pub(crate) fn remove_own(&mut self, object: &K) -> Option<(Identity<K>, Arc<K>)> {
+        match own_parts(object) {
+            Some(key) if self.keyed.is_empty() => {
+                let hash = self.hasher.hash(key);
+                let occupied = self
+                    .natural
+                    .find_entry(hash, |stored| parts(&**stored) == key)
+                    .ok()?;
+                let (object, _) = occupied.remove();
+                let identity = Identity::Natural {
+                    hash,
+                    object: Arc::clone(&object),
+                };
+                Some((identity, object))
             }
-            let shared = match self.keyed.get_key_value(key) {
-                Some((existing, _)) => Arc::clone(existing),
-                None => Arc::from(key),
-            };
-            self.keyed.insert(Arc::clone(&shared), object);
-            Identity::Keyed(shared)
+            _ => self.remove(&natural_key(object)),
         }
     }
 
@@ -246,6 +323,14 @@ impl<K: Object> KeyedItems<K> {
     /// Every object.
     pub(crate) fn objects(&self) -> impl Iterator<Item = &Arc<K>> {
         self.natural.iter().chain(self.keyed.values())
+    }
+
+    /// Every object, taking the map apart.
+    pub(crate) fn into_objects(self) -> Vec<Arc<K>> {
+        let mut objects = Vec::with_capacity(self.len());
+        objects.extend(self.natural);
+        objects.extend(self.keyed.into_values());
+        objects
     }
 
     /// Every object with how the indexes know it.
@@ -395,6 +480,55 @@ mod tests {
         assert_eq!(object.metadata.resource_version.as_deref(), Some("3"));
         assert!(items.remove("x/y").is_none());
         assert_eq!(items.len(), 0);
+    }
+
+    #[test]
+    fn own_keys_are_the_meta_namespace_keys() {
+        let mut items = items();
+        // Kept natural, and found by key string and by object alike.
+        assert!(matches!(
+            items.insert_own(pod("ns", "a/b", "1", &[])),
+            Identity::Natural { .. }
+        ));
+        assert!(items.get("ns/a/b").is_some());
+        // A cluster-scoped name with a slash cannot be: kept under its key.
+        assert!(matches!(
+            items.insert_own(pod("", "c/d", "1", &[])),
+            Identity::Keyed(_)
+        ));
+        assert!(items.get("c/d").is_some());
+        assert!(items.get_own(&pod("", "c/d", "0", &[])).is_some());
+        // Once a keyed item exists, an own key replaces a keyed item of
+        // the same key string.
+        items.insert("ns/x", pod("", "ns/x", "1", &[]));
+        items.insert_own(pod("ns", "x", "2", &[]));
+        assert_eq!(items.len(), 3);
+        assert_eq!(
+            items
+                .get("ns/x")
+                .unwrap()
+                .metadata
+                .resource_version
+                .as_deref(),
+            Some("2")
+        );
+        assert!(items.remove_own(&pod("ns", "x", "0", &[])).is_some());
+        assert!(items.remove_own(&pod("", "c/d", "0", &[])).is_some());
+        assert!(items.remove_own(&pod("ns", "a/b", "0", &[])).is_some());
+        assert!(items.is_empty());
+        for (namespace, name, splits_back) in [
+            ("a", "b", true),
+            ("", "b", true),
+            ("a", "b/c", true),
+            ("", "b/c", false),
+            ("a/b", "c", false),
+        ] {
+            assert_eq!(
+                own_parts(&*pod(namespace, name, "1", &[])).is_some(),
+                splits_back,
+                "{namespace:?} {name:?}"
+            );
+        }
     }
 
     #[test]

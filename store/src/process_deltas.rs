@@ -77,19 +77,26 @@ where
                 resource_version,
                 objects,
             } => {
-                let mut listed: HashSet<String> = HashSet::with_capacity(objects.len());
+                let cached = store.list_keys();
                 let mut notifications = Vec::with_capacity(objects.len());
-                for object in &objects {
-                    let key = key_func(object)?;
-                    let old = store.get_by_key(&key);
-                    listed.insert(key);
-                    notifications.push((old, Arc::clone(object)));
+                let mut vanished: Vec<String> = Vec::new();
+                if cached.is_empty() {
+                    // The first list into an empty cache: every object is
+                    // an add, and nothing vanished; no key is needed.
+                    notifications.extend(objects.iter().map(|object| (None, Arc::clone(object))));
+                } else {
+                    let mut listed: HashSet<String> = HashSet::with_capacity(objects.len());
+                    for object in &objects {
+                        let key = key_func(object)?;
+                        let old = store.get_by_key(&key);
+                        listed.insert(key);
+                        notifications.push((old, Arc::clone(object)));
+                    }
+                    vanished = cached
+                        .into_iter()
+                        .filter(|key| !listed.contains(key))
+                        .collect();
                 }
-                let mut vanished: Vec<String> = store
-                    .list_keys()
-                    .into_iter()
-                    .filter(|key| !listed.contains(key))
-                    .collect();
                 vanished.sort_unstable();
                 let tombstones: Vec<ObjectOrTombstone<K>> = vanished
                     .into_iter()

@@ -53,6 +53,13 @@ struct Inner<K> {
     resource_version: String,
 }
 
+/// Where an item to remove is: under a key, or under an object's own key.
+#[derive(Clone, Copy)]
+enum At<'a, K> {
+    Key(&'a str),
+    OwnOf(&'a K),
+}
+
 /// The index values of one object, one vector per indexer (in the
 /// indexers' order).
 type IndexValues = Vec<Vec<String>>;
@@ -91,7 +98,7 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
     /// Stores `object` under `key`, replacing any previous object and
     /// re-indexing. Fails, changing nothing, if an index function fails.
     pub fn add(&self, key: &str, object: Arc<K>) -> Result<(), StoreError> {
-        self.inner.write().upsert(key, object)
+        self.inner.write().upsert(Some(key), object)
     }
 
     /// The same as [`add`](Self::add).
@@ -99,10 +106,43 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         self.add(key, object)
     }
 
+    /// Stores `object` under its own key
+    /// ([`meta_namespace_key`](crate::meta_namespace_key)), as
+    /// [`add`](Self::add) does, without building the key.
+    pub fn add_own(&self, object: Arc<K>) -> Result<(), StoreError> {
+        self.inner.write().upsert(None, object)
+    }
+
+    /// Removes what is under `object`'s own key, and sets the
+    /// resourceVersion from `object`.
+    pub fn delete_own(&self, object: &K) {
+        let mut inner = self.inner.write();
+        inner.remove(At::OwnOf(object));
+        inner.track_resource_version(object);
+    }
+
+    /// Every object, taking the store apart (no copy of the list).
+    pub fn into_objects(self) -> Vec<Arc<K>> {
+        self.inner.into_inner().items.into_objects()
+    }
+
+    /// The object stored under `object`'s own key.
+    pub fn get_own(&self, object: &K) -> Option<Arc<K>> {
+        self.inner
+            .read()
+            .items
+            .get_own(object)
+            .map(|(_, stored)| Arc::clone(stored))
+    }
+
     /// Removes `key`. The object, when given, sets the store's
     /// resourceVersion (a key-only delete leaves it unchanged).
     pub fn delete(&self, key: &str, object: Option<&K>) {
-        self.inner.write().remove(key, object);
+        let mut inner = self.inner.write();
+        inner.remove(At::Key(key));
+        if let Some(object) = object {
+            inner.track_resource_version(object);
+        }
     }
 
     /// The object stored under `key`.
@@ -152,12 +192,37 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         items: Vec<(String, Arc<K>)>,
         resource_version: &str,
     ) -> Result<(), StoreError> {
+        self.replace_with(items.len(), resource_version, |new_items| {
+            for (key, object) in items {
+                new_items.insert(&key, object);
+            }
+        })
+    }
+
+    /// [`replace`](Self::replace) with each object under its own key,
+    /// built for none of them.
+    pub fn replace_own(
+        &self,
+        objects: Vec<Arc<K>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
+        self.replace_with(objects.len(), resource_version, |new_items| {
+            for object in objects {
+                new_items.insert_own(object);
+            }
+        })
+    }
+
+    fn replace_with(
+        &self,
+        capacity: usize,
+        resource_version: &str,
+        fill: impl FnOnce(&mut KeyedItems<K>),
+    ) -> Result<(), StoreError> {
         let mut inner = self.inner.write();
         let hasher = inner.items.hasher().clone();
-        let mut new_items = KeyedItems::with_capacity(items.len(), hasher.clone());
-        for (key, object) in items {
-            new_items.insert(&key, object);
-        }
+        let mut new_items = KeyedItems::with_capacity(capacity, hasher.clone());
+        fill(&mut new_items);
         let mut new_indices: Vec<Index<K>> = inner
             .indexers
             .iter()
@@ -184,13 +249,29 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
     /// the others applied. The resourceVersion ends as that of the last
     /// applied change that carried an object with one.
     pub fn transaction(&self, changes: Vec<(String, Change<K>)>) -> Vec<Result<(), StoreError>> {
+        self.transaction_at(changes.into_iter().map(|(key, change)| (Some(key), change)))
+    }
+
+    /// [`transaction`](Self::transaction) where a change without a key is
+    /// under its object's own key (a delete without an object and without
+    /// a key changes nothing).
+    pub(crate) fn transaction_at(
+        &self,
+        changes: impl Iterator<Item = (Option<String>, Change<K>)>,
+    ) -> Vec<Result<(), StoreError>> {
         let mut inner = self.inner.write();
         changes
-            .into_iter()
             .map(|(key, change)| match change {
-                Change::Upsert(object) => inner.upsert(&key, object),
+                Change::Upsert(object) => inner.upsert(key.as_deref(), object),
                 Change::Delete(object) => {
-                    inner.remove(&key, object.as_deref());
+                    match (&key, &object) {
+                        (Some(key), _) => inner.remove(At::Key(key)),
+                        (None, Some(object)) => inner.remove(At::OwnOf(&**object)),
+                        (None, None) => {}
+                    }
+                    if let Some(object) = object {
+                        inner.track_resource_version(&object);
+                    }
                     Ok(())
                 }
             })
@@ -377,14 +458,18 @@ impl<K: Object> Inner<K> {
         }
     }
 
-    fn upsert(&mut self, key: &str, object: Arc<K>) -> Result<(), StoreError> {
+    /// Stores `object` under `key`, or under its own key when `None`.
+    fn upsert(&mut self, key: Option<&str>, object: Arc<K>) -> Result<(), StoreError> {
         let new_values = self
             .indexers
             .iter()
             .map(|(name, func)| {
                 func(&object).map_err(|e| StoreError::IndexFunc {
                     index: name.clone(),
-                    key: key.to_string(),
+                    key: match key {
+                        Some(key) => key.to_string(),
+                        None => crate::meta_namespace_key(&*object),
+                    },
                     reason: e.0,
                 })
             })
@@ -392,12 +477,17 @@ impl<K: Object> Inner<K> {
         let old = if self.indexers.is_empty() {
             None
         } else {
-            self.items
-                .get_identified(key)
-                .map(|(identity, old)| (identity, Arc::clone(old)))
+            match key {
+                Some(key) => self.items.get_identified(key),
+                None => self.items.get_own(&object),
+            }
+            .map(|(identity, old)| (identity, Arc::clone(old)))
         };
         self.track_resource_version(&object);
-        let item = self.items.insert(key, object);
+        let item = match key {
+            Some(key) => self.items.insert(key, object),
+            None => self.items.insert_own(object),
+        };
         for (position, new) in new_values.iter().enumerate() {
             let old_values = match &old {
                 Some((_, old_object)) => match (self.indexers[position].1)(old_object) {
@@ -435,8 +525,12 @@ impl<K: Object> Inner<K> {
         Ok(())
     }
 
-    fn remove(&mut self, key: &str, object: Option<&K>) {
-        if let Some((item, old)) = self.items.remove(key) {
+    fn remove(&mut self, at: At<'_, K>) {
+        let removed = match at {
+            At::Key(key) => self.items.remove(key),
+            At::OwnOf(object) => self.items.remove_own(object),
+        };
+        if let Some((item, old)) = removed {
             for position in 0..self.indexers.len() {
                 match (self.indexers[position].1)(&old) {
                     Ok(values) => {
@@ -447,9 +541,6 @@ impl<K: Object> Inner<K> {
                     Err(_) => self.indices[position].remove_everywhere(&item),
                 }
             }
-        }
-        if let Some(object) = object {
-            self.track_resource_version(object);
         }
     }
 }
