@@ -508,6 +508,30 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
         if let Some(object) = decoded.upgrade() {
             return Ok(Ok(object));
         }
+        let transformed = transform(Arc::new(self.decode_fresh()?));
+        if let Ok(object) = &transformed {
+            *decoded = Arc::downgrade(object);
+        }
+        Ok(transformed)
+    }
+
+    /// The whole object for one reader: the decode others hold, if any,
+    /// else a decode of its own that the entry does not remember (so
+    /// nothing is added to the entry, and dropping it frees all of it).
+    /// Concurrent readers may decode the same entry once each.
+    pub fn decode_unshared(&self) -> Result<Arc<K>, CompactDecodeError> {
+        if let Some(object) = self
+            .asked
+            .get()
+            .and_then(|asked| asked.decoded.lock().upgrade())
+        {
+            return Ok(object);
+        }
+        self.decode_fresh().map(Arc::new)
+    }
+
+    /// A new decode of the body with the kept metadata put in.
+    fn decode_fresh(&self) -> Result<K, CompactDecodeError> {
         let mut object: K = self
             .body
             .decode::<K>(self.message_decoder)
@@ -531,11 +555,7 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
         if let Some(list_type) = self.list_type {
             object.fill_type_from_list(&list_type.api_version, &list_type.kind);
         }
-        let transformed = transform(Arc::new(object));
-        if let Ok(object) = &transformed {
-            *decoded = Arc::downgrade(object);
-        }
-        Ok(transformed)
+        Ok(object)
     }
 }
 
@@ -946,6 +966,24 @@ mod tests {
         let kept = compact.decode().unwrap();
         compact.release(Arc::new(Pod::default()));
         assert!(Arc::ptr_eq(&kept, &compact.decode().unwrap()));
+    }
+
+    #[test]
+    fn an_unshared_decode_adds_nothing_to_the_entry_and_takes_a_held_one() {
+        let compact = Compact::<Pod>::from_json(POD).unwrap();
+        let before = compact.heap_bytes();
+        let alone = compact.decode_unshared().unwrap();
+        assert_eq!(alone.metadata.name, compact.to_object_meta().name);
+        assert!(
+            compact.asked.get().is_none(),
+            "the entry made its part on request"
+        );
+        assert_eq!(compact.heap_bytes(), before);
+        // Not remembered: another read decodes again.
+        assert!(!Arc::ptr_eq(&alone, &compact.decode_unshared().unwrap()));
+        // A decode someone holds is handed out instead.
+        let shared = compact.decode().unwrap();
+        assert!(Arc::ptr_eq(&shared, &compact.decode_unshared().unwrap()));
     }
 
     #[test]

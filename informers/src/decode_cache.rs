@@ -171,6 +171,12 @@ where
         Ok(S::object(entry)?)
     }
 
+    /// A decode for one reader, remembered neither here nor by the entry
+    /// (see [`Stored::object_unshared`]).
+    pub(crate) fn decode_unshared(&self, entry: &Arc<S>) -> Result<Arc<K>, crate::Error> {
+        Ok(S::object_unshared(entry)?)
+    }
+
     fn failed(&self, error: &crate::Error) {
         self.errors.fetch_add(1, Ordering::Relaxed);
         tracing::error!(%error, "a cached object does not decode; skipped");

@@ -183,7 +183,7 @@ where
 
     fn get_uncached(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
         Store::get_by_key(&*self.indexer, key)
-            .map(|entry| self.decoder.decode(&entry))
+            .map(|entry| self.decoder.decode_unshared(&entry))
             .transpose()
     }
 
@@ -346,9 +346,12 @@ impl<K: ApiObject> Lister<K> {
 
     /// The object cached under `key` (`namespace/name`, or `name`), as
     /// [`try_get`](Self::try_get) but never kept in the lister's cache of
-    /// decodes (a decode someone else holds is shared): for a reader that
-    /// reads each object once per change, as a controller's worker does,
-    /// and hands it back with [`release`](Self::release) when done.
+    /// decodes nor remembered by the entry (a decode someone else holds is
+    /// shared; otherwise this read decodes its own, so two such reads of
+    /// one entry at once decode twice): for a reader that reads each
+    /// object once per change, as a controller's worker does, and hands it
+    /// back with [`release`](Self::release) when done. Reading adds nothing
+    /// to the cache's memory.
     pub fn try_get_uncached(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
         self.cache.get_uncached(key)
     }

@@ -35,6 +35,14 @@ pub trait Stored<K>: ApiObject + Sized + sealed::Sealed<K> {
     /// every other holder of the same entry's decode while any holds it.
     fn object(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError>;
 
+    /// The whole object for one reader that gives it back soon
+    /// ([`Lister::try_get_uncached`](crate::Lister::try_get_uncached)):
+    /// the decode others hold, else one the entry does not remember, so
+    /// reading adds nothing to the entry.
+    fn object_unshared(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError> {
+        Self::object(entry)
+    }
+
     /// Gives back an [`object`](Self::object) of `entry` the caller is
     /// done with, so a decode no one holds any more frees all of its
     /// memory now (see `Compact::release`); for `K`, drops it.
@@ -112,6 +120,10 @@ impl<K: ApiObject, B: CompactBody> Stored<K> for Compact<K, B> {
 
     fn object(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError> {
         entry.decode()
+    }
+
+    fn object_unshared(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError> {
+        entry.decode_unshared()
     }
 
     fn release(entry: &Self, object: Arc<K>) {

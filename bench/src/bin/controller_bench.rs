@@ -11,6 +11,9 @@
 //! server changes every parent's replicas (until every parent was
 //! reconciled at its new value). Both controllers run 8 reconciles at
 //! once.
+//!
+//! For a heap profile, `E2E_CLIENT_WRAPPER` and `E2E_EXIT_AT_SYNCED` work
+//! as in the e2e bench; a client exits once every parent was reconciled.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::collections::HashMap;
@@ -21,8 +24,9 @@ use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::GroupResource;
 use clientgo_bench::BoxError;
+use clientgo_bench::protocol::{CLIENT_WRAPPER, EXIT_AT_SYNCED};
 use clientgo_bench::report::median;
-use clientgo_testing::process_memory::rss_mib;
+use clientgo_testing::process_memory::{rss_file_mib, rss_mib};
 use clientgo_testing::{ObjectKey, TestApiServer};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -68,6 +72,9 @@ struct Figures {
     all_reconciled_seconds: f64,
     /// RSS growth then, MiB.
     rss_mib: f64,
+    /// Of it, file-backed pages (the program's code paged in), MiB.
+    #[serde(default)]
+    rss_file_mib: f64,
     /// Reconciles per second while every parent changed once.
     reconciles_per_second: f64,
     /// Reconciles in all.
@@ -259,6 +266,7 @@ fn key_and_replicas(parent: &Deployment) -> (String, i32) {
 async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let baseline = rss_mib();
+    let file_baseline = rss_file_mib();
     let started = Instant::now();
     let shared = Arc::new(Shared {
         seen: Mutex::new(Seen::default()),
@@ -275,10 +283,15 @@ async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxEr
     let mut figures = Figures {
         all_reconciled_seconds: (all_at_one - started).as_secs_f64(),
         rss_mib: rss_mib() - baseline,
+        rss_file_mib: rss_file_mib() - file_baseline,
         ..Figures::default()
     };
     println!("reconciled");
     std::io::stdout().flush()?;
+    if std::env::var_os(EXIT_AT_SYNCED).is_some() {
+        // For a heap profile of the moment the RSS was read.
+        std::process::exit(0);
+    }
     let all_at_two = wait_for(deadline, || shared.seen.lock().all_at_two).await?;
     let (first, reconciles) = {
         let seen = shared.seen.lock();
@@ -401,8 +414,20 @@ struct Process {
 }
 
 impl Process {
-    fn start(args: &[&str]) -> Result<Process, BoxError> {
-        let mut child = Command::new(std::env::current_exe()?)
+    /// Starts this program with `args`, put after the words of `wrapper`
+    /// when given (a profiler; see [`CLIENT_WRAPPER`]).
+    fn start(args: &[&str], wrapper: Option<&str>) -> Result<Process, BoxError> {
+        let program = std::env::current_exe()?;
+        let mut words = wrapper.unwrap_or_default().split_whitespace();
+        let mut command = match words.next() {
+            Some(first) => {
+                let mut command = Command::new(first);
+                command.args(words).arg(program);
+                command
+            }
+            None => Command::new(program),
+        };
+        let mut child = command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -445,7 +470,7 @@ impl Drop for Process {
 fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
     let parents = flags.parents.to_string();
     eprintln!("seeding {parents} parents...");
-    let mut server = Process::start(&["--role", "server", "--parents", &parents])?;
+    let mut server = Process::start(&["--role", "server", "--parents", &parents], None)?;
     let ready = server.line()?;
     let url = ready
         .strip_prefix("ready ")
@@ -455,19 +480,27 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
     for run in 1..=flags.runs {
         for which in &flags.clients {
             eprintln!("run {run}/{}: {which}", flags.runs);
-            let mut client = Process::start(&[
-                "--role",
-                "client",
-                "--client",
-                which,
-                "--url",
-                &url,
-                "--parents",
-                &parents,
-            ])?;
-            match client.line()?.as_str() {
-                "reconciled" => {}
-                other => return Err(format!("{which} said {other:?}").into()),
+            let wrapper = std::env::var(CLIENT_WRAPPER).ok();
+            let mut client = Process::start(
+                &[
+                    "--role",
+                    "client",
+                    "--client",
+                    which,
+                    "--url",
+                    &url,
+                    "--parents",
+                    &parents,
+                ],
+                wrapper.as_deref(),
+            )?;
+            // Lines before it are a wrapper's (a profiler's) own.
+            loop {
+                match client.line()?.as_str() {
+                    "reconciled" => break,
+                    other if wrapper.is_some() => eprintln!("  {which}: {other}"),
+                    other => return Err(format!("{which} said {other:?}").into()),
+                }
             }
             server.order("churn")?;
             let result = client.line()?;
@@ -477,8 +510,11 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
                     .ok_or_else(|| format!("{which} said {result:?}"))?,
             )?;
             eprintln!(
-                "  all reconciled {:.2} s, {:.0} reconciles/s, {:.0} MiB",
-                figures.all_reconciled_seconds, figures.reconciles_per_second, figures.rss_mib
+                "  all reconciled {:.2} s, {:.0} reconciles/s, {:.0} MiB ({:.1} MiB of code paged in)",
+                figures.all_reconciled_seconds,
+                figures.reconciles_per_second,
+                figures.rss_mib,
+                figures.rss_file_mib
             );
             results.entry(which.clone()).or_default().push(figures);
             drop(client);
@@ -498,13 +534,16 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
         flags.parents, WORKERS, flags.runs
     );
     println!();
-    println!("| client | all reconciled s | RSS MiB | reconciles/s under churn |");
-    println!("|---|---|---|---|");
+    println!(
+        "| client | all reconciled s | RSS MiB | of it, code paged in MiB | reconciles/s under churn |"
+    );
+    println!("|---|---|---|---|---|");
     for which in &flags.clients {
         println!(
-            "| {which} | {:.2} | {:.0} | {:.0} |",
+            "| {which} | {:.2} | {:.0} | {:.1} | {:.0} |",
             medians(which, |f| f.all_reconciled_seconds),
             medians(which, |f| f.rss_mib),
+            medians(which, |f| f.rss_file_mib),
             medians(which, |f| f.reconciles_per_second)
         );
     }
