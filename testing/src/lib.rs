@@ -129,5 +129,6 @@ pub use store::reads::{ListPage, PageRequest, StorageWatch};
 pub use store::storage::{EventType, Preconditions, ReadAt, Storage, StorageEvent, StorageOptions};
 pub use streams::port_forward::PortForwardTargets;
 pub use util::log_subscriber::install_log_subscriber;
+pub use util::process_cpu;
 pub use util::process_memory;
 pub use util::seeded_random::SeededRandom;

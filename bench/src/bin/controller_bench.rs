@@ -26,6 +26,7 @@ use clientgo_apimachinery::GroupResource;
 use clientgo_bench::BoxError;
 use clientgo_bench::protocol::{CLIENT_WRAPPER, EXIT_AT_SYNCED};
 use clientgo_bench::report::median;
+use clientgo_testing::process_cpu::cpu_seconds;
 use clientgo_testing::process_memory::{rss_file_mib, rss_mib};
 use clientgo_testing::{ObjectKey, TestApiServer};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -79,6 +80,11 @@ struct Figures {
     reconciles_per_second: f64,
     /// Reconciles in all.
     reconciles: u64,
+    /// The client's CPU time (user and system) per reconcile while every
+    /// parent changed once, µs: what a reconcile costs the client itself,
+    /// apart from the server it shares the cores with.
+    #[serde(default)]
+    cpu_us_per_reconcile: f64,
 }
 
 fn main() -> Result<(), BoxError> {
@@ -288,6 +294,7 @@ async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxEr
     };
     println!("reconciled");
     std::io::stdout().flush()?;
+    let (cpu_before, reconciles_before) = (cpu_seconds(), shared.seen.lock().reconciles);
     if std::env::var_os(EXIT_AT_SYNCED).is_some() {
         // For a heap profile of the moment the RSS was read.
         std::process::exit(0);
@@ -300,6 +307,8 @@ async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxEr
     let span = (all_at_two - first).as_secs_f64().max(1e-6);
     figures.reconciles_per_second = parents as f64 / span;
     figures.reconciles = reconciles;
+    figures.cpu_us_per_reconcile = (cpu_seconds() - cpu_before) * 1e6
+        / (reconciles.saturating_sub(reconciles_before)).max(1) as f64;
     stop.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(30), running).await;
     Ok(figures)
@@ -535,16 +544,17 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
     );
     println!();
     println!(
-        "| client | all reconciled s | RSS MiB | of it, code paged in MiB | reconciles/s under churn |"
+        "| client | all reconciled s | RSS MiB | of it, code paged in MiB | reconciles/s under churn | client CPU µs per reconcile |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|");
     for which in &flags.clients {
         println!(
-            "| {which} | {:.2} | {:.0} | {:.1} | {:.0} |",
+            "| {which} | {:.2} | {:.0} | {:.1} | {:.0} | {:.0} |",
             medians(which, |f| f.all_reconciled_seconds),
             medians(which, |f| f.rss_mib),
             medians(which, |f| f.rss_file_mib),
-            medians(which, |f| f.reconciles_per_second)
+            medians(which, |f| f.reconciles_per_second),
+            medians(which, |f| f.cpu_us_per_reconcile)
         );
     }
     if results.contains_key("clientgo") && results.contains_key("kube-rs") {

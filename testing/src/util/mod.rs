@@ -4,9 +4,11 @@
 //! | file | what |
 //! |---|---|
 //! | `seeded_random.rs` | `SeededRandom`, the deterministic generator behind churn, UIDs and fault schedules |
+//! | `process_cpu.rs` | the process's CPU time, from `/proc` (public as `process_cpu`) |
 //! | `process_memory.rs` | the process's RSS and high-water mark, from `/proc` (public as `process_memory`) |
 //! | `log_subscriber.rs` | `install_log_subscriber`: events to stderr, filtered by `RUST_LOG` |
 
 pub(crate) mod log_subscriber;
+pub mod process_cpu;
 pub mod process_memory;
 pub(crate) mod seeded_random;
