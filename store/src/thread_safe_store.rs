@@ -54,11 +54,19 @@ struct Inner<K> {
 }
 
 /// Where an item to remove is: under a key, or under an object's own key.
-#[derive(Clone, Copy)]
 enum At<'a, K> {
     Key(&'a str),
     OwnOf(&'a K),
 }
+
+// Derived, these would ask `K: Copy`; both variants are references.
+impl<K> Clone for At<'_, K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for At<'_, K> {}
 
 /// The index values of one object, one vector per indexer (in the
 /// indexers' order).
