@@ -518,7 +518,8 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
     /// The whole object for one reader: the decode others hold, if any,
     /// else a decode of its own that the entry does not remember (so
     /// nothing is added to the entry, and dropping it frees all of it).
-    /// Concurrent readers may decode the same entry once each.
+    /// While it is held, any other read of the entry (shared or not)
+    /// decodes again.
     pub fn decode_unshared(&self) -> Result<Arc<K>, CompactDecodeError> {
         if let Some(object) = self
             .asked

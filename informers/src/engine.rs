@@ -150,7 +150,7 @@ where
         let mut bytes = 0;
         self.pipeline
             .indexer()
-            .for_each(|_, entry| bytes += entry.heap_bytes());
+            .for_each_object(|entry| bytes += entry.heap_bytes());
         bytes
     }
 

@@ -103,7 +103,7 @@ where
     E: Object + Send + Sync + 'static,
 {
     let mut found = Vec::new();
-    indexer.for_each(|_, object| {
+    indexer.for_each_object(|object| {
         if selector.matches(object.labels())
             && let Some(taken) = take(object)
         {

@@ -207,6 +207,11 @@ impl<K: Object + Send + Sync + 'static> Indexer<K> {
         self.store.for_each(read);
     }
 
+    /// [`for_each`](Self::for_each) without the keys (none is built).
+    pub fn for_each_object(&self, read: impl FnMut(&Arc<K>)) {
+        self.store.for_each_object(read);
+    }
+
     /// Applies many changes under one write lock (client-go's
     /// `TransactionStore`). Keys are computed first; changes whose key or
     /// index values cannot be computed are skipped and reported, the rest
@@ -357,6 +362,15 @@ impl<K: Object + Send + Sync + 'static> KnownObjects<K> for Indexer<K> {
 
     fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
         self.store.get(key)
+    }
+
+    /// With the default key function, found by the object's own name
+    /// (building no key).
+    fn get_for(&self, object: &K, key_func: &KeyFunc<K>) -> Option<Arc<K>> {
+        if self.own_keys {
+            return self.store.get_own(object);
+        }
+        key_func(object).ok().and_then(|key| self.store.get(&key))
     }
 }
 

@@ -14,7 +14,8 @@
 //! A key hashes as the two halves it splits into at its first `/` (no `/`:
 //! an empty namespace and the whole key), which for a natural item are its
 //! namespace and name: so a lookup by key string and a rehash from the
-//! object agree without building the string.
+//! object agree without building the string. A key beginning with `/` is
+//! no object's own key and is always kept as given.
 
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -93,14 +94,20 @@ pub(crate) fn parts<K: Object + ?Sized>(object: &K) -> (&str, &str) {
     )
 }
 
-/// A key split at its first `/` (no `/`: the empty namespace and the key).
-pub(crate) fn split(key: &str) -> (&str, &str) {
-    key.split_once('/').unwrap_or(("", key))
+/// A key split at its first `/` (no `/`: the empty namespace and the
+/// key); `None` for a key that begins with `/`, which no object's own key
+/// does (`/x` would otherwise split as `x` does).
+pub(crate) fn split(key: &str) -> Option<(&str, &str)> {
+    match key.split_once('/') {
+        Some(("", _)) => None,
+        Some(halves) => Some(halves),
+        None => Some(("", key)),
+    }
 }
 
 /// The key of a natural item: `namespace/name`, or `name` when the
 /// namespace is empty.
-fn natural_key<K: Object + ?Sized>(object: &K) -> String {
+pub(crate) fn natural_key<K: Object + ?Sized>(object: &K) -> String {
     match parts(object) {
         ("", name) => name.to_string(),
         (namespace, name) => {
@@ -130,7 +137,7 @@ fn own_parts<K: Object + ?Sized>(object: &K) -> Option<(&str, &str)> {
 /// into exactly its namespace and name (so building the key back from the
 /// object gives `key`).
 fn is_natural<K: Object + ?Sized>(object: &K, key: &str) -> bool {
-    split(key) == parts(object)
+    split(key) == Some(parts(object))
 }
 
 /// Objects by key; see the module documentation.
@@ -172,22 +179,18 @@ impl<K: Object> KeyedItems<K> {
 
     /// The object under `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&Arc<K>> {
-        let split = split(key);
-        self.natural
-            .find(self.hasher.hash(split), |object| parts(&**object) == split)
+        split(key)
+            .and_then(|split| {
+                self.natural
+                    .find(self.hasher.hash(split), |object| parts(&**object) == split)
+            })
             .or_else(|| self.keyed.get(key))
     }
 
     /// The object under `key` and how the indexes know it.
     pub(crate) fn get_identified(&self, key: &str) -> Option<(Identity<K>, &Arc<K>)> {
-        let split = split(key);
-        let hash = self.hasher.hash(split);
-        if let Some(object) = self.natural.find(hash, |object| parts(&**object) == split) {
-            let identity = Identity::Natural {
-                hash,
-                object: Arc::clone(object),
-            };
-            return Some((identity, object));
+        if let Some(found) = split(key).and_then(|split| self.find_natural(split)) {
+            return Some(found);
         }
         self.keyed
             .get_key_value(key)
@@ -197,17 +200,17 @@ impl<K: Object> KeyedItems<K> {
     /// Stores `object` under `key`, replacing what was there; returns how
     /// the indexes know the new item.
     pub(crate) fn insert(&mut self, key: &str, object: Arc<K>) -> Identity<K> {
-        let split = split(key);
         if is_natural(&*object, key) {
             if !self.keyed.is_empty() {
                 self.keyed.remove(key);
             }
             return self.insert_natural(object);
         }
-        let hash = self.hasher.hash(split);
-        if let Ok(occupied) = self
-            .natural
-            .find_entry(hash, |stored| parts(&**stored) == split)
+        // A natural item whose own key this is goes.
+        if let Some(split) = split(key)
+            && let Ok(occupied) = self
+                .natural
+                .find_entry(self.hasher.hash(split), |stored| parts(&**stored) == split)
         {
             occupied.remove();
         }
@@ -219,8 +222,9 @@ impl<K: Object> KeyedItems<K> {
         Identity::Keyed(shared)
     }
 
-    /// Stores `object` under its own key ([`meta_namespace_key`]), built
-    /// only when the object cannot be kept as a natural item.
+    /// Stores `object` under its own key ([`meta_namespace_key`]). The key
+    /// string is built only when the object cannot be kept as a natural
+    /// item, or when keyed items exist (one of them may hold that key).
     ///
     /// [`meta_namespace_key`]: crate::meta_namespace_key
     pub(crate) fn insert_own(&mut self, object: Arc<K>) -> Identity<K> {
@@ -302,11 +306,11 @@ impl<K: Object> KeyedItems<K> {
     /// Removes the object under `key`, returning it and how the indexes
     /// knew it.
     pub(crate) fn remove(&mut self, key: &str) -> Option<(Identity<K>, Arc<K>)> {
-        let split = split(key);
-        let hash = self.hasher.hash(split);
-        if let Ok(occupied) = self
-            .natural
-            .find_entry(hash, |stored| parts(&**stored) == split)
+        if let Some(split) = split(key)
+            && let hash = self.hasher.hash(split)
+            && let Ok(occupied) = self
+                .natural
+                .find_entry(hash, |stored| parts(&**stored) == split)
         {
             let (object, _) = occupied.remove();
             let identity = Identity::Natural {
@@ -350,7 +354,8 @@ impl<K: Object> KeyedItems<K> {
     }
 
     /// Runs `read` on every key and object; a natural item's key is built
-    /// in one reused buffer.
+    /// in one reused buffer (see [`objects`](Self::objects) for a reader
+    /// that needs none).
     pub(crate) fn for_each(&self, mut read: impl FnMut(&str, &Arc<K>)) {
         let mut key = String::new();
         for object in &self.natural {
@@ -398,6 +403,9 @@ mod tests {
             ("ns", "", "ns/", true),
             ("ns", "a", "other", false),
             ("", "", "", true),
+            // A key beginning with a slash is no object's own key.
+            ("", "x", "/x", false),
+            ("", "/x", "/x", false),
         ];
         for (namespace, name, key, natural) in cases {
             let object = pod(namespace, name, "1", &[]);
@@ -410,8 +418,10 @@ mod tests {
                 assert_eq!(natural_key(&*object), key);
             }
         }
-        assert_eq!(split("a/b/c"), ("a", "b/c"));
-        assert_eq!(split("abc"), ("", "abc"));
+        assert_eq!(split("a/b/c"), Some(("a", "b/c")));
+        assert_eq!(split("abc"), Some(("", "abc")));
+        assert_eq!(split("/abc"), None);
+        assert_eq!(split("/"), None);
     }
 
     #[test]
@@ -529,6 +539,39 @@ mod tests {
                 "{namespace:?} {name:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_key_beginning_with_a_slash_is_its_own_key() {
+        let mut items = items();
+        items.insert("/x", pod("", "x", "1", &[]));
+        items.insert("x", pod("", "x", "2", &[]));
+        assert_eq!(items.len(), 2, "two keys, two objects");
+        assert_eq!(
+            items
+                .get("/x")
+                .unwrap()
+                .metadata
+                .resource_version
+                .as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            items.get("x").unwrap().metadata.resource_version.as_deref(),
+            Some("2")
+        );
+        let mut keys = Vec::new();
+        items.for_each(|key, _| keys.push(key.to_string()));
+        keys.sort();
+        assert_eq!(keys, ["/x", "x"]);
+        // Named with a leading slash, cluster-scoped: its own key is kept.
+        items.insert_own(pod("", "/y", "3", &[]));
+        assert!(items.get("/y").is_some());
+        assert!(items.remove("/x").is_some());
+        assert_eq!(
+            items.get("x").unwrap().metadata.resource_version.as_deref(),
+            Some("2")
+        );
     }
 
     #[test]

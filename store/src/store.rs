@@ -45,8 +45,7 @@ pub(crate) fn prepare_object<K: Object>(
     if arrival == Arrival::Listed
         && let Some((cache, key_func)) = cache
         && let Some(resource_version) = object.resource_version().filter(|rv| !rv.is_empty())
-        && let Ok(key) = key_func(&*object)
-        && let Some(cached) = cache.get_by_key(&key)
+        && let Some(cached) = cache.get_for(&object, key_func)
         && cached.resource_version() == Some(resource_version)
         && cached.uid() == object.uid()
     {
@@ -165,6 +164,13 @@ pub trait KnownObjects<K>: Send + Sync {
 
     /// The object cached under `key`.
     fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
+
+    /// The object cached under `object`'s key, as `key_func` gives it
+    /// (`None` when it gives none). A cache keyed by objects' own names
+    /// finds it without building the key.
+    fn get_for(&self, object: &K, key_func: &KeyFunc<K>) -> Option<Arc<K>> {
+        key_func(object).ok().and_then(|key| self.get_by_key(&key))
+    }
 }
 
 /// Tombstones for the keys `known` holds but a replace neither lists nor

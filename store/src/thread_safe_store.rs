@@ -9,7 +9,7 @@ use parking_lot::RwLock;
 
 use crate::error::StoreError;
 use crate::index::{Index, IndexFunc, Indexers, Members};
-use crate::keyed_items::{Identity, KeyHasher, KeyedItems};
+use crate::keyed_items::{Identity, KeyHasher, KeyedItems, natural_key};
 
 /// One change of a [`ThreadSafeStore::transaction`].
 #[derive(Debug)]
@@ -34,6 +34,11 @@ pub enum Change<K> {
 ///
 /// **Sharing.** Objects are returned as the stored `Arc<K>`; they must not be
 /// mutated (the indexes would go stale), which `Arc` enforces.
+///
+/// **Index functions must be functions of the object.** An index holds an
+/// object stored under its own key as the object itself (replaced on each
+/// write), so one whose values change without the object changing reads
+/// back a stale object rather than, as in client-go, a stale key.
 ///
 /// **Keys.** An object stored under its own `namespace/name` (what
 /// [`meta_namespace_key`](crate::meta_namespace_key) gives, so every object
@@ -227,10 +232,12 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         resource_version: &str,
         fill: impl FnOnce(&mut KeyedItems<K>),
     ) -> Result<(), StoreError> {
-        let mut inner = self.inner.write();
-        let hasher = inner.items.hasher().clone();
+        // Filled before the write lock, so readers go on meanwhile (the
+        // hasher never changes).
+        let hasher = self.inner.read().items.hasher().clone();
         let mut new_items = KeyedItems::with_capacity(capacity, hasher.clone());
         fill(&mut new_items);
+        let mut inner = self.inner.write();
         let mut new_indices: Vec<Index<K>> = inner
             .indexers
             .iter()
@@ -327,13 +334,7 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         let mut keys: Vec<String> = Vec::new();
         if let Some(members) = inner.indices[position].members(value) {
             keys.reserve(members.len());
-            keys.extend(members.natural.iter().map(|object| {
-                Identity::Natural {
-                    hash: 0,
-                    object: Arc::clone(object),
-                }
-                .key()
-            }));
+            keys.extend(members.natural.iter().map(|object| natural_key(&**object)));
             keys.extend(members.keyed.iter().map(|key| key.to_string()));
         }
         keys.sort_unstable();
@@ -416,6 +417,12 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
     /// list (for listers that filter as they go).
     pub fn for_each(&self, read: impl FnMut(&str, &Arc<K>)) {
         self.inner.read().items.for_each(read);
+    }
+
+    /// Runs `read` with shared access to every object, as
+    /// [`for_each`](Self::for_each) without the keys (none is built).
+    pub fn for_each_object(&self, read: impl FnMut(&Arc<K>)) {
+        self.inner.read().items.objects().for_each(read);
     }
 }
 
@@ -851,15 +858,15 @@ mod tests {
 
         const NAMESPACES: [&str; 3] = ["", "a", "b"];
         // Names with a slash are stored under a key they do not split into.
-        const NAMES: [&str; 4] = ["x", "y", "z/w", ""];
-        const KEYS: [&str; 4] = ["k1", "a/x", "z/w", "b/"];
+        const NAMES: [&str; 5] = ["x", "y", "z/w", "", "/x"];
+        const KEYS: [&str; 6] = ["k1", "a/x", "z/w", "b/", "/x", "/"];
 
         fn op() -> impl Strategy<Value = Op> {
             prop_oneof![
-                6 => (0..3usize, 0..4usize, 0..2usize, proptest::option::weighted(0.3, 0..4usize))
+                6 => (0..3usize, 0..5usize, 0..2usize, proptest::option::weighted(0.3, 0..6usize))
                     .prop_map(|(namespace, name, label, custom_key)| Op::Add { namespace, name, label, custom_key }),
-                2 => (0..4usize).prop_map(|key| Op::Delete { key }),
-                1 => (0..4usize).prop_map(|count| Op::Replace { count }),
+                2 => (0..6usize).prop_map(|key| Op::Delete { key }),
+                1 => (0..6usize).prop_map(|count| Op::Replace { count }),
             ]
         }
 
