@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::clients::ClientKind;
-use crate::protocol::{BURST, CLIENT_WRAPPER, DONE, READY, RELIST, RESULT, SYNCED, WATCHED};
+use crate::protocol::{
+    BURST, CLIENT_WRAPPER, DONE, READY, RELIST, RESULT, SYNCED, WATCHED, wrapped_command,
+};
 use crate::report::Summary;
 use crate::{BoxError, Figures};
 
@@ -89,16 +91,7 @@ fn run_client(
     client: ClientKind,
 ) -> Result<Figures, BoxError> {
     let wrapper = std::env::var(CLIENT_WRAPPER).unwrap_or_default();
-    let mut words = wrapper.split_whitespace();
-    let mut command = match words.next() {
-        Some(first) => {
-            let mut command = Command::new(first);
-            command.args(words).arg(program);
-            command
-        }
-        None => Command::new(program),
-    };
-    let mut child = command
+    let mut child = wrapped_command(program, &wrapper)
         .args(["--role", "client", "--client", client.name()])
         .args(["--url", &server.url, "--pods", &plan.pods.to_string()])
         .args(["--events", &plan.events.to_string()])

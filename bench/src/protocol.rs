@@ -31,6 +31,23 @@ pub const EXIT_AT_SYNCED: &str = "E2E_EXIT_AT_SYNCED";
 /// spaces (`E2E_CLIENT_WRAPPER="heaptrack -o /tmp/client"`).
 pub const CLIENT_WRAPPER: &str = "E2E_CLIENT_WRAPPER";
 
+/// A command running `program`, put after the words of `wrapper` (a
+/// profiler, from [`CLIENT_WRAPPER`]) when there are any.
+pub fn wrapped_command(
+    program: impl AsRef<std::ffi::OsStr>,
+    wrapper: &str,
+) -> std::process::Command {
+    let mut words = wrapper.split_whitespace();
+    match words.next() {
+        Some(first) => {
+            let mut command = std::process::Command::new(first);
+            command.args(words).arg(program);
+            command
+        }
+        None => std::process::Command::new(program),
+    }
+}
+
 /// Writes one line to standard output and flushes it (and exits after
 /// [`SYNCED`] when [`EXIT_AT_SYNCED`] asks to).
 pub fn announce(line: &str) -> std::io::Result<()> {

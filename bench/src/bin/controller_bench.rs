@@ -18,13 +18,13 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::GroupResource;
 use clientgo_bench::BoxError;
-use clientgo_bench::protocol::{CLIENT_WRAPPER, EXIT_AT_SYNCED};
+use clientgo_bench::protocol::{CLIENT_WRAPPER, EXIT_AT_SYNCED, wrapped_command};
 use clientgo_bench::report::median;
 use clientgo_testing::process_cpu::cpu_seconds;
 use clientgo_testing::process_memory::{rss_file_mib, rss_mib};
@@ -426,17 +426,7 @@ impl Process {
     /// Starts this program with `args`, put after the words of `wrapper`
     /// when given (a profiler; see [`CLIENT_WRAPPER`]).
     fn start(args: &[&str], wrapper: Option<&str>) -> Result<Process, BoxError> {
-        let program = std::env::current_exe()?;
-        let mut words = wrapper.unwrap_or_default().split_whitespace();
-        let mut command = match words.next() {
-            Some(first) => {
-                let mut command = Command::new(first);
-                command.args(words).arg(program);
-                command
-            }
-            None => Command::new(program),
-        };
-        let mut child = command
+        let mut child = wrapped_command(std::env::current_exe()?, wrapper.unwrap_or_default())
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
