@@ -17,19 +17,23 @@ pub type KeyFunc<K> = Arc<dyn Fn(&K) -> Result<String, StoreError> + Send + Sync
 /// with metadata; an object without a name gets the key `namespace/` or ``,
 /// as in client-go.
 pub fn meta_namespace_key<K: Object + ?Sized>(object: &K) -> String {
-    let name = object.name().unwrap_or_default();
-    match object.namespace().filter(|ns| !ns.is_empty()) {
-        Some(namespace) => {
-            // Built by hand: `format!` costs more than the copy, and this
-            // runs several times per event.
-            let mut key = String::with_capacity(namespace.len() + 1 + name.len());
-            key.push_str(namespace);
-            key.push('/');
-            key.push_str(name);
-            key
-        }
-        None => name.to_string(),
+    let (namespace, name) = (
+        object.namespace().unwrap_or_default(),
+        object.name().unwrap_or_default(),
+    );
+    let mut key = String::with_capacity(namespace.len() + 1 + name.len());
+    push_meta_namespace_key(&mut key, namespace, name);
+    key
+}
+
+/// Appends the key [`meta_namespace_key`] gives an object with this
+/// namespace and name (built by hand: `format!` costs more than the copy).
+pub(crate) fn push_meta_namespace_key(key: &mut String, namespace: &str, name: &str) {
+    if !namespace.is_empty() {
+        key.push_str(namespace);
+        key.push('/');
     }
+    key.push_str(name);
 }
 
 /// [`meta_namespace_key`] as a [`KeyFunc`].

@@ -22,6 +22,8 @@ use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
 use hashbrown::hash_table::Entry;
+
+use crate::key::{meta_namespace_key, push_meta_namespace_key};
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 /// An item's key as the store's indexes know it.
@@ -63,7 +65,7 @@ impl<K> Identity<K> {
         K: Object,
     {
         match self {
-            Identity::Natural { object, .. } => natural_key(&**object),
+            Identity::Natural { object, .. } => meta_namespace_key(&**object),
             Identity::Keyed(key) => key.to_string(),
         }
     }
@@ -105,21 +107,6 @@ pub(crate) fn split(key: &str) -> Option<(&str, &str)> {
     }
 }
 
-/// The key of a natural item: `namespace/name`, or `name` when the
-/// namespace is empty.
-pub(crate) fn natural_key<K: Object + ?Sized>(object: &K) -> String {
-    match parts(object) {
-        ("", name) => name.to_string(),
-        (namespace, name) => {
-            let mut key = String::with_capacity(namespace.len() + 1 + name.len());
-            key.push_str(namespace);
-            key.push('/');
-            key.push_str(name);
-            key
-        }
-    }
-}
-
 /// An object's namespace and name when its own key (`namespace/name`)
 /// splits back into them, so it can be kept as a natural item without
 /// building the key.
@@ -138,6 +125,15 @@ fn own_parts<K: Object + ?Sized>(object: &K) -> Option<(&str, &str)> {
 /// object gives `key`).
 fn is_natural<K: Object + ?Sized>(object: &K, key: &str) -> bool {
     split(key) == Some(parts(object))
+}
+
+/// A natural item found with its hash, as the indexes know it.
+fn natural<K>((hash, object): (u64, &Arc<K>)) -> (Identity<K>, &Arc<K>) {
+    let identity = Identity::Natural {
+        hash,
+        object: Arc::clone(object),
+    };
+    (identity, object)
 }
 
 /// Objects by key; see the module documentation.
@@ -180,17 +176,15 @@ impl<K: Object> KeyedItems<K> {
     /// The object under `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&Arc<K>> {
         split(key)
-            .and_then(|split| {
-                self.natural
-                    .find(self.hasher.hash(split), |object| parts(&**object) == split)
-            })
+            .and_then(|split| self.find_natural(split))
+            .map(|(_, object)| object)
             .or_else(|| self.keyed.get(key))
     }
 
     /// The object under `key` and how the indexes know it.
     pub(crate) fn get_identified(&self, key: &str) -> Option<(Identity<K>, &Arc<K>)> {
         if let Some(found) = split(key).and_then(|split| self.find_natural(split)) {
-            return Some(found);
+            return Some(natural(found));
         }
         self.keyed
             .get_key_value(key)
@@ -229,11 +223,11 @@ impl<K: Object> KeyedItems<K> {
     /// [`meta_namespace_key`]: crate::meta_namespace_key
     pub(crate) fn insert_own(&mut self, object: Arc<K>) -> Identity<K> {
         if own_parts(&*object).is_none() {
-            let key = natural_key(&*object);
+            let key = meta_namespace_key(&*object);
             return self.insert(&key, object);
         }
         if !self.keyed.is_empty() {
-            self.keyed.remove(natural_key(&*object).as_str());
+            self.keyed.remove(meta_namespace_key(&*object).as_str());
         }
         self.insert_natural(object)
     }
@@ -264,60 +258,47 @@ impl<K: Object> KeyedItems<K> {
     /// The object under `object`'s own key and how the indexes know it.
     pub(crate) fn get_own(&self, object: &K) -> Option<(Identity<K>, &Arc<K>)> {
         match own_parts(object) {
-            Some(key) if self.keyed.is_empty() => self.find_natural(key),
-            _ => self.get_identified(&natural_key(object)),
+            Some(key) if self.keyed.is_empty() => self.find_natural(key).map(natural),
+            _ => self.get_identified(&meta_namespace_key(object)),
         }
     }
 
-    /// The natural item named `key` (namespace and name).
-    fn find_natural(&self, key: (&str, &str)) -> Option<(Identity<K>, &Arc<K>)> {
+    /// The natural item named `key` (namespace and name), with its hash.
+    fn find_natural(&self, key: (&str, &str)) -> Option<(u64, &Arc<K>)> {
         let hash = self.hasher.hash(key);
         self.natural
             .find(hash, |stored| parts(&**stored) == key)
-            .map(|object| {
-                let identity = Identity::Natural {
-                    hash,
-                    object: Arc::clone(object),
-                };
-                (identity, object)
-            })
+            .map(|object| (hash, object))
+    }
+
+    /// Removes the natural item named `key` (namespace and name).
+    fn remove_natural(&mut self, key: (&str, &str)) -> Option<(Identity<K>, Arc<K>)> {
+        let hash = self.hasher.hash(key);
+        let occupied = self
+            .natural
+            .find_entry(hash, |stored| parts(&**stored) == key)
+            .ok()?;
+        let (object, _) = occupied.remove();
+        let identity = Identity::Natural {
+            hash,
+            object: Arc::clone(&object),
+        };
+        Some((identity, object))
     }
 
     /// Removes the object under `object`'s own key.
     pub(crate) fn remove_own(&mut self, object: &K) -> Option<(Identity<K>, Arc<K>)> {
         match own_parts(object) {
-            Some(key) if self.keyed.is_empty() => {
-                let hash = self.hasher.hash(key);
-                let occupied = self
-                    .natural
-                    .find_entry(hash, |stored| parts(&**stored) == key)
-                    .ok()?;
-                let (object, _) = occupied.remove();
-                let identity = Identity::Natural {
-                    hash,
-                    object: Arc::clone(&object),
-                };
-                Some((identity, object))
-            }
-            _ => self.remove(&natural_key(object)),
+            Some(key) if self.keyed.is_empty() => self.remove_natural(key),
+            _ => self.remove(&meta_namespace_key(object)),
         }
     }
 
     /// Removes the object under `key`, returning it and how the indexes
     /// knew it.
     pub(crate) fn remove(&mut self, key: &str) -> Option<(Identity<K>, Arc<K>)> {
-        if let Some(split) = split(key)
-            && let hash = self.hasher.hash(split)
-            && let Ok(occupied) = self
-                .natural
-                .find_entry(hash, |stored| parts(&**stored) == split)
-        {
-            let (object, _) = occupied.remove();
-            let identity = Identity::Natural {
-                hash,
-                object: Arc::clone(&object),
-            };
-            return Some((identity, object));
+        if let Some(removed) = split(key).and_then(|split| self.remove_natural(split)) {
+            return Some(removed);
         }
         self.keyed
             .remove_entry(key)
@@ -339,13 +320,10 @@ impl<K: Object> KeyedItems<K> {
 
     /// Every object with how the indexes know it.
     pub(crate) fn identified(&self) -> impl Iterator<Item = (Identity<K>, &Arc<K>)> {
-        let natural = self.natural.iter().map(|object| {
-            let identity = Identity::Natural {
-                hash: self.hasher.of(&**object),
-                object: Arc::clone(object),
-            };
-            (identity, object)
-        });
+        let natural = self
+            .natural
+            .iter()
+            .map(|object| natural((self.hasher.of(&**object), object)));
         let keyed = self
             .keyed
             .iter()
@@ -360,14 +338,8 @@ impl<K: Object> KeyedItems<K> {
         let mut key = String::new();
         for object in &self.natural {
             key.clear();
-            match parts(&**object) {
-                ("", name) => key.push_str(name),
-                (namespace, name) => {
-                    key.push_str(namespace);
-                    key.push('/');
-                    key.push_str(name);
-                }
-            }
+            let (namespace, name) = parts(&**object);
+            push_meta_namespace_key(&mut key, namespace, name);
             read(&key, object);
         }
         for (key, object) in &self.keyed {
@@ -415,7 +387,7 @@ mod tests {
                 "{namespace:?} {name:?} {key:?}"
             );
             if natural {
-                assert_eq!(natural_key(&*object), key);
+                assert_eq!(meta_namespace_key(&*object), key);
             }
         }
         assert_eq!(split("a/b/c"), Some(("a", "b/c")));
@@ -578,7 +550,7 @@ mod tests {
             assert!(items.get(&key).is_some(), "{key}");
         }
         for (identity, object) in items.identified() {
-            assert_eq!(identity.key(), natural_key(&**object));
+            assert_eq!(identity.key(), meta_namespace_key(&**object));
         }
     }
 }

@@ -9,7 +9,7 @@ use parking_lot::RwLock;
 
 use crate::error::StoreError;
 use crate::index::{Index, IndexFunc, Indexers, Members};
-use crate::keyed_items::{Identity, KeyHasher, KeyedItems, natural_key};
+use crate::keyed_items::{KeyHasher, KeyedItems};
 
 /// One change of a [`ThreadSafeStore::transaction`].
 #[derive(Debug)]
@@ -245,7 +245,7 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
             .collect();
         if !new_indices.is_empty() {
             for (identity, object) in new_items.identified() {
-                let values = inner.index_values(&identity, object)?;
+                let values = inner.index_values(object, || identity.key())?;
                 for (index, values) in new_indices.iter_mut().zip(values) {
                     for value in &values {
                         index.insert(value, &identity);
@@ -334,7 +334,12 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         let mut keys: Vec<String> = Vec::new();
         if let Some(members) = inner.indices[position].members(value) {
             keys.reserve(members.len());
-            keys.extend(members.natural.iter().map(|object| natural_key(&**object)));
+            keys.extend(
+                members
+                    .natural
+                    .iter()
+                    .map(|object| crate::meta_namespace_key(&**object)),
+            );
             keys.extend(members.keyed.iter().map(|key| key.to_string()));
         }
         keys.sort_unstable();
@@ -452,15 +457,19 @@ impl<K: Object> Inner<K> {
         objects
     }
 
-    /// Every index's values of `object`, stored as `item` (named in an
-    /// error).
-    fn index_values(&self, item: &Identity<K>, object: &K) -> Result<IndexValues, StoreError> {
+    /// Every index's values of `object`; an error names it by `key()`,
+    /// built only then.
+    fn index_values(
+        &self,
+        object: &K,
+        key: impl Fn() -> String,
+    ) -> Result<IndexValues, StoreError> {
         self.indexers
             .iter()
             .map(|(name, func)| {
                 func(object).map_err(|e| StoreError::IndexFunc {
                     index: name.clone(),
-                    key: item.key(),
+                    key: key(),
                     reason: e.0,
                 })
             })
@@ -475,20 +484,10 @@ impl<K: Object> Inner<K> {
 
     /// Stores `object` under `key`, or under its own key when `None`.
     fn upsert(&mut self, key: Option<&str>, object: Arc<K>) -> Result<(), StoreError> {
-        let new_values = self
-            .indexers
-            .iter()
-            .map(|(name, func)| {
-                func(&object).map_err(|e| StoreError::IndexFunc {
-                    index: name.clone(),
-                    key: match key {
-                        Some(key) => key.to_string(),
-                        None => crate::meta_namespace_key(&*object),
-                    },
-                    reason: e.0,
-                })
-            })
-            .collect::<Result<IndexValues, StoreError>>()?;
+        let new_values = self.index_values(&object, || match key {
+            Some(key) => key.to_string(),
+            None => crate::meta_namespace_key(&*object),
+        })?;
         let old = if self.indexers.is_empty() {
             None
         } else {
