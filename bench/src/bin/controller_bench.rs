@@ -26,7 +26,7 @@ use clientgo_apimachinery::GroupResource;
 use clientgo_bench::BoxError;
 use clientgo_bench::protocol::{CLIENT_WRAPPER, EXIT_AT_SYNCED, wrapped_command};
 use clientgo_bench::report::median;
-use clientgo_testing::process_cpu::cpu_seconds;
+use clientgo_testing::process_cpu::{cpu_seconds, cpu_seconds_of_process};
 use clientgo_testing::process_memory::{rss_file_mib, rss_mib};
 use clientgo_testing::{ObjectKey, TestApiServer};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -85,6 +85,15 @@ struct Figures {
     /// apart from the server it shares the cores with.
     #[serde(default)]
     cpu_us_per_reconcile: f64,
+    /// Reconciles per parent while every parent changed once (the change
+    /// itself, then the child's change the apply made).
+    #[serde(default)]
+    reconciles_per_parent: f64,
+    /// The server's CPU time per parent over the same phase, µs (filled
+    /// in by the orchestrator): the churn's writes, the applies and the
+    /// watch events they make.
+    #[serde(default)]
+    server_cpu_us_per_parent: f64,
 }
 
 fn main() -> Result<(), BoxError> {
@@ -307,8 +316,9 @@ async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxEr
     let span = (all_at_two - first).as_secs_f64().max(1e-6);
     figures.reconciles_per_second = parents as f64 / span;
     figures.reconciles = reconciles;
-    figures.cpu_us_per_reconcile = (cpu_seconds() - cpu_before) * 1e6
-        / (reconciles.saturating_sub(reconciles_before)).max(1) as f64;
+    let churn_reconciles = reconciles.saturating_sub(reconciles_before);
+    figures.cpu_us_per_reconcile = (cpu_seconds() - cpu_before) * 1e6 / churn_reconciles.max(1) as f64;
+    figures.reconciles_per_parent = churn_reconciles as f64 / parents as f64;
     stop.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(30), running).await;
     Ok(figures)
@@ -501,13 +511,18 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
                     other => return Err(format!("{which} said {other:?}").into()),
                 }
             }
+            let server_cpu = cpu_seconds_of_process(server.child.id());
             server.order("churn")?;
             let result = client.line()?;
-            let figures: Figures = serde_json::from_str(
+            let mut figures: Figures = serde_json::from_str(
                 result
                     .strip_prefix("result ")
                     .ok_or_else(|| format!("{which} said {result:?}"))?,
             )?;
+            figures.server_cpu_us_per_parent = (cpu_seconds_of_process(server.child.id())
+                - server_cpu)
+                * 1e6
+                / flags.parents as f64;
             eprintln!(
                 "  all reconciled {:.2} s, {:.0} reconciles/s, {:.0} MiB ({:.1} MiB of code paged in)",
                 figures.all_reconciled_seconds,
@@ -534,17 +549,19 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
     );
     println!();
     println!(
-        "| client | all reconciled s | RSS MiB | of it, code paged in MiB | reconciles/s under churn | client CPU µs per reconcile |"
+        "| client | all reconciled s | RSS MiB | of it, code paged in MiB | reconciles/s under churn | client CPU µs per reconcile | reconciles per parent | server CPU µs per parent |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for which in &flags.clients {
         println!(
-            "| {which} | {:.2} | {:.0} | {:.1} | {:.0} | {:.0} |",
+            "| {which} | {:.2} | {:.0} | {:.1} | {:.0} | {:.0} | {:.2} | {:.0} |",
             medians(which, |f| f.all_reconciled_seconds),
             medians(which, |f| f.rss_mib),
             medians(which, |f| f.rss_file_mib),
             medians(which, |f| f.reconciles_per_second),
-            medians(which, |f| f.cpu_us_per_reconcile)
+            medians(which, |f| f.cpu_us_per_reconcile),
+            medians(which, |f| f.reconciles_per_parent),
+            medians(which, |f| f.server_cpu_us_per_parent)
         );
     }
     if results.contains_key("clientgo") && results.contains_key("kube-rs") {

@@ -1,6 +1,6 @@
-//! The calling process's CPU time, read from `/proc/self/stat` (Linux):
-//! for benchmarks that compare what two clients spend on the same work
-//! while sharing the machine with the server.
+//! A process's CPU time, read from `/proc/<pid>/stat` (Linux): for
+//! benchmarks that compare what two clients spend on the same work while
+//! sharing the machine with the server, and what the server spends.
 
 /// Clock ticks per second of `/proc`'s times (`USER_HZ`, 100 on Linux).
 const TICKS_PER_SECOND: f64 = 100.0;
@@ -9,6 +9,13 @@ const TICKS_PER_SECOND: f64 = 100.0;
 /// NaN where it cannot be read (not Linux).
 pub fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    cpu_seconds_of(&stat)
+}
+
+/// [`cpu_seconds`] of process `pid` (a child's, say); NaN where it cannot
+/// be read.
+pub fn cpu_seconds_of_process(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     cpu_seconds_of(&stat)
 }
 
@@ -31,6 +38,13 @@ fn cpu_seconds_of(stat: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_read_by_its_id_reads_as_itself() {
+        let before = cpu_seconds_of_process(std::process::id());
+        assert!(before.is_finite() && before >= 0.0, "{before}");
+        assert!(cpu_seconds_of_process(u32::MAX).is_nan());
+    }
 
     #[test]
     fn reads_user_and_system_ticks() {
