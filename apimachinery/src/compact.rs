@@ -5,7 +5,8 @@
 //! a few whole objects per reconcile. A `Compact<K>` keeps, per object, one
 //! owned copy of its JSON (never a view into a response buffer) and its
 //! metadata parsed once at ingest, without `managedFields`, and packed
-//! ([`CompactMeta`]: two allocations, read in place by the
+//! ([`CompactMeta`]: two allocations, a third for an object with
+//! finalizers or being deleted; read in place by the
 //! [`Object`](crate::Object) accessors). It is an
 //! [`Object`](crate::Object), and a `k8s_openapi::Resource` when `K` is
 //! (typed and custom resources; a `Compact<DynamicObject>` works through

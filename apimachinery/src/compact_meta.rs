@@ -8,7 +8,8 @@
 //! every string (name, namespace, uid, resourceVersion, generateName,
 //! selfLink, the labels and the annotations, sorted by key) in one text
 //! and their end offsets in one list, owner references included (as
-//! [`OwnerRefs`] says), so a pod's metadata is two allocations. It
+//! [`OwnerRefs`] says), so a pod's metadata is two allocations; the
+//! deletion fields and finalizers, which few objects set, are a third. It
 //! converts both ways without
 //! loss (`managedFields` aside: it never keeps them; a
 //! [`Compact`](crate::Compact) entry keeps them in its body).

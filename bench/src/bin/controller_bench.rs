@@ -85,8 +85,10 @@ struct Figures {
     /// apart from the server it shares the cores with.
     #[serde(default)]
     cpu_us_per_reconcile: f64,
-    /// Reconciles per parent while every parent changed once (the change
-    /// itself, then the child's change the apply made).
+    /// Reconciles per parent from the first parent reconciled at its new
+    /// value to the last (each change, and the child's change its apply
+    /// made; those still queued when the last parent converged are not
+    /// counted).
     #[serde(default)]
     reconciles_per_parent: f64,
     /// The server's CPU time per parent over the same phase, µs (filled
