@@ -160,7 +160,7 @@ mod tests {
                 Some(query) => format!("{base}{path}?{query}"),
                 None => format!("{base}{path}"),
             };
-            if let (Ok(base_url), Ok(whole)) = (BaseUrl::new(base), Url::parse(&url)) {
+            if let (Ok(base_url), Ok(whole)) = (BaseUrl::new(base.clone()), Url::parse(&url)) {
                 let fast = base_url.parse(&url).unwrap();
                 prop_assert_eq!(fast.as_str(), whole.as_str(), "{}", url);
             }
