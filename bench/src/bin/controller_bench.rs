@@ -319,8 +319,7 @@ async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxEr
     figures.reconciles_per_second = parents as f64 / span;
     figures.reconciles = reconciles;
     let churn_reconciles = reconciles.saturating_sub(reconciles_before);
-    figures.cpu_us_per_reconcile =
-        (cpu_seconds() - cpu_before) * 1e6 / churn_reconciles.max(1) as f64;
+    figures.cpu_us_per_reconcile = (cpu_seconds() - cpu_before) * 1e6 / churn_reconciles.max(1) as f64;
     figures.reconciles_per_parent = churn_reconciles as f64 / parents as f64;
     stop.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(30), running).await;
@@ -522,9 +521,10 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
                     .strip_prefix("result ")
                     .ok_or_else(|| format!("{which} said {result:?}"))?,
             )?;
-            figures.server_cpu_us_per_parent =
-                (cpu_seconds_of_process(server.child.id()) - server_cpu) * 1e6
-                    / flags.parents as f64;
+            figures.server_cpu_us_per_parent = (cpu_seconds_of_process(server.child.id())
+                - server_cpu)
+                * 1e6
+                / flags.parents as f64;
             eprintln!(
                 "  all reconciled {:.2} s, {:.0} reconciles/s, {:.0} MiB ({:.1} MiB of code paged in)",
                 figures.all_reconciled_seconds,

@@ -10,7 +10,6 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 
 use crate::auth::authenticator::Authenticator;
-use crate::client::base_url::BaseUrl;
 use crate::client::throttle::TokenBucket;
 use crate::config::content_type::ContentType;
 use crate::config::warnings::{WarningHandler, parse_warning_header};
@@ -21,7 +20,7 @@ use crate::transport::tls_reload::TlsFileReload;
 /// The state of one client.
 pub(crate) struct ClientInner {
     /// The server URL without a trailing slash (may hold a path prefix).
-    pub(crate) base_url: BaseUrl,
+    pub(crate) base_url: String,
     pub(crate) namespace: String,
     /// The HTTP clients: one for short requests, lanes for watches.
     pub(crate) lanes: ConnectionLanes,
@@ -65,7 +64,7 @@ impl ClientInner {
     /// watches in flight keep their connections until they end.
     pub(crate) fn renew_connections(&self) {
         self.lanes.renew();
-        tracing::debug!(base_url = %self.base_url.as_str(), "TLS credentials changed; new connections from now on");
+        tracing::debug!(base_url = %self.base_url, "TLS credentials changed; new connections from now on");
     }
 
     /// Hands every `Warning` header of a response to the handler.
@@ -85,7 +84,7 @@ impl std::fmt::Debug for ClientInner {
         // Named as the client it belongs to: this is what a `RestClient`
         // and a `Request` show.
         f.debug_struct("RestClient")
-            .field("base_url", &self.base_url.as_str())
+            .field("base_url", &self.base_url)
             .field("namespace", &self.namespace)
             .finish_non_exhaustive()
     }

@@ -2,7 +2,6 @@
 //! builder and how a request is sent (throttling, credentials, retries),
 //! what comes back ([`RawResponse`], [`ByteStream`]) and [`Error`].
 
-pub(crate) mod base_url;
 pub(crate) mod error;
 pub(crate) mod inner;
 pub(crate) mod request;

@@ -345,7 +345,7 @@ impl Request {
         if let Some(error) = &self.error {
             return Err(RequestError::InvalidPath(error.to_string()).into());
         }
-        let mut url = self.client.base_url.as_str().to_string();
+        let mut url = self.client.base_url.clone();
         let path = &self.path;
         match &path.absolute {
             Some(absolute) => url.push_str(absolute),
@@ -447,14 +447,9 @@ impl Request {
             return Err(error.into());
         }
         let url = self.url()?;
-        let target =
-            self.client.base_url.parse(&url).map_err(|error| {
-                RequestError::InvalidPath(format!("{url:?} is not a URL: {error}"))
-            })?;
         let prepared = Prepared {
             method: self.method,
             url,
-            target,
             headers: self.headers,
             body: self.body,
             timeout: self.timeout,

@@ -10,7 +10,6 @@ use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::auth::authenticator::Authenticator;
-use crate::client::base_url::BaseUrl;
 use crate::client::error::Error;
 use crate::client::inner::{ClientInner, Counters};
 use crate::client::request::Request;
@@ -71,11 +70,11 @@ impl RestClient {
     /// this installs ring's as the process default when none is installed.
     pub fn new(config: Config) -> Result<Self, Error> {
         install_crypto_provider();
-        let text = config.host_url().trim_end_matches('/').to_string();
-        let base_url = BaseUrl::new(text.clone()).map_err(|e| ConfigError::InvalidField {
+        let base_url = config.host_url().trim_end_matches('/').to_string();
+        reqwest::Url::parse(&base_url).map_err(|e| ConfigError::InvalidField {
             field: "host".to_string(),
             source_name: config.origin.clone(),
-            message: format!("{text:?} is not a URL: {e}"),
+            message: format!("{base_url:?} is not a URL: {e}"),
         })?;
         let slot = Arc::new(ClientCertificateSlot::default());
         let mut client_pem = None;
@@ -127,7 +126,7 @@ impl RestClient {
         let auth = Authenticator::new(&config, &slot)?;
         let default_headers = impersonation_headers(&config)?;
         let throttle = TokenBucket::new(config.qps, config.burst);
-        let host_label = host_label(base_url.as_str());
+        let host_label = host_label(&base_url);
         Ok(RestClient {
             inner: Arc::new(ClientInner {
                 base_url,
@@ -168,7 +167,7 @@ impl RestClient {
 
     /// The server's base URL.
     pub fn base_url(&self) -> &str {
-        self.inner.base_url.as_str()
+        &self.inner.base_url
     }
 
     /// The namespace of the configuration (kubeconfig context or service

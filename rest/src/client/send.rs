@@ -36,8 +36,6 @@ use crate::transport::http::describe_http_error;
 pub(crate) struct Prepared {
     pub(crate) method: Method,
     pub(crate) url: String,
-    /// `url` parsed (under the client's [`BaseUrl`](crate::client::base_url::BaseUrl)).
-    pub(crate) target: reqwest::Url,
     pub(crate) headers: HeaderMap,
     /// The body and its `Content-Type`.
     pub(crate) body: Option<(Bytes, HeaderValue)>,
@@ -248,7 +246,7 @@ fn build(
     timeout: Option<Duration>,
 ) -> reqwest::RequestBuilder {
     let mut builder = client
-        .request(request.method.clone(), request.target.clone())
+        .request(request.method.clone(), &request.url)
         .headers(request.headers.clone());
     if let Some(value) = &authorization.header {
         builder = builder.header(header::AUTHORIZATION, value.clone());
