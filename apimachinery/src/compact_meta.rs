@@ -9,7 +9,8 @@
 //! selfLink, the labels and the annotations, sorted by key) in one text
 //! and their end offsets in one list, owner references included (as
 //! [`OwnerRefs`] says), so a pod's metadata is two allocations; the
-//! deletion fields and finalizers, which few objects set, are a third. It
+//! deletion fields and finalizers, which few objects set, are in a box of
+//! their own (with the finalizers' strings). It
 //! converts both ways without
 //! loss (`managedFields` aside: it never keeps them; a
 //! [`Compact`](crate::Compact) entry keeps them in its body).
@@ -200,7 +201,8 @@ impl CompactMeta {
         );
         set(CREATION_TIMESTAMP, fields.creation_timestamp.is_some());
         set(DELETION_TIMESTAMP, fields.deletion_timestamp.is_some());
-        let deletion = (fields.finalizers.is_some()
+        // An empty finalizers list needs no box: its bit says it is set.
+        let deletion = (fields.finalizers.as_ref().is_some_and(|f| !f.is_empty())
             || fields.deletion_grace_period_seconds.is_some()
             || fields.deletion_timestamp.is_some())
         .then(|| {
@@ -621,6 +623,52 @@ mod tests {
         assert_eq!(empty.creation_timestamp(), None);
         assert_eq!(empty.to_object_meta(), ObjectMeta::default());
         assert_eq!(empty.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn deletion_fields_and_finalizers_round_trip_apart() {
+        let deleting = ObjectMeta {
+            deletion_timestamp: Some(Time("2026-11-28T00:00:00Z".parse().unwrap())),
+            deletion_grace_period_seconds: Some(0),
+            ..ObjectMeta::default()
+        };
+        let guarded = ObjectMeta {
+            finalizers: Some(vec!["a/b".into()]),
+            ..ObjectMeta::default()
+        };
+        let grace_only = ObjectMeta {
+            deletion_grace_period_seconds: Some(30),
+            ..ObjectMeta::default()
+        };
+        for metadata in [deleting, guarded, grace_only] {
+            let packed = CompactMeta::new(&metadata);
+            assert_eq!(packed.to_object_meta(), metadata);
+            assert_eq!(
+                packed.deletion_timestamp(),
+                metadata.deletion_timestamp.as_ref()
+            );
+            assert_eq!(
+                packed.deletion_grace_period_seconds(),
+                metadata.deletion_grace_period_seconds
+            );
+            assert_eq!(
+                packed.finalizers(),
+                metadata.finalizers.as_deref().unwrap_or_default()
+            );
+            assert_eq!(packed, CompactMeta::from_owned(metadata.clone()));
+            assert!(packed.heap_bytes() >= std::mem::size_of::<Deletion>());
+        }
+        // Set but empty: kept as set, without a box.
+        let empty = ObjectMeta {
+            finalizers: Some(Vec::new()),
+            ..ObjectMeta::default()
+        };
+        let packed = CompactMeta::new(&empty);
+        assert_eq!(packed.to_object_meta(), empty);
+        assert_eq!(
+            packed.heap_bytes(),
+            CompactMeta::new(&ObjectMeta::default()).heap_bytes()
+        );
     }
 
     #[test]

@@ -80,15 +80,15 @@ struct Figures {
     reconciles_per_second: f64,
     /// Reconciles in all.
     reconciles: u64,
-    /// The client's CPU time (user and system) per reconcile while every
-    /// parent changed once, µs: what a reconcile costs the client itself,
+    /// The client's CPU time (user and system) per reconcile over the
+    /// same window as `reconciles_per_parent`, µs: what a reconcile costs the client itself,
     /// apart from the server it shares the cores with.
     #[serde(default)]
     cpu_us_per_reconcile: f64,
-    /// Reconciles per parent from the first parent reconciled at its new
-    /// value to the last (each change, and the child's change its apply
-    /// made; those still queued when the last parent converged are not
-    /// counted).
+    /// Reconciles per parent for one change of every parent: from when the
+    /// first phase's reconciles were done until none ran for 300 ms after
+    /// the last parent converged (each change, and the child's change its
+    /// apply made).
     #[serde(default)]
     reconciles_per_parent: f64,
     /// The server's CPU time per parent over the same phase, µs (filled
@@ -303,13 +303,18 @@ async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxEr
         rss_file_mib: rss_file_mib() - file_baseline,
         ..Figures::default()
     };
-    println!("reconciled");
-    std::io::stdout().flush()?;
-    let (cpu_before, reconciles_before) = (cpu_seconds(), shared.seen.lock().reconciles);
     if std::env::var_os(EXIT_AT_SYNCED).is_some() {
         // For a heap profile of the moment the RSS was read.
+        println!("reconciled");
+        std::io::stdout().flush()?;
         std::process::exit(0);
     }
+    // The children's first changes are still being reconciled: the churn
+    // phase's counts start once they are done.
+    let reconciles_before = settled(deadline, &shared).await?;
+    let cpu_before = cpu_seconds();
+    println!("reconciled");
+    std::io::stdout().flush()?;
     let all_at_two = wait_for(deadline, || shared.seen.lock().all_at_two).await?;
     let (first, reconciles) = {
         let seen = shared.seen.lock();
@@ -318,12 +323,32 @@ async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxEr
     let span = (all_at_two - first).as_secs_f64().max(1e-6);
     figures.reconciles_per_second = parents as f64 / span;
     figures.reconciles = reconciles;
-    let churn_reconciles = reconciles.saturating_sub(reconciles_before);
-    figures.cpu_us_per_reconcile = (cpu_seconds() - cpu_before) * 1e6 / churn_reconciles.max(1) as f64;
+    let churn_reconciles = settled(deadline, &shared)
+        .await?
+        .saturating_sub(reconciles_before);
+    figures.cpu_us_per_reconcile =
+        (cpu_seconds() - cpu_before) * 1e6 / churn_reconciles.max(1) as f64;
     figures.reconciles_per_parent = churn_reconciles as f64 / parents as f64;
     stop.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(30), running).await;
     Ok(figures)
+}
+
+/// Waits until no reconcile has run for 300 ms, and returns the count of
+/// reconciles so far.
+async fn settled(deadline: Instant, shared: &Shared) -> Result<u64, BoxError> {
+    let mut last = shared.seen.lock().reconciles;
+    loop {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let now = shared.seen.lock().reconciles;
+        if now == last {
+            return Ok(now);
+        }
+        if Instant::now() > deadline {
+            return Err("timed out".into());
+        }
+        last = now;
+    }
 }
 
 async fn wait_for(
@@ -521,10 +546,9 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
                     .strip_prefix("result ")
                     .ok_or_else(|| format!("{which} said {result:?}"))?,
             )?;
-            figures.server_cpu_us_per_parent = (cpu_seconds_of_process(server.child.id())
-                - server_cpu)
-                * 1e6
-                / flags.parents as f64;
+            figures.server_cpu_us_per_parent =
+                (cpu_seconds_of_process(server.child.id()) - server_cpu) * 1e6
+                    / flags.parents as f64;
             eprintln!(
                 "  all reconciled {:.2} s, {:.0} reconciles/s, {:.0} MiB ({:.1} MiB of code paged in)",
                 figures.all_reconciled_seconds,
