@@ -22,9 +22,9 @@ use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
 use hashbrown::hash_table::Entry;
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use crate::key::{meta_namespace_key, push_meta_namespace_key};
-use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 /// An item's key as the store's indexes know it.
 #[derive(Debug)]
@@ -201,12 +201,8 @@ impl<K: Object> KeyedItems<K> {
             return self.insert_natural(object);
         }
         // A natural item whose own key this is goes.
-        if let Some(split) = split(key)
-            && let Ok(occupied) = self
-                .natural
-                .find_entry(self.hasher.hash(split), |stored| parts(&**stored) == split)
-        {
-            occupied.remove();
+        if let Some(split) = split(key) {
+            self.remove_natural(split);
         }
         let shared = match self.keyed.get_key_value(key) {
             Some((existing, _)) => Arc::clone(existing),
