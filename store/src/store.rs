@@ -166,8 +166,10 @@ pub trait KnownObjects<K>: Send + Sync {
     fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
 
     /// The object cached under `object`'s key, as `key_func` gives it
-    /// (`None` when it gives none). A cache keyed by objects' own names
-    /// finds it without building the key.
+    /// (`None` when it gives none). `key_func` must key this cache as it
+    /// keys itself (client-go asks the same of a queue and its known
+    /// objects): a cache keyed by objects' own names finds the object by
+    /// its name without calling it.
     fn get_for(&self, object: &K, key_func: &KeyFunc<K>) -> Option<Arc<K>> {
         key_func(object).ok().and_then(|key| self.get_by_key(&key))
     }
