@@ -96,3 +96,28 @@ async fn the_decodes_kept_for_reads_go_with_their_objects() {
     assert_eq!(lister.decode_stats().held, 10);
     running.stop().await;
 }
+
+#[tokio::test]
+async fn a_workers_read_adds_nothing_to_the_cache() {
+    let server = seeded(20).await;
+    let running = Running::start(informer::<ConfigMap>(&server, fast_options()));
+    running.synced().await;
+    let informer = running.informer.clone();
+    let lister = informer.lister();
+    let before = informer.cache_bytes();
+    let read = lister
+        .try_get_uncached("default/cm-00003")
+        .unwrap()
+        .unwrap();
+    assert_eq!(read.metadata.name.as_deref(), Some("cm-00003"));
+    assert_eq!(
+        informer.cache_bytes(),
+        before,
+        "the entry keeps nothing of a read it hands out"
+    );
+    assert_eq!(lister.decode_stats().held, 0, "nor does the lister");
+    lister.release("default/cm-00003", read);
+    assert_eq!(informer.cache_bytes(), before);
+    assert!(lister.try_get_uncached("default/nope").unwrap().is_none());
+    running.stop().await;
+}
