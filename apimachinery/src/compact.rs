@@ -5,7 +5,7 @@
 //! a few whole objects per reconcile. A `Compact<K>` keeps, per object, one
 //! owned copy of its JSON (never a view into a response buffer) and its
 //! metadata parsed once at ingest, without `managedFields`, and packed
-//! ([`CompactMeta`]: two allocations, more for an object with
+//! ([`CompactMeta`]: one allocation, two for an object with
 //! finalizers or being deleted; read in place by the
 //! [`Object`](crate::Object) accessors). It is an
 //! [`Object`](crate::Object), and a `k8s_openapi::Resource` when `K` is
@@ -99,7 +99,7 @@ pub struct Compact<K, B: CompactBody = Json> {
     body: B,
     /// What only some readers ask for, made on the first such ask: most
     /// entries of an informer whose handlers read metadata never need
-    /// one, and the entry is smaller for it (136 bytes for a protobuf
+    /// one, and the entry is smaller for it (120 bytes for a protobuf
     /// pod's instead of 200; `Compact` is kept once per cached object).
     asked: OnceLock<Box<Asked<K>>>,
     /// The `apiVersion` and `kind` of the list the object came in
@@ -877,8 +877,8 @@ mod tests {
     fn an_entry_stays_small() {
         // Kept once per cached object; the decode slot, the built
         // metadata and the memo live in `Asked`, made on request.
-        assert!(std::mem::size_of::<Compact<Pod, crate::Protobuf>>() <= 136);
-        assert!(std::mem::size_of::<Compact<Pod>>() <= 128);
+        assert!(std::mem::size_of::<Compact<Pod, crate::Protobuf>>() <= 120);
+        assert!(std::mem::size_of::<Compact<Pod>>() <= 112);
     }
 
     const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"u-1","resourceVersion":"42","labels":{"app":"web"},"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}],"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"r-1"}]},"spec":{"containers":[{"name":"app","image":"nginx"}]}}"#;

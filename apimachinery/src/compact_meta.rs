@@ -6,13 +6,12 @@
 //! and the annotations however few they are: about 1,700 bytes of
 //! allocations for a pod whose metadata text is 300. A `CompactMeta` keeps
 //! every string (name, namespace, uid, resourceVersion, generateName,
-//! selfLink, the labels and the annotations, sorted by key) in one text
-//! and their end offsets in one list, owner references included (as
-//! [`OwnerRefs`] says), so a pod's metadata is two allocations; the
-//! deletion fields and finalizers, which few objects set, are in a box of
-//! their own (with the finalizers' strings). It
-//! converts both ways without
-//! loss (`managedFields` aside: it never keeps them; a
+//! selfLink, the labels and the annotations, sorted by key) in one text,
+//! owner references included (as [`OwnerRefs`] says), after the end
+//! offsets that cut it apart (written as text, as `packed_ends` says), so
+//! a pod's metadata is one allocation; the deletion fields and
+//! finalizers, which few objects set, are in a box of their own (with the
+//! finalizers' strings). It converts both ways without loss (`managedFields` aside: it never keeps them; a
 //! [`Compact`](crate::Compact) entry keeps them in its body).
 
 use std::collections::BTreeMap;
@@ -21,6 +20,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use crate::StrMap;
 use crate::owner_refs::{OwnerRef, OwnerRefs, PACKED_STRINGS};
+use crate::packed_ends::{self, Ends};
 
 /// The strings at fixed places in [`CompactMeta`]'s text, in order.
 const NAME: usize = 0;
@@ -50,12 +50,15 @@ const UNSET_TIME: Time = Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
 /// and build again.
 #[derive(Clone, PartialEq)]
 pub struct CompactMeta {
-    /// The strings, one after another: the six fixed ones, then each
-    /// label's key and value in key order, then each annotation's, then
-    /// each owner reference's five ([`OwnerRefs`]).
-    text: Box<str>,
-    /// The end offset in `text` of each string, in the same order.
-    ends: Box<[u32]>,
+    /// The end offset of each string in the text (`strings` of them,
+    /// written by `packed_ends`), then the text: the strings one after
+    /// another, the six fixed ones, then each label's key and value in
+    /// key order, then each annotation's, then each owner reference's five
+    /// ([`OwnerRefs`]). One allocation, where offsets and text apart were
+    /// two (and 16 bytes more inline).
+    packed: Box<str>,
+    /// How many strings (and so offsets).
+    strings: u32,
     /// How many labels.
     labels: u32,
     /// How many owner references (the annotations are what `ends` holds
@@ -88,8 +91,8 @@ impl Default for CompactMeta {
     /// missing offsets as unset).
     fn default() -> Self {
         CompactMeta {
-            text: Box::default(),
-            ends: Box::default(),
+            packed: Box::default(),
+            strings: 0,
             labels: 0,
             owners: 0,
             present: 0,
@@ -103,9 +106,9 @@ impl Default for CompactMeta {
 impl CompactMeta {
     /// `metadata` packed; its `managedFields` are left out.
     ///
-    /// Offsets are 32-bit: metadata text beyond 4 GiB (which no API
-    /// server sends: it limits a whole object to a few MiB) would read
-    /// back as empty strings.
+    /// Offsets reach 256 MiB: strings past that in the metadata's text
+    /// (which no API server sends: it limits a whole object to a few MiB)
+    /// would read back as empty strings.
     pub fn new(metadata: &ObjectMeta) -> Self {
         let mut fields = MetaFields::borrowing(metadata);
         fields.finalizers = metadata.finalizers.clone();
@@ -154,15 +157,20 @@ impl CompactMeta {
                 .iter()
                 .map(|o| o.api_version.len() + o.kind.len() + o.name.len() + o.uid.len() + 1)
                 .sum::<usize>();
-        let mut text = String::with_capacity(length);
-        let mut ends = Vec::with_capacity(
-            FIXED
-                + 2 * (count(&fields.labels) + count(&fields.annotations))
-                + PACKED_STRINGS * owners.len(),
-        );
+        let strings = FIXED
+            + 2 * (count(&fields.labels) + count(&fields.annotations))
+            + PACKED_STRINGS * owners.len();
+        let head = strings * packed_ends::WIDTH;
+        // The offsets go first, once known: a placeholder of their size
+        // (ASCII, so the text after it starts on a character boundary),
+        // written over at the end from `ends`.
+        let mut text = String::with_capacity(head + length);
+        text.extend(std::iter::repeat_n('\0', head));
+        let mut ends = String::with_capacity(head);
         let mut push = |text: &mut String, s: &str| {
             text.push_str(s);
-            ends.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+            let end = text.len() - head;
+            packed_ends::push(&mut ends, u32::try_from(end).unwrap_or(u32::MAX));
         };
         let mut present = 0;
         for (index, string) in fixed.into_iter().enumerate() {
@@ -214,9 +222,11 @@ impl CompactMeta {
                 finalizers: fields.finalizers.unwrap_or_default().into(),
             })
         });
+        // Both are `strings` offsets long, all ASCII.
+        text.replace_range(..head, &ends);
         CompactMeta {
-            text: text.into_boxed_str(),
-            ends: ends.into_boxed_slice(),
+            packed: text.into_boxed_str(),
+            strings: u32::try_from(strings).unwrap_or(u32::MAX),
             labels: u32::try_from(count(&fields.labels)).unwrap_or(u32::MAX),
             owners: u32::try_from(owners.len()).unwrap_or(u32::MAX),
             present,
@@ -317,19 +327,32 @@ impl CompactMeta {
     /// `metadata.ownerReferences`, in order.
     pub fn owner_references(&self) -> OwnerRefs<'_> {
         let start = self.owners_start();
-        let first = self.ends.get(start.wrapping_sub(1)).copied().unwrap_or(0);
-        OwnerRefs::packed(
-            &self.text,
-            self.ends.get(start..).unwrap_or_default(),
-            first,
-        )
+        let ends = self.ends();
+        let first = ends.get(start.wrapping_sub(1)).unwrap_or(0);
+        OwnerRefs::packed(self.text(), ends.from(start), first)
     }
 
-    /// Where the owner references' strings begin in `ends`.
+    /// Where the owner references' strings begin in the offsets.
     fn owners_start(&self) -> usize {
-        self.ends
+        self.ends()
             .len()
             .saturating_sub(PACKED_STRINGS * self.owners as usize)
+    }
+
+    /// Where the text begins in `packed`.
+    fn head(&self) -> usize {
+        (self.strings as usize).saturating_mul(packed_ends::WIDTH)
+    }
+
+    /// The end offsets of the strings.
+    fn ends(&self) -> Ends<'_> {
+        let bytes = self.packed.as_bytes();
+        Ends::new(bytes.get(..self.head()).unwrap_or(bytes))
+    }
+
+    /// The strings, one after another.
+    fn text(&self) -> &str {
+        self.packed.get(self.head()..).unwrap_or_default()
     }
 
     /// `metadata.finalizers`.
@@ -339,12 +362,11 @@ impl CompactMeta {
             .map_or(&[], |deletion| &deletion.finalizers)
     }
 
-    /// The bytes this metadata holds on the heap (its text, offsets and
-    /// deletion fields with their finalizers; not the allocator's
+    /// The bytes this metadata holds on the heap (its offsets and text,
+    /// and deletion fields with their finalizers; not the allocator's
     /// overhead).
     pub fn heap_bytes(&self) -> usize {
-        self.text.len()
-            + self.ends.len() * std::mem::size_of::<u32>()
+        self.packed.len()
             + self
                 .deletion
                 .as_ref()
@@ -371,19 +393,20 @@ impl CompactMeta {
     /// String `index` of the text (empty on a bad offset, which `new`
     /// never makes).
     fn string(&self, index: usize) -> &str {
+        let ends = self.ends();
         let start = match index {
             0 => 0,
-            _ => self.ends.get(index - 1).map_or(0, |end| *end as usize),
+            _ => ends.get(index - 1).map_or(0, |end| end as usize),
         };
-        let end = self.ends.get(index).map_or(0, |end| *end as usize);
-        self.text.get(start..end).unwrap_or_default()
+        let end = ends.get(index).map_or(0, |end| end as usize);
+        self.text().get(start..end).unwrap_or_default()
     }
 
     /// The pairs held in `ends[start..end]`.
     fn pairs(&self, start: usize, end: usize) -> StrMap<'_> {
-        let first = self.ends.get(start.wrapping_sub(1)).copied().unwrap_or(0);
-        let ends = self.ends.get(start..end).unwrap_or_default();
-        StrMap::packed(&self.text, ends, first)
+        let ends = self.ends();
+        let first = ends.get(start.wrapping_sub(1)).unwrap_or(0);
+        StrMap::packed(self.text(), ends.to(end).from(start), first)
     }
 }
 
@@ -673,7 +696,7 @@ mod tests {
 
     #[test]
     fn it_keeps_far_less_than_object_meta() {
-        assert!(std::mem::size_of::<CompactMeta>() <= 80);
+        assert!(std::mem::size_of::<CompactMeta>() <= 64);
         let packed = CompactMeta::new(&full());
         // Text (one owner reference's included) and offsets.
         assert!(packed.heap_bytes() < 400, "{}", packed.heap_bytes());

@@ -55,6 +55,7 @@ mod list_options;
 mod object;
 mod object_list;
 mod owner_refs;
+mod packed_ends;
 mod partial_object_metadata;
 mod protobuf_envelope;
 pub mod protobuf_wire;

@@ -13,6 +13,8 @@ use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+use crate::packed_ends::Ends;
+
 /// One owner reference, borrowed from the object that has it. Fields as
 /// `OwnerReference`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -100,14 +102,14 @@ enum Form<'a> {
     /// reference; the first string starts at `start`.
     Packed {
         text: &'a str,
-        ends: &'a [u32],
+        ends: Ends<'a>,
         start: u32,
     },
 }
 
 impl<'a> OwnerRefs<'a> {
     /// References packed as the module documentation says.
-    pub(crate) fn packed(text: &'a str, ends: &'a [u32], start: u32) -> Self {
+    pub(crate) fn packed(text: &'a str, ends: Ends<'a>, start: u32) -> Self {
         OwnerRefs(Form::Packed { text, ends, start })
     }
 
@@ -130,12 +132,15 @@ impl<'a> OwnerRefs<'a> {
             Form::Slice(slice) => slice.get(index).map(OwnerRef::from),
             Form::Packed { text, ends, start } => {
                 let base = index.checked_mul(PACKED_STRINGS)?;
-                let own = ends.get(base..)?.get(..PACKED_STRINGS)?;
+                let own = ends.from(base).to(PACKED_STRINGS);
+                if own.len() < PACKED_STRINGS {
+                    return None;
+                }
                 let mut from = match base {
                     0 => start,
-                    _ => ends.get(base - 1).copied().unwrap_or(start),
+                    _ => ends.get(base - 1).unwrap_or(start),
                 };
-                let mut strings = own.iter().map(|&end| {
+                let mut strings = own.iter().map(|end| {
                     let string = text.get(from as usize..end as usize).unwrap_or_default();
                     from = end;
                     string
@@ -207,6 +212,7 @@ impl PartialEq<[OwnerReference]> for OwnerRefs<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packed_ends::encoded;
 
     fn owner(name: &str, controller: Option<bool>, block: Option<bool>) -> OwnerReference {
         OwnerReference {
@@ -245,7 +251,8 @@ mod tests {
             .map(|(index, (controller, block))| owner(&format!("o{index}"), controller, block))
             .collect();
         let (text, ends) = packed(&owners);
-        let view = OwnerRefs::packed(&text, &ends, 6);
+        let ends = encoded(&ends);
+        let view = OwnerRefs::packed(&text, Ends::new(ends.as_bytes()), 6);
         assert_eq!(view.len(), 9);
         assert_eq!(view.to_vec(), owners);
         assert_eq!(view, *owners.as_slice());
@@ -265,8 +272,8 @@ mod tests {
 
     #[test]
     fn bad_offsets_read_as_empty_strings_not_a_panic() {
-        let ends = [3, 1, 99, 2, 0];
-        let view = OwnerRefs::packed("abc", &ends, 0);
+        let ends = encoded(&[3, 1, 99, 2, 0]);
+        let view = OwnerRefs::packed("abc", Ends::new(ends.as_bytes()), 0);
         let read = view.get(0).unwrap();
         assert_eq!(read.api_version, "abc");
         assert_eq!(read.kind, "");

@@ -11,6 +11,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::packed_ends::Ends;
+
 /// A read-only, key-sorted map of strings: an object's labels or
 /// annotations. `Copy`; borrowing from the object it came from.
 #[derive(Clone, Copy)]
@@ -24,7 +26,7 @@ enum Form<'a> {
     /// with `start` where the first key begins.
     Packed {
         text: &'a str,
-        ends: &'a [u32],
+        ends: Ends<'a>,
         start: u32,
     },
 }
@@ -48,7 +50,7 @@ impl<'a> StrMap<'a> {
     /// first key starts at `start`. Offsets must lie on `text`'s character
     /// boundaries and not decrease ([`CompactMeta`](crate::CompactMeta)
     /// builds them so); a bad offset reads as an empty string.
-    pub(crate) fn packed(text: &'a str, ends: &'a [u32], start: u32) -> Self {
+    pub(crate) fn packed(text: &'a str, ends: Ends<'a>, start: u32) -> Self {
         StrMap(Form::Packed { text, ends, start })
     }
 
@@ -119,7 +121,7 @@ impl<'a> StrMap<'a> {
         let Form::Packed { text, ends, start } = self.0 else {
             return ("", "");
         };
-        let at = |i: usize| ends.get(i).map_or(0, |end| *end as usize);
+        let at = |i: usize| ends.get(i).map_or(0, |end| end as usize);
         let key_start = if index == 0 {
             start as usize
         } else {
@@ -236,6 +238,7 @@ impl ExactSizeIterator for StrMapIter<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packed_ends::encoded;
 
     fn packed(pairs: &[(&str, &str)]) -> (String, Vec<u32>) {
         let mut text = String::from("prefix");
@@ -257,7 +260,11 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let (text, ends) = packed(&pairs);
-        let views = [StrMap::of(&map), StrMap::packed(&text, &ends, 6)];
+        let ends = encoded(&ends);
+        let views = [
+            StrMap::of(&map),
+            StrMap::packed(&text, Ends::new(ends.as_bytes()), 6),
+        ];
         for view in views {
             assert_eq!(view.len(), 3);
             assert_eq!(view.get("app"), Some("web"));
@@ -276,11 +283,12 @@ mod tests {
     #[test]
     fn empty_forms_are_equal_and_empty() {
         let (text, ends) = packed(&[]);
+        let ends = encoded(&ends);
         let map = BTreeMap::new();
         for view in [
             StrMap::EMPTY,
             StrMap::of(&map),
-            StrMap::packed(&text, &ends, 6),
+            StrMap::packed(&text, Ends::new(ends.as_bytes()), 6),
         ] {
             assert!(view.is_empty());
             assert_eq!(view.iter().count(), 0);
@@ -291,8 +299,8 @@ mod tests {
 
     #[test]
     fn offsets_out_of_range_read_as_empty_strings_not_panics() {
-        let ends = [3, 99, 2, 1];
-        let view = StrMap::packed("abcdef", &ends, 0);
+        let ends = encoded(&[3, 99, 2, 1]);
+        let view = StrMap::packed("abcdef", Ends::new(ends.as_bytes()), 0);
         assert_eq!(view.iter().count(), 2);
         assert_eq!(view.pair(0), ("abc", ""));
         assert_eq!(view.pair(1), ("", ""));
