@@ -67,11 +67,22 @@ fn settle_deadline(
     }
 }
 
-/// A state being gathered from watch events: objects by their own key
-/// (a store without indexes, so no key string is built per event), and
-/// the resourceVersion they reflect.
+/// A state being gathered from watch events, and the resourceVersion it
+/// reflects.
+///
+/// While every event so far added an object (a watch-list's initial
+/// events, where the server sends each object once), the objects are
+/// kept in arrival order and nothing is hashed: the store's replace
+/// builds the one table, sized once, and keeps the last object of a key
+/// given twice. The first change or removal (a resume's replay; a
+/// watch-list whose initial events carry one) moves them into a store by
+/// their own key (without indexes, so no key string is built per event),
+/// where the rest of the events fold in. Either way the replace receives
+/// what a map by key would hold.
 struct InitialState<K> {
-    objects: ThreadSafeStore<K>,
+    /// The objects in arrival order, while there is no `by_key`.
+    arrived: Vec<Arc<K>>,
+    by_key: Option<ThreadSafeStore<K>>,
     resource_version: String,
 }
 
@@ -79,37 +90,77 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
     /// Empty, at `resource_version`.
     fn new(resource_version: &str) -> Self {
         InitialState {
-            objects: ThreadSafeStore::new(Indexers::new()),
+            arrived: Vec::new(),
+            by_key: None,
             resource_version: resource_version.to_string(),
         }
     }
 
-    /// Adds an object of the state at the starting resourceVersion.
-    fn seed(&mut self, object: Arc<K>) {
-        self.insert(object);
+    /// How many objects are gathered (an object added twice counts twice
+    /// until a change or removal arrives).
+    fn len(&self) -> usize {
+        self.by_key
+            .as_ref()
+            .map_or(self.arrived.len(), ThreadSafeStore::len)
     }
 
+    /// Adds an object of the state at the starting resourceVersion (one
+    /// per key).
+    fn seed(&mut self, object: Arc<K>) {
+        self.arrived.push(object);
+    }
+
+    /// Adds an object that was not in the state.
+    fn add(&mut self, object: Arc<K>) {
+        self.moved_to(&*object);
+        match &self.by_key {
+            Some(by_key) => insert(by_key, object),
+            None => self.arrived.push(object),
+        }
+    }
+
+    /// Adds or replaces an object.
     fn upsert(&mut self, object: Arc<K>) {
         self.moved_to(&*object);
-        self.insert(object);
-    }
-
-    fn insert(&mut self, object: Arc<K>) {
-        // A store without indexes refuses nothing.
-        if let Err(error) = self.objects.add_own(object) {
-            tracing::error!(%error, "an indexless store refused an object");
-        }
+        insert(self.by_key(), object);
     }
 
     fn remove(&mut self, object: &K) {
         self.moved_to(object);
-        self.objects.delete_own(object);
+        self.by_key().delete_own(object);
+    }
+
+    /// The store by key, made from the objects that arrived so far.
+    fn by_key(&mut self) -> &ThreadSafeStore<K> {
+        self.by_key.get_or_insert_with(|| {
+            let by_key = ThreadSafeStore::new(Indexers::new());
+            for object in self.arrived.drain(..) {
+                insert(&by_key, object);
+            }
+            by_key
+        })
+    }
+
+    /// Every object gathered, for the store's replace.
+    fn into_objects(self) -> Vec<Arc<K>> {
+        match self.by_key {
+            Some(by_key) => by_key.into_objects(),
+            None => self.arrived,
+        }
     }
 
     fn moved_to(&mut self, object: &K) {
         if let Some(version) = object.resource_version().filter(|rv| !rv.is_empty()) {
             version.clone_into(&mut self.resource_version);
         }
+    }
+}
+
+/// Stores `object` under its own key in `store`.
+fn insert<K: Object + Send + Sync + 'static>(store: &ThreadSafeStore<K>, object: Arc<K>) {
+    // A store without indexes refuses nothing.
+    if let Err(error) = store.add_own(object) {
+        tracing::error!(%error, "an indexless store refused an object");
     }
 }
 
@@ -284,7 +335,7 @@ where
                 () = cancel.cancelled() => return None,
                 _ = progress_log.tick() => {
                     tracing::info!(
-                        objects = state.objects.len(),
+                        objects = state.len(),
                         waited = ?self.options.clock.since(started),
                         ?mode,
                         "still gathering the initial events"
@@ -306,7 +357,7 @@ where
                 StreamNext::Event(event) => event,
                 StreamNext::Ended if watch_list => {
                     tracing::info!(
-                        objects = state.objects.len(),
+                        objects = state.len(),
                         "watch-list ended before its initial-events-end bookmark"
                     );
                     return Some(Err((phase, Outcome::Ended, events)));
@@ -323,6 +374,7 @@ where
                 }
             };
             events += 1;
+            let added = matches!(event, WatchEvent::Added(_));
             match event {
                 WatchEvent::Added(object)
                 | WatchEvent::Modified(object)
@@ -341,7 +393,11 @@ where
                     let Some(object) = self.prepared(Arc::new(object), arrival) else {
                         return Some(Err((phase, Outcome::StoreRefused, events)));
                     };
-                    state.upsert(object);
+                    if watch_list && added {
+                        state.add(object);
+                    } else {
+                        state.upsert(object);
+                    }
                 }
                 WatchEvent::Deleted(object) => state.remove(&object),
                 WatchEvent::Bookmark(bookmark) => {
@@ -368,9 +424,9 @@ where
                 }
             }
         }
-        let count = state.objects.len();
-        let resource_version = state.resource_version;
-        let objects = state.objects.into_objects();
+        let count = state.len();
+        let resource_version = std::mem::take(&mut state.resource_version);
+        let objects = state.into_objects();
         if let Err(source) = self.replace_store(objects, &resource_version, mode) {
             self.report(Error::Store {
                 resource: self.name().to_string(),
@@ -439,6 +495,120 @@ mod settle_tests {
         ];
         for (name, quiet, settle_by, expected) in rows {
             assert_eq!(settle_deadline(quiet, settle_by), expected, "{name}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod initial_state_tests {
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    use super::*;
+
+    /// One step of a gathering.
+    enum Step {
+        Seed(&'static str, &'static str),
+        Add(&'static str, &'static str),
+        Upsert(&'static str, &'static str),
+        Remove(&'static str),
+    }
+
+    fn pod(name: &str, version: &str) -> Arc<Pod> {
+        Arc::new(Pod {
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                namespace: Some("ns".to_string()),
+                resource_version: Some(version.to_string()),
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        })
+    }
+
+    /// What a replace with the gathered objects holds: `(name,
+    /// resourceVersion)`, sorted.
+    fn replaced(state: InitialState<Pod>) -> Vec<(String, String)> {
+        let store = ThreadSafeStore::new(Indexers::new());
+        store.replace_own(state.into_objects(), "").unwrap();
+        let mut held: Vec<_> = store
+            .list()
+            .iter()
+            .map(|p| {
+                let name = p.metadata.name.clone().unwrap_or_default();
+                (
+                    name,
+                    p.metadata.resource_version.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        held.sort();
+        held
+    }
+
+    #[test]
+    fn a_gathering_holds_what_a_map_by_key_would() {
+        use Step::*;
+        let rows: [(&str, Vec<Step>, &[(&str, &str)], &str); 6] = [
+            (
+                "adds only",
+                vec![Add("x", "1"), Add("y", "2")],
+                &[("x", "1"), ("y", "2")],
+                "2",
+            ),
+            (
+                "a key added twice",
+                vec![Add("x", "1"), Add("y", "2"), Add("x", "3")],
+                &[("x", "3"), ("y", "2")],
+                "3",
+            ),
+            (
+                "a change among adds",
+                vec![Add("x", "1"), Upsert("x", "2"), Add("y", "3")],
+                &[("x", "2"), ("y", "3")],
+                "3",
+            ),
+            (
+                "a removal among adds",
+                vec![Add("x", "1"), Add("y", "2"), Remove("x"), Add("z", "4")],
+                &[("y", "2"), ("z", "4")],
+                "4",
+            ),
+            (
+                "a resume's replay",
+                vec![
+                    Seed("x", "1"),
+                    Seed("y", "1"),
+                    Upsert("x", "5"),
+                    Remove("y"),
+                    Upsert("z", "7"),
+                ],
+                &[("x", "5"), ("z", "7")],
+                "7",
+            ),
+            ("nothing", vec![], &[], "0"),
+        ];
+        for (name, steps, expected, version) in rows {
+            let mut state = InitialState::new("0");
+            for step in steps {
+                match step {
+                    Seed(n, v) => state.seed(pod(n, v)),
+                    Add(n, v) => state.add(pod(n, v)),
+                    Upsert(n, v) => state.upsert(pod(n, v)),
+                    Remove(n) => {
+                        // A removal's object carries the version it was removed at.
+                        let at =
+                            (state.resource_version.parse::<u32>().unwrap_or(0) + 1).to_string();
+                        state.remove(&pod(n, &at));
+                    }
+                }
+            }
+            assert_eq!(state.resource_version, version, "{name}");
+            let expected: Vec<(String, String)> = expected
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            assert_eq!(replaced(state), expected, "{name}");
         }
     }
 }

@@ -9,7 +9,7 @@ use parking_lot::RwLock;
 
 use crate::error::StoreError;
 use crate::index::{Index, IndexFunc, Indexers, Members};
-use crate::keyed_items::{KeyHasher, KeyedItems};
+use crate::keyed_items::{Identity, KeyHasher, KeyedItems};
 
 /// One change of a [`ThreadSafeStore::transaction`].
 #[derive(Debug)]
@@ -205,9 +205,12 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         items: Vec<(String, Arc<K>)>,
         resource_version: &str,
     ) -> Result<(), StoreError> {
-        self.replace_with(items.len(), resource_version, |new_items| {
+        self.replace_with(items.len(), resource_version, |new_items, identities| {
             for (key, object) in items {
-                new_items.insert(&key, object);
+                let identity = new_items.insert(&key, object);
+                if let Some(identities) = identities.as_mut() {
+                    identities.push(identity);
+                }
             }
         })
     }
@@ -219,24 +222,37 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         objects: Vec<Arc<K>>,
         resource_version: &str,
     ) -> Result<(), StoreError> {
-        self.replace_with(objects.len(), resource_version, |new_items| {
+        self.replace_with(objects.len(), resource_version, |new_items, identities| {
             for object in objects {
-                new_items.insert_own(object);
+                let identity = new_items.insert_own(object);
+                if let Some(identities) = identities.as_mut() {
+                    identities.push(identity);
+                }
             }
         })
     }
 
+    /// Replaces the items with those `fill` puts in a new map (sized for
+    /// `capacity`), and the indexes with ones built for them. When the
+    /// store has indexes, `fill` is given a list for how the indexes know
+    /// each item it inserts, in order: if no key was given twice, the
+    /// indexes are built from it, with the hashes the inserts computed,
+    /// instead of hashing every item again.
     fn replace_with(
         &self,
         capacity: usize,
         resource_version: &str,
-        fill: impl FnOnce(&mut KeyedItems<K>),
+        fill: impl FnOnce(&mut KeyedItems<K>, &mut Option<Vec<Identity<K>>>),
     ) -> Result<(), StoreError> {
         // Filled before the write lock, so readers go on meanwhile (the
         // hasher never changes).
-        let hasher = self.inner.read().items.hasher().clone();
+        let (hasher, indexed) = {
+            let inner = self.inner.read();
+            (inner.items.hasher().clone(), !inner.indexers.is_empty())
+        };
         let mut new_items = KeyedItems::with_capacity(capacity, hasher.clone());
-        fill(&mut new_items);
+        let mut identities = indexed.then(|| Vec::with_capacity(capacity));
+        fill(&mut new_items, &mut identities);
         let mut inner = self.inner.write();
         let mut new_indices: Vec<Index<K>> = inner
             .indexers
@@ -244,11 +260,31 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
             .map(|_| Index::new(hasher.clone()))
             .collect();
         if !new_indices.is_empty() {
-            for (identity, object) in new_items.identified() {
+            let mut index = |identity: &Identity<K>, object: &K| -> Result<(), StoreError> {
                 let values = inner.index_values(object, || identity.key())?;
                 for (index, values) in new_indices.iter_mut().zip(values) {
                     for value in &values {
-                        index.insert(value, &identity);
+                        index.insert(value, identity);
+                    }
+                }
+                Ok(())
+            };
+            match identities {
+                // Each insert added an item: the list is the items.
+                Some(identities) if identities.len() == new_items.len() => {
+                    for identity in &identities {
+                        let object = match identity {
+                            Identity::Natural { object, .. } => Some(object),
+                            Identity::Keyed(key) => new_items.keyed(key),
+                        };
+                        if let Some(object) = object {
+                            index(identity, object)?;
+                        }
+                    }
+                }
+                _ => {
+                    for (identity, object) in new_items.identified() {
+                        index(&identity, object)?;
                     }
                 }
             }
@@ -749,6 +785,41 @@ mod tests {
         assert_eq!(store.len(), 1);
         assert!(store.index_keys("labels", "v=old").unwrap().is_empty());
         assert_eq!(store.index_keys("labels", "v=new").unwrap(), ["a/x"]);
+    }
+
+    #[test]
+    fn replace_own_with_a_key_given_twice_indexes_only_the_last() {
+        // The indexes are built from the inserts' own list only when no
+        // key came twice; otherwise the old version's values would stay.
+        let store = ThreadSafeStore::new(label_indexers());
+        store
+            .replace_own(
+                vec![
+                    pod("a", "x", "1", &[("v", "old")]),
+                    pod("a", "y", "1", &[("v", "old")]),
+                    pod("a", "x", "2", &[("v", "new")]),
+                ],
+                "2",
+            )
+            .unwrap();
+        assert_eq!(store.len(), 2);
+        assert_eq!(store.index_keys("labels", "v=old").unwrap(), ["a/y"]);
+        assert_eq!(store.index_keys("labels", "v=new").unwrap(), ["a/x"]);
+        assert_eq!(
+            store.index_keys(NAMESPACE_INDEX, "a").unwrap(),
+            ["a/x", "a/y"]
+        );
+        // Once each: every index holds every object under its values.
+        store
+            .replace_own(
+                vec![pod("b", "x", "3", &[("v", "old")]), pod("a", "x", "3", &[])],
+                "3",
+            )
+            .unwrap();
+        assert_eq!(store.index_keys("labels", "v=old").unwrap(), ["b/x"]);
+        assert!(store.index_keys("labels", "v=new").unwrap().is_empty());
+        assert_eq!(store.index_keys(NAMESPACE_INDEX, "b").unwrap(), ["b/x"]);
+        assert_eq!(store.index_keys(NAMESPACE_INDEX, "a").unwrap(), ["a/x"]);
     }
 
     #[test]
