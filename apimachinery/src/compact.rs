@@ -5,7 +5,7 @@
 //! a few whole objects per reconcile. A `Compact<K>` keeps, per object, one
 //! owned copy of its JSON (never a view into a response buffer) and its
 //! metadata parsed once at ingest, without `managedFields`, and packed
-//! ([`CompactMeta`]: one allocation, two for an object with
+//! ([`CompactMeta`]: one allocation, more for an object with
 //! finalizers or being deleted; read in place by the
 //! [`Object`](crate::Object) accessors). It is an
 //! [`Object`](crate::Object), and a `k8s_openapi::Resource` when `K` is

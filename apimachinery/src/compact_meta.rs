@@ -61,8 +61,8 @@ pub struct CompactMeta {
     strings: u32,
     /// How many labels.
     labels: u32,
-    /// How many owner references (the annotations are what `ends` holds
-    /// between the labels and them).
+    /// How many owner references (the annotations are the strings
+    /// between the labels' and theirs).
     owners: u32,
     /// Which optional fields are set (`None` and empty differ on the
     /// wire, so a round trip keeps the difference).
@@ -106,9 +106,9 @@ impl Default for CompactMeta {
 impl CompactMeta {
     /// `metadata` packed; its `managedFields` are left out.
     ///
-    /// Offsets reach 256 MiB: strings past that in the metadata's text
-    /// (which no API server sends: it limits a whole object to a few MiB)
-    /// would read back as empty strings.
+    /// Offsets reach 256 MiB: a string ending past that in the metadata's
+    /// text, and every one after it, would read back empty (no API server
+    /// sends such metadata: it limits a whole object to a few MiB).
     pub fn new(metadata: &ObjectMeta) -> Self {
         let mut fields = MetaFields::borrowing(metadata);
         fields.finalizers = metadata.finalizers.clone();
@@ -577,6 +577,19 @@ mod tests {
             ObjectMeta {
                 annotations: Some([("only".to_string(), "annotations".to_string())].into()),
                 ..ObjectMeta::default()
+            },
+            // Offsets of one, two and three digits (past 127 and 16,383),
+            // with strings after the long one.
+            ObjectMeta {
+                annotations: Some(
+                    [
+                        ("a".to_string(), "é".repeat(100)),
+                        ("last-applied".to_string(), "x".repeat(20_000)),
+                        ("z".to_string(), "after".to_string()),
+                    ]
+                    .into(),
+                ),
+                ..full()
             },
         ];
         for metadata in cases {

@@ -140,7 +140,11 @@ impl<'a> OwnerRefs<'a> {
                     0 => start,
                     _ => ends.get(base - 1).unwrap_or(start),
                 };
-                let mut strings = own.iter().map(|end| {
+                // An offset that reads as none ends an empty string.
+                let mut strings = (0..PACKED_STRINGS).map(|at| {
+                    let Some(end) = own.get(at) else {
+                        return "";
+                    };
                     let string = text.get(from as usize..end as usize).unwrap_or_default();
                     from = end;
                     string

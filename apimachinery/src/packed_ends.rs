@@ -5,15 +5,17 @@
 //! Each offset takes [`WIDTH`] bytes of seven bits each, low bits first:
 //! every byte is ASCII, so the offsets are valid UTF-8 and the text after
 //! them starts on a character boundary. It is as dense as a `u32` array
-//! and needs no `unsafe` to read back. Offsets reach 2^28 - 1 (256 MiB);
-//! a larger one is written as that maximum, and the string it ends reads
-//! back empty (no API server sends metadata near that size: it limits a
+//! and needs no `unsafe` to read back. Offsets reach 2^28 - 2 (256 MiB);
+//! a larger one is written as [`MAX`], which reads back as no offset, so
+//! the string it ends and every one after it read back empty rather than
+//! cut short (no API server sends metadata near that size: it limits a
 //! whole object to a few MiB).
 
 /// Bytes per offset.
 pub(crate) const WIDTH: usize = 4;
 
-/// The largest offset written as itself.
+/// What an offset too large to write is written as; it reads back as
+/// none. Every smaller offset is written as itself.
 pub(crate) const MAX: u32 = (1 << (7 * WIDTH)) - 1;
 
 /// Appends `end` to `out` as [`WIDTH`] ASCII bytes.
@@ -43,16 +45,16 @@ impl<'a> Ends<'a> {
         self.0.len() / WIDTH
     }
 
-    /// Offset `index`.
+    /// Offset `index`; `None` past the end, or for an offset that was
+    /// too large to write.
     pub(crate) fn get(self, index: usize) -> Option<u32> {
         let at = index.checked_mul(WIDTH)?;
         let digits = self.0.get(at..at.checked_add(WIDTH)?)?;
-        Some(
-            digits
-                .iter()
-                .rev()
-                .fold(0, |end, &digit| (end << 7) | u32::from(digit & 0x7f)),
-        )
+        let end = digits
+            .iter()
+            .rev()
+            .fold(0, |end, &digit| (end << 7) | u32::from(digit & 0x7f));
+        (end != MAX).then_some(end)
     }
 
     /// Offsets `start..`, empty when out of range.
@@ -67,7 +69,8 @@ impl<'a> Ends<'a> {
         Ends(self.0.get(..at).unwrap_or(self.0))
     }
 
-    /// Every offset, in order.
+    /// Every offset, in order (those that read as none left out).
+    #[cfg(test)]
     pub(crate) fn iter(self) -> impl Iterator<Item = u32> + 'a {
         (0..self.len()).filter_map(move |index| self.get(index))
     }
@@ -89,7 +92,7 @@ mod tests {
 
     #[test]
     fn offsets_read_back_as_written_and_the_bytes_are_ascii() {
-        let ends = [0, 1, 127, 128, 300, 65_535, 1 << 21, MAX - 1, MAX];
+        let ends = [0, 1, 127, 128, 300, 65_535, 1 << 21, MAX - 1];
         let written = encoded(&ends);
         assert_eq!(written.len(), ends.len() * WIDTH);
         assert!(written.is_ascii());
@@ -100,10 +103,12 @@ mod tests {
     }
 
     #[test]
-    fn an_offset_past_the_maximum_is_written_as_the_maximum() {
-        let written = encoded(&[MAX + 1, u32::MAX]);
+    fn an_offset_too_large_to_write_reads_back_as_none() {
+        let written = encoded(&[5, MAX, MAX + 1, u32::MAX]);
         let view = Ends::new(written.as_bytes());
-        assert_eq!(view.iter().collect::<Vec<_>>(), [MAX, MAX]);
+        assert_eq!(view.len(), 4);
+        assert_eq!(view.get(0), Some(5));
+        assert_eq!((view.get(1), view.get(2), view.get(3)), (None, None, None));
     }
 
     #[test]

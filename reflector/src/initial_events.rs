@@ -11,7 +11,7 @@
 //!   change after R, in order, or answers 410 Gone (R was compacted away),
 //!   and then the reflector lists as it would have anyway.
 //!
-//! Both gather the events into an [`InitialState`] (a map by key), replace
+//! Both gather the events into an [`InitialState`] (one object per key), replace
 //! the store once with it, and keep the same stream as the live watch, so
 //! the store's handlers see what a fresh list would have given them: one
 //! add per object that exists now. How either ends is decided by the one
@@ -72,13 +72,15 @@ fn settle_deadline(
 ///
 /// While every event so far added an object (a watch-list's initial
 /// events, where the server sends each object once), the objects are
-/// kept in arrival order and nothing is hashed: the store's replace
-/// builds the one table, sized once, and keeps the last object of a key
-/// given twice. The first change or removal (a resume's replay; a
-/// watch-list whose initial events carry one) moves them into a store by
-/// their own key (without indexes, so no key string is built per event),
-/// where the rest of the events fold in. Either way the replace receives
-/// what a map by key would hold.
+/// kept in arrival order and nothing is hashed while they stream in; at
+/// the end one table sized for all of them finds any key given twice
+/// (which keeps its last object), where a table grown from empty would
+/// have rehashed every object at each doubling. The first change or
+/// removal (a resume's replay; a watch-list whose initial events carry
+/// one) moves them into a store by their own key (without indexes, so no
+/// key string is built per event), where the rest of the events fold in.
+/// Either way the store's replace receives one object per key, the last,
+/// so its handlers see one add per object.
 struct InitialState<K> {
     /// The objects in arrival order, while there is no `by_key`.
     arrived: Vec<Arc<K>>,
@@ -141,11 +143,11 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
         })
     }
 
-    /// Every object gathered, for the store's replace.
+    /// Every object gathered, one per key, for the store's replace.
     fn into_objects(self) -> Vec<Arc<K>> {
         match self.by_key {
             Some(by_key) => by_key.into_objects(),
-            None => self.arrived,
+            None => last_of_each_key(self.arrived),
         }
     }
 
@@ -154,6 +156,31 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
             version.clone_into(&mut self.resource_version);
         }
     }
+}
+
+/// `objects` with only the last of each own key (`namespace/name`), in
+/// their order; unchanged (no copy) when no key is given twice.
+fn last_of_each_key<K: Object>(objects: Vec<Arc<K>>) -> Vec<Arc<K>> {
+    let mut last = std::collections::HashMap::with_capacity(objects.len());
+    for (at, object) in objects.iter().enumerate() {
+        let key = (
+            object.namespace().unwrap_or_default(),
+            object.name().unwrap_or_default(),
+        );
+        last.insert(key, at);
+    }
+    if last.len() == objects.len() {
+        return objects;
+    }
+    let mut kept = vec![false; objects.len()];
+    for at in last.into_values() {
+        kept[at] = true;
+    }
+    objects
+        .into_iter()
+        .zip(kept)
+        .filter_map(|(object, kept)| kept.then_some(object))
+        .collect()
 }
 
 /// Stores `object` under its own key in `store`.
@@ -514,6 +541,15 @@ mod initial_state_tests {
         Remove(&'static str),
     }
 
+    /// A row: its name, the steps, the objects gathered (name and
+    /// resourceVersion), and the resourceVersion reached.
+    type Row = (
+        &'static str,
+        Vec<Step>,
+        &'static [(&'static str, &'static str)],
+        &'static str,
+    );
+
     fn pod(name: &str, version: &str) -> Arc<Pod> {
         Arc::new(Pod {
             metadata: ObjectMeta {
@@ -526,13 +562,11 @@ mod initial_state_tests {
         })
     }
 
-    /// What a replace with the gathered objects holds: `(name,
-    /// resourceVersion)`, sorted.
-    fn replaced(state: InitialState<Pod>) -> Vec<(String, String)> {
-        let store = ThreadSafeStore::new(Indexers::new());
-        store.replace_own(state.into_objects(), "").unwrap();
-        let mut held: Vec<_> = store
-            .list()
+    /// The objects gathered, as the store's replace receives them:
+    /// `(name, resourceVersion)`, sorted.
+    fn gathered(state: InitialState<Pod>) -> Vec<(String, String)> {
+        let mut held: Vec<_> = state
+            .into_objects()
             .iter()
             .map(|p| {
                 let name = p.metadata.name.clone().unwrap_or_default();
@@ -549,7 +583,7 @@ mod initial_state_tests {
     #[test]
     fn a_gathering_holds_what_a_map_by_key_would() {
         use Step::*;
-        let rows: [(&str, Vec<Step>, &[(&str, &str)], &str); 6] = [
+        let rows: [Row; 6] = [
             (
                 "adds only",
                 vec![Add("x", "1"), Add("y", "2")],
@@ -604,11 +638,19 @@ mod initial_state_tests {
                 }
             }
             assert_eq!(state.resource_version, version, "{name}");
+            let only_adds = name != "a change among adds"
+                && name != "a removal among adds"
+                && name != "a resume's replay";
+            assert_eq!(
+                state.by_key.is_none(),
+                only_adds,
+                "{name}: kept in arrival order"
+            );
             let expected: Vec<(String, String)> = expected
                 .iter()
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .collect();
-            assert_eq!(replaced(state), expected, "{name}");
+            assert_eq!(gathered(state), expected, "{name}");
         }
     }
 }

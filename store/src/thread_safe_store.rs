@@ -823,6 +823,25 @@ mod tests {
     }
 
     #[test]
+    fn replace_under_other_keys_indexes_them_under_those_keys() {
+        let store = ThreadSafeStore::new(namespace_indexers());
+        store
+            .replace(
+                vec![
+                    ("k1".into(), pod("a", "x", "1", &[])),
+                    ("a/y".into(), pod("a", "y", "1", &[])),
+                ],
+                "1",
+            )
+            .unwrap();
+        assert_eq!(
+            store.index_keys(NAMESPACE_INDEX, "a").unwrap(),
+            ["a/y", "k1"]
+        );
+        assert_eq!(store.by_index(NAMESPACE_INDEX, "a").unwrap().len(), 2);
+    }
+
+    #[test]
     fn add_indexers_backfills_and_rejects_conflicts() {
         let store = ThreadSafeStore::new(Indexers::new());
         store.add("a/x", pod("a", "x", "1", &[])).unwrap();
