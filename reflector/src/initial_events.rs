@@ -17,12 +17,15 @@
 //! add per object that exists now. How either ends is decided by the one
 //! recovery table (`recovery.rs`).
 
+use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiObject, ListOptions, Object, ResourceVersionMatch, WatchEvent};
 use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
 use clientgo_store::{Arrival, Indexers, ThreadSafeStore};
+use hashbrown::hash_table::Entry;
+use hashbrown::{DefaultHashBuilder, HashTable};
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
@@ -72,10 +75,12 @@ fn settle_deadline(
 ///
 /// While every event so far added an object (a watch-list's initial
 /// events, where the server sends each object once), the objects are
-/// kept in arrival order and nothing is hashed while they stream in; at
-/// the end one table sized for all of them finds any key given twice
-/// (which keeps its last object), where a table grown from empty would
-/// have rehashed every object at each doubling. The first change or
+/// kept in arrival order with the hash of each one's key (taken while
+/// the object is fresh in the cache), and no table grows while they
+/// stream in; at the end one table sized for all of them, built from
+/// those hashes, finds any key given twice (which keeps its last
+/// object). A table grown from empty would have re-read every object's
+/// namespace and name at each doubling. The first change or
 /// removal (a resume's replay; a watch-list whose initial events carry
 /// one) moves them into a store by their own key (without indexes, so no
 /// key string is built per event), where the rest of the events fold in.
@@ -84,6 +89,9 @@ fn settle_deadline(
 struct InitialState<K> {
     /// The objects in arrival order, while there is no `by_key`.
     arrived: Vec<Arc<K>>,
+    /// The hash of each arrived object's key, in the same order.
+    hashes: Vec<u64>,
+    hasher: DefaultHashBuilder,
     by_key: Option<ThreadSafeStore<K>>,
     resource_version: String,
 }
@@ -93,6 +101,8 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
     fn new(resource_version: &str) -> Self {
         InitialState {
             arrived: Vec::new(),
+            hashes: Vec::new(),
+            hasher: DefaultHashBuilder::default(),
             by_key: None,
             resource_version: resource_version.to_string(),
         }
@@ -109,7 +119,7 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
     /// Adds an object of the state at the starting resourceVersion (one
     /// per key).
     fn seed(&mut self, object: Arc<K>) {
-        self.arrived.push(object);
+        self.arrive(object);
     }
 
     /// Adds an object that was not in the state.
@@ -117,8 +127,14 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
         self.moved_to(&*object);
         match &self.by_key {
             Some(by_key) => insert(by_key, object),
-            None => self.arrived.push(object),
+            None => self.arrive(object),
         }
+    }
+
+    /// Keeps `object` in arrival order, with its key's hash.
+    fn arrive(&mut self, object: Arc<K>) {
+        self.hashes.push(self.hasher.hash_one(key(&*object)));
+        self.arrived.push(object);
     }
 
     /// Adds or replaces an object.
@@ -136,6 +152,7 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
     fn by_key(&mut self) -> &ThreadSafeStore<K> {
         self.by_key.get_or_insert_with(|| {
             let by_key = ThreadSafeStore::new(Indexers::new());
+            self.hashes = Vec::new();
             for object in self.arrived.drain(..) {
                 insert(&by_key, object);
             }
@@ -147,7 +164,7 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
     fn into_objects(self) -> Vec<Arc<K>> {
         match self.by_key {
             Some(by_key) => by_key.into_objects(),
-            None => last_of_each_key(self.arrived),
+            None => last_of_each_key(self.arrived, &self.hashes),
         }
     }
 
@@ -159,28 +176,49 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
 }
 
 /// `objects` with only the last of each own key (`namespace/name`), in
-/// their order; unchanged (no copy) when no key is given twice.
-fn last_of_each_key<K: Object>(objects: Vec<Arc<K>>) -> Vec<Arc<K>> {
-    let mut last = std::collections::HashMap::with_capacity(objects.len());
-    for (at, object) in objects.iter().enumerate() {
-        let key = (
-            object.namespace().unwrap_or_default(),
-            object.name().unwrap_or_default(),
-        );
-        last.insert(key, at);
+/// their order; unchanged (no copy) when no key is given twice. `hashes`
+/// holds each one's key hash, so the table (sized for them all, holding
+/// positions) reads an object only to compare keys whose hashes match.
+fn last_of_each_key<K: Object>(objects: Vec<Arc<K>>, hashes: &[u64]) -> Vec<Arc<K>> {
+    let hash_at = |position: &usize| hashes.get(*position).copied().unwrap_or(0);
+    let key_at = |position: usize| objects.get(position).map(|object| key(&**object));
+    // Where each key was last seen.
+    let mut last: HashTable<usize> = HashTable::with_capacity(objects.len());
+    let mut repeated = false;
+    for position in 0..objects.len() {
+        let same = |seen: &usize| key_at(*seen) == key_at(position);
+        match last.entry(hash_at(&position), same, hash_at) {
+            Entry::Occupied(mut seen) => {
+                *seen.get_mut() = position;
+                repeated = true;
+            }
+            Entry::Vacant(vacant) => {
+                vacant.insert(position);
+            }
+        }
     }
-    if last.len() == objects.len() {
+    if !repeated {
         return objects;
     }
     let mut kept = vec![false; objects.len()];
-    for at in last.into_values() {
-        kept[at] = true;
+    for position in last {
+        if let Some(kept) = kept.get_mut(position) {
+            *kept = true;
+        }
     }
     objects
         .into_iter()
         .zip(kept)
         .filter_map(|(object, kept)| kept.then_some(object))
         .collect()
+}
+
+/// An object's own key, as its namespace and name.
+fn key<K: Object>(object: &K) -> (&str, &str) {
+    (
+        object.namespace().unwrap_or_default(),
+        object.name().unwrap_or_default(),
+    )
 }
 
 /// Stores `object` under its own key in `store`.
