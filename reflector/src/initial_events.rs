@@ -91,6 +91,7 @@ struct InitialState<K> {
     arrived: Vec<Arc<K>>,
     /// The hash of each arrived object's key, in the same order.
     hashes: Vec<u64>,
+    /// Hashes the arrived objects' keys (one per gathering).
     hasher: DefaultHashBuilder,
     by_key: Option<ThreadSafeStore<K>>,
     resource_version: String,
@@ -177,9 +178,12 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
 
 /// `objects` with only the last of each own key (`namespace/name`), in
 /// their order; unchanged (no copy) when no key is given twice. `hashes`
-/// holds each one's key hash, so the table (sized for them all, holding
-/// positions) reads an object only to compare keys whose hashes match.
+/// holds each one's key hash, in the same order, so the table (sized for
+/// them all, holding positions) reads objects only to compare the keys of
+/// a likely match. A missing hash counts as 0: slower, never wrong about
+/// a repeat within equal hashes.
 fn last_of_each_key<K: Object>(objects: Vec<Arc<K>>, hashes: &[u64]) -> Vec<Arc<K>> {
+    debug_assert_eq!(objects.len(), hashes.len(), "one hash per object");
     let hash_at = |position: &usize| hashes.get(*position).copied().unwrap_or(0);
     let key_at = |position: usize| objects.get(position).map(|object| key(&**object));
     // Where each key was last seen.
@@ -202,8 +206,8 @@ fn last_of_each_key<K: Object>(objects: Vec<Arc<K>>, hashes: &[u64]) -> Vec<Arc<
     }
     let mut kept = vec![false; objects.len()];
     for position in last {
-        if let Some(kept) = kept.get_mut(position) {
-            *kept = true;
+        if let Some(slot) = kept.get_mut(position) {
+            *slot = true;
         }
     }
     objects
@@ -619,6 +623,45 @@ mod initial_state_tests {
     }
 
     #[test]
+    fn the_last_of_each_key_is_kept_in_arrival_order() {
+        let hasher = DefaultHashBuilder::default();
+        let hashes = |objects: &[Arc<Pod>]| -> Vec<u64> {
+            objects.iter().map(|o| hasher.hash_one(key(&**o))).collect()
+        };
+        let names = |objects: &[Arc<Pod>]| -> Vec<(String, String)> {
+            objects
+                .iter()
+                .map(|p| {
+                    let name = p.metadata.name.clone().unwrap_or_default();
+                    (
+                        name,
+                        p.metadata.resource_version.clone().unwrap_or_default(),
+                    )
+                })
+                .collect()
+        };
+        let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect()
+        };
+        let repeated = vec![pod("x", "1"), pod("y", "2"), pod("x", "3"), pod("z", "4")];
+        let kept = last_of_each_key(repeated.clone(), &hashes(&repeated));
+        assert_eq!(names(&kept), owned(&[("y", "2"), ("x", "3"), ("z", "4")]));
+        // Every hash equal: slower, the same answer.
+        let kept = last_of_each_key(repeated.clone(), &vec![7; repeated.len()]);
+        assert_eq!(names(&kept), owned(&[("y", "2"), ("x", "3"), ("z", "4")]));
+        // No key twice: the very same buffer back.
+        let distinct = vec![pod("x", "1"), pod("y", "2")];
+        let pointer = distinct.as_ptr();
+        let kept = last_of_each_key(distinct.clone(), &hashes(&distinct));
+        assert_eq!(names(&kept), owned(&[("x", "1"), ("y", "2")]));
+        let again = last_of_each_key(distinct, &[1, 2]);
+        assert_eq!(again.as_ptr(), pointer);
+    }
+
+    #[test]
     fn a_gathering_holds_what_a_map_by_key_would() {
         use Step::*;
         let rows: [Row; 6] = [
@@ -676,6 +719,11 @@ mod initial_state_tests {
                 }
             }
             assert_eq!(state.resource_version, version, "{name}");
+            assert_eq!(
+                state.hashes.len(),
+                state.arrived.len(),
+                "{name}: hashes parallel"
+            );
             let only_adds = name != "a change among adds"
                 && name != "a removal among adds"
                 && name != "a resume's replay";
