@@ -205,14 +205,9 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         items: Vec<(String, Arc<K>)>,
         resource_version: &str,
     ) -> Result<(), StoreError> {
-        self.replace_with(items.len(), resource_version, |new_items, identities| {
-            for (key, object) in items {
-                let identity = new_items.insert(&key, object);
-                if let Some(identities) = identities.as_mut() {
-                    identities.push(identity);
-                }
-            }
-        })
+        let capacity = items.len();
+        let items = items.into_iter().map(|(key, object)| (Some(key), object));
+        self.replace_with(capacity, resource_version, items)
     }
 
     /// [`replace`](Self::replace) with each object under its own key,
@@ -222,27 +217,23 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         objects: Vec<Arc<K>>,
         resource_version: &str,
     ) -> Result<(), StoreError> {
-        self.replace_with(objects.len(), resource_version, |new_items, identities| {
-            for object in objects {
-                let identity = new_items.insert_own(object);
-                if let Some(identities) = identities.as_mut() {
-                    identities.push(identity);
-                }
-            }
-        })
+        let capacity = objects.len();
+        let items = objects.into_iter().map(|object| (None, object));
+        self.replace_with(capacity, resource_version, items)
     }
 
-    /// Replaces the items with those `fill` puts in a new map (sized for
-    /// `capacity`), and the indexes with ones built for them. When the
-    /// store has indexes, `fill` is given a list for how the indexes know
-    /// each item it inserts, in order: if no key was given twice, the
-    /// indexes are built from it, with the hashes the inserts computed,
-    /// instead of hashing every item again.
+    /// Replaces the items with `items` (each under its key, or under its
+    /// own key when `None`; a later duplicate key wins) in a new map sized
+    /// for `capacity`, and the indexes with ones built for them. When the
+    /// store has indexes, how the indexes know each inserted item is kept
+    /// in order: if no key was given twice, the indexes are built from
+    /// that, with the hashes the inserts computed, instead of hashing
+    /// every item again.
     fn replace_with(
         &self,
         capacity: usize,
         resource_version: &str,
-        fill: impl FnOnce(&mut KeyedItems<K>, &mut Option<Vec<Identity<K>>>),
+        items: impl Iterator<Item = (Option<String>, Arc<K>)>,
     ) -> Result<(), StoreError> {
         // Filled before the write lock, so readers go on meanwhile (the
         // hasher never changes).
@@ -252,7 +243,15 @@ impl<K: Object + Send + Sync + 'static> ThreadSafeStore<K> {
         };
         let mut new_items = KeyedItems::with_capacity(capacity, hasher.clone());
         let mut identities = indexed.then(|| Vec::with_capacity(capacity));
-        fill(&mut new_items, &mut identities);
+        for (key, object) in items {
+            let identity = match key {
+                Some(key) => new_items.insert(&key, object),
+                None => new_items.insert_own(object),
+            };
+            if let Some(identities) = identities.as_mut() {
+                identities.push(identity);
+            }
+        }
         let mut inner = self.inner.write();
         let mut new_indices: Vec<Index<K>> = inner
             .indexers
