@@ -17,15 +17,12 @@
 //! add per object that exists now. How either ends is decided by the one
 //! recovery table (`recovery.rs`).
 
-use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiObject, ListOptions, Object, ResourceVersionMatch, WatchEvent};
 use clientgo_listwatch::{IdleTimer, ListerWatcher, Next as StreamNext};
-use clientgo_store::{Arrival, Indexers, ThreadSafeStore};
-use hashbrown::hash_table::Entry;
-use hashbrown::{DefaultHashBuilder, HashTable};
+use clientgo_store::{Arrival, ArrivalOrder, Indexers, ThreadSafeStore};
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
@@ -75,24 +72,16 @@ fn settle_deadline(
 ///
 /// While every event so far added an object (a watch-list's initial
 /// events, where the server sends each object once), the objects are
-/// kept in arrival order with the hash of each one's key (taken while
-/// the object is fresh in the cache), and no table grows while they
-/// stream in; at the end one table sized for all of them, built from
-/// those hashes, finds any key given twice (which keeps its last
-/// object). A table grown from empty would have re-read every object's
-/// namespace and name at each doubling. The first change or
-/// removal (a resume's replay; a watch-list whose initial events carry
-/// one) moves them into a store by their own key (without indexes, so no
-/// key string is built per event), where the rest of the events fold in.
+/// kept in an [`ArrivalOrder`], which builds no table until the end.
+/// The first change or removal (a resume's replay; a watch-list whose
+/// initial events carry one) moves them into a store by their own key
+/// (without indexes, so no key string is built per event), where the
+/// rest of the events fold in.
 /// Either way the store's replace receives one object per key, the last,
 /// so its handlers see one add per object.
 struct InitialState<K> {
     /// The objects in arrival order, while there is no `by_key`.
-    arrived: Vec<Arc<K>>,
-    /// The hash of each arrived object's key, in the same order.
-    hashes: Vec<u64>,
-    /// Hashes the arrived objects' keys (one per gathering).
-    hasher: DefaultHashBuilder,
+    arrived: ArrivalOrder<K>,
     by_key: Option<ThreadSafeStore<K>>,
     resource_version: String,
 }
@@ -101,9 +90,7 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
     /// Empty, at `resource_version`.
     fn new(resource_version: &str) -> Self {
         InitialState {
-            arrived: Vec::new(),
-            hashes: Vec::new(),
-            hasher: DefaultHashBuilder::default(),
+            arrived: ArrivalOrder::new(),
             by_key: None,
             resource_version: resource_version.to_string(),
         }
@@ -120,7 +107,7 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
     /// Adds an object of the state at the starting resourceVersion (one
     /// per key).
     fn seed(&mut self, object: Arc<K>) {
-        self.arrive(object);
+        self.arrived.push(object);
     }
 
     /// Adds an object that was not in the state.
@@ -128,14 +115,8 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
         self.moved_to(&*object);
         match &self.by_key {
             Some(by_key) => insert(by_key, object),
-            None => self.arrive(object),
+            None => self.arrived.push(object),
         }
-    }
-
-    /// Keeps `object` in arrival order, with its key's hash.
-    fn arrive(&mut self, object: Arc<K>) {
-        self.hashes.push(self.hasher.hash_one(key(&*object)));
-        self.arrived.push(object);
     }
 
     /// Adds or replaces an object.
@@ -153,8 +134,7 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
     fn by_key(&mut self) -> &ThreadSafeStore<K> {
         self.by_key.get_or_insert_with(|| {
             let by_key = ThreadSafeStore::new(Indexers::new());
-            self.hashes = Vec::new();
-            for object in self.arrived.drain(..) {
+            for object in std::mem::take(&mut self.arrived).into_arrived() {
                 insert(&by_key, object);
             }
             by_key
@@ -165,7 +145,7 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
     fn into_objects(self) -> Vec<Arc<K>> {
         match self.by_key {
             Some(by_key) => by_key.into_objects(),
-            None => last_of_each_key(self.arrived, &self.hashes),
+            None => self.arrived.into_last_of_each_key(),
         }
     }
 
@@ -174,55 +154,6 @@ impl<K: Object + Send + Sync + 'static> InitialState<K> {
             version.clone_into(&mut self.resource_version);
         }
     }
-}
-
-/// `objects` with only the last of each own key (`namespace/name`), in
-/// their order; unchanged (no copy) when no key is given twice. `hashes`
-/// holds each one's key hash, in the same order, so the table (sized for
-/// them all, holding positions) reads objects only to compare the keys of
-/// a likely match. A missing hash counts as 0: slower, never wrong about
-/// a repeat within equal hashes.
-fn last_of_each_key<K: Object>(objects: Vec<Arc<K>>, hashes: &[u64]) -> Vec<Arc<K>> {
-    debug_assert_eq!(objects.len(), hashes.len(), "one hash per object");
-    let hash_at = |position: &usize| hashes.get(*position).copied().unwrap_or(0);
-    let key_at = |position: usize| objects.get(position).map(|object| key(&**object));
-    // Where each key was last seen.
-    let mut last: HashTable<usize> = HashTable::with_capacity(objects.len());
-    let mut repeated = false;
-    for position in 0..objects.len() {
-        let same = |seen: &usize| key_at(*seen) == key_at(position);
-        match last.entry(hash_at(&position), same, hash_at) {
-            Entry::Occupied(mut seen) => {
-                *seen.get_mut() = position;
-                repeated = true;
-            }
-            Entry::Vacant(vacant) => {
-                vacant.insert(position);
-            }
-        }
-    }
-    if !repeated {
-        return objects;
-    }
-    let mut kept = vec![false; objects.len()];
-    for position in last {
-        if let Some(slot) = kept.get_mut(position) {
-            *slot = true;
-        }
-    }
-    objects
-        .into_iter()
-        .zip(kept)
-        .filter_map(|(object, kept)| kept.then_some(object))
-        .collect()
-}
-
-/// An object's own key, as its namespace and name.
-fn key<K: Object>(object: &K) -> (&str, &str) {
-    (
-        object.namespace().unwrap_or_default(),
-        object.name().unwrap_or_default(),
-    )
 }
 
 /// Stores `object` under its own key in `store`.
@@ -623,45 +554,6 @@ mod initial_state_tests {
     }
 
     #[test]
-    fn the_last_of_each_key_is_kept_in_arrival_order() {
-        let hasher = DefaultHashBuilder::default();
-        let hashes = |objects: &[Arc<Pod>]| -> Vec<u64> {
-            objects.iter().map(|o| hasher.hash_one(key(&**o))).collect()
-        };
-        let names = |objects: &[Arc<Pod>]| -> Vec<(String, String)> {
-            objects
-                .iter()
-                .map(|p| {
-                    let name = p.metadata.name.clone().unwrap_or_default();
-                    (
-                        name,
-                        p.metadata.resource_version.clone().unwrap_or_default(),
-                    )
-                })
-                .collect()
-        };
-        let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-            pairs
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect()
-        };
-        let repeated = vec![pod("x", "1"), pod("y", "2"), pod("x", "3"), pod("z", "4")];
-        let kept = last_of_each_key(repeated.clone(), &hashes(&repeated));
-        assert_eq!(names(&kept), owned(&[("y", "2"), ("x", "3"), ("z", "4")]));
-        // Every hash equal: slower, the same answer.
-        let kept = last_of_each_key(repeated.clone(), &vec![7; repeated.len()]);
-        assert_eq!(names(&kept), owned(&[("y", "2"), ("x", "3"), ("z", "4")]));
-        // No key twice: the very same buffer back.
-        let distinct = vec![pod("x", "1"), pod("y", "2")];
-        let pointer = distinct.as_ptr();
-        let kept = last_of_each_key(distinct.clone(), &hashes(&distinct));
-        assert_eq!(names(&kept), owned(&[("x", "1"), ("y", "2")]));
-        let again = last_of_each_key(distinct, &[1, 2]);
-        assert_eq!(again.as_ptr(), pointer);
-    }
-
-    #[test]
     fn a_gathering_holds_what_a_map_by_key_would() {
         use Step::*;
         let rows: [Row; 6] = [
@@ -719,10 +611,9 @@ mod initial_state_tests {
                 }
             }
             assert_eq!(state.resource_version, version, "{name}");
-            assert_eq!(
-                state.hashes.len(),
-                state.arrived.len(),
-                "{name}: hashes parallel"
+            assert!(
+                state.by_key.is_none() || state.arrived.is_empty(),
+                "{name}: nothing left in arrival order once folded by key"
             );
             let only_adds = name != "a change among adds"
                 && name != "a removal among adds"

@@ -217,6 +217,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod arrival_order;
 mod delta;
 mod delta_fifo;
 mod error;
@@ -240,6 +241,7 @@ mod test_support;
 mod thread_safe_store;
 mod undelta_store;
 
+pub use arrival_order::ArrivalOrder;
 pub use delta::{Delta, DeltaType, Deltas};
 pub use delta_fifo::{DeltaFifo, DeltaFifoOptions};
 pub use error::{PopError, StoreError};
