@@ -44,6 +44,7 @@ use clientgo_informers::{
     SyncWaitOptions, wait_for_cache_sync,
 };
 use clientgo_rest::RestClient;
+use clientgo_rest::metrics::PrometheusRequestMetrics;
 use tokio_util::sync::CancellationToken;
 
 use clientgo_leaderelection::{
@@ -113,7 +114,9 @@ impl ManagerOptions {
 
     /// Serves `/metrics` on `address` while the manager runs (default: not
     /// served): controller-runtime's `controller_runtime_*` families, the
-    /// controllers' workqueue families, and whatever else is registered in
+    /// controllers' workqueue families, the REST client's `rest_client_*`
+    /// families (unless its requests already report elsewhere: see
+    /// [`RestClient::report_requests_to`]), and whatever else is registered in
     /// [`Manager::registry`]. Port 0 picks a free port
     /// ([`Manager::metrics_address`] says which).
     pub fn metrics_bind_address(mut self, address: SocketAddr) -> Self {
@@ -216,6 +219,18 @@ impl Manager {
         let metrics = ManagerMetrics::new(&registry)
             .inspect_err(|error| tracing::warn!(%error, "controller metrics are off"))
             .ok();
+        // The REST client's families, when the client reports nowhere yet
+        // (controller-runtime registers client-go's in its one registry);
+        // a client built with its own request metrics keeps reporting
+        // there.
+        if !client.reports_requests() {
+            match PrometheusRequestMetrics::register(&registry) {
+                Ok(rest) => {
+                    client.report_requests_to(Arc::new(rest));
+                }
+                Err(error) => tracing::warn!(%error, "REST client metrics are off"),
+            }
+        }
         let queue_metrics = PrometheusMetricsProvider::new(&registry)
             .inspect_err(|error| tracing::warn!(%error, "workqueue metrics are off"))
             .ok()

@@ -299,28 +299,34 @@ mod tests {
         let status_write = meta(1, "11", &[("app", "web")]);
         let spec_write = meta(2, "12", &[("app", "web")]);
         let relabelled = meta(1, "13", &[("app", "db")]);
+        let mut annotated = meta(1, "14", &[("app", "web")]);
+        annotated.metadata.annotations = Some([("note".to_string(), "x".to_string())].into());
         let resync = base.clone();
-        let table: [(&str, &dyn Predicate, [bool; 4]); 4] = [
-            // status write, spec write, relabel, resync
+        let table: [(&str, &dyn Predicate, [bool; 5]); 4] = [
+            // status write, spec write, relabel, annotation, resync
             (
                 "generation",
                 &generation_changed(),
-                [false, true, false, false],
+                [false, true, false, false, false],
             ),
             (
                 "resourceVersion",
                 &resource_version_changed(),
-                [true, true, true, false],
+                [true, true, true, true, false],
             ),
-            ("labels", &labels_changed(), [false, false, true, false]),
+            (
+                "labels",
+                &labels_changed(),
+                [false, false, true, false, false],
+            ),
             (
                 "annotations",
                 &annotations_changed(),
-                [false, false, false, false],
+                [false, false, false, true, false],
             ),
         ];
         for (name, predicate, expected) in table {
-            let seen = [&status_write, &spec_write, &relabelled, &resync]
+            let seen = [&status_write, &spec_write, &relabelled, &annotated, &resync]
                 .map(|new| predicate.update(&base, new));
             assert_eq!(seen, expected, "{name}");
             assert!(predicate.create(&base), "{name} passes creates");

@@ -6,7 +6,7 @@
 //! backoff. After a failure the error policy's action is carried out the
 //! same way, except that `RequeueAfter` keeps the backoff (the key is
 //! failing). A key whose object has left the cache is forgotten, backoff
-//! and all.
+//! and all, and a requeue still pending for it is dropped.
 
 use std::fmt;
 use std::time::Duration;
@@ -121,6 +121,9 @@ pub(crate) enum Outcome {
 pub(crate) enum QueueStep {
     /// Reset the key's backoff; nothing scheduled.
     Forget,
+    /// Reset the key's backoff and drop its pending delayed add: the
+    /// object is gone, so its requeues end with it.
+    ForgetAndCancel,
     /// Reset the key's backoff, then add the key after the delay.
     ForgetThenAddAfter(Duration),
     /// Add the key after the delay, keeping its backoff.
@@ -133,10 +136,10 @@ pub(crate) enum QueueStep {
 /// `reconcileHandler`), as the module documentation says.
 pub(crate) fn queue_step(outcome: Outcome) -> QueueStep {
     match outcome {
-        Outcome::Gone
-        | Outcome::Elsewhere
-        | Outcome::Reconciled(Action::Done)
-        | Outcome::Failed(Action::Done) => QueueStep::Forget,
+        Outcome::Gone => QueueStep::ForgetAndCancel,
+        Outcome::Elsewhere | Outcome::Reconciled(Action::Done) | Outcome::Failed(Action::Done) => {
+            QueueStep::Forget
+        }
         Outcome::Reconciled(Action::RequeueAfter(delay)) => QueueStep::ForgetThenAddAfter(delay),
         Outcome::Failed(Action::RequeueAfter(delay)) => QueueStep::AddAfter(delay),
         Outcome::Reconciled(Action::Requeue) | Outcome::Failed(Action::Requeue) => {
@@ -196,7 +199,7 @@ mod tests {
                 QueueStep::AddAfter(second),
                 Some("error"),
             ),
-            (Outcome::Gone, QueueStep::Forget, None),
+            (Outcome::Gone, QueueStep::ForgetAndCancel, None),
             (Outcome::Elsewhere, QueueStep::Forget, None),
         ];
         for (outcome, step, label) in table {

@@ -316,6 +316,10 @@ where
             }
             match queue_step(outcome) {
                 QueueStep::Forget => self.queue.forget(&key),
+                QueueStep::ForgetAndCancel => {
+                    self.queue.forget(&key);
+                    self.queue.cancel_delayed(&key);
+                }
                 QueueStep::ForgetThenAddAfter(delay) => {
                     self.queue.forget(&key);
                     self.queue.add_after(key.clone(), delay);

@@ -187,6 +187,16 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
         self.waiting.wake.notify_waiters();
     }
 
+    /// Drops `item`'s pending delayed add, if it has one; true when it had.
+    /// An item already in the queue stays there. Not in client-go, whose
+    /// delayed adds cannot be taken back: a controller uses it to stop
+    /// the requeues of an object that was deleted.
+    pub fn cancel_delayed(&self, item: &T) -> bool {
+        // The heap's entry stays behind, stale, and is skipped when its
+        // time comes (as an entry whose time was moved is).
+        self.waiting.items.lock().ready_at.remove(item).is_some()
+    }
+
     /// How many items wait for their delay to pass.
     pub fn waiting_len(&self) -> usize {
         self.waiting.items.lock().ready_at.len()
@@ -279,6 +289,27 @@ mod tests {
         for _ in 0..10 {
             tokio::task::yield_now().await;
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_delayed_add_never_arrives() {
+        let queue = DelayingQueue::<&str>::default();
+        queue.add_after("a", ms(50));
+        queue.add_after("b", ms(50));
+        assert!(queue.cancel_delayed(&"a"));
+        assert!(!queue.cancel_delayed(&"a"));
+        assert!(!queue.cancel_delayed(&"c"));
+        assert_eq!(queue.waiting_len(), 1);
+        tokio::time::advance(ms(60)).await;
+        settle().await;
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.get().await, Some("b"));
+        // Added again after the cancel: it arrives at its new time.
+        queue.add_after("a", ms(50));
+        tokio::time::advance(ms(60)).await;
+        settle().await;
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.get().await, Some("a"));
     }
 
     #[tokio::test(start_paused = true)]

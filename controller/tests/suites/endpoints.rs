@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use clientgo_controller::{Action, Controller, ManagerOptions};
+use clientgo_testing::Verb;
 use k8s_openapi::api::apps::v1::Deployment;
 
 use crate::support::{Cluster, eventually, start};
@@ -31,6 +32,8 @@ async fn metrics_and_probes_are_served() {
             Arc::new(()),
         )
         .unwrap();
+    // No cache can sync while its watch is held.
+    cluster.server.faults().hold_watches();
     let (stop, running) = start(&manager);
     eventually("the endpoints to listen", || async {
         manager.metrics_address().is_some() && manager.health_probe_address().is_some()
@@ -38,6 +41,20 @@ async fn metrics_and_probes_are_served() {
     .await;
     let metrics = format!("http://{}/metrics", manager.metrics_address().unwrap());
     let probes = manager.health_probe_address().unwrap();
+    eventually("the watch to be held", || async {
+        cluster.server.requests().count(Verb::Watch) > 0
+    })
+    .await;
+    assert_eq!(
+        get(format!("http://{probes}/readyz")).await,
+        (503, "caches not synced".to_string())
+    );
+    assert_eq!(
+        get(format!("http://{probes}/healthz")).await,
+        (200, "ok".to_string())
+    );
+    assert!(!manager.is_ready());
+    cluster.server.faults().release_watches();
     eventually("a reconcile counted", || async {
         get(metrics.clone()).await.1.contains(
             "controller_runtime_reconcile_total{controller=\"deployment\",result=\"success\"} 1",
@@ -51,10 +68,31 @@ async fn metrics_and_probes_are_served() {
         "controller_runtime_max_concurrent_reconciles{controller=\"deployment\"} 2",
         "controller_runtime_active_workers{controller=\"deployment\"} 0",
         "controller_runtime_reconcile_time_seconds_count{controller=\"deployment\"} 1",
+        "controller_runtime_reconcile_errors_total{controller=\"deployment\"} 0",
         "workqueue_adds_total{name=\"deployment\"} 1",
     ] {
         assert!(text.contains(line), "no {line} in\n{text}");
     }
+    // The REST client's families, from the requests the informer made.
+    let host = cluster
+        .server
+        .url()
+        .trim_start_matches("http://")
+        .to_string();
+    let requests =
+        format!("rest_client_requests_total{{code=\"200\",host=\"{host}\",method=\"GET\"}} ");
+    let count = text
+        .lines()
+        .find_map(|line| line.strip_prefix(requests.as_str()))
+        .and_then(|count| count.parse::<u64>().ok());
+    assert!(
+        count.is_some_and(|count| count > 0),
+        "no {requests}in\n{text}"
+    );
+    assert!(
+        text.contains("rest_client_request_duration_seconds_count{host="),
+        "no request latency in\n{text}"
+    );
     assert_eq!(
         get(format!("http://{probes}/healthz")).await,
         (200, "ok".to_string())

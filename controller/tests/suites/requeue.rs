@@ -90,6 +90,46 @@ async fn requeue_after_runs_again_after_the_delay_until_the_object_is_deleted() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_objects_pending_requeue_is_dropped() {
+    let cluster = Cluster::start().await;
+    cluster.create_deployment("web").await;
+    let manager = cluster.manager();
+    let calls = Arc::new(Calls::default());
+    let handle = Controller::for_::<Deployment>(&manager)
+        .run(
+            |_: Arc<Deployment>, calls: Arc<Calls>| async move {
+                calls.record();
+                Ok::<_, String>(Action::requeue_after(Duration::from_millis(1500)))
+            },
+            Arc::clone(&calls),
+        )
+        .unwrap();
+    let (stop, running) = start(&manager);
+    eventually("the first run", || async { calls.len() == 1 }).await;
+    cluster
+        .deployments()
+        .delete("web", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("the deletion to be seen", || async {
+        handle.stats().gone == 1
+    })
+    .await;
+    // Past the requeue asked before the deletion: it was dropped with the
+    // object, so the key came back neither as a reconcile nor as gone.
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    assert_eq!(calls.len(), 1, "a deleted object is not reconciled");
+    assert_eq!(
+        handle.stats().gone,
+        1,
+        "the requeue pending at the deletion still came: {:?}",
+        handle.stats()
+    );
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_back_off_per_key_and_the_policy_can_give_up() {
     let cluster = Cluster::start().await;
     cluster.create_deployment("failing").await;

@@ -3,8 +3,8 @@
 //! it made share: the connection pools, the credentials, the rate limiter,
 //! the counters.
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
@@ -41,7 +41,10 @@ pub(crate) struct ClientInner {
     pub(crate) warning_handler: Arc<dyn WarningHandler>,
     pub(crate) counters: Counters,
     pub(crate) content_type: ContentType,
-    pub(crate) request_metrics: Option<Arc<dyn RequestMetrics>>,
+    /// Where requests are reported: set at construction from the
+    /// configuration or the process default, else at most once later by
+    /// [`RestClient::report_requests_to`](crate::RestClient::report_requests_to).
+    pub(crate) request_metrics: OnceLock<Arc<dyn RequestMetrics>>,
     /// The `host` label of request metrics: every request goes to the
     /// base URL's host, so it is worked out once.
     pub(crate) host_label: String,

@@ -2,8 +2,8 @@
 //! credentials, throttling, retries and warnings, as client-go's
 //! `RESTClient`.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use reqwest::Method;
@@ -19,7 +19,7 @@ use crate::config::error::ConfigError;
 use crate::config::pem::{certified_key, read_pem};
 use crate::config::rest_config::Config;
 use crate::config::warnings::LogWarnings;
-use crate::metrics::request_metrics::{default_request_metrics, host_label};
+use crate::metrics::request_metrics::{RequestMetrics, default_request_metrics, host_label};
 use crate::transport::client_certificate::ClientCertificateSlot;
 use crate::transport::connection_lanes::{ConnectionLanes, LaneStats};
 use crate::transport::http::{HttpSettings, build_http, http1_tls, install_crypto_provider};
@@ -143,7 +143,9 @@ impl RestClient {
                 request_metrics: config
                     .request_metrics
                     .clone()
-                    .or_else(default_request_metrics),
+                    .or_else(default_request_metrics)
+                    .map(OnceLock::from)
+                    .unwrap_or_default(),
                 timeout: config.timeout,
                 default_headers,
                 warning_handler: config
@@ -205,6 +207,22 @@ impl RestClient {
     /// A DELETE request.
     pub fn delete(&self) -> Request {
         self.request(Method::DELETE)
+    }
+
+    /// Reports this client's requests (and its clones') to `metrics` from
+    /// now on, when it reports nowhere yet: neither
+    /// [`Config::request_metrics`] nor a process default
+    /// ([`set_default_request_metrics`](crate::metrics::set_default_request_metrics))
+    /// was set when it was built. Returns `false`, changing nothing, when
+    /// it already reports somewhere (the first destination stays, as
+    /// client-go registers its metrics once).
+    pub fn report_requests_to(&self, metrics: Arc<dyn RequestMetrics>) -> bool {
+        self.inner.request_metrics.set(metrics).is_ok()
+    }
+
+    /// Whether this client reports its requests somewhere.
+    pub fn reports_requests(&self) -> bool {
+        self.inner.request_metrics.get().is_some()
     }
 
     /// How watches are spread over connections: see
@@ -311,5 +329,30 @@ mod tests {
     fn a_bad_host_is_a_config_error() {
         let error = RestClient::new(Config::new("https://exa mple")).unwrap_err();
         assert!(matches!(error, Error::Config(_)), "{error}");
+    }
+
+    struct Nowhere;
+
+    impl RequestMetrics for Nowhere {
+        fn request_result(&self, _: &str, _: &str, _: &str) {}
+        fn request_latency(&self, _: &str, _: &str, _: Duration) {}
+        fn rate_limiter_latency(&self, _: &str, _: &str, _: Duration) {}
+    }
+
+    #[test]
+    fn metrics_are_attached_once_and_shared_by_clones() {
+        let configured =
+            RestClient::new(Config::new("https://127.0.0.1:1").request_metrics(Arc::new(Nowhere)))
+                .unwrap();
+        assert!(configured.reports_requests());
+        assert!(!configured.report_requests_to(Arc::new(Nowhere)));
+
+        let client = RestClient::new(Config::new("https://127.0.0.1:1")).unwrap();
+        // No test in this crate sets a process default.
+        assert!(!client.reports_requests());
+        let clone = client.clone();
+        assert!(clone.report_requests_to(Arc::new(Nowhere)));
+        assert!(client.reports_requests());
+        assert!(!client.report_requests_to(Arc::new(Nowhere)));
     }
 }

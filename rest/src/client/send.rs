@@ -137,7 +137,7 @@ impl ClientInner {
             return;
         };
         let waited = bucket.accept().await;
-        if let Some(metrics) = &self.request_metrics {
+        if let Some(metrics) = self.request_metrics.get() {
             metrics.rate_limiter_latency(method.as_str(), &self.host_label, waited);
         }
         if !waited.is_zero() {
@@ -209,7 +209,7 @@ impl ClientInner {
         };
         let latency = started.elapsed();
         let code = sent.as_ref().ok().map(|r| r.status().as_u16());
-        if let Some(metrics) = &self.request_metrics {
+        if let Some(metrics) = self.request_metrics.get() {
             let code = code.map_or_else(|| "<error>".to_string(), |code| code.to_string());
             metrics.request_result(&code, request.method.as_str(), &self.host_label);
             metrics.request_latency(request.method.as_str(), &self.host_label, latency);
