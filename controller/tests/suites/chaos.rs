@@ -4,6 +4,7 @@
 //! longer (default 8).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use clientgo_apimachinery::Status;
@@ -25,17 +26,21 @@ fn replicas(parent: &Deployment) -> String {
         .to_string()
 }
 
+/// What the reconcile writes with, and how often it checks again.
+struct Context {
+    config_maps: ResourceClient<ConfigMap>,
+    period_ms: AtomicU64,
+}
+
 /// Keeps `<parent>-config` owned by its parent with the parent's replicas.
-async fn reconcile(
-    parent: Arc<Deployment>,
-    config_maps: Arc<ResourceClient<ConfigMap>>,
-) -> Result<Action, String> {
+async fn reconcile(parent: Arc<Deployment>, context: Arc<Context>) -> Result<Action, String> {
+    let config_maps = &context.config_maps;
     let name = format!(
         "{}-config",
         parent.metadata.name.as_deref().unwrap_or_default()
     );
     let wanted = replicas(&parent);
-    create_or_update(&config_maps, &name, |child| {
+    create_or_update(config_maps, &name, |child| {
         child.data = Some([("replicas".to_string(), wanted.clone())].into());
         // Already owned by this parent in every case reached here.
         let _ = set_controller_reference(parent.as_ref(), child);
@@ -47,7 +52,9 @@ async fn reconcile(
     // (client-go's and controller-runtime's alike): a level-triggered
     // controller checks again now and then. (Found by this test: without
     // the requeue, one parent in about ten runs never got its child back.)
-    Ok(Action::requeue_after(Duration::from_secs(1)))
+    Ok(Action::requeue_after(Duration::from_millis(
+        context.period_ms.load(Ordering::Relaxed),
+    )))
 }
 
 /// What the server and the manager's caches hold of a parent that has not
@@ -145,10 +152,14 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
         cluster.create_deployment(&format!("app-{index}")).await;
     }
     let manager = cluster.manager();
+    let context = Arc::new(Context {
+        config_maps: cluster.config_maps(),
+        period_ms: AtomicU64::new(1000),
+    });
     let handle = Controller::for_::<Deployment>(&manager)
         .owns::<ConfigMap>()
         .max_concurrent_reconciles(4)
-        .run(reconcile, Arc::new(cluster.config_maps()))
+        .run(reconcile, Arc::clone(&context))
         .unwrap();
     let (stop, running) = start(&manager);
 
@@ -242,6 +253,59 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
             )
         });
     assert!(parents > 0);
+
+    // After the storm, events alone keep every parent whole: with the
+    // check-again period pushed out of reach (once the 1 s requeues
+    // pending have run), every child deleted now is recreated through
+    // its owner's event, so every informer came back from the faults.
+    context.period_ms.store(600_000, Ordering::Relaxed);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The test server collects no garbage: children of deleted parents
+    // stay, unowned by anyone present, and are left alone.
+    let parents = deployments.list(&Default::default()).await.unwrap().items;
+    let mut names: Vec<String> = parents
+        .iter()
+        .filter_map(|parent| Some(format!("{}-config", parent.metadata.name.as_deref()?)))
+        .collect();
+    names.sort();
+    for name in &names {
+        config_maps
+            .delete(name, &DeleteOptions::default())
+            .await
+            .unwrap();
+    }
+    let missing = parking_lot::Mutex::new(Vec::<String>::new());
+    let recreated = async {
+        loop {
+            let now = config_maps.list(&Default::default()).await.unwrap().items;
+            let back: Vec<&String> = names
+                .iter()
+                .filter(|name| {
+                    now.iter()
+                        .any(|child| child.metadata.name.as_ref() == Some(*name))
+                })
+                .collect();
+            if back.len() == names.len() {
+                return;
+            }
+            *missing.lock() = names
+                .iter()
+                .filter(|name| !back.contains(name))
+                .cloned()
+                .collect();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(10), recreated)
+        .await
+        .is_err()
+    {
+        panic!(
+            "deleted children not recreated from events alone: {:?} missing; {:?}",
+            missing.lock(),
+            handle.stats()
+        );
+    }
     let stats = handle.stats();
     assert_eq!(stats.panics, 0);
     assert!(stats.reconciles() > 20, "{stats:?}");

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use clientgo_controller::controllerutil::set_controller_reference;
-use clientgo_controller::{Action, Controller};
+use clientgo_controller::{Action, Controller, Request};
 use clientgo_rest::{CreateOptions, DeleteOptions, Patch, PatchOptions, ResourceClient};
+use clientgo_testing::Verb;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -142,4 +143,143 @@ async fn a_changed_or_deleted_child_reconciles_its_owner() {
     stop.cancel();
     running.await.unwrap().unwrap();
     assert!(!manager.is_ready());
+}
+
+/// Counts reconciles by name.
+#[derive(Default)]
+struct Tally(Mutex<BTreeMap<String, usize>>);
+
+impl Tally {
+    fn count(&self, name: &str) -> usize {
+        self.0.lock().get(name).copied().unwrap_or(0)
+    }
+}
+
+async fn tally(deployment: Arc<Deployment>, tally: Arc<Tally>) -> Result<Action, String> {
+    let name = deployment.metadata.name.clone().unwrap_or_default();
+    *tally.0.lock().entry(name).or_default() += 1;
+    Ok(Action::done())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_maps_any_object_and_controllers_share_one_undecoded_informer_per_kind() {
+    let cluster = Cluster::start().await;
+    let web = cluster.create_deployment("web").await;
+    cluster.create_deployment("db").await;
+    let mut child = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("web-config".into()),
+            namespace: Some("team".into()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    set_controller_reference(&web, &mut child).unwrap();
+    let config_maps = cluster.config_maps();
+    config_maps
+        .create(&CreateOptions::default(), &child)
+        .await
+        .unwrap();
+    let manager = cluster.manager();
+    let owners = Arc::new(Tally::default());
+    let mapped = Arc::new(Tally::default());
+    Controller::for_::<Deployment>(&manager)
+        .owns::<ConfigMap>()
+        .run(tally, Arc::clone(&owners))
+        .unwrap();
+    // A config map labelled `for: <name>` reconciles that deployment,
+    // owned or not.
+    Controller::for_::<Deployment>(&manager)
+        .named("mapped")
+        .watches::<ConfigMap>(|object| {
+            let meta = object.meta();
+            let target = meta.labels.as_ref().and_then(|labels| labels.get("for"));
+            match (meta.namespace.as_deref(), target) {
+                (Some(namespace), Some(name)) => vec![Request::namespaced(namespace, name)],
+                _ => Vec::new(),
+            }
+        })
+        .run(tally, Arc::clone(&mapped))
+        .unwrap();
+    let (stop, running) = start(&manager);
+    // Each deployment once for itself; `web` once more in the owning
+    // controller for its child's initial event (merged or not).
+    eventually("the initial reconciles", || async {
+        owners.count("db") == 1 && mapped.count("web") == 1 && mapped.count("db") == 1
+    })
+    .await;
+
+    // A loose config map pointing at `db`: the mapping controller
+    // reconciles `db`, the owning one nothing.
+    let owners_web = owners.count("web");
+    let mut loose = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("pointer".into()),
+            namespace: Some("team".into()),
+            labels: Some([("for".to_string(), "db".to_string())].into()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    loose = config_maps
+        .create(&CreateOptions::default(), &loose)
+        .await
+        .unwrap();
+    eventually("the mapped reconcile", || async { mapped.count("db") == 2 }).await;
+    // Retargeted: the old and the new object are both mapped, so both
+    // deployments are reconciled.
+    loose.metadata.labels = Some([("for".to_string(), "web".to_string())].into());
+    config_maps
+        .replace("pointer", &Default::default(), &loose)
+        .await
+        .unwrap();
+    eventually("the retarget to reach both", || async {
+        mapped.count("db") == 3 && mapped.count("web") == 2
+    })
+    .await;
+    // The owned child's change reaches the owner only.
+    config_maps
+        .patch(
+            "web-config",
+            &PatchOptions::default(),
+            &Patch::Merge(serde_json::json!({"data": {"k": "v"}})),
+        )
+        .await
+        .unwrap();
+    eventually("the owner's reconcile", || async {
+        owners.count("web") > owners_web
+    })
+    .await;
+    assert_eq!(
+        owners.count("db"),
+        1,
+        "an unowned config map reached the owner"
+    );
+    assert_eq!(mapped.count("web"), 2, "an unlabelled change was mapped");
+
+    // Two controllers, one informer (one watch) per kind.
+    for resource in ["deployments", "configmaps"] {
+        let watches = cluster
+            .server
+            .requests()
+            .of(Verb::Watch)
+            .into_iter()
+            .filter(|record| record.path.ends_with(resource))
+            .count();
+        assert_eq!(watches, 1, "watches of {resource}");
+    }
+    // Both controllers enqueued from config maps' metadata: not one was
+    // decoded.
+    let decodes = manager
+        .factory()
+        .informer_for::<ConfigMap>()
+        .stats()
+        .decodes;
+    assert_eq!(
+        (decodes.misses, decodes.hits, decodes.handler_decodes),
+        (0, 0, 0),
+        "{decodes:?}"
+    );
+    stop.cancel();
+    running.await.unwrap().unwrap();
 }
