@@ -16,6 +16,7 @@ fn run(program: &str, args: &[&str]) -> Output {
         "warm-restart" => env!("CARGO_BIN_EXE_warm-restart"),
         "protobuf" => env!("CARGO_BIN_EXE_protobuf"),
         "sharded-controller" => env!("CARGO_BIN_EXE_sharded-controller"),
+        "operator" => env!("CARGO_BIN_EXE_operator"),
         other => panic!("no example {other}"),
     };
     Command::new(path)
@@ -164,6 +165,77 @@ fn the_crd_example_creates_watches_and_lists_its_custom_resources() {
     );
 }
 
+/// The README's operator run: its scene ends with each Job as its
+/// CronTab says, owned by it.
+#[test]
+fn the_operator_example_keeps_each_crontabs_job() {
+    let text = run_ok("operator", &["--embedded"]);
+    for line in [
+        "created CustomResourceDefinition crontabs.stable.example.com",
+        "scene: deleted Job backup-run",
+        "backup-run  owner CronTab backup, parallelism 1",
+        "report-run  owner CronTab report, parallelism 5",
+        "reconciled default/report: job report-run, parallelism 5",
+    ] {
+        assert!(text.contains(line), "no {line:?} in\n{text}");
+    }
+    assert!(
+        text.lines()
+            .any(|line| line.starts_with("operator stopped: ") && line.ends_with("(0 failed)")),
+        "{text}"
+    );
+}
+
+/// With a kubeconfig the operator runs against that cluster: it creates
+/// the CRD, and reconciles the CronTabs it finds there.
+#[test]
+fn the_operator_runs_against_a_kubeconfigs_cluster() {
+    use clientgo::rest::{Config, CreateOptions, ResourceClient, RestClient};
+    use clientgo::testing::TestApiServer;
+    use clientgo_examples::crontab::{CronTab, CronTabSpec};
+    use k8s_openapi::api::batch::v1::Job;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(TestApiServer::builder().start()).unwrap();
+    let (directory, kubeconfig) = kubeconfig_in_temp_dir(&server, "operator");
+    let kubeconfig = kubeconfig.to_str().unwrap();
+    // A first run installs the CRD; nothing to reconcile yet.
+    let first = run_ok("operator", &["--kubeconfig", kubeconfig, "--duration", "1"]);
+    assert!(
+        first.contains("created CustomResourceDefinition crontabs.stable.example.com"),
+        "{first}"
+    );
+    assert!(first.contains("operator stopped: 0 reconciles"), "{first}");
+    let client = RestClient::new(Config::new(server.url())).unwrap();
+    let spec = CronTabSpec {
+        cron_spec: "0 1 * * *".into(),
+        image: "nightly:3".into(),
+        replicas: 2,
+    };
+    runtime
+        .block_on(
+            ResourceClient::<CronTab>::namespaced(client.clone(), "default").create(
+                &CreateOptions::default(),
+                &CronTab::new("default", "nightly", spec),
+            ),
+        )
+        .unwrap();
+    let second = run_ok("operator", &["--kubeconfig", kubeconfig, "--duration", "2"]);
+    assert!(
+        second.contains("reconciled default/nightly: job nightly-run, parallelism 2"),
+        "{second}"
+    );
+    let job = runtime
+        .block_on(ResourceClient::<Job>::namespaced(client, "default").get("nightly-run"))
+        .unwrap();
+    let owner = &job.metadata.owner_references.unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str(), owner.controller),
+        ("CronTab", "nightly", Some(true))
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
 #[test]
 fn the_dynamic_example_finds_a_resource_through_discovery() {
     let text = run_ok(
@@ -190,7 +262,7 @@ fn the_dynamic_example_finds_a_resource_through_discovery() {
 
 #[test]
 fn help_bad_flags_and_unreachable_clusters_are_clear() {
-    for program in ["controller", "informer", "crd", "dynamic"] {
+    for program in ["controller", "informer", "crd", "dynamic", "operator"] {
         let help = run(program, &["--help"]);
         assert!(help.status.success());
         // Every program's flags come from clap, the shared ones included.
