@@ -7,7 +7,8 @@ mod owner_reference;
 mod writes;
 
 pub use writes::{
-    ApplyError, ApplyOptions, OperationResult, apply, create_or_update, update_status,
+    ApplyError, ApplyOptions, FieldConflict, OperationResult, apply, create_or_update,
+    update_status,
 };
 
 pub use owner_reference::{OwnerReferenceError, controller_reference, set_controller_reference};

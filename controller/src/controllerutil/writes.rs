@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use clientgo_apimachinery::Object;
+use clientgo_apimachinery::{Object, StatusCause};
 use clientgo_rest::util::retry::{Backoff, retry_on_conflict};
 use clientgo_rest::{CreateOptions, Patch, PatchOptions, ResourceClient, UpdateOptions};
 use serde::Serialize;
@@ -64,16 +64,19 @@ where
 /// Why a server-side apply failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
-    /// 409 Conflict: another field manager owns fields this apply sets
-    /// (only without force; the server's message names them), or the
-    /// applied object carries a resourceVersion the server has moved
-    /// past.
-    #[error("apply by {field_manager:?} conflicts with another manager: {message}")]
+    /// 409 Conflict: other field managers own fields this apply sets to
+    /// other values (only without force; `conflicts` names them), or the
+    /// applied object carries a resourceVersion the server has moved past
+    /// (`conflicts` is empty).
+    #[error("apply by {field_manager:?} conflicts: {message}")]
     Conflict {
         /// Who applied.
         field_manager: String,
-        /// The server's message, naming the fields and their managers.
+        /// The server's message.
         message: String,
+        /// The fields owned by another manager, one per field and manager
+        /// (the Status's `FieldManagerConflict` causes).
+        conflicts: Vec<FieldConflict>,
     },
     /// The object has no name.
     #[error("the object to apply has no name")]
@@ -84,6 +87,46 @@ pub enum ApplyError {
     /// Any other failure of the request.
     #[error(transparent)]
     Api(#[from] clientgo_rest::Error),
+}
+
+/// A field an apply would take from another manager.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldConflict {
+    /// The field, as the server prints it (`.spec.replicas`).
+    pub field: String,
+    /// The manager owning it (`hpa-controller`).
+    pub manager: String,
+    /// How the server describes that manager (`conflict with
+    /// "hpa-controller" using apps/v1 at 2026-11-27T18:00:00Z`): an
+    /// update's manager is named with its API version and time.
+    pub message: String,
+}
+
+impl FieldConflict {
+    /// The conflict a Status cause of type `FieldManagerConflict` reports.
+    fn from_cause(cause: &StatusCause) -> Option<Self> {
+        if cause.reason != "FieldManagerConflict" {
+            return None;
+        }
+        // `conflict with "<manager>"...`: the manager is the first quoted
+        // text (Go's %q; a quote inside a name is escaped, so cut at the
+        // first unescaped quote).
+        let quoted = cause.message.split_once('"').map(|(_, rest)| rest)?;
+        let mut manager = String::new();
+        let mut chars = quoted.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => manager.extend(chars.next()),
+                '"' => break,
+                c => manager.push(c),
+            }
+        }
+        Some(FieldConflict {
+            field: cause.field.clone(),
+            manager,
+            message: cause.message.clone(),
+        })
+    }
 }
 
 /// How [`apply`] applies.
@@ -136,11 +179,18 @@ where
         .await
         .map_err(|error| {
             if error.is_conflict() {
+                let status = error.status();
                 ApplyError::Conflict {
                     field_manager: options.field_manager.clone(),
-                    message: error
-                        .status()
-                        .map_or_else(|| error.to_string(), |s| s.message.clone()),
+                    message: status.map_or_else(|| error.to_string(), |s| s.message.clone()),
+                    conflicts: status
+                        .map(|s| {
+                            s.causes()
+                                .iter()
+                                .filter_map(FieldConflict::from_cause)
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                 }
             } else {
                 ApplyError::Api(error)
@@ -184,5 +234,49 @@ impl fmt::Display for OperationResult {
             OperationResult::Updated => "updated",
             OperationResult::Unchanged => "unchanged",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_conflicts_are_read_from_the_causes() {
+        let cause = |reason: &str, message: &str| StatusCause {
+            reason: reason.into(),
+            message: message.into(),
+            field: ".spec.replicas".into(),
+        };
+        let table = [
+            (
+                cause("FieldManagerConflict", "conflict with \"op\""),
+                Some("op"),
+            ),
+            (
+                cause(
+                    "FieldManagerConflict",
+                    "conflict with \"hpa\" using apps/v1 at 2026-11-27T18:00:00Z",
+                ),
+                Some("hpa"),
+            ),
+            (
+                cause("FieldManagerConflict", "conflict with \"a \\\"b\\\"\""),
+                Some("a \"b\""),
+            ),
+            (cause("FieldManagerConflict", "no quotes"), None),
+            (cause("FieldValueInvalid", "conflict with \"op\""), None),
+        ];
+        for (cause, manager) in table {
+            let conflict = FieldConflict::from_cause(&cause);
+            assert_eq!(
+                conflict.as_ref().map(|c| c.manager.as_str()),
+                manager,
+                "{cause:?}"
+            );
+            if let Some(conflict) = conflict {
+                assert_eq!(conflict.field, ".spec.replicas");
+            }
+        }
     }
 }

@@ -87,8 +87,116 @@ async fn apply_creates_then_updates_and_a_stale_version_is_a_typed_conflict() {
     desired.metadata.resource_version = first.metadata.resource_version.clone();
     let error = apply(&config_maps, &desired, &options).await.unwrap_err();
     assert!(
-        matches!(&error, ApplyError::Conflict { field_manager, .. } if field_manager == "my-operator"),
+        matches!(&error, ApplyError::Conflict { field_manager, conflicts, .. }
+            if field_manager == "my-operator" && conflicts.is_empty()),
         "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apply_over_another_managers_field_conflicts_unless_forced() {
+    let cluster = Cluster::start().await;
+    let config_maps = cluster.config_maps();
+    let object = |data: &[(&str, &str)]| ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("shared".into()),
+            namespace: Some("team".into()),
+            ..ObjectMeta::default()
+        },
+        data: Some(
+            data.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+        ..ConfigMap::default()
+    };
+    let polite = |manager: &str| ApplyOptions::new(manager).force(false);
+    apply(
+        &config_maps,
+        &object(&[("mode", "fast"), ("size", "1")]),
+        &polite("alpha"),
+    )
+    .await
+    .unwrap();
+    // The same value is shared, not a conflict.
+    apply(&config_maps, &object(&[("mode", "fast")]), &polite("beta"))
+        .await
+        .unwrap();
+    let error = apply(
+        &config_maps,
+        &object(&[("mode", "safe"), ("size", "2")]),
+        &polite("beta"),
+    )
+    .await
+    .unwrap_err();
+    let ApplyError::Conflict {
+        field_manager,
+        message,
+        conflicts,
+    } = &error
+    else {
+        panic!("not a conflict: {error}");
+    };
+    assert_eq!(field_manager, "beta");
+    assert_eq!(
+        message,
+        "Apply failed with 2 conflicts: conflicts with \"alpha\":\n- .data.mode\n- .data.size"
+    );
+    let fields: Vec<(&str, &str)> = conflicts
+        .iter()
+        .map(|c| (c.manager.as_str(), c.field.as_str()))
+        .collect();
+    assert_eq!(fields, [("alpha", ".data.mode"), ("alpha", ".data.size")]);
+    // A manager's update takes the field it changes: an apply of another
+    // value now conflicts with it, named with its version and time.
+    config_maps
+        .patch(
+            "shared",
+            &PatchOptions {
+                field_manager: Some("editor".into()),
+                ..PatchOptions::default()
+            },
+            &Patch::Merge(serde_json::json!({"data": {"size": "3"}})),
+        )
+        .await
+        .unwrap();
+    let error = apply(&config_maps, &object(&[("size", "4")]), &polite("alpha"))
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("conflict with \"editor\" using v1 at "),
+        "{error}"
+    );
+    // Forced, the fields move to `beta`; `alpha`, whose fields were all
+    // taken, then applies none of them and removes none.
+    let forced = apply(
+        &config_maps,
+        &object(&[("mode", "safe"), ("size", "2")]),
+        &ApplyOptions::new("beta"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(forced.data.as_ref().unwrap()["mode"], "safe");
+    let after = apply(&config_maps, &object(&[]), &polite("alpha"))
+        .await
+        .unwrap();
+    assert_eq!(
+        after.data.unwrap_or_default(),
+        [
+            ("mode".to_string(), "safe".to_string()),
+            ("size".to_string(), "2".to_string())
+        ]
+        .into()
+    );
+    // A field only its applier owned goes when the applier stops applying.
+    let dropped = apply(&config_maps, &object(&[("mode", "safe")]), &polite("beta"))
+        .await
+        .unwrap();
+    assert_eq!(
+        dropped.data.unwrap_or_default(),
+        [("mode".to_string(), "safe".to_string())].into()
     );
 }
 

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::api::patch::{PatchType, json_patch, merge_patch};
 use crate::api::protobuf::{Encoding, ListMetadata};
 use crate::api::request_path::ResourcePath;
+use crate::store::field_owners::{self, Writer};
 use crate::store::object::{ObjectKey, StoredObject};
 use crate::store::reads::{ListPage, PageRequest};
 use crate::store::storage::{Preconditions, ReadAt, Storage};
@@ -560,6 +561,7 @@ pub(crate) fn update(
     storage: &Storage,
     path: &ResourcePath,
     body: &[u8],
+    writer: &Writer,
 ) -> Result<Answer, Status> {
     let key = object_key(path)?;
     let object = parse_body(body)?;
@@ -574,8 +576,47 @@ pub(crate) fn update(
             key.name
         )));
     }
-    let updated = storage.update(&key, object, targets_status(path, &key)?)?;
+    let status_only = targets_status(path, &key)?;
+    let before = storage.get(&key);
+    let updated = storage.update(&key, object, status_only)?;
+    track_update(
+        storage,
+        &key,
+        before.as_deref(),
+        &updated,
+        writer,
+        status_only,
+    )?;
     Ok(Answer::ok(updated.json.to_vec()))
+}
+
+/// After an update of an object applied before: the fields `writer`
+/// changed are its (see [`crate::store::field_owners`]).
+fn track_update(
+    storage: &Storage,
+    key: &ObjectKey,
+    before: Option<&StoredObject>,
+    after: &StoredObject,
+    writer: &Writer,
+    status_only: bool,
+) -> Result<(), Status> {
+    let Some(before) = before else {
+        return Ok(());
+    };
+    if status_only
+        || before.uid != after.uid
+        || storage.field_owners.managers(key, &after.uid).is_none()
+    {
+        return Ok(());
+    }
+    storage.field_owners.updated(
+        key,
+        &after.uid,
+        &before.to_value()?,
+        &after.to_value()?,
+        writer,
+    );
+    Ok(())
 }
 
 /// Whether a write targets the status subresource (the only one served).
@@ -591,14 +632,15 @@ fn targets_status(path: &ResourcePath, key: &ObjectKey) -> Result<bool, Status> 
 }
 
 /// `PATCH` on an object or its status. Strategic merge patches are applied
-/// as JSON merge patches (lists are replaced, not merged by key), and
-/// server-side apply is a merge patch that creates a missing object; field
-/// ownership is not tracked.
+/// as JSON merge patches (lists are replaced, not merged by key).
+/// Server-side apply creates a missing object and tracks who owns which
+/// field, as [`crate::store::field_owners`] says.
 pub(crate) fn patch(
     storage: &Storage,
     path: &ResourcePath,
     content_type: &str,
     body: &[u8],
+    writer: &Writer,
 ) -> Result<Answer, Status> {
     let patch_type = PatchType::from_content_type(content_type).ok_or_else(|| {
         Status::failure(
@@ -614,8 +656,9 @@ pub(crate) fn patch(
     let key = object_key(path)?;
     let status_only = targets_status(path, &key)?;
     let patch = parse_body(body)?;
+    let apply = patch_type == PatchType::Apply && !status_only;
     let Some(current) = storage.get(&key) else {
-        if patch_type == PatchType::Apply && !status_only {
+        if apply {
             let mut object = patch;
             check_namespace(path, &object)?;
             fill_type_meta(path, &mut object);
@@ -623,12 +666,26 @@ pub(crate) fn patch(
                 &mut object,
                 &serde_json::json!({"metadata": {"name": key.name}}),
             );
+            let managers = field_owners::created_by_apply(&object, writer);
             let created = storage.create(&key.resource, &key.namespace, object)?;
+            storage.field_owners.set(&key, &created.uid, managers);
             return Ok(Answer::created(&created.json));
         }
         return Err(Status::not_found(&key.resource, &key.name));
     };
     let mut object = current.to_value()?;
+    if apply {
+        let managers = storage
+            .field_owners
+            .managers(&key, &current.uid)
+            .unwrap_or_default();
+        let applied = field_owners::apply(&object, managers, &patch, writer)?;
+        let updated = storage.update(&key, applied.object, false)?;
+        storage
+            .field_owners
+            .set(&key, &updated.uid, applied.managers);
+        return Ok(Answer::ok(updated.json.to_vec()));
+    }
     match patch_type {
         PatchType::Json => json_patch(&mut object, &patch)?,
         PatchType::Merge | PatchType::StrategicMerge | PatchType::Apply => {
@@ -636,6 +693,7 @@ pub(crate) fn patch(
         }
     }
     let updated = storage.update(&key, object, status_only)?;
+    track_update(storage, &key, Some(&current), &updated, writer, status_only)?;
     Ok(Answer::ok(updated.json.to_vec()))
 }
 

@@ -23,7 +23,8 @@ use crate::faults::controls::Failure;
 use crate::faults::request_log::{RequestRecord, Verb};
 use crate::server::auth::{authenticated, forbidden, verb_of};
 use crate::server::state::ServerState;
-use crate::store::writes::is_pod;
+use crate::store::field_owners::Writer;
+use crate::store::writes::{is_pod, now_rfc3339};
 
 /// What the server knows of a connection's client.
 #[derive(Debug, Clone, Copy)]
@@ -422,11 +423,16 @@ pub(crate) async fn route(
             with_body(request, |body| handlers::create(&storage, &target, body)).await
         }
         (Method::PUT, true) => {
-            with_body(request, |body| handlers::update(&storage, &target, body)).await
+            let writer = writer_of(&request, &target);
+            with_body(request, |body| {
+                handlers::update(&storage, &target, body, &writer)
+            })
+            .await
         }
         (Method::PATCH, true) => {
+            let writer = writer_of(&request, &target);
             with_body(request, |body| {
-                handlers::patch(&storage, &target, &content_type, body)
+                handlers::patch(&storage, &target, &content_type, body, &writer)
             })
             .await
         }
@@ -461,4 +467,19 @@ pub(crate) async fn with_body(
         Ok(body) => answer_response(handle(&body)),
         Err(status) => status_response(&status),
     }
+}
+
+/// Who a write is by, for server-side apply's field ownership.
+fn writer_of(request: &Request<Incoming>, target: &ResourcePath) -> Writer {
+    let user_agent = request
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    Writer::from_request(
+        request.uri().query().unwrap_or_default(),
+        user_agent,
+        target.resource.api_version(),
+        now_rfc3339(),
+    )
 }

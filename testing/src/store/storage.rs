@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::store::field_owners::FieldOwners;
 use crate::store::object::{ObjectKey, StoredObject};
 
 /// What a write did.
@@ -139,6 +140,8 @@ pub struct Storage {
     pub(crate) events: broadcast::Sender<Arc<StorageEvent>>,
     /// [`StorageOptions::encode_protobuf_on_write`].
     encode_protobuf: bool,
+    /// Server-side apply's field managers of the objects applied.
+    pub(crate) field_owners: FieldOwners,
 }
 
 impl fmt::Debug for Storage {
@@ -175,6 +178,7 @@ impl Storage {
             history_limit: options.history_limit,
             events,
             encode_protobuf: options.encode_protobuf,
+            field_owners: FieldOwners::default(),
         }
     }
 
