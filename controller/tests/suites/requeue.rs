@@ -176,3 +176,55 @@ async fn errors_back_off_per_key_and_the_policy_can_give_up() {
     stop.cancel();
     running.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_successful_requeue_backs_off_until_done() {
+    let cluster = Cluster::start().await;
+    cluster.create_deployment("web").await;
+    let manager = cluster.manager();
+    let calls = Arc::new(Calls::default());
+    let handle = Controller::for_::<Deployment>(&manager)
+        .rate_limiter(Arc::new(ItemExponentialFailureRateLimiter::new(
+            Duration::from_millis(20),
+            Duration::from_secs(60),
+        )))
+        .run(
+            |_: Arc<Deployment>, calls: Arc<Calls>| async move {
+                calls.record();
+                // Four requeues, then done.
+                Ok::<_, String>(if calls.len() <= 4 {
+                    Action::requeue()
+                } else {
+                    Action::done()
+                })
+            },
+            Arc::clone(&calls),
+        )
+        .unwrap();
+    let (stop, running) = start(&manager);
+    eventually("five runs", || async { calls.len() >= 5 }).await;
+    // 20, 40, 80, 160 ms apart: the limiter's backoff, growing.
+    let gaps = calls.gaps();
+    for (index, gap) in gaps.iter().enumerate() {
+        let asked = Duration::from_millis(20 << index);
+        assert!(
+            *gap >= asked.mul_f64(0.9) && *gap < asked * 5 + Duration::from_millis(500),
+            "requeue {index} after {gap:?}, the limiter asks {asked:?}: {gaps:?}"
+        );
+    }
+    eventually("the last run counted", || async {
+        handle.stats().success == 1
+    })
+    .await;
+    // Done: no more runs.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(calls.len(), 5);
+    let stats = handle.stats();
+    assert_eq!(
+        (stats.requeue, stats.success, stats.errors),
+        (4, 1, 0),
+        "{stats:?}"
+    );
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}

@@ -139,8 +139,21 @@ async fn two_replicas_split_the_keys_with_none_lost_or_doubled() {
         by_first > 0 && by_first < 16,
         "first reconciled {by_first} of 16"
     );
+    // The first replica stops and releases its shards: the second holds
+    // all four well before the 3 s leases could have run out.
+    let stopped = Instant::now();
     stop_first.cancel();
-    stop_second.cancel();
     running_first.await.unwrap().unwrap();
+    assert!(first.held_shards().is_empty(), "{:?}", first.held_shards());
+    eventually("the second replica to take every shard", || async {
+        second.held_shards() == vec![0, 1, 2, 3]
+    })
+    .await;
+    assert!(
+        stopped.elapsed() < Duration::from_millis(2500),
+        "taken over after {:?}: the shards were not released",
+        stopped.elapsed()
+    );
+    stop_second.cancel();
     running_second.await.unwrap().unwrap();
 }
