@@ -5,9 +5,12 @@
 //! they would to a cluster. It provides:
 //!
 //! - get, list, create, update, status update, patch (JSON merge, JSON
-//!   patch; strategic merge and server-side apply are applied as merge
-//!   patches, apply creating a missing object), delete and deletecollection
-//!   for the common
+//!   patch; strategic merge applied as a merge patch; server-side apply
+//!   with field ownership: conflicts between managers as the real
+//!   server's 409 with `FieldManagerConflict` causes, `force`, fields an
+//!   applier stops applying removed, lists owned whole and ownership kept
+//!   beside the object rather than in `managedFields`), delete and
+//!   deletecollection for the common
 //!   built-in resources and any registered [`ApiResource`](clientgo_apimachinery::ApiResource),
 //!   with the real server's Status answers;
 //! - lists with label and field selectors, `limit`/`continue` paging over a

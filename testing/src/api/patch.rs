@@ -1,4 +1,5 @@
-//! Patch formats: JSON merge patch (RFC 7386) and JSON patch (RFC 6902).
+//! Patch formats: JSON merge patch (RFC 7386, in `util::merge_patch`) and
+//! JSON patch (RFC 6902).
 //!
 //! Strategic merge patch is applied as a JSON merge patch: lists are
 //! replaced rather than merged by key. That is a simplification of the
@@ -6,6 +7,8 @@
 
 use clientgo_apimachinery::Status;
 use serde_json::Value;
+
+pub(crate) use crate::util::merge_patch::merge_patch;
 
 /// The patch types the server accepts, by `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,30 +36,6 @@ impl PatchType {
                 Some(PatchType::Apply)
             }
             _ => None,
-        }
-    }
-}
-
-/// Applies a JSON merge patch: objects merge key by key, `null` removes a
-/// key, anything else replaces.
-pub(crate) fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch_fields) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(serde_json::Map::new());
-    }
-    if let Value::Object(target_fields) = target {
-        for (key, value) in patch_fields {
-            if value.is_null() {
-                target_fields.remove(key);
-            } else {
-                merge_patch(
-                    target_fields.entry(key.clone()).or_insert(Value::Null),
-                    value,
-                );
-            }
         }
     }
 }
@@ -249,22 +228,6 @@ mod tests {
             Some(PatchType::Apply)
         );
         assert_eq!(PatchType::from_content_type("application/json"), None);
-    }
-
-    #[test]
-    fn merge_patch_follows_rfc_7386() {
-        let mut target = json!({"a": "b", "c": {"d": "e", "f": "g"}, "list": [1, 2]});
-        merge_patch(
-            &mut target,
-            &json!({"a": "z", "c": {"f": null}, "list": [3], "new": {"x": 1}}),
-        );
-        assert_eq!(
-            target,
-            json!({"a": "z", "c": {"d": "e"}, "list": [3], "new": {"x": 1}})
-        );
-        let mut scalar = json!("x");
-        merge_patch(&mut scalar, &json!({"a": 1}));
-        assert_eq!(scalar, json!({"a": 1}));
     }
 
     #[test]

@@ -32,6 +32,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::store::object::ObjectKey;
+use crate::util::merge_patch::merge_patch;
 
 /// A field's path from the object's root (`["spec", "replicas"]`).
 pub(crate) type FieldPath = Vec<String>;
@@ -311,7 +312,7 @@ pub(crate) fn apply(
         .filter(|manager| !manager.fields.is_empty())
         .collect();
     let mut object = current.clone();
-    crate::api::patch::merge_patch(&mut object, applied);
+    merge_patch(&mut object, applied);
     for given_up in previously.iter().filter(|path| !wanted.contains_key(*path)) {
         if !after
             .iter()

@@ -1,14 +1,17 @@
 //! Small helpers that know nothing of the server: the deterministic
-//! generator, the process's memory, the log subscriber.
+//! generator, the process's memory, the log subscriber, a JSON merge
+//! patch.
 //!
 //! | file | what |
 //! |---|---|
+//! | `merge_patch.rs` | `merge_patch`, a JSON merge patch (RFC 7386) |
 //! | `seeded_random.rs` | `SeededRandom`, the deterministic generator behind churn, UIDs and fault schedules |
 //! | `process_cpu.rs` | the process's CPU time, from `/proc` (public as `process_cpu`) |
 //! | `process_memory.rs` | the process's RSS and high-water mark, from `/proc` (public as `process_memory`) |
 //! | `log_subscriber.rs` | `install_log_subscriber`: events to stderr, filtered by `RUST_LOG` |
 
 pub(crate) mod log_subscriber;
+pub(crate) mod merge_patch;
 pub mod process_cpu;
 pub mod process_memory;
 pub(crate) mod seeded_random;
