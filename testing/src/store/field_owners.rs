@@ -412,6 +412,11 @@ mod tests {
         }
     }
 
+    /// An object as `manager`'s first apply creates it.
+    fn created_by(manager: &str, object: &Value) -> Applied {
+        apply(&json!({}), Vec::new(), object, &writer(manager, false)).unwrap()
+    }
+
     fn deployment(replicas: i64, image: &str) -> Value {
         json!({
             "apiVersion": "apps/v1",
@@ -459,13 +464,7 @@ mod tests {
 
     #[test]
     fn a_second_applier_conflicts_on_a_different_value_only() {
-        let first = apply(
-            &json!({}),
-            Vec::new(),
-            &deployment(1, "a"),
-            &writer("a", false),
-        )
-        .unwrap();
+        let first = created_by("a", &deployment(1, "a"));
         // The same values: shared, no conflict.
         let shared = apply(
             &first.object,
@@ -528,7 +527,7 @@ mod tests {
     fn a_field_no_longer_applied_is_removed_unless_someone_else_owns_it() {
         let mut with_label = deployment(1, "a");
         with_label["metadata"]["labels"]["tier"] = json!("front");
-        let first = apply(&json!({}), Vec::new(), &with_label, &writer("a", false)).unwrap();
+        let first = created_by("a", &with_label);
         let dropped = apply(
             &first.object,
             first.managers.clone(),
@@ -557,13 +556,7 @@ mod tests {
 
     #[test]
     fn an_update_takes_the_fields_it_changes_and_names_its_version_in_conflicts() {
-        let first = apply(
-            &json!({}),
-            Vec::new(),
-            &deployment(1, "a"),
-            &writer("a", false),
-        )
-        .unwrap();
+        let first = created_by("a", &deployment(1, "a"));
         let scaled = deployment(5, "a");
         let managers = after_update(
             first.managers,
