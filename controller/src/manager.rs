@@ -115,7 +115,8 @@ impl ManagerOptions {
     /// Serves `/metrics` on `address` while the manager runs (default: not
     /// served): controller-runtime's `controller_runtime_*` families, the
     /// controllers' workqueue families, the REST client's `rest_client_*`
-    /// families (unless its requests already report elsewhere: see
+    /// families (unless its requests already report elsewhere, another
+    /// manager of the same client included: see
     /// [`RestClient::report_requests_to`]), and whatever else is registered in
     /// [`Manager::registry`]. Port 0 picks a free port
     /// ([`Manager::metrics_address`] says which).
@@ -223,12 +224,18 @@ impl Manager {
         // (controller-runtime registers client-go's in its one registry);
         // a client built with its own request metrics keeps reporting
         // there.
+        // Registered only once attached, so a client that reports
+        // elsewhere (another manager's registry, say) leaves no empty
+        // families here.
         if !client.reports_requests() {
-            match PrometheusRequestMetrics::register(&registry) {
-                Ok(rest) => {
-                    client.report_requests_to(Arc::new(rest));
+            let registered = PrometheusRequestMetrics::new().and_then(|rest| {
+                if client.report_requests_to(Arc::new(rest.clone())) {
+                    rest.register_in(&registry)?;
                 }
-                Err(error) => tracing::warn!(%error, "REST client metrics are off"),
+                Ok(())
+            });
+            if let Err(error) = registered {
+                tracing::warn!(%error, "REST client metrics are off");
             }
         }
         let queue_metrics = PrometheusMetricsProvider::new(&registry)

@@ -219,7 +219,7 @@ fn the_operator_runs_against_a_kubeconfigs_cluster() {
             ),
         )
         .unwrap();
-    let second = run_ok("operator", &["--kubeconfig", kubeconfig, "--duration", "2"]);
+    let second = run_ok("operator", &["--kubeconfig", kubeconfig, "--duration", "5"]);
     assert!(
         second.contains("reconciled default/nightly: job nightly-run, parallelism 2"),
         "{second}"

@@ -8,9 +8,9 @@
 //!   patch; strategic merge applied as a merge patch; server-side apply
 //!   with field ownership: conflicts between managers as the real
 //!   server's 409 with `FieldManagerConflict` causes, `force`, fields an
-//!   applier stops applying removed, lists owned whole and ownership kept
-//!   beside the object rather than in `managedFields`), delete and
-//!   deletecollection for the common
+//!   applier stops applying removed, with the simplifications
+//!   `store/field_owners.rs` lists), delete and deletecollection for the
+//!   common
 //!   built-in resources and any registered [`ApiResource`](clientgo_apimachinery::ApiResource),
 //!   with the real server's Status answers;
 //! - lists with label and field selectors, `limit`/`continue` paging over a

@@ -158,19 +158,31 @@ async fn status_patches_change_only_status_and_apply_creates() {
     assert_eq!(patched.data["status"]["phase"], "Running");
     assert!(patched.data["spec"].get("nodeName").is_none());
 
-    let applied = patch(
+    // An apply names its field manager (kube-apiserver's 422 otherwise).
+    let body =
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "applied"}, "spec": {}});
+    let unnamed = patch(
         &client,
         &server,
         &format!("{PODS}/applied"),
         "application/apply-patch+yaml",
-        &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "applied"}, "spec": {}}),
+        &body,
+    )
+    .await;
+    assert_eq!(unnamed.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let applied = patch(
+        &client,
+        &server,
+        &format!("{PODS}/applied?fieldManager=tester"),
+        "application/apply-patch+yaml",
+        &body,
     )
     .await;
     assert_eq!(applied.status(), StatusCode::CREATED);
     let reapplied = patch(
         &client,
         &server,
-        &format!("{PODS}/applied"),
+        &format!("{PODS}/applied?fieldManager=tester"),
         "application/apply-patch+yaml",
         &json!({"metadata": {"labels": {"applied": "twice"}}}),
     )

@@ -210,7 +210,13 @@ async fn watches_maps_any_object_and_controllers_share_one_undecoded_informer_pe
     .await;
 
     // A loose config map pointing at `db`: the mapping controller
-    // reconciles `db`, the owning one nothing.
+    // reconciles `db`, the owning one nothing. (The owner's reconciles
+    // of `web` for itself and its child's initial event are done first.)
+    eventually("the owner's initial reconcile of web", || async {
+        owners.count("web") >= 1
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let owners_web = owners.count("web");
     let mut loose = ConfigMap {
         metadata: ObjectMeta {

@@ -30,6 +30,24 @@ impl PrometheusRequestMetrics {
     /// Creates the three metric families and registers them in `registry`;
     /// an error when the registry already holds families of these names.
     pub fn register(registry: &Registry) -> Result<Self, prometheus::Error> {
+        let metrics = PrometheusRequestMetrics::new()?;
+        metrics.register_in(registry)?;
+        Ok(metrics)
+    }
+
+    /// Registers these families in `registry` (for metrics made with
+    /// [`new`](Self::new)); an error when it already holds families of
+    /// these names.
+    pub fn register_in(&self, registry: &Registry) -> Result<(), prometheus::Error> {
+        registry.register(Box::new(self.results.clone()))?;
+        registry.register(Box::new(self.latency.clone()))?;
+        registry.register(Box::new(self.rate_limiter.clone()))?;
+        Ok(())
+    }
+
+    /// Creates the three metric families without registering them
+    /// anywhere yet.
+    pub fn new() -> Result<Self, prometheus::Error> {
         let results = IntCounterVec::new(
             Opts::new(
                 "rest_client_requests_total",
@@ -53,9 +71,6 @@ impl PrometheusRequestMetrics {
             .buckets(BUCKETS.to_vec()),
             &["verb", "host"],
         )?;
-        registry.register(Box::new(results.clone()))?;
-        registry.register(Box::new(latency.clone()))?;
-        registry.register(Box::new(rate_limiter.clone()))?;
         Ok(PrometheusRequestMetrics {
             results,
             latency,

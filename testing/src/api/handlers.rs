@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::api::patch::{PatchType, json_patch, merge_patch};
 use crate::api::protobuf::{Encoding, ListMetadata};
 use crate::api::request_path::ResourcePath;
-use crate::store::field_owners::{self, Writer};
+use crate::store::field_owners::{self, Owners, Writer};
 use crate::store::object::{ObjectKey, StoredObject};
 use crate::store::reads::{ListPage, PageRequest};
 use crate::store::storage::{Preconditions, ReadAt, Storage};
@@ -577,46 +577,37 @@ pub(crate) fn update(
         )));
     }
     let status_only = targets_status(path, &key)?;
+    if status_only || !storage.field_owners.tracking() {
+        let updated = storage.update(&key, object, status_only)?;
+        return Ok(Answer::ok(updated.json.to_vec()));
+    }
+    // Held until the managers are recorded (see `FieldOwners`).
+    let mut owners = storage.field_owners.lock();
     let before = storage.get(&key);
-    let updated = storage.update(&key, object, status_only)?;
-    track_update(
-        storage,
-        &key,
-        before.as_deref(),
-        &updated,
-        writer,
-        status_only,
-    )?;
+    let updated = storage.update(&key, object, false)?;
+    if let Some(before) = before {
+        track_update(&mut owners, &key, &before, &updated, writer);
+    }
     Ok(Answer::ok(updated.json.to_vec()))
 }
 
-/// After an update of an object applied before: the fields `writer`
-/// changed are its (see [`crate::store::field_owners`]).
+/// After an update of the object `key` from `before` to `after` by
+/// `writer`: if it was applied, the fields the update changed are the
+/// writer's (see [`crate::store::field_owners`]). An object that no
+/// longer reads back is left as it was.
 fn track_update(
-    storage: &Storage,
+    owners: &mut Owners<'_>,
     key: &ObjectKey,
-    before: Option<&StoredObject>,
+    before: &StoredObject,
     after: &StoredObject,
     writer: &Writer,
-    status_only: bool,
-) -> Result<(), Status> {
-    let Some(before) = before else {
-        return Ok(());
-    };
-    if status_only
-        || before.uid != after.uid
-        || storage.field_owners.managers(key, &after.uid).is_none()
-    {
-        return Ok(());
+) {
+    if before.uid != after.uid || owners.managers(key, &after.uid).is_none() {
+        return;
     }
-    storage.field_owners.updated(
-        key,
-        &after.uid,
-        &before.to_value()?,
-        &after.to_value()?,
-        writer,
-    );
-    Ok(())
+    if let (Ok(old), Ok(new)) = (before.to_value(), after.to_value()) {
+        owners.updated(key, &after.uid, &old, &new, writer);
+    }
 }
 
 /// Whether a write targets the status subresource (the only one served).
@@ -653,39 +644,21 @@ pub(crate) fn patch(
             ),
         )
     })?;
+    writer.check_patch(patch_type == PatchType::Apply)?;
     let key = object_key(path)?;
     let status_only = targets_status(path, &key)?;
     let patch = parse_body(body)?;
-    let apply = patch_type == PatchType::Apply && !status_only;
+    if patch_type == PatchType::Apply && !status_only {
+        return apply(storage, path, &key, &patch, writer);
+    }
+    // An update of an applied object is tracked: the table is held from
+    // the read to the record (see `FieldOwners`).
+    let mut owners =
+        (!status_only && storage.field_owners.tracking()).then(|| storage.field_owners.lock());
     let Some(current) = storage.get(&key) else {
-        if apply {
-            let mut object = patch;
-            check_namespace(path, &object)?;
-            fill_type_meta(path, &mut object);
-            merge_patch(
-                &mut object,
-                &serde_json::json!({"metadata": {"name": key.name}}),
-            );
-            let managers = field_owners::created_by_apply(&object, writer);
-            let created = storage.create(&key.resource, &key.namespace, object)?;
-            storage.field_owners.set(&key, &created.uid, managers);
-            return Ok(Answer::created(&created.json));
-        }
         return Err(Status::not_found(&key.resource, &key.name));
     };
     let mut object = current.to_value()?;
-    if apply {
-        let managers = storage
-            .field_owners
-            .managers(&key, &current.uid)
-            .unwrap_or_default();
-        let applied = field_owners::apply(&object, managers, &patch, writer)?;
-        let updated = storage.update(&key, applied.object, false)?;
-        storage
-            .field_owners
-            .set(&key, &updated.uid, applied.managers);
-        return Ok(Answer::ok(updated.json.to_vec()));
-    }
     match patch_type {
         PatchType::Json => json_patch(&mut object, &patch)?,
         PatchType::Merge | PatchType::StrategicMerge | PatchType::Apply => {
@@ -693,8 +666,85 @@ pub(crate) fn patch(
         }
     }
     let updated = storage.update(&key, object, status_only)?;
-    track_update(storage, &key, Some(&current), &updated, writer, status_only)?;
+    if let Some(owners) = &mut owners {
+        track_update(owners, &key, &current, &updated, writer);
+    }
     Ok(Answer::ok(updated.json.to_vec()))
+}
+
+/// How many times an apply is tried again when another write got in
+/// between its read and its write (kube-apiserver retries too).
+const APPLY_ATTEMPTS: usize = 5;
+
+/// Server-side apply of `patch` to the object `key` by `writer`: creates
+/// it when missing, else applies it with its field managers (see
+/// [`crate::store::field_owners`]). A body without a resourceVersion is
+/// applied to whatever is stored, tried again when a write outside the
+/// table's lock (a create, a status write) got in between.
+fn apply(
+    storage: &Storage,
+    path: &ResourcePath,
+    key: &ObjectKey,
+    patch: &Value,
+    writer: &Writer,
+) -> Result<Answer, Status> {
+    let versioned = patch
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|rv| !rv.is_empty());
+    let mut owners = storage.field_owners.lock_for_apply();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let retry = !versioned && attempt < APPLY_ATTEMPTS;
+        let Some(current) = storage.get(key) else {
+            let mut object = patch.clone();
+            check_namespace(path, &object)?;
+            fill_type_meta(path, &mut object);
+            merge_patch(
+                &mut object,
+                &serde_json::json!({"metadata": {"name": key.name}}),
+            );
+            let managers = field_owners::created_by_apply(&object, writer);
+            match storage.create(&key.resource, &key.namespace, object) {
+                Ok(created) => {
+                    owners.set(key, &created.uid, managers);
+                    return Ok(Answer::created(&created.json));
+                }
+                Err(status) if status.is_already_exists() && retry => continue,
+                Err(status) => return Err(status),
+            }
+        };
+        let object = current.to_value()?;
+        let managers = match owners.managers(key, &current.uid) {
+            Some(managers) => managers.clone(),
+            None => field_owners::before_first_apply(&object, path.resource.api_version()),
+        };
+        let applied = field_owners::apply(&object, managers, patch, writer)?;
+        match storage.update(key, applied.object, false) {
+            Ok(updated) => {
+                owners.set(key, &updated.uid, applied.managers);
+                return Ok(Answer::ok(updated.json.to_vec()));
+            }
+            Err(status) if status.is_conflict() && retry => continue,
+            Err(status) => return Err(status),
+        }
+    }
+}
+
+/// Forgets the field managers of `deleted` once it is gone (not when it
+/// was only marked, its finalizers pending).
+fn forget_if_gone(storage: &Storage, deleted: &StoredObject) {
+    if !storage.field_owners.tracking() {
+        return;
+    }
+    let key = &deleted.key;
+    if storage
+        .get(key)
+        .is_none_or(|stored| stored.uid != deleted.uid)
+    {
+        storage.field_owners.lock().forget(key, &deleted.uid);
+    }
 }
 
 /// `DELETE` on a collection: deletes every object the selectors match
@@ -714,7 +764,10 @@ pub(crate) fn delete_collection(
     let mut deleted = Vec::new();
     for object in objects.iter().filter(|o| filters.matches(o)) {
         match storage.delete(&object.key, &Preconditions::default()) {
-            Ok(gone) => deleted.push(gone),
+            Ok(gone) => {
+                forget_if_gone(storage, &gone);
+                deleted.push(gone);
+            }
             Err(status) if status.is_not_found() => {}
             Err(status) => return Err(status),
         }
@@ -755,6 +808,7 @@ pub(crate) fn delete(
         preconditions.resource_version = field("resourceVersion");
     }
     let deleted = storage.delete(&key, &preconditions)?;
+    forget_if_gone(storage, &deleted);
     Ok(Answer::ok(deleted.json.to_vec()))
 }
 

@@ -24,7 +24,7 @@ use crate::faults::request_log::{RequestRecord, Verb};
 use crate::server::auth::{authenticated, forbidden, verb_of};
 use crate::server::state::ServerState;
 use crate::store::field_owners::Writer;
-use crate::store::writes::{is_pod, now_rfc3339};
+use crate::store::writes::is_pod;
 
 /// What the server knows of a connection's client.
 #[derive(Debug, Clone, Copy)]
@@ -480,6 +480,5 @@ fn writer_of(request: &Request<Incoming>, target: &ResourcePath) -> Writer {
         request.uri().query().unwrap_or_default(),
         user_agent,
         target.resource.api_version(),
-        now_rfc3339(),
     )
 }

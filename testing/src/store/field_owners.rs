@@ -6,32 +6,45 @@
 //! manager's name and operation (`Apply`, or `Update` for a PUT or a
 //! non-apply PATCH), and the leaf fields each owns: every scalar under the
 //! object's top-level fields, each label and annotation, and
-//! `metadata.ownerReferences` and `metadata.finalizers` whole. Lists are
-//! atomic (owned whole), where the real server merges lists with keys
-//! (containers by name) item by item. `status` is not tracked (a main
-//! resource apply does not write it).
-//!
-//! **What the real server does differently.** It writes ownership into
-//! the object as `metadata.managedFields`; this server keeps it beside
-//! the object, so the objects it serves carry none (a client's cache
-//! strips them anyway). Updates are tracked only for objects applied at
-//! least once, so the writes of a benchmark cost nothing more.
+//! `metadata.ownerReferences` and `metadata.finalizers` whole.
 //!
 //! **Rules** (kube-apiserver's, on these leaves). An apply that sets a
 //! field another manager owns, to a value other than the one stored, is a
-//! conflict: 409 with one `FieldManagerConflict` cause per field, unless
-//! `force` is given, which moves the field to the applier. A field set to
-//! the stored value is shared. A field the applier owned and no longer
-//! applies is removed from the object, unless another manager owns it. An
-//! update that changes a field takes it from every other manager.
+//! conflict: 409 with one `FieldManagerConflict` cause per field and the
+//! real server's message, unless `force` is given, which moves the field
+//! to the applier. A field set to the stored value is shared. A field the
+//! applier owned and no longer applies is removed from the object, unless
+//! another manager owns it. An update that changes a field takes it from
+//! every other manager. An object first applied after it was written
+//! otherwise has its fields owned by `before-first-apply` (an `Update`),
+//! as kube-apiserver gives an object without managedFields. An apply
+//! without `fieldManager`, or `force` on another patch, is the real
+//! server's 422.
+//!
+//! **Where it is simpler than the real server.**
+//! - Ownership is kept beside the object, not written into it as
+//!   `metadata.managedFields` (a client's cache strips those anyway); a
+//!   create or update made before the server's first apply is not
+//!   recorded, so a first apply names `before-first-apply`, not the
+//!   creator.
+//! - Lists are owned whole: two managers applying their own finalizer or
+//!   owner reference conflict (or, forced, replace each other's), where
+//!   the real server merges them item by item. An empty map owns nothing.
+//! - An apply to the `status` subresource is merged without ownership.
+//!
+//! **Cost.** Nothing until the server's first apply; from then on every
+//! update of an applied object is compared field by field.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use clientgo_apimachinery::{Status, StatusCause, StatusDetails, StatusReason};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use serde_json::Value;
 
 use crate::store::object::ObjectKey;
+use crate::store::writes::now_rfc3339;
 use crate::util::merge_patch::merge_patch;
 
 /// A field's path from the object's root (`["spec", "replicas"]`).
@@ -78,90 +91,197 @@ impl Manager {
 /// Who writes, as a request says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Writer {
-    /// The manager's name (`fieldManager`, else the user agent's product).
-    pub(crate) name: String,
-    /// The apply's `force`.
+    /// The `fieldManager` query parameter, when given and not empty.
+    pub(crate) field_manager: Option<String>,
+    /// The product of the `User-Agent` (the part before the first `/`),
+    /// kube-apiserver's default manager of an update.
+    pub(crate) user_agent_product: String,
+    /// `force=true`.
     pub(crate) force: bool,
+    /// Whether `force` was given at all (refused on a non-apply patch).
+    pub(crate) force_given: bool,
     /// The API version of the request.
     pub(crate) api_version: String,
-    /// When.
-    pub(crate) time: String,
 }
 
 impl Writer {
-    /// The writer a request names: its `fieldManager` query parameter,
-    /// else the product of its `User-Agent` (the part before the first
-    /// `/`, as kube-apiserver defaults it), else `unknown`; `force=true`
-    /// forces; `api_version` and `time` as given.
-    pub(crate) fn from_request(
-        query: &str,
-        user_agent: &str,
-        api_version: &str,
-        time: String,
-    ) -> Writer {
-        let mut name = None;
+    /// The writer a request describes, from its query, `User-Agent` and
+    /// API version.
+    pub(crate) fn from_request(query: &str, user_agent: &str, api_version: &str) -> Writer {
+        let mut field_manager = None;
         let mut force = false;
+        let mut force_given = false;
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
             match key.as_ref() {
-                "fieldManager" if !value.is_empty() => name = Some(value.into_owned()),
-                "force" => force = value == "true",
+                "fieldManager" if !value.is_empty() => field_manager = Some(value.into_owned()),
+                "force" => {
+                    force_given = true;
+                    force = value == "true";
+                }
                 _ => {}
             }
         }
-        let product = user_agent.split('/').next().unwrap_or_default().trim();
         Writer {
-            name: name.unwrap_or_else(|| {
-                if product.is_empty() {
-                    "unknown".to_string()
-                } else {
-                    product.to_string()
-                }
-            }),
+            field_manager,
+            user_agent_product: user_agent
+                .split('/')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
             force,
+            force_given,
             api_version: api_version.to_string(),
-            time,
         }
+    }
+
+    /// The manager's name: `fieldManager`, else the user agent's product,
+    /// else `unknown`.
+    pub(crate) fn name(&self) -> &str {
+        match &self.field_manager {
+            Some(name) => name,
+            None if !self.user_agent_product.is_empty() => &self.user_agent_product,
+            None => "unknown",
+        }
+    }
+
+    /// A manager of `fields` named after this writer, as of now.
+    fn manager(&self, operation: Operation, fields: BTreeSet<FieldPath>) -> Manager {
+        Manager {
+            name: self.name().to_string(),
+            operation,
+            api_version: self.api_version.clone(),
+            time: now_rfc3339(),
+            fields,
+        }
+    }
+
+    /// kube-apiserver's 422 for this writer's options on a patch: an
+    /// apply needs a field manager, and only an apply takes `force`.
+    pub(crate) fn check_patch(&self, apply: bool) -> Result<(), Status> {
+        let (field, message, reason) = if apply && self.field_manager.is_none() {
+            (
+                "fieldManager",
+                "Required value: is required for apply patch",
+                "FieldValueRequired",
+            )
+        } else if !apply && self.force_given {
+            (
+                "force",
+                "Forbidden: may not be specified for non-apply patch",
+                "FieldValueForbidden",
+            )
+        } else {
+            return Ok(());
+        };
+        let mut status = Status::invalid(
+            "PatchOptions.meta.k8s.io",
+            "",
+            vec![StatusCause {
+                reason: reason.into(),
+                message: message.into(),
+                field: field.into(),
+            }],
+        );
+        if let Some(details) = &mut status.details {
+            details.name.clear();
+            details.group = "meta.k8s.io".into();
+            details.kind = "PatchOptions".into();
+        }
+        Err(status)
     }
 }
 
 /// The managers of every object applied at least once.
+///
+/// **Locking.** A write that reads or changes managers holds [`lock`]
+/// from before it reads the object until its managers are recorded, so an
+/// object and its managers change together; the storage's own lock is
+/// taken inside it, never the other way round.
+///
+/// [`lock`]: FieldOwners::lock
 #[derive(Debug, Default)]
 pub(crate) struct FieldOwners {
-    /// By object, with the UID of the object they belong to: a key
-    /// deleted and created again starts afresh.
+    /// Set by the first apply: until then no write pays for tracking.
+    tracking: AtomicBool,
+    /// By object, with the UID of the object they belong to.
     table: Mutex<HashMap<ObjectKey, (String, Vec<Manager>)>>,
 }
 
+/// The table of managers, locked.
+pub(crate) struct Owners<'a>(MutexGuard<'a, HashMap<ObjectKey, (String, Vec<Manager>)>>);
+
 impl FieldOwners {
-    /// The managers of the object `key` with `uid` (none if never applied).
-    pub(crate) fn managers(&self, key: &ObjectKey, uid: &str) -> Option<Vec<Manager>> {
-        let table = self.table.lock();
-        let (owner_uid, managers) = table.get(key)?;
-        (owner_uid == uid).then(|| managers.clone())
+    /// Whether any apply was made (updates are tracked from then on).
+    pub(crate) fn tracking(&self) -> bool {
+        self.tracking.load(Ordering::Acquire)
     }
 
-    /// Records the managers of `key` after a write.
-    pub(crate) fn set(&self, key: &ObjectKey, uid: &str, managers: Vec<Manager>) {
-        self.table
-            .lock()
-            .insert(key.clone(), (uid.to_string(), managers));
+    /// Locks the table for an apply, which starts tracking.
+    pub(crate) fn lock_for_apply(&self) -> Owners<'_> {
+        self.tracking.store(true, Ordering::Release);
+        self.lock()
     }
 
-    /// After an update of an applied object from `old` to `new` by
-    /// `writer`: the fields it changed move to it.
+    /// Locks the table.
+    pub(crate) fn lock(&self) -> Owners<'_> {
+        Owners(self.table.lock())
+    }
+}
+
+impl Owners<'_> {
+    /// The managers of the object `key` with `uid`, if it was applied.
+    pub(crate) fn managers(&self, key: &ObjectKey, uid: &str) -> Option<&Vec<Manager>> {
+        let (owner_uid, managers) = self.0.get(key)?;
+        (owner_uid == uid).then_some(managers)
+    }
+
+    /// Records the managers of `key` (with `uid`) after a write.
+    pub(crate) fn set(&mut self, key: &ObjectKey, uid: &str, managers: Vec<Manager>) {
+        self.0.insert(key.clone(), (uid.to_string(), managers));
+    }
+
+    /// Forgets the managers of `key` when they belong to `uid` (the object
+    /// was deleted; one created since under that name keeps its own).
+    pub(crate) fn forget(&mut self, key: &ObjectKey, uid: &str) {
+        if self.0.get(key).is_some_and(|(owner, _)| owner == uid) {
+            self.0.remove(key);
+        }
+    }
+
+    /// After `writer` updated the object `key` (with `uid`) from `old` to
+    /// `new`: if it was applied, the fields the update changed are the
+    /// writer's.
     pub(crate) fn updated(
-        &self,
+        &mut self,
         key: &ObjectKey,
         uid: &str,
         old: &Value,
         new: &Value,
         writer: &Writer,
     ) {
-        let Some(managers) = self.managers(key, uid) else {
+        let Some((_, managers)) = self.0.get_mut(key).filter(|(owner, _)| owner == uid) else {
             return;
         };
-        self.set(key, uid, after_update(managers, old, new, writer));
+        *managers = after_update(std::mem::take(managers), old, new, writer);
     }
+}
+
+/// The managers of an object applied for the first time: fields already
+/// there belong to `before-first-apply`, as kube-apiserver gives an
+/// object without managedFields.
+pub(crate) fn before_first_apply(object: &Value, api_version: &str) -> Vec<Manager> {
+    let fields: BTreeSet<FieldPath> = leaves(object).into_keys().collect();
+    if fields.is_empty() {
+        return Vec::new();
+    }
+    vec![Manager {
+        name: "before-first-apply".into(),
+        operation: Operation::Update,
+        api_version: api_version.to_string(),
+        time: now_rfc3339(),
+        fields,
+    }]
 }
 
 /// The leaf fields of `object` a manager can own, with their values.
@@ -198,13 +318,18 @@ pub(crate) fn leaves(object: &Value) -> BTreeMap<FieldPath, &Value> {
 
 fn collect<'a>(path: FieldPath, value: &'a Value, found: &mut BTreeMap<FieldPath, &'a Value>) {
     match value {
-        Value::Object(fields) if !fields.is_empty() => {
+        // An empty map owns nothing (the real server records it; a
+        // simplification that keeps it from covering the fields later
+        // put in it).
+        Value::Object(fields) => {
             for (name, value) in fields {
                 let mut inner = path.clone();
                 inner.push(name.clone());
                 collect(inner, value, found);
             }
         }
+        // Null in an apply means "absent".
+        Value::Null => {}
         _ => {
             found.insert(path, value);
         }
@@ -278,9 +403,10 @@ pub(crate) fn apply(
 ) -> Result<Applied, Status> {
     let stored = leaves(current);
     let wanted = leaves(applied);
+    let name = writer.name();
     let conflicts: Vec<(&Manager, &FieldPath)> = managers
         .iter()
-        .filter(|manager| !manager.is(&writer.name, Operation::Apply))
+        .filter(|manager| !manager.is(name, Operation::Apply))
         .flat_map(|manager| {
             manager
                 .fields
@@ -299,12 +425,12 @@ pub(crate) fn apply(
     let taken: BTreeSet<FieldPath> = conflicts.iter().map(|(_, path)| (*path).clone()).collect();
     let previously: BTreeSet<FieldPath> = managers
         .iter()
-        .find(|manager| manager.is(&writer.name, Operation::Apply))
+        .find(|manager| manager.is(name, Operation::Apply))
         .map(|manager| manager.fields.clone())
         .unwrap_or_default();
     let mut after: Vec<Manager> = managers
         .into_iter()
-        .filter(|manager| !manager.is(&writer.name, Operation::Apply))
+        .filter(|manager| !manager.is(name, Operation::Apply))
         .map(|mut manager| {
             manager.fields.retain(|path| !taken.contains(path));
             manager
@@ -313,21 +439,18 @@ pub(crate) fn apply(
         .collect();
     let mut object = current.clone();
     merge_patch(&mut object, applied);
+    // A field given up goes, unless it or a field inside or around it is
+    // still applied or owned by someone else.
     for given_up in previously.iter().filter(|path| !wanted.contains_key(*path)) {
-        if !after
-            .iter()
-            .any(|manager| manager.fields.contains(given_up))
-        {
+        let kept = wanted.keys().any(|path| overlap(path, given_up))
+            || after
+                .iter()
+                .any(|manager| manager.fields.iter().any(|path| overlap(path, given_up)));
+        if !kept {
             remove(&mut object, given_up);
         }
     }
-    after.push(Manager {
-        name: writer.name.clone(),
-        operation: Operation::Apply,
-        api_version: writer.api_version.clone(),
-        time: writer.time.clone(),
-        fields: wanted.into_keys().collect(),
-    });
+    after.push(writer.manager(Operation::Apply, wanted.into_keys().collect()));
     Ok(Applied {
         object,
         managers: after,
@@ -336,13 +459,7 @@ pub(crate) fn apply(
 
 /// The managers of a newly applied object: the applier owns every field.
 pub(crate) fn created_by_apply(object: &Value, writer: &Writer) -> Vec<Manager> {
-    vec![Manager {
-        name: writer.name.clone(),
-        operation: Operation::Apply,
-        api_version: writer.api_version.clone(),
-        time: writer.time.clone(),
-        fields: leaves(object).into_keys().collect(),
-    }]
+    vec![writer.manager(Operation::Apply, leaves(object).into_keys().collect())]
 }
 
 /// `managers` after `writer` updated `old` to `new`: changed and new
@@ -362,7 +479,7 @@ fn after_update(managers: Vec<Manager>, old: &Value, new: &Value, writer: &Write
         manager
             .fields
             .retain(|path| !changed.contains(path) && !removed.contains(path));
-        if manager.is(&writer.name, Operation::Update) {
+        if manager.is(writer.name(), Operation::Update) {
             updater_fields.append(&mut manager.fields);
         } else if !manager.fields.is_empty() {
             after.push(manager);
@@ -370,15 +487,14 @@ fn after_update(managers: Vec<Manager>, old: &Value, new: &Value, writer: &Write
     }
     updater_fields.extend(changed);
     if !updater_fields.is_empty() {
-        after.push(Manager {
-            name: writer.name.clone(),
-            operation: Operation::Update,
-            api_version: writer.api_version.clone(),
-            time: writer.time.clone(),
-            fields: updater_fields,
-        });
+        after.push(writer.manager(Operation::Update, updater_fields));
     }
     after
+}
+
+/// Whether one of two fields is inside the other (or they are the same).
+fn overlap(a: &FieldPath, b: &FieldPath) -> bool {
+    a.starts_with(b) || b.starts_with(a)
 }
 
 /// Removes the field at `path` from `object`, if there.
@@ -404,12 +520,8 @@ mod tests {
     use serde_json::json;
 
     fn writer(name: &str, force: bool) -> Writer {
-        Writer {
-            name: name.into(),
-            force,
-            api_version: "apps/v1".into(),
-            time: "2026-11-27T18:00:00Z".into(),
-        }
+        let query = format!("fieldManager={name}&force={force}");
+        Writer::from_request(&query, "", "apps/v1")
     }
 
     /// An object as `manager`'s first apply creates it.
@@ -429,24 +541,55 @@ mod tests {
 
     #[test]
     fn a_writer_is_its_field_manager_else_its_user_agents_product() {
+        // query, user agent: name, force, force given, apply refused,
+        // merge patch refused
         let table = [
-            ("fieldManager=op&force=true", "curl/8", ("op", true)),
-            ("force=false&fieldManager=op", "", ("op", false)),
+            (
+                "fieldManager=op&force=true",
+                "curl/8",
+                ("op", true, true, false, true),
+            ),
+            (
+                "force=false&fieldManager=op",
+                "",
+                ("op", false, true, false, true),
+            ),
             (
                 "fieldManager=",
                 "kubectl/v1.36.2 (linux/amd64)",
-                ("kubectl", false),
+                ("kubectl", false, false, true, false),
             ),
-            ("", "", ("unknown", false)),
+            ("", "", ("unknown", false, false, true, false)),
         ];
-        for (query, agent, (name, force)) in table {
-            let writer = Writer::from_request(query, agent, "v1", String::new());
-            assert_eq!(
-                (writer.name.as_str(), writer.force),
-                (name, force),
-                "{query:?}"
+        for (query, agent, expected) in table {
+            let writer = Writer::from_request(query, agent, "v1");
+            let seen = (
+                writer.name(),
+                writer.force,
+                writer.force_given,
+                writer.check_patch(true).is_err(),
+                writer.check_patch(false).is_err(),
             );
+            assert_eq!(seen, expected, "{query:?}");
         }
+        let refused = Writer::from_request("", "", "v1")
+            .check_patch(true)
+            .unwrap_err();
+        assert_eq!(refused.code, 422);
+        assert_eq!(
+            refused.message,
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+        );
+        let details = refused.details.unwrap();
+        assert_eq!(
+            (
+                details.group.as_str(),
+                details.kind.as_str(),
+                details.name.as_str()
+            ),
+            ("meta.k8s.io", "PatchOptions", "")
+        );
+        assert_eq!(details.causes[0].field, "fieldManager");
     }
 
     #[test]
@@ -555,6 +698,65 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_map_owns_nothing_so_what_is_put_in_it_stays() {
+        let config = |data: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "data": data});
+        let empty = created_by("a", &config(json!({})));
+        let filled = apply(
+            &empty.object,
+            empty.managers,
+            &config(json!({"k": "1"})),
+            &writer("a", false),
+        )
+        .unwrap();
+        assert_eq!(filled.object["data"], json!({"k": "1"}));
+        // `b` adds its own key; `a` then applies an empty map again and
+        // gives up only its own key.
+        let shared = apply(
+            &filled.object,
+            filled.managers,
+            &config(json!({"mode": "x"})),
+            &writer("b", false),
+        )
+        .unwrap();
+        let emptied = apply(
+            &shared.object,
+            shared.managers,
+            &config(json!({})),
+            &writer("a", false),
+        )
+        .unwrap();
+        assert_eq!(emptied.object["data"], json!({"mode": "x"}));
+    }
+
+    #[test]
+    fn a_first_apply_finds_the_fields_already_there_owned() {
+        let existing = deployment(2, "a");
+        let managers = before_first_apply(&existing, "apps/v1");
+        let status = apply(
+            &existing,
+            managers.clone(),
+            &deployment(3, "a"),
+            &writer("op", false),
+        )
+        .unwrap_err();
+        assert!(
+            status
+                .message
+                .starts_with("Apply failed with 1 conflict: conflict with \"before-first-apply\" using apps/v1 at "),
+            "{}",
+            status.message
+        );
+        // The same values are shared.
+        apply(
+            &existing,
+            managers,
+            &deployment(2, "a"),
+            &writer("op", false),
+        )
+        .unwrap();
+    }
+
+    #[test]
     fn an_update_takes_the_fields_it_changes_and_names_its_version_in_conflicts() {
         let first = created_by("a", &deployment(1, "a"));
         let scaled = deployment(5, "a");
@@ -566,9 +768,11 @@ mod tests {
         );
         let status =
             apply(&scaled, managers, &deployment(1, "a"), &writer("a", false)).unwrap_err();
+        let (head, tail) = status.message.split_once(" at ").unwrap();
         assert_eq!(
-            status.message,
-            "Apply failed with 1 conflict: conflict with \"hpa\" using apps/v1 at 2026-11-27T18:00:00Z: .spec.replicas"
+            head,
+            "Apply failed with 1 conflict: conflict with \"hpa\" using apps/v1"
         );
+        assert!(tail.ends_with("Z: .spec.replicas"), "{}", status.message);
     }
 }
