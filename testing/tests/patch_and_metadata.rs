@@ -269,3 +269,55 @@ async fn metadata_only_answers_for_get_list_and_watch() {
     assert_eq!(event["object"]["kind"], "PartialObjectMetadata");
     assert!(event["object"].get("spec").is_none());
 }
+
+/// Appliers racing for one field: the first write wins it, every other
+/// apply of another value is a conflict naming it, none lost or doubled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_appliers_of_one_field_conflict_with_the_winner() {
+    let server = TestApiServer::builder().start().await.unwrap();
+    let client = crate::support::http_client();
+    let applies = (0..8).map(|index| {
+        let (client, url) = (client.clone(), server.url());
+        async move {
+            let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": "raced"}, "data": {"k": index.to_string()}});
+            let response = client
+                .patch(format!(
+                    "{url}/api/v1/namespaces/default/configmaps/raced?fieldManager=m{index}"
+                ))
+                .header("content-type", "application/apply-patch+yaml")
+                .body(serde_json::to_vec(&body).unwrap())
+                .send()
+                .await
+                .unwrap();
+            let code = response.status();
+            (index, code, response.json::<Value>().await.unwrap())
+        }
+    });
+    let answers = futures_util::future::join_all(applies).await;
+    let winners: Vec<usize> = answers
+        .iter()
+        .filter(|(_, code, _)| code.is_success())
+        .map(|(index, _, _)| *index)
+        .collect();
+    assert_eq!(winners.len(), 1, "{answers:?}");
+    let winner = winners[0];
+    for (_, code, body) in answers.iter().filter(|(index, _, _)| *index != winner) {
+        assert_eq!(*code, StatusCode::CONFLICT, "{body}");
+        let status: Status = serde_json::from_value(body.clone()).unwrap();
+        assert_eq!(
+            status.message,
+            format!("Apply failed with 1 conflict: conflict with \"m{winner}\": .data.k")
+        );
+        assert!(status.has_cause("FieldManagerConflict"), "{body}");
+    }
+    let stored: Value = get_json(
+        &client,
+        format!(
+            "{}/api/v1/namespaces/default/configmaps/raced",
+            server.url()
+        ),
+    )
+    .await;
+    assert_eq!(stored["data"]["k"], winner.to_string());
+}
