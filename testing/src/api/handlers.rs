@@ -586,17 +586,19 @@ pub(crate) fn update(
     let before = storage.get(&key);
     let updated = storage.update(&key, object, false)?;
     if let Some(before) = before {
-        track_update(&mut owners, &key, &before, &updated, writer);
+        track_update(&mut owners, storage, &key, &before, &updated, writer);
     }
     Ok(Answer::ok(updated.json.to_vec()))
 }
 
 /// After an update of the object `key` from `before` to `after` by
 /// `writer`: if it was applied, the fields the update changed are the
-/// writer's (see [`crate::store::field_owners`]). An object that no
-/// longer reads back is left as it was.
+/// writer's (see [`crate::store::field_owners`]); if the update deleted
+/// it (its last finalizer removed), its managers are forgotten. An object
+/// that does not read back is left as it was.
 fn track_update(
     owners: &mut Owners<'_>,
+    storage: &Storage,
     key: &ObjectKey,
     before: &StoredObject,
     after: &StoredObject,
@@ -605,9 +607,20 @@ fn track_update(
     if before.uid != after.uid || owners.managers(key, &after.uid).is_none() {
         return;
     }
+    if !still_stored(storage, after) {
+        owners.forget(key, &after.uid);
+        return;
+    }
     if let (Ok(old), Ok(new)) = (before.to_value(), after.to_value()) {
         owners.updated(key, &after.uid, &old, &new, writer);
     }
+}
+
+/// Whether `object` (by UID) is still what is stored under its key.
+fn still_stored(storage: &Storage, object: &StoredObject) -> bool {
+    storage
+        .get(&object.key)
+        .is_some_and(|stored| stored.uid == object.uid)
 }
 
 /// Whether a write targets the status subresource (the only one served).
@@ -667,12 +680,12 @@ pub(crate) fn patch(
     }
     let updated = storage.update(&key, object, status_only)?;
     if let Some(owners) = &mut owners {
-        track_update(owners, &key, &current, &updated, writer);
+        track_update(owners, storage, &key, &current, &updated, writer);
     }
     Ok(Answer::ok(updated.json.to_vec()))
 }
 
-/// How many times an apply is tried again when another write got in
+/// How many times in all an apply is tried when another write got in
 /// between its read and its write (kube-apiserver retries too).
 const APPLY_ATTEMPTS: usize = 5;
 
@@ -688,6 +701,10 @@ fn apply(
     patch: &Value,
     writer: &Writer,
 ) -> Result<Answer, Status> {
+    // A null in an apply means "not applied": dropped before anything
+    // reads the body, so it neither removes a field nor escapes a
+    // conflict.
+    let patch = &field_owners::without_nulls(patch);
     let versioned = patch
         .pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
@@ -723,10 +740,16 @@ fn apply(
         let applied = field_owners::apply(&object, managers, patch, writer)?;
         match storage.update(key, applied.object, false) {
             Ok(updated) => {
-                owners.set(key, &updated.uid, applied.managers);
+                // Unless the apply deleted it (its last finalizer gone).
+                if still_stored(storage, &updated) {
+                    owners.set(key, &updated.uid, applied.managers);
+                } else {
+                    owners.forget(key, &updated.uid);
+                }
                 return Ok(Answer::ok(updated.json.to_vec()));
             }
-            Err(status) if status.is_conflict() && retry => continue,
+            // Deleted meanwhile: the next try creates it.
+            Err(status) if (status.is_conflict() || status.is_not_found()) && retry => continue,
             Err(status) => return Err(status),
         }
     }
@@ -734,7 +757,7 @@ fn apply(
 
 /// Forgets the field managers of `deleted` once it is gone (not when it
 /// was only marked, its finalizers pending).
-fn forget_if_gone(storage: &Storage, deleted: &StoredObject) {
+pub(crate) fn forget_if_gone(storage: &Storage, deleted: &StoredObject) {
     if !storage.field_owners.tracking() {
         return;
     }

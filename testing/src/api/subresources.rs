@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::api::handlers::Answer;
+use crate::api::handlers::{Answer, forget_if_gone};
 use crate::api::request_path::ResourcePath;
 use crate::api::watch::ChannelBody;
 use crate::store::object::ObjectKey;
@@ -234,7 +234,8 @@ pub(crate) fn evict(storage: &Storage, path: &ResourcePath, body: &[u8]) -> Resu
         .as_array()
         .is_some_and(|modes| modes.iter().any(|mode| mode == "All"));
     if !dry_run {
-        storage.delete(&key, &Preconditions::default())?;
+        let evicted = storage.delete(&key, &Preconditions::default())?;
+        forget_if_gone(storage, &evicted);
     }
     Ok(json_answer(
         201,

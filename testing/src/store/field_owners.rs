@@ -23,17 +23,22 @@
 //!
 //! **Where it is simpler than the real server.**
 //! - Ownership is kept beside the object, not written into it as
-//!   `metadata.managedFields` (a client's cache strips those anyway); a
-//!   create or update made before the server's first apply is not
-//!   recorded, so a first apply names `before-first-apply`, not the
-//!   creator.
+//!   `metadata.managedFields` (a client's cache strips those anyway).
+//!   Creates are not recorded, nor updates of an object never applied, so
+//!   the first apply of an object names `before-first-apply` for what
+//!   was there, not its creator.
 //! - Lists are owned whole: two managers applying their own finalizer or
 //!   owner reference conflict (or, forced, replace each other's), where
-//!   the real server merges them item by item. An empty map owns nothing.
-//! - An apply to the `status` subresource is merged without ownership.
+//!   the real server merges them item by item. An empty map owns nothing,
+//!   and a null in an applied object is dropped (neither applied nor a
+//!   removal).
+//! - An apply to the `status` subresource is merged without ownership,
+//!   and writes through `scale` and a pod's status update take no fields.
 //!
-//! **Cost.** Nothing until the server's first apply; from then on every
-//! update of an applied object is compared field by field.
+//! **Cost.** Until the server's first apply, a write pays for reading its
+//! query and one atomic load. From then on every PUT and non-status PATCH
+//! takes the table's one lock (so they are serialized server-wide), and
+//! an update of an applied object is compared field by field.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -111,12 +116,19 @@ impl Writer {
         let mut field_manager = None;
         let mut force = false;
         let mut force_given = false;
+        let mut manager_given = false;
+        // The first of a repeated parameter counts, as kube-apiserver's
+        // query conversion takes it; `force` is true unless `false` or
+        // `0` (any case).
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
             match key.as_ref() {
-                "fieldManager" if !value.is_empty() => field_manager = Some(value.into_owned()),
-                "force" => {
+                "fieldManager" if !manager_given => {
+                    manager_given = true;
+                    field_manager = (!value.is_empty()).then(|| value.into_owned());
+                }
+                "force" if !force_given => {
                     force_given = true;
-                    force = value == "true";
+                    force = !(value.eq_ignore_ascii_case("false") || value == "0");
                 }
                 _ => {}
             }
@@ -197,7 +209,9 @@ impl Writer {
 /// **Locking.** A write that reads or changes managers holds [`lock`]
 /// from before it reads the object until its managers are recorded, so an
 /// object and its managers change together; the storage's own lock is
-/// taken inside it, never the other way round.
+/// taken inside it, never the other way round. Forgetting a deleted
+/// object's managers takes it alone (keyed by UID, it cannot undo a
+/// newer object's).
 ///
 /// [`lock`]: FieldOwners::lock
 #[derive(Debug, Default)]
@@ -264,6 +278,20 @@ impl Owners<'_> {
             return;
         };
         *managers = after_update(std::mem::take(managers), old, new, writer);
+    }
+}
+
+/// `value` without the keys whose value is null, at any depth.
+pub(crate) fn without_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .filter(|(_, value)| !value.is_null())
+                .map(|(name, value)| (name.clone(), without_nulls(value)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -560,6 +588,17 @@ mod tests {
                 ("kubectl", false, false, true, false),
             ),
             ("", "", ("unknown", false, false, true, false)),
+            // The first of each counts; `force` is true unless false/0.
+            (
+                "force=1&force=false&fieldManager=a&fieldManager=b",
+                "",
+                ("a", true, true, false, true),
+            ),
+            (
+                "force=FALSE&fieldManager=a",
+                "",
+                ("a", false, true, false, true),
+            ),
         ];
         for (query, agent, expected) in table {
             let writer = Writer::from_request(query, agent, "v1");
@@ -590,6 +629,15 @@ mod tests {
             ("meta.k8s.io", "PatchOptions", "")
         );
         assert_eq!(details.causes[0].field, "fieldManager");
+    }
+
+    #[test]
+    fn nulls_are_dropped_at_any_depth() {
+        let body = json!({"data": {"a": null, "b": "1"}, "spec": null, "list": [null]});
+        assert_eq!(
+            without_nulls(&body),
+            json!({"data": {"b": "1"}, "list": [null]})
+        );
     }
 
     #[test]
