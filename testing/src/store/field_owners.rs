@@ -49,8 +49,8 @@ use parking_lot::{Mutex, MutexGuard};
 use serde_json::Value;
 
 use crate::store::object::ObjectKey;
-use crate::store::writes::now_rfc3339;
 use crate::util::merge_patch::merge_patch;
+use crate::util::timestamp::now_rfc3339;
 
 /// A field's path from the object's root (`["spec", "replicas"]`).
 pub(crate) type FieldPath = Vec<String>;

@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::store::object::{ObjectKey, StoredObject, metadata_mut, string_field};
 use crate::store::storage::{EventType, Preconditions, Storage};
 use crate::util::seeded_random::SeededRandom;
+use crate::util::timestamp::now_rfc3339;
 
 impl Storage {
     /// Creates an object. A missing name is generated from
@@ -293,12 +294,6 @@ impl Storage {
         drop(state);
         Ok(Arc::clone(&event.object))
     }
-}
-
-pub(crate) fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
 }
 
 /// Whether two objects agree on everything but `metadata` and `status`:

@@ -5,6 +5,7 @@
 //! | file | what |
 //! |---|---|
 //! | `merge_patch.rs` | `merge_patch`, a JSON merge patch (RFC 7386) |
+//! | `timestamp.rs` | `now_rfc3339`, the time as objects carry it |
 //! | `seeded_random.rs` | `SeededRandom`, the deterministic generator behind churn, UIDs and fault schedules |
 //! | `process_cpu.rs` | the process's CPU time, from `/proc` (public as `process_cpu`) |
 //! | `process_memory.rs` | the process's RSS and high-water mark, from `/proc` (public as `process_memory`) |
@@ -15,3 +16,4 @@ pub(crate) mod merge_patch;
 pub mod process_cpu;
 pub mod process_memory;
 pub(crate) mod seeded_random;
+pub(crate) mod timestamp;
