@@ -256,8 +256,8 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
 
     // After the storm, events alone keep every parent whole: with the
     // check-again period pushed out of reach (once the 1 s requeues
-    // pending have run), every child deleted now is recreated through
-    // its owner's event, so every informer came back from the faults.
+    // pending have run) and the children's cache caught up, every child
+    // deleted now is recreated through its owner's event.
     context.period_ms.store(600_000, Ordering::Relaxed);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     // The test server collects no garbage: children of deleted parents
@@ -268,6 +268,38 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
         .filter_map(|parent| Some(format!("{}-config", parent.metadata.name.as_deref()?)))
         .collect();
     names.sort();
+    // First the children's informer must have caught up: a child it never
+    // saw (created while its watch was down, its relist still in backoff)
+    // makes no event when deleted, in client-go as here. Once every child
+    // is cached at the server's version, its watch is live.
+    let lister = manager.factory().lister_for::<ConfigMap>();
+    let caught_up = async {
+        loop {
+            if let Ok(children) = config_maps.list(&Default::default()).await {
+                let cached = names.iter().all(|name| {
+                    let served = children
+                        .items
+                        .iter()
+                        .find(|child| child.metadata.name.as_ref() == Some(name))
+                        .and_then(|child| child.metadata.resource_version.clone());
+                    let held = lister
+                        .get_metadata(&format!("team/{name}"))
+                        .and_then(|meta| meta.resource_version().map(str::to_string));
+                    served.is_some() && served == held
+                });
+                if cached {
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(60), caught_up)
+        .await
+        .is_err()
+    {
+        panic!("the children's cache never caught up with the server after the storm");
+    }
     for name in &names {
         config_maps
             .delete(name, &DeleteOptions::default())
