@@ -577,18 +577,20 @@ pub(crate) fn update(
         )));
     }
     let status_only = targets_status(path, &key)?;
-    if status_only || !storage.field_owners.tracking() {
-        let updated = storage.update(&key, object, status_only)?;
-        return Ok(Answer::ok(updated.json.to_vec()));
-    }
-    // Held until the managers are recorded (see `FieldOwners`).
-    let mut owners = storage.field_owners.lock();
-    let before = storage.get(&key);
-    let updated = storage.update(&key, object, false)?;
-    if let Some(before) = before {
-        track_update(&mut owners, storage, &key, &before, &updated, writer);
+    let mut owners = lock_if_tracked(storage, status_only);
+    let before = owners.as_ref().and_then(|_| storage.get(&key));
+    let updated = storage.update(&key, object, status_only)?;
+    if let (Some(owners), Some(before)) = (&mut owners, &before) {
+        track_update(owners, storage, &key, before, &updated, writer);
     }
     Ok(Answer::ok(updated.json.to_vec()))
+}
+
+/// The field managers' table, locked, when the server tracks ownership
+/// (it has seen an apply) and the write is not a status write: held from
+/// the write's read to its record (see `FieldOwners`).
+fn lock_if_tracked(storage: &Storage, status_only: bool) -> Option<Owners<'_>> {
+    (!status_only && storage.field_owners.tracking()).then(|| storage.field_owners.lock())
 }
 
 /// After an update of the object `key` from `before` to `after` by
@@ -664,10 +666,7 @@ pub(crate) fn patch(
     if patch_type == PatchType::Apply && !status_only {
         return apply(storage, path, &key, &patch, writer);
     }
-    // An update of an applied object is tracked: the table is held from
-    // the read to the record (see `FieldOwners`).
-    let mut owners =
-        (!status_only && storage.field_owners.tracking()).then(|| storage.field_owners.lock());
+    let mut owners = lock_if_tracked(storage, status_only);
     let Some(current) = storage.get(&key) else {
         return Err(Status::not_found(&key.resource, &key.name));
     };

@@ -196,7 +196,6 @@ impl Writer {
             }],
         );
         if let Some(details) = &mut status.details {
-            details.name.clear();
             details.group = "meta.k8s.io".into();
             details.kind = "PatchOptions".into();
         }
@@ -552,6 +551,23 @@ mod tests {
         Writer::from_request(&query, "", "apps/v1")
     }
 
+    impl Applied {
+        /// `body` applied over this object by `manager`.
+        fn and_applied_by(
+            &self,
+            manager: &str,
+            force: bool,
+            body: &Value,
+        ) -> Result<Applied, Status> {
+            apply(
+                &self.object,
+                self.managers.clone(),
+                body,
+                &writer(manager, force),
+            )
+        }
+    }
+
     /// An object as `manager`'s first apply creates it.
     fn created_by(manager: &str, object: &Value) -> Applied {
         apply(&json!({}), Vec::new(), object, &writer(manager, false)).unwrap()
@@ -657,22 +673,14 @@ mod tests {
     fn a_second_applier_conflicts_on_a_different_value_only() {
         let first = created_by("a", &deployment(1, "a"));
         // The same values: shared, no conflict.
-        let shared = apply(
-            &first.object,
-            first.managers.clone(),
-            &deployment(1, "a"),
-            &writer("b", false),
-        )
-        .unwrap();
+        let shared = first
+            .and_applied_by("b", false, &deployment(1, "a"))
+            .unwrap();
         assert_eq!(shared.managers.len(), 2);
         // Another value of two fields owned by `a`: one 409, two causes.
-        let status = apply(
-            &first.object,
-            first.managers.clone(),
-            &deployment(3, "b"),
-            &writer("b", false),
-        )
-        .unwrap_err();
+        let status = first
+            .and_applied_by("b", false, &deployment(3, "b"))
+            .unwrap_err();
         assert_eq!(status.code, 409);
         assert_eq!(
             status.message,
@@ -699,13 +707,9 @@ mod tests {
             ]
         );
         // Forced: the fields move to `b`.
-        let forced = apply(
-            &first.object,
-            first.managers,
-            &deployment(3, "b"),
-            &writer("b", true),
-        )
-        .unwrap();
+        let forced = first
+            .and_applied_by("b", true, &deployment(3, "b"))
+            .unwrap();
         assert_eq!(forced.object["spec"]["replicas"], 3);
         let a = forced.managers.iter().find(|m| m.name == "a").unwrap();
         assert_eq!(
@@ -719,29 +723,15 @@ mod tests {
         let mut with_label = deployment(1, "a");
         with_label["metadata"]["labels"]["tier"] = json!("front");
         let first = created_by("a", &with_label);
-        let dropped = apply(
-            &first.object,
-            first.managers.clone(),
-            &deployment(1, "a"),
-            &writer("a", false),
-        )
-        .unwrap();
+        let dropped = first
+            .and_applied_by("a", false, &deployment(1, "a"))
+            .unwrap();
         assert_eq!(dropped.object["metadata"]["labels"], json!({"app": "web"}));
         // Co-owned by `b` (same value): kept when `a` lets go.
-        let shared = apply(
-            &first.object,
-            first.managers,
-            &with_label,
-            &writer("b", false),
-        )
-        .unwrap();
-        let kept = apply(
-            &shared.object,
-            shared.managers,
-            &deployment(1, "a"),
-            &writer("a", false),
-        )
-        .unwrap();
+        let shared = first.and_applied_by("b", false, &with_label).unwrap();
+        let kept = shared
+            .and_applied_by("a", false, &deployment(1, "a"))
+            .unwrap();
         assert_eq!(kept.object["metadata"]["labels"]["tier"], "front");
     }
 
@@ -749,30 +739,18 @@ mod tests {
     fn an_empty_map_owns_nothing_so_what_is_put_in_it_stays() {
         let config = |data: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "data": data});
         let empty = created_by("a", &config(json!({})));
-        let filled = apply(
-            &empty.object,
-            empty.managers,
-            &config(json!({"k": "1"})),
-            &writer("a", false),
-        )
-        .unwrap();
+        let filled = empty
+            .and_applied_by("a", false, &config(json!({"k": "1"})))
+            .unwrap();
         assert_eq!(filled.object["data"], json!({"k": "1"}));
         // `b` adds its own key; `a` then applies an empty map again and
         // gives up only its own key.
-        let shared = apply(
-            &filled.object,
-            filled.managers,
-            &config(json!({"mode": "x"})),
-            &writer("b", false),
-        )
-        .unwrap();
-        let emptied = apply(
-            &shared.object,
-            shared.managers,
-            &config(json!({})),
-            &writer("a", false),
-        )
-        .unwrap();
+        let shared = filled
+            .and_applied_by("b", false, &config(json!({"mode": "x"})))
+            .unwrap();
+        let emptied = shared
+            .and_applied_by("a", false, &config(json!({})))
+            .unwrap();
         assert_eq!(emptied.object["data"], json!({"mode": "x"}));
     }
 
