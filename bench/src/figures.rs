@@ -58,6 +58,11 @@ pub struct Figures {
     /// milliseconds.
     #[serde(default)]
     pub lister_list_ms: Option<f64>,
+    /// A ReplicaSet controller's reads: lists of one group of pods (by
+    /// namespace and label selector, N / 100 pods) from the cache, cycling
+    /// over the 100 groups, per second.
+    #[serde(default)]
+    pub replicaset_reads_per_s: Option<f64>,
     /// The bytes the informer's cache keeps (`cache_bytes`: entries and
     /// their parsed metadata, without allocator overhead), at the end of
     /// the run, in MiB.
@@ -69,6 +74,13 @@ impl Figures {
     /// RSS the cache added per object, in KiB.
     pub fn kib_per_object(&self) -> f64 {
         (self.rss_synced_mib - self.rss_baseline_mib) * 1024.0 / self.pods.max(1) as f64
+    }
+
+    /// A ReplicaSet read's time per pod it returned, in microseconds.
+    pub fn replicaset_us_per_pod(&self) -> Option<f64> {
+        let reads = self.replicaset_reads_per_s.filter(|reads| *reads > 0.0)?;
+        let per_group = self.pods as f64 / crate::clients::REPLICASET_GROUPS as f64;
+        Some(1e6 / (reads * per_group))
     }
 
     /// RSS the process grew by once synced, over the bytes its cache

@@ -11,10 +11,14 @@ use serde_json::json;
 use crate::BoxError;
 use crate::protocol::{BURST, DONE, READY, RELIST, announce};
 
+/// The namespaces the pods are spread over: pod `index` is in
+/// `namespace-{index % NAMESPACES}`.
+pub const NAMESPACES: usize = 20;
+
 /// What the server holds and writes.
 #[derive(Debug, Clone, Copy)]
 pub struct ServerPlan {
-    /// Pods seeded, spread over 20 namespaces.
+    /// Pods seeded, spread over [`NAMESPACES`] namespaces.
     pub pods: usize,
     /// Updates written per [`BURST`] order.
     pub events: usize,
@@ -43,7 +47,7 @@ pub fn run(plan: ServerPlan) -> Result<(), BoxError> {
     let mut keys = Vec::with_capacity(plan.pods);
     let mut json_bytes = 0;
     for index in 0..plan.pods {
-        let namespace = format!("namespace-{}", index % 20);
+        let namespace = format!("namespace-{}", index % NAMESPACES);
         let pod = realistic_pod(index, &namespace);
         json_bytes += serde_json::to_vec(&pod)?.len();
         let stored = server.storage().create(&resource, &namespace, pod)?;

@@ -432,6 +432,10 @@ fn checks(
 /// How often the soak restarts its warm-restart factory.
 const WARM_RESTART_EVERY: Duration = Duration::from_secs(8);
 
+/// How often the storm prints the process's RSS and the informers' own
+/// counters: the memory curve.
+const SAMPLE_EVERY: Duration = Duration::from_secs(5);
+
 /// The soak's restarted factory: compact informers of every resource with
 /// snapshots, replaced by a new generation (a new factory over the same
 /// snapshot directory) at each restart. Its handlers start afresh with
@@ -862,8 +866,9 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
     let mut faults: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut rss_peak = rss_synced;
     let mut last_restart = Instant::now();
-    // The memory curve: RSS and the caches' own bytes every 15 s, so a
-    // growth with time shows as a slope (RELIABILITY.md has the curve).
+    // The memory curve: RSS and the caches' own counters every
+    // `SAMPLE_EVERY`, so a growth with time shows as a slope
+    // (RELIABILITY.md has the curve).
     let mut last_sample = Instant::now();
     while started.elapsed() < Duration::from_secs(seconds) {
         tokio::time::sleep(Duration::from_millis(300 + random.below(900))).await;
@@ -871,7 +876,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             .entry(inject(&server, &mut random, &kinds).await)
             .or_default() += 1;
         rss_peak = rss_peak.max(process_memory::rss_mib());
-        if last_sample.elapsed() >= Duration::from_secs(15) {
+        if last_sample.elapsed() >= SAMPLE_EVERY {
             last_sample = Instant::now();
             // Counters only: reading the caches through their listers
             // would fill the decode caches this curve watches.

@@ -117,7 +117,7 @@ pub use api::subresources::PodLogs;
 pub use faults::controls::{Corruption, Failure, Faults};
 pub use faults::request_log::{RequestLog, RequestRecord, Verb};
 pub use load::churn::{ChurnCounts, ChurnOptions, ChurnWriter, ObjectGenerator};
-pub use load::realistic::{realistic_deployment, realistic_pod};
+pub use load::realistic::{REALISTIC_POD_APPS, realistic_deployment, realistic_pod};
 pub use server::builder::{
     DEFAULT_BOOKMARK_INTERVAL, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_MAX_REQUESTS_IN_FLIGHT,
     TestApiServerBuilder,

@@ -14,10 +14,11 @@ use clientgo_informers::{
     SharedInformerFactory, SnapshotOptions, Storage, TypedResource,
 };
 use clientgo_rest::{Config, ContentType, RestClient};
+use clientgo_testing::REALISTIC_POD_APPS;
 use k8s_openapi::api::core::v1::Pod;
 use tokio_util::sync::CancellationToken;
 
-use super::{Baseline, CacheClient, ClientPlan, measure};
+use super::{Baseline, CacheClient, ClientPlan, REPLICASET_GROUPS, measure, replicaset_reads};
 use crate::{BoxError, EventClock, Figures};
 
 /// What the handler of the defaults reads.
@@ -146,7 +147,7 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
             let lister = informer.lister();
             let cache = informer.clone();
             let mut figures = measured(plan, &factory, informer, &clock).await?;
-            lister_reads(&lister, &mut figures);
+            lister_reads(&lister, &mut figures)?;
             figures.cache_mib = Some(cache.cache_bytes() as f64 / (1024.0 * 1024.0));
             Ok(figures)
         }
@@ -199,9 +200,14 @@ const LIST_ALL_MAX: usize = 100_000;
 
 /// Times lister reads of the synced cache: `get` of 1,000 keys never
 /// read (misses of the decode cache in compact storage), the same again
-/// (hits), and `list()` of everything after one untimed `list()`, for
-/// caches of up to [`LIST_ALL_MAX`] pods.
-fn lister_reads(lister: &clientgo_informers::Lister<Pod>, figures: &mut Figures) {
+/// (hits), a ReplicaSet controller's lists of one group each
+/// ([`replicaset_reads`](super::replicaset_reads)), and `list()` of
+/// everything after one untimed `list()`, for caches of up to
+/// [`LIST_ALL_MAX`] pods.
+fn lister_reads(
+    lister: &clientgo_informers::Lister<Pod>,
+    figures: &mut Figures,
+) -> Result<(), BoxError> {
     let keys: Vec<String> = lister.keys().into_iter().take(1_000).collect();
     let read = |keys: &[String]| {
         let started = Instant::now();
@@ -212,14 +218,25 @@ fn lister_reads(lister: &clientgo_informers::Lister<Pod>, figures: &mut Figures)
     };
     figures.lister_get_miss_us = Some(read(&keys));
     figures.lister_get_hit_us = Some(read(&keys));
+    let selectors = (0..REPLICASET_GROUPS)
+        .map(|index| LabelSelector::parse(&format!("app=app-{}", index % REALISTIC_POD_APPS)))
+        .collect::<Result<Vec<_>, _>>()?;
+    figures.replicaset_reads_per_s =
+        Some(replicaset_reads::reads_per_second(lister.len(), |group| {
+            lister
+                .namespace(group.namespace.as_str())
+                .list(&selectors[group.index])
+                .len()
+        })?);
     if lister.len() > LIST_ALL_MAX {
-        return;
+        return Ok(());
     }
     let everything = LabelSelector::everything();
     std::hint::black_box(lister.list(&everything).len());
     let started = Instant::now();
     std::hint::black_box(lister.list(&everything).len());
     figures.lister_list_ms = Some(started.elapsed().as_secs_f64() * 1e3);
+    Ok(())
 }
 
 /// The warm-restart phase: a new factory with the same options (and so

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 
-use super::{Baseline, CacheClient, ClientPlan, measure};
+use super::{Baseline, CacheClient, ClientPlan, measure, replicaset_reads};
 use crate::{BoxError, EventClock, Figures};
 
 pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, BoxError> {
@@ -47,7 +47,25 @@ pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, B
     let store = ReflectorStore { reader, syncs };
     let measured = measure(plan, &store, &clock, started, baseline).await;
     task.abort();
-    measured
+    let mut figures = measured?;
+    // A ReplicaSet controller's reads: the store has no index, so each
+    // list filters every pod (what a kube-rs controller writes).
+    let reader = &store.reader;
+    figures.replicaset_reads_per_s =
+        Some(replicaset_reads::reads_per_second(reader.len(), |group| {
+            reader
+                .state_filter(|pod| {
+                    pod.metadata.namespace.as_deref() == Some(group.namespace.as_str())
+                        && pod
+                            .metadata
+                            .labels
+                            .as_ref()
+                            .and_then(|labels| labels.get("app"))
+                            == Some(&group.app)
+                })
+                .len()
+        })?);
+    Ok(figures)
 }
 
 /// The reflector's store and the count of `InitDone` events seen after it.

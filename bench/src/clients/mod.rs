@@ -7,7 +7,10 @@
 mod clientgo;
 mod kube_rs;
 mod limit;
+mod replicaset_reads;
 mod stream;
+
+pub use replicaset_reads::GROUPS as REPLICASET_GROUPS;
 
 use std::time::{Duration, Instant};
 
@@ -46,6 +49,11 @@ pub enum ClientKind {
     /// request read as bytes and cut into frames up to the bookmark ending
     /// the initial events; nothing decoded or kept, and no later phases.
     Stream,
+    /// [`Stream`](Self::Stream) keeping each frame's bytes in an
+    /// allocation of its own, read on a thread other than the main one (as
+    /// a runtime's workers are, each allocating from its own glibc arena):
+    /// what keeping the objects' bytes costs before any decoding.
+    StreamKeep,
     /// The informer a user writes first, with no option set:
     /// `factory.core().v1().pods().informer()`, so every default
     /// (protobuf, watch-list, managedFields cut, compact storage), with a
@@ -101,9 +109,10 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every client, in the order the table shows them.
-    pub const ALL: [ClientKind; 20] = [
+    pub const ALL: [ClientKind; 21] = [
         ClientKind::Limit,
         ClientKind::Stream,
+        ClientKind::StreamKeep,
         ClientKind::Clientgo,
         ClientKind::ClientgoTyped,
         ClientKind::ClientgoDecoded,
@@ -129,6 +138,7 @@ impl ClientKind {
         match self {
             ClientKind::Limit => "limit",
             ClientKind::Stream => "stream",
+            ClientKind::StreamKeep => "stream-keep",
             ClientKind::Clientgo => "clientgo",
             ClientKind::ClientgoTyped => "clientgo-typed",
             ClientKind::ClientgoDecoded => "clientgo-decoded",
@@ -244,10 +254,28 @@ pub fn run(kind: ClientKind, plan: &ClientPlan) -> Result<Figures, BoxError> {
                 .enable_all()
                 .build()?;
             if kind == ClientKind::Stream {
-                runtime.block_on(stream::run(plan))?
+                runtime.block_on(stream::run(plan, stream::Keep::Nothing))?
             } else {
                 runtime.block_on(limit::run(plan))?
             }
+        }
+        ClientKind::StreamKeep => {
+            // The same single thread, but not the main one: the main
+            // thread allocates from glibc's main arena, which grows with
+            // padding, where a runtime's workers grow theirs a page at a
+            // time.
+            let plan = plan.clone();
+            std::thread::spawn(move || -> Result<Figures, String> {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|error| error.to_string())?;
+                runtime
+                    .block_on(stream::run(&plan, stream::Keep::Frames))
+                    .map_err(|error| error.to_string())
+            })
+            .join()
+            .map_err(|_| "the stream-keep thread panicked")??
         }
         _ => {
             let workers = std::env::var("E2E_CLIENT_WORKERS")

@@ -3,7 +3,9 @@
 //! by chunk and cut into frames at their length prefixes, up to the
 //! bookmark that ends the initial events; nothing is decoded and nothing
 //! kept. What the default informer's sync costs above this is its own
-//! per-event path (decoding, the hand-off, the accumulator, the replace).
+//! per-event path (decoding, the hand-off, the accumulator, the replace)
+//! and the price of keeping what it receives, which `stream-keep`
+//! ([`Keep::Frames`]) measures on its own.
 
 use std::time::Instant;
 
@@ -19,9 +21,22 @@ const INITIAL_EVENTS_END: &[u8] = b"k8s.io/initial-events-end";
 /// few hundred bytes, a pod thousands.
 const BOOKMARK_MAX: usize = 1_024;
 
+/// What the reader keeps of the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Keep {
+    /// Nothing: the stream's floor.
+    Nothing,
+    /// Each frame's bytes, copied into an allocation of its own and held
+    /// to the end: the allocations and first touches of the memory a
+    /// cache of the objects needs, without decoding them.
+    Frames,
+}
+
 /// How far a stream of protobuf frames has been read.
 #[derive(Debug, Default)]
 struct Framer {
+    /// The frames kept, when asked to keep them.
+    kept: Option<Vec<Box<[u8]>>>,
     /// Bytes received and not yet cut into frames.
     pending: Vec<u8>,
     /// Whole frames seen.
@@ -42,6 +57,9 @@ impl Framer {
                 break;
             };
             self.frames += 1;
+            if let Some(kept) = self.kept.as_mut() {
+                kept.push(frame.into());
+            }
             if frame.len() <= BOOKMARK_MAX
                 && memchr::memmem::find(frame, INITIAL_EVENTS_END).is_some()
             {
@@ -53,7 +71,7 @@ impl Framer {
     }
 }
 
-pub(super) async fn run(plan: &ClientPlan) -> Result<Figures, BoxError> {
+pub(super) async fn run(plan: &ClientPlan, keep: Keep) -> Result<Figures, BoxError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder().build()?;
     let mut figures = Figures {
@@ -71,7 +89,10 @@ pub(super) async fn run(plan: &ClientPlan) -> Result<Figures, BoxError> {
         .send()
         .await?
         .error_for_status()?;
-    let mut framer = Framer::default();
+    let mut framer = Framer {
+        kept: (keep == Keep::Frames).then(Vec::new),
+        ..Framer::default()
+    };
     while !framer.ended {
         let Some(chunk) = response.chunk().await? else {
             return Err("the stream ended before the initial events did".into());
@@ -84,6 +105,10 @@ pub(super) async fn run(plan: &ClientPlan) -> Result<Figures, BoxError> {
         return Err(format!("{} frames, expected {}", framer.frames, plan.pods + 1).into());
     }
     figures.rss_synced_mib = rss_mib();
+    if let Some(kept) = &framer.kept {
+        figures.cache_mib =
+            Some(kept.iter().map(|frame| frame.len()).sum::<usize>() as f64 / (1024.0 * 1024.0));
+    }
     figures.rss_steady_mib = figures.rss_synced_mib;
     figures.relist_peak_mib = figures.rss_synced_mib;
     Ok(figures)
@@ -111,9 +136,26 @@ mod tests {
                 framer.push(chunk);
             }
             assert_eq!(framer.frames, 3, "chunks of {cut}");
+            assert!(framer.kept.is_none());
             assert!(framer.ended, "chunks of {cut}");
             assert!(framer.pending.is_empty());
         }
+    }
+
+    #[test]
+    fn kept_frames_are_the_frames_bodies() {
+        let mut stream = frame(b"one");
+        stream.extend(frame(b"BOOKMARK k8s.io/initial-events-end true"));
+        let mut framer = Framer {
+            kept: Some(Vec::new()),
+            ..Framer::default()
+        };
+        for chunk in stream.chunks(5) {
+            framer.push(chunk);
+        }
+        let kept = framer.kept.unwrap_or_default();
+        assert_eq!(kept.len(), 2);
+        assert_eq!(&*kept[0], b"one");
     }
 
     #[test]

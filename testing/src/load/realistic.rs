@@ -3,6 +3,10 @@
 
 use serde_json::{Value, json};
 
+/// How many values a [`realistic_pod`]'s `app` label takes: pod `index`
+/// is labelled `app: app-{index % REALISTIC_POD_APPS}`.
+pub const REALISTIC_POD_APPS: usize = 50;
+
 /// A pod as a cluster would hold it: labels, annotations, an owner
 /// reference, a `managedFields` entry with a realistic `fieldsV1` tree, two
 /// containers with env, ports, resources and volume mounts, volumes,
@@ -10,7 +14,7 @@ use serde_json::{Value, json};
 /// `index` makes the name, UID-like values and IPs unique. About 5 KB as
 /// JSON.
 pub fn realistic_pod(index: usize, namespace: &str) -> Value {
-    let app = format!("app-{}", index % 50);
+    let app = format!("app-{}", index % REALISTIC_POD_APPS);
     let hash = format!(
         "{:08x}",
         (index as u64).wrapping_mul(2_654_435_761) % 0xffff_ffff
