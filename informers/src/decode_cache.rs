@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use clientgo_apimachinery::{ApiObject, Compact, Protobuf};
-use clientgo_store::{LruCache, meta_namespace_key};
+use clientgo_store::{FrequencySketch, LruCache, meta_namespace_key};
 use parking_lot::Mutex;
 
 use crate::pipeline::Superseded;
@@ -27,6 +27,9 @@ pub struct DecodeStats {
     pub hits: u64,
     /// Lister reads that decoded.
     pub misses: u64,
+    /// Of those, decodes the cache did not keep: it was full of objects
+    /// read at least as often lately (see [`DecodeCache`]'s admission).
+    pub not_kept: u64,
     /// Decodes for handlers (one per object per event, shared by every
     /// handler of the event while any holds it).
     pub handler_decodes: u64,
@@ -49,20 +52,87 @@ struct Kept<K> {
 struct State<K> {
     /// Weighted by estimated bytes.
     kept: LruCache<Kept<K>>,
+    /// How often each key was read lately, made at the first decode kept.
+    sketch: Option<FrequencySketch>,
+    hasher: std::collections::hash_map::RandomState,
     hits: u64,
     misses: u64,
+    not_kept: u64,
 }
+
+impl<K> State<K> {
+    /// Counts a lister read of `key`, hit or miss; returns its hash.
+    fn seen(&mut self, key: &str) -> u64 {
+        let hash = std::hash::BuildHasher::hash_one(&self.hasher, key);
+        // Sized for the decodes held (the budget is in bytes): made for
+        // four times as many once they outgrow it.
+        let held = self.kept.len();
+        let sketch = self
+            .sketch
+            .get_or_insert_with(|| FrequencySketch::new(SKETCH_SLOTS_MIN));
+        if held > sketch.slots() {
+            *sketch = FrequencySketch::new(held * 4);
+        }
+        sketch.increment(hash);
+        hash
+    }
+
+    /// Keeps `kept` under `key` (whose hash is `hash`) if there is room,
+    /// or if its key was read more often lately than the least recently
+    /// used decode, which then goes; otherwise keeps nothing. Returns what
+    /// left the cache, for the caller to drop outside the lock: freeing a
+    /// decoded object walks its every allocation.
+    fn admit(&mut self, key: &str, hash: u64, kept: Kept<K>, weight: usize) -> Vec<Kept<K>> {
+        let mut gone: Vec<Kept<K>> = self.kept.remove(key).into_iter().collect();
+        let capacity = self.kept.capacity();
+        if weight > capacity {
+            return gone;
+        }
+        if self.kept.weight() + weight > capacity {
+            let newcomer = self.sketch.as_ref().map_or(0, |s| s.estimate(hash));
+            let victim = self.kept.oldest().map(|oldest| {
+                let hash = std::hash::BuildHasher::hash_one(&self.hasher, oldest);
+                self.sketch.as_ref().map_or(0, |s| s.estimate(hash))
+            });
+            if victim.is_some_and(|victim| newcomer <= victim) {
+                self.not_kept += 1;
+                return gone;
+            }
+            while self.kept.weight() + weight > capacity {
+                let Some((_, old)) = self.kept.pop_oldest() else {
+                    break;
+                };
+                gone.push(old);
+            }
+        }
+        self.kept.insert(key.to_string(), kept, weight);
+        gone
+    }
+}
+
+/// The fewest keys a decode cache's [`FrequencySketch`] is sized for
+/// (four one-byte counters a key: 4 KiB).
+const SKETCH_SLOTS_MIN: usize = 1_024;
 
 /// Turns cached entries of `S` into objects of `K`: for handlers
 /// (uncached: a compact entry's own weak slot shares one decode between
 /// the handlers of an event) and for listers (through a cache of up to
-/// `budget` estimated bytes, least recently used out first, each hit
-/// checked against the entry's resourceVersion so a read never sees a
-/// stale decode). Entries that are the objects themselves (`S` = `K`) are
-/// handed out as they are, and nothing is cached or counted.
+/// `budget` estimated bytes, each hit checked against the entry's
+/// resourceVersion so a read never sees a stale decode). Entries that are
+/// the objects themselves (`S` = `K`) are handed out as they are, and
+/// nothing is cached or counted.
+///
+/// **What the cache keeps** (TinyLFU's admission over an LRU): a decode is
+/// kept while there is room. Once the budget is full, a new decode is kept
+/// only if its key was read more often lately than the least recently
+/// used decode's (a [`FrequencySketch`] of every lister read counts them),
+/// which then goes; otherwise the reader gets it uncached. Readers that
+/// cycle over more objects than the budget holds (a controller listing
+/// each group of pods in turn) then hit on the part kept instead of
+/// evicting, on every miss, a decode about to be read again.
 ///
 /// **Locking:** one mutex over the cache and counters, held for a lookup
-/// or an insert, never while decoding.
+/// or an insert, never while decoding or freeing a decode.
 pub(crate) struct DecodeCache<K, S> {
     state: Mutex<State<K>>,
     /// Counted outside the lock: handlers decode on their own threads,
@@ -85,8 +155,11 @@ where
         DecodeCache {
             state: Mutex::new(State {
                 kept: LruCache::new(if S::DECODES { budget } else { 0 }),
+                sketch: None,
+                hasher: std::collections::hash_map::RandomState::new(),
                 hits: 0,
                 misses: 0,
+                not_kept: 0,
             }),
             handler_decodes: AtomicU64::new(0),
             errors: AtomicU64::new(0),
@@ -105,6 +178,7 @@ where
             errors: self.errors.load(Ordering::Relaxed),
             hits: state.hits,
             misses: state.misses,
+            not_kept: state.not_kept,
         }
     }
 
@@ -136,8 +210,9 @@ where
             self.state.lock().misses += 1;
             return self.decode(entry).inspect_err(|error| self.failed(error));
         }
-        {
+        let hash = {
             let mut state = self.state.lock();
+            let hash = state.seen(key);
             let hit = state
                 .kept
                 .get(key)
@@ -150,18 +225,19 @@ where
                 }
                 None => state.misses += 1,
             }
-        }
+            hash
+        };
         let object = self.decode(entry).inspect_err(|error| self.failed(error))?;
         let kept = Kept {
             resource_version: entry.resource_version().map(str::to_string),
             object: Arc::clone(&object),
         };
         let mut state = self.state.lock();
-        state
-            .kept
-            .insert(key.to_string(), kept, entry.decoded_bytes());
+        let gone = state.admit(key, hash, kept, entry.decoded_bytes());
         self.holds_any
             .store(!state.kept.is_empty(), Ordering::Relaxed);
+        drop(state);
+        drop(gone);
         Ok(object)
     }
 
@@ -204,10 +280,14 @@ where
         // update and this call) costs one decode to make again.
         let key = meta_namespace_key(entry);
         let mut state = self.state.lock();
-        if state.kept.remove(&key).is_some() {
+        let gone = state.kept.remove(&key);
+        if gone.is_some() {
             self.holds_any
                 .store(!state.kept.is_empty(), Ordering::Relaxed);
         }
+        // Freed outside the lock.
+        drop(state);
+        drop(gone);
     }
 }
 
@@ -216,7 +296,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::stored::DECODED_EXPANSION;
     use k8s_openapi::api::core::v1::ConfigMap;
 
     fn entry(name: &str, resource_version: &str, data: &str) -> Arc<Entry<ConfigMap>> {
@@ -224,6 +303,15 @@ mod tests {
             r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"default","resourceVersion":"{resource_version}"}},"data":{{"k":"{data}"}}}}"#
         );
         Arc::new(Compact::from_json(&json).unwrap())
+    }
+
+    /// What a lister's read of `entry` weighs in the cache (its estimate
+    /// counts the metadata the read builds).
+    fn weight(entry: &Arc<Entry<ConfigMap>>) -> usize {
+        DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(usize::MAX / 2)
+            .for_lister(entry)
+            .unwrap();
+        Stored::<ConfigMap>::decoded_bytes(&**entry)
     }
 
     #[test]
@@ -248,7 +336,7 @@ mod tests {
     #[test]
     fn a_lister_read_decodes_once_per_version_and_the_cache_stays_in_budget() {
         let one = entry("a", "1", "x");
-        let budget = one.plain_bytes() * DECODED_EXPANSION * 2;
+        let budget = weight(&one) * 2;
         let cache = DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(budget);
         let first = cache.for_lister(&one).unwrap();
         let again = cache.for_lister(&one).unwrap();
@@ -262,14 +350,52 @@ mod tests {
         );
         assert_eq!(cache.stats().misses, 2, "a new version decodes again");
 
+        // b is kept while there is room; c and d, read once each, do not
+        // displace a decode read as often.
         for name in ["b", "c", "d"] {
             cache.for_lister(&entry(name, "1", "z")).unwrap();
         }
         let stats = cache.stats();
-        assert!(stats.held <= 2, "{stats:?}");
+        assert_eq!((stats.held, stats.not_kept), (2, 2), "{stats:?}");
         assert!(stats.held_bytes <= budget, "{stats:?}");
-        cache.for_lister(&entry("d", "1", "z")).unwrap();
-        assert_eq!(cache.stats().hits, 2, "the most recent stays");
+        // a read again is a hit, which leaves b the least recently used; d
+        // read a second time has been read more often than b, and takes
+        // its place.
+        cache.for_lister(&newer).unwrap();
+        let d = entry("d", "1", "z");
+        cache.for_lister(&d).unwrap();
+        let first = cache.for_lister(&d).unwrap();
+        let again = cache.for_lister(&d).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        let stats = cache.stats();
+        assert_eq!(
+            (stats.hits, stats.held, stats.not_kept),
+            (4, 2, 2),
+            "{stats:?}"
+        );
+        cache.for_lister(&entry("b", "1", "z")).unwrap();
+        assert_eq!(cache.stats().hits, 4, "b went to make room for d");
+    }
+
+    #[test]
+    fn readers_cycling_over_more_than_the_budget_hit_on_the_part_kept() {
+        let entries: Vec<_> = (0..10)
+            .map(|index| entry(&format!("cm-{index}"), "1", "v"))
+            .collect();
+        // Room for four of the ten decodes.
+        let budget = weight(&entries[0]) * 4;
+        let cache = DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(budget);
+        for _ in 0..5 {
+            for entry in &entries {
+                cache.for_lister(entry).unwrap();
+            }
+        }
+        let stats = cache.stats();
+        // A least-recently-used cache would never hit here: each miss
+        // would evict the decode read next but three.
+        assert_eq!((stats.hits, stats.misses), (16, 34), "{stats:?}");
+        assert_eq!((stats.held, stats.not_kept), (4, 30), "{stats:?}");
+        assert!(stats.held_bytes <= budget, "{stats:?}");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! | [`UndeltaStore`] | `UndeltaStore` | pushes the whole state after every change |
 //! | [`MutationCache`] | `MutationCache` | read-your-own-writes over an informer's cache |
 //! | [`LruCache`] | apimachinery's `util/cache` LRU (what `MutationCache` uses) | a map bounded by total weight, least recently used out first |
+//! | [`FrequencySketch`] | none (Caffeine's, for TinyLFU) | about how often keys were seen lately, to decide what a full cache takes in |
 //! | [`process_deltas`] | `processDeltas` (controller.go) | applies popped deltas to a cache, then notifies |
 //! | [`DeletedFinalStateUnknown`] | the same | a deletion inferred from a relist |
 //!
@@ -223,6 +224,7 @@ mod delta_fifo;
 mod error;
 mod expiration_cache;
 mod fifo;
+mod frequency_sketch;
 mod heap;
 mod index;
 mod indexer;
@@ -247,6 +249,7 @@ pub use delta_fifo::{DeltaFifo, DeltaFifoOptions};
 pub use error::{PopError, StoreError};
 pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, TtlPolicy};
 pub use fifo::Fifo;
+pub use frequency_sketch::FrequencySketch;
 pub use heap::{Heap, LessFunc};
 pub use index::{
     IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX, index_func_to_key_func,

@@ -106,6 +106,24 @@ impl<V> LruCache<V> {
         Some(slot.value)
     }
 
+    /// The least recently used key: the next to be forgotten.
+    pub fn oldest(&self) -> Option<&str> {
+        self.order.first_key_value().map(|(_, key)| key.as_str())
+    }
+
+    /// Takes the least recently used entry out: its key and value.
+    pub fn pop_oldest(&mut self) -> Option<(String, V)> {
+        let (_, key) = self.order.pop_first()?;
+        let slot = self.entries.remove(&key)?;
+        self.weight -= slot.weight;
+        Some((key, slot.value))
+    }
+
+    /// The total weight this cache may hold.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// The keys, least recently used first.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.order.values().map(String::as_str)
@@ -144,6 +162,22 @@ mod tests {
         assert!(cache.insert("e".into(), 5, 2));
         assert_eq!(cache.keys().collect::<Vec<_>>(), ["d", "e"]);
         assert_eq!((cache.len(), cache.weight()), (2, 3));
+    }
+
+    #[test]
+    fn the_oldest_is_the_next_forgotten_and_can_be_taken_out() {
+        let mut cache = LruCache::new(10);
+        assert_eq!(cache.oldest(), None);
+        cache.insert("a".into(), 1, 4);
+        cache.insert("b".into(), 2, 5);
+        cache.get("a");
+        assert_eq!(cache.oldest(), Some("b"));
+        assert_eq!(cache.pop_oldest(), Some(("b".to_string(), 2)));
+        assert_eq!(
+            (cache.len(), cache.weight(), cache.oldest()),
+            (1, 4, Some("a"))
+        );
+        assert_eq!(cache.capacity(), 10);
     }
 
     #[test]

@@ -22,7 +22,8 @@ pub const GROUPS: usize = 100;
 
 // Each remainder modulo GROUPS must name one (namespace, app) pair (the
 // tests check that the pairs are distinct).
-const _: () = assert!(GROUPS.is_multiple_of(NAMESPACES) && GROUPS.is_multiple_of(REALISTIC_POD_APPS));
+const _: () =
+    assert!(GROUPS.is_multiple_of(NAMESPACES) && GROUPS.is_multiple_of(REALISTIC_POD_APPS));
 
 /// How long the timed reads go on for, at least (and at least one cycle
 /// over every group).
