@@ -27,9 +27,10 @@ pub struct DecodeStats {
     pub hits: u64,
     /// Lister reads that decoded.
     pub misses: u64,
-    /// Of those, decodes the cache did not keep: it was full of objects
-    /// read at least as often lately (see [`DecodeCache`]'s admission).
-    pub not_kept: u64,
+    /// Of those, decodes not taken into the cache's main part, which was
+    /// full of objects read at least as often lately: they wait in its
+    /// small window of recent decodes instead (see [`DecodeCache`]).
+    pub not_admitted: u64,
     /// Decodes for handlers (one per object per event, shared by every
     /// handler of the event while any holds it).
     pub handler_decodes: u64,
@@ -50,14 +51,18 @@ struct Kept<K> {
 }
 
 struct State<K> {
-    /// Weighted by estimated bytes.
+    /// The main part, weighted by estimated bytes: seven eighths of the
+    /// budget.
     kept: LruCache<Kept<K>>,
+    /// The window: the other eighth, the most recent decodes the main
+    /// part did not take, least recently used out first.
+    window: LruCache<Kept<K>>,
     /// How often each key was read lately, made at the first decode kept.
     sketch: Option<FrequencySketch>,
     hasher: std::collections::hash_map::RandomState,
     hits: u64,
     misses: u64,
-    not_kept: u64,
+    not_admitted: u64,
 }
 
 impl<K> State<K> {
@@ -77,36 +82,67 @@ impl<K> State<K> {
         hash
     }
 
-    /// Keeps `kept` under `key` (whose hash is `hash`) if there is room,
-    /// or if its key was read more often lately than the least recently
-    /// used decode, which then goes; otherwise keeps nothing. Returns what
-    /// left the cache, for the caller to drop outside the lock: freeing a
-    /// decoded object walks its every allocation.
+    /// The decode kept under `key` if it is of `resource_version`, marked
+    /// as used.
+    fn hit(&mut self, key: &str, resource_version: Option<&str>) -> Option<Arc<K>> {
+        let current = |kept: &&mut Kept<K>| kept.resource_version.as_deref() == resource_version;
+        let kept = match self.kept.get(key).filter(current) {
+            Some(kept) => Some(kept),
+            None => self.window.get(key).filter(current),
+        };
+        kept.map(|kept| Arc::clone(&kept.object))
+    }
+
+    /// Keeps `kept` under `key` (whose hash is `hash`): in the main part
+    /// if there is room, or if its key was read more often lately than the
+    /// main part's least recently used decode, which then goes; otherwise
+    /// in the window, whose least recently used go. Returns what left the
+    /// cache, for the caller to drop outside the lock (freeing a decoded
+    /// object walks its every allocation; the window frees one such old
+    /// decode per new one, rather than leaving a reader to free all of a
+    /// list's decodes at once).
     fn admit(&mut self, key: &str, hash: u64, kept: Kept<K>, weight: usize) -> Vec<Kept<K>> {
-        let mut gone: Vec<Kept<K>> = self.kept.remove(key).into_iter().collect();
+        let mut gone: Vec<Kept<K>> = self.forget(key).into_iter().collect();
         let capacity = self.kept.capacity();
-        if weight > capacity {
+        let admitted = weight <= capacity
+            && (self.kept.weight() + weight <= capacity || {
+                let newcomer = self.sketch.as_ref().map_or(0, |s| s.estimate(hash));
+                let victim = self.kept.oldest().map_or(0, |oldest| {
+                    let hash = std::hash::BuildHasher::hash_one(&self.hasher, oldest);
+                    self.sketch.as_ref().map_or(0, |s| s.estimate(hash))
+                });
+                newcomer > victim
+            });
+        if !admitted && weight <= capacity {
+            self.not_admitted += 1;
+        }
+        let part = if admitted {
+            &mut self.kept
+        } else {
+            &mut self.window
+        };
+        if weight > part.capacity() {
             return gone;
         }
-        if self.kept.weight() + weight > capacity {
-            let newcomer = self.sketch.as_ref().map_or(0, |s| s.estimate(hash));
-            let victim = self.kept.oldest().map(|oldest| {
-                let hash = std::hash::BuildHasher::hash_one(&self.hasher, oldest);
-                self.sketch.as_ref().map_or(0, |s| s.estimate(hash))
-            });
-            if victim.is_some_and(|victim| newcomer <= victim) {
-                self.not_kept += 1;
-                return gone;
-            }
-            while self.kept.weight() + weight > capacity {
-                let Some((_, old)) = self.kept.pop_oldest() else {
-                    break;
-                };
-                gone.push(old);
-            }
+        while part.weight() + weight > part.capacity() {
+            let Some((_, old)) = part.pop_oldest() else {
+                break;
+            };
+            gone.push(old);
         }
-        self.kept.insert(key.to_string(), kept, weight);
+        part.insert(key.to_string(), kept, weight);
         gone
+    }
+
+    /// Takes out what is kept under `key`, in either part.
+    fn forget(&mut self, key: &str) -> Option<Kept<K>> {
+        let main = self.kept.remove(key);
+        let window = self.window.remove(key);
+        main.or(window)
+    }
+
+    fn holds_any(&self) -> bool {
+        !self.kept.is_empty() || !self.window.is_empty()
     }
 }
 
@@ -122,14 +158,18 @@ const SKETCH_SLOTS_MIN: usize = 1_024;
 /// the objects themselves (`S` = `K`) are handed out as they are, and
 /// nothing is cached or counted.
 ///
-/// **What the cache keeps** (TinyLFU's admission over an LRU): a decode is
-/// kept while there is room. Once the budget is full, a new decode is kept
-/// only if its key was read more often lately than the least recently
-/// used decode's (a [`FrequencySketch`] of every lister read counts them),
-/// which then goes; otherwise the reader gets it uncached. Readers that
-/// cycle over more objects than the budget holds (a controller listing
-/// each group of pods in turn) then hit on the part kept instead of
-/// evicting, on every miss, a decode about to be read again.
+/// **What the cache keeps** (Caffeine's W-TinyLFU, simplified): seven
+/// eighths of the budget are the main part, which takes a decode while it
+/// has room and, once full, only a decode whose key was read more often
+/// lately than its least recently used decode's (a [`FrequencySketch`] of
+/// every lister read counts them), which then goes. A decode the main
+/// part does not take goes to the window, the last eighth, least recently
+/// used out first. Readers that cycle over more objects than the budget
+/// holds (a controller listing each group of pods in turn) then hit on
+/// the main part instead of evicting, on every miss, a decode about to be
+/// read again; and the window frees the decodes they do not keep one at a
+/// time, as new ones come, instead of leaving each reader to free a whole
+/// list's at once.
 ///
 /// **Locking:** one mutex over the cache and counters, held for a lookup
 /// or an insert, never while decoding or freeing a decode.
@@ -154,12 +194,13 @@ where
     pub(crate) fn new(budget: usize) -> Self {
         DecodeCache {
             state: Mutex::new(State {
-                kept: LruCache::new(if S::DECODES { budget } else { 0 }),
+                kept: LruCache::new(if S::DECODES { budget - budget / 8 } else { 0 }),
+                window: LruCache::new(if S::DECODES { budget / 8 } else { 0 }),
                 sketch: None,
                 hasher: std::collections::hash_map::RandomState::new(),
                 hits: 0,
                 misses: 0,
-                not_kept: 0,
+                not_admitted: 0,
             }),
             handler_decodes: AtomicU64::new(0),
             errors: AtomicU64::new(0),
@@ -172,13 +213,13 @@ where
     pub(crate) fn stats(&self) -> DecodeStats {
         let state = self.state.lock();
         DecodeStats {
-            held: state.kept.len(),
-            held_bytes: state.kept.weight(),
+            held: state.kept.len() + state.window.len(),
+            held_bytes: state.kept.weight() + state.window.weight(),
             handler_decodes: self.handler_decodes.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
             hits: state.hits,
             misses: state.misses,
-            not_kept: state.not_kept,
+            not_admitted: state.not_admitted,
         }
     }
 
@@ -213,12 +254,7 @@ where
         let hash = {
             let mut state = self.state.lock();
             let hash = state.seen(key);
-            let hit = state
-                .kept
-                .get(key)
-                .filter(|kept| kept.resource_version.as_deref() == entry.resource_version())
-                .map(|kept| Arc::clone(&kept.object));
-            match hit {
+            match state.hit(key, entry.resource_version()) {
                 Some(object) => {
                     state.hits += 1;
                     return Ok(object);
@@ -234,8 +270,7 @@ where
         };
         let mut state = self.state.lock();
         let gone = state.admit(key, hash, kept, entry.decoded_bytes());
-        self.holds_any
-            .store(!state.kept.is_empty(), Ordering::Relaxed);
+        self.holds_any.store(state.holds_any(), Ordering::Relaxed);
         drop(state);
         drop(gone);
         Ok(object)
@@ -280,10 +315,9 @@ where
         // update and this call) costs one decode to make again.
         let key = meta_namespace_key(entry);
         let mut state = self.state.lock();
-        let gone = state.kept.remove(&key);
+        let gone = state.forget(&key);
         if gone.is_some() {
-            self.holds_any
-                .store(!state.kept.is_empty(), Ordering::Relaxed);
+            self.holds_any.store(state.holds_any(), Ordering::Relaxed);
         }
         // Freed outside the lock.
         drop(state);
@@ -336,7 +370,8 @@ mod tests {
     #[test]
     fn a_lister_read_decodes_once_per_version_and_the_cache_stays_in_budget() {
         let one = entry("a", "1", "x");
-        let budget = weight(&one) * 2;
+        // Room for two decodes in the main part, none in the window.
+        let budget = weight(&one) * 2 * 8 / 7 + 1;
         let cache = DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(budget);
         let first = cache.for_lister(&one).unwrap();
         let again = cache.for_lister(&one).unwrap();
@@ -356,7 +391,7 @@ mod tests {
             cache.for_lister(&entry(name, "1", "z")).unwrap();
         }
         let stats = cache.stats();
-        assert_eq!((stats.held, stats.not_kept), (2, 2), "{stats:?}");
+        assert_eq!((stats.held, stats.not_admitted), (2, 2), "{stats:?}");
         assert!(stats.held_bytes <= budget, "{stats:?}");
         // a read again is a hit, which leaves b the least recently used; d
         // read a second time has been read more often than b, and takes
@@ -369,7 +404,7 @@ mod tests {
         assert!(Arc::ptr_eq(&first, &again));
         let stats = cache.stats();
         assert_eq!(
-            (stats.hits, stats.held, stats.not_kept),
+            (stats.hits, stats.held, stats.not_admitted),
             (4, 2, 2),
             "{stats:?}"
         );
@@ -378,12 +413,37 @@ mod tests {
     }
 
     #[test]
+    fn a_decode_the_main_part_does_not_take_waits_in_the_window() {
+        let entries: Vec<_> = (0..9)
+            .map(|index| entry(&format!("cm-{index}"), "1", "v"))
+            .collect();
+        // Seven decodes in the main part, one in the window.
+        let cache = DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(weight(&entries[0]) * 8);
+        for entry in &entries[..8] {
+            cache.for_lister(entry).unwrap();
+        }
+        let stats = cache.stats();
+        assert_eq!((stats.held, stats.not_admitted), (8, 1), "{stats:?}");
+        cache.for_lister(&entries[7]).unwrap();
+        assert_eq!(cache.stats().hits, 1, "cm-7 waits in the window");
+        // The next decode the main part does not take pushes cm-7 out.
+        cache.for_lister(&entries[8]).unwrap();
+        cache.for_lister(&entries[7]).unwrap();
+        let stats = cache.stats();
+        assert_eq!(
+            (stats.hits, stats.misses, stats.held),
+            (1, 10, 8),
+            "{stats:?}"
+        );
+    }
+
+    #[test]
     fn readers_cycling_over_more_than_the_budget_hit_on_the_part_kept() {
         let entries: Vec<_> = (0..10)
             .map(|index| entry(&format!("cm-{index}"), "1", "v"))
             .collect();
         // Room for four of the ten decodes.
-        let budget = weight(&entries[0]) * 4;
+        let budget = weight(&entries[0]) * 4 * 8 / 7 + 1;
         let cache = DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(budget);
         for _ in 0..5 {
             for entry in &entries {
@@ -394,7 +454,7 @@ mod tests {
         // A least-recently-used cache would never hit here: each miss
         // would evict the decode read next but three.
         assert_eq!((stats.hits, stats.misses), (16, 34), "{stats:?}");
-        assert_eq!((stats.held, stats.not_kept), (4, 30), "{stats:?}");
+        assert_eq!((stats.held, stats.not_admitted), (4, 30), "{stats:?}");
         assert!(stats.held_bytes <= budget, "{stats:?}");
     }
 

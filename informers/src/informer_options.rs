@@ -70,10 +70,10 @@ pub struct SharedIndexInformerOptions<K> {
     /// a controller that reads field ownership.
     pub keep_managed_fields: bool,
     /// The bytes of decoded objects a compact informer's listers keep, as
-    /// estimated (0 keeps none). Once full, a new decode is kept only in
-    /// place of one read less often lately; raise it to the objects a
-    /// controller reads again and again (the pods of every group it lists
-    /// in turn, say) to decode each of them once.
+    /// estimated (0 keeps none). Once full, its main part takes a new
+    /// decode only in place of one read less often lately. Raise it to the
+    /// objects a controller reads again and again (the pods of every group
+    /// it lists in turn, say) to decode each of them once.
     pub decode_cache_bytes: usize,
     /// The reflector's settings. The informer sets its resync period,
     /// `should_resync`, transform and known objects itself.
