@@ -27,9 +27,10 @@ pub struct DecodeStats {
     pub hits: u64,
     /// Lister reads that decoded.
     pub misses: u64,
-    /// Of those, decodes not taken into the cache's main part, which was
-    /// full of objects read at least as often lately: they wait in its
-    /// small window of recent decodes instead (see [`DecodeCache`]).
+    /// Of those, decodes the cache's main part did not take: it was full,
+    /// and a decode it would have let go was read at least as often
+    /// lately. Each waits in the cache's window of recent decodes instead
+    /// (an eighth of the budget), if it fits there.
     pub not_admitted: u64,
     /// Decodes for handlers (one per object per event, shared by every
     /// handler of the event while any holds it).
@@ -57,7 +58,8 @@ struct State<K> {
     /// The window: the other eighth, the most recent decodes the main
     /// part did not take, least recently used out first.
     window: LruCache<Kept<K>>,
-    /// How often each key was read lately, made at the first decode kept.
+    /// How often each key was read lately, made at the first lister read
+    /// that could be kept (never with a budget of 0).
     sketch: Option<FrequencySketch>,
     hasher: std::collections::hash_map::RandomState,
     hits: u64,
@@ -69,6 +71,9 @@ impl<K> State<K> {
     /// Counts a lister read of `key`, hit or miss; returns its hash.
     fn seen(&mut self, key: &str) -> u64 {
         let hash = std::hash::BuildHasher::hash_one(&self.hasher, key);
+        if self.kept.capacity() == 0 {
+            return hash;
+        }
         // Sized for the decodes held (the budget is in bytes): made for
         // four times as many once they outgrow it.
         let held = self.kept.len();
@@ -94,25 +99,19 @@ impl<K> State<K> {
     }
 
     /// Keeps `kept` under `key` (whose hash is `hash`): in the main part
-    /// if there is room, or if its key was read more often lately than the
-    /// main part's least recently used decode, which then goes; otherwise
-    /// in the window, whose least recently used go. Returns what left the
+    /// if there is room, or if its key was read more often lately than
+    /// each of the main part's least recently used decodes that must go to
+    /// make room, which then go; otherwise in the window (if it fits),
+    /// whose least recently used go. Returns what left the
     /// cache, for the caller to drop outside the lock (freeing a decoded
     /// object walks its every allocation; the window frees one such old
     /// decode per new one, rather than leaving a reader to free all of a
     /// list's decodes at once).
     fn admit(&mut self, key: &str, hash: u64, kept: Kept<K>, weight: usize) -> Vec<Kept<K>> {
-        let mut gone: Vec<Kept<K>> = self.forget(key).into_iter().collect();
+        let mut gone: Vec<Kept<K>> = self.forget(key).into_iter().flatten().collect();
         let capacity = self.kept.capacity();
         let admitted = weight <= capacity
-            && (self.kept.weight() + weight <= capacity || {
-                let newcomer = self.sketch.as_ref().map_or(0, |s| s.estimate(hash));
-                let victim = self.kept.oldest().map_or(0, |oldest| {
-                    let hash = std::hash::BuildHasher::hash_one(&self.hasher, oldest);
-                    self.sketch.as_ref().map_or(0, |s| s.estimate(hash))
-                });
-                newcomer > victim
-            });
+            && (weight <= capacity - self.kept.weight() || self.outweighs_victims(hash, weight));
         if !admitted && weight <= capacity {
             self.not_admitted += 1;
         }
@@ -124,7 +123,7 @@ impl<K> State<K> {
         if weight > part.capacity() {
             return gone;
         }
-        while part.weight() + weight > part.capacity() {
+        while weight > part.capacity() - part.weight() {
             let Some((_, old)) = part.pop_oldest() else {
                 break;
             };
@@ -134,11 +133,32 @@ impl<K> State<K> {
         gone
     }
 
-    /// Takes out what is kept under `key`, in either part.
-    fn forget(&mut self, key: &str) -> Option<Kept<K>> {
-        let main = self.kept.remove(key);
-        let window = self.window.remove(key);
-        main.or(window)
+    /// Whether the key hashed to `hash` was read more often lately than
+    /// every decode the full main part would let go to take `weight` more
+    /// (least recently used first).
+    fn outweighs_victims(&self, hash: u64, weight: usize) -> bool {
+        let Some(sketch) = self.sketch.as_ref() else {
+            return false;
+        };
+        let newcomer = sketch.estimate(hash);
+        let mut to_free = weight - (self.kept.capacity() - self.kept.weight());
+        for (victim, victim_weight) in self.kept.oldest_first() {
+            if to_free == 0 {
+                break;
+            }
+            let victim = std::hash::BuildHasher::hash_one(&self.hasher, victim);
+            if sketch.estimate(victim) >= newcomer {
+                return false;
+            }
+            to_free = to_free.saturating_sub(victim_weight);
+        }
+        true
+    }
+
+    /// Takes out what is kept under `key`, in either part (a key is only
+    /// ever in one).
+    fn forget(&mut self, key: &str) -> [Option<Kept<K>>; 2] {
+        [self.kept.remove(key), self.window.remove(key)]
     }
 
     fn holds_any(&self) -> bool {
@@ -316,7 +336,7 @@ where
         let key = meta_namespace_key(entry);
         let mut state = self.state.lock();
         let gone = state.forget(&key);
-        if gone.is_some() {
+        if gone.iter().any(Option::is_some) {
             self.holds_any.store(state.holds_any(), Ordering::Relaxed);
         }
         // Freed outside the lock.
@@ -386,7 +406,7 @@ mod tests {
         assert_eq!(cache.stats().misses, 2, "a new version decodes again");
 
         // b is kept while there is room; c and d, read once each, do not
-        // displace a decode read as often.
+        // displace a, the least recently used, read three times.
         for name in ["b", "c", "d"] {
             cache.for_lister(&entry(name, "1", "z")).unwrap();
         }
@@ -435,6 +455,35 @@ mod tests {
             (1, 10, 8),
             "{stats:?}"
         );
+    }
+
+    #[test]
+    fn a_decode_in_the_window_is_never_stale_and_goes_with_its_entry() {
+        let entries: Vec<_> = (0..8)
+            .map(|index| entry(&format!("cm-{index}"), "1", "v"))
+            .collect();
+        let filled = || {
+            // Seven decodes in the main part, cm-7 in the window.
+            let cache = DecodeCache::<ConfigMap, Entry<ConfigMap>>::new(weight(&entries[0]) * 8);
+            for entry in &entries {
+                cache.for_lister(entry).unwrap();
+            }
+            assert_eq!(cache.stats().not_admitted, 1);
+            cache
+        };
+        let cache = filled();
+        let newer = entry("cm-7", "2", "changed");
+        assert_eq!(
+            cache.for_lister(&newer).unwrap().data.as_ref().unwrap()["k"],
+            "changed"
+        );
+        assert_eq!(cache.stats().hits, 0);
+
+        let cache = filled();
+        cache.superseded(&entries[7]);
+        assert_eq!(cache.stats().held, 7, "the window's decode went");
+        cache.for_lister(&entries[7]).unwrap();
+        assert_eq!(cache.stats().hits, 0);
     }
 
     #[test]

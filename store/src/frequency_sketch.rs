@@ -29,7 +29,7 @@ const SEEDS: [u64; PROBES] = [
 /// Approximate recent frequencies of keys, given as 64-bit hashes.
 ///
 /// Each key increments four of the table's counters, which stop at 15.
-/// After ten increments per slot, every counter is halved, so old
+/// Every ten increments per slot, every counter is halved, so old
 /// popularity fades and the sketch follows what is read now.
 ///
 /// Memory: one byte per counter, four counters per slot asked for
@@ -49,9 +49,14 @@ pub struct FrequencySketch {
 }
 
 impl FrequencySketch {
-    /// A sketch sized for about `slots` keys held at once (at least 64).
+    /// The most keys a sketch is sized for (its table is then 1 GiB);
+    /// asking for more gets this many.
+    pub const MAX_SLOTS: usize = 1 << 28;
+
+    /// A sketch sized for about `slots` keys held at once (at least 64, at
+    /// most [`MAX_SLOTS`](Self::MAX_SLOTS)).
     pub fn new(slots: usize) -> Self {
-        let slots = slots.max(64);
+        let slots = slots.clamp(64, Self::MAX_SLOTS);
         let length = slots.saturating_mul(PROBES).next_power_of_two();
         FrequencySketch {
             counters: vec![0; length].into_boxed_slice(),
@@ -100,7 +105,7 @@ impl FrequencySketch {
         for counter in self.counters.iter_mut() {
             *counter /= 2;
         }
-        self.additions /= 2;
+        self.additions = 0;
     }
 }
 
@@ -134,11 +139,17 @@ mod tests {
         assert_eq!(sketch.estimate(1), MAX_COUNT);
         sketch.increment(1);
         assert_eq!(sketch.estimate(1), MAX_COUNT / 2);
-        // Then again after as many more, counting from half.
-        for _ in 0..320 {
+        // Then again after as many more.
+        for _ in 0..639 {
             sketch.increment(2);
         }
+        assert_eq!((sketch.estimate(1), sketch.estimate(2)), (7, MAX_COUNT));
+        sketch.increment(2);
         assert_eq!((sketch.estimate(1), sketch.estimate(2)), (3, 7));
+        assert_eq!(
+            FrequencySketch::new(usize::MAX).slots(),
+            FrequencySketch::MAX_SLOTS
+        );
     }
 
     #[test]

@@ -106,9 +106,13 @@ impl<V> LruCache<V> {
         Some(slot.value)
     }
 
-    /// The least recently used key: the next to be forgotten.
-    pub fn oldest(&self) -> Option<&str> {
-        self.order.first_key_value().map(|(_, key)| key.as_str())
+    /// The keys and weights, least recently used (the next to be
+    /// forgotten) first.
+    pub fn oldest_first(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.order.values().map(|key| {
+            let weight = self.entries.get(key).map_or(0, |slot| slot.weight);
+            (key.as_str(), weight)
+        })
     }
 
     /// Takes the least recently used entry out: its key and value.
@@ -165,18 +169,19 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_is_the_next_forgotten_and_can_be_taken_out() {
+    fn the_oldest_come_first_and_can_be_taken_out() {
         let mut cache = LruCache::new(10);
-        assert_eq!(cache.oldest(), None);
+        assert_eq!(cache.oldest_first().next(), None);
         cache.insert("a".into(), 1, 4);
         cache.insert("b".into(), 2, 5);
         cache.get("a");
-        assert_eq!(cache.oldest(), Some("b"));
-        assert_eq!(cache.pop_oldest(), Some(("b".to_string(), 2)));
         assert_eq!(
-            (cache.len(), cache.weight(), cache.oldest()),
-            (1, 4, Some("a"))
+            cache.oldest_first().collect::<Vec<_>>(),
+            [("b", 5), ("a", 4)]
         );
+        assert_eq!(cache.pop_oldest(), Some(("b".to_string(), 2)));
+        assert_eq!((cache.len(), cache.weight()), (1, 4));
+        assert_eq!(cache.oldest_first().collect::<Vec<_>>(), [("a", 4)]);
         assert_eq!(cache.capacity(), 10);
     }
 
