@@ -37,7 +37,7 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             .map(|line| serde_json::from_str(line).unwrap())
             .filter(|line: &serde_json::Value| line["client"] == client)
             .collect();
-        assert_eq!(lines.len(), 18, "{client}: one JSON line per figure");
+        assert_eq!(lines.len(), 20, "{client}: one JSON line per figure");
         for line in &lines {
             assert_eq!(line["pods"], 60);
             assert_eq!(line["events"], 300);
@@ -97,6 +97,30 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
     );
     assert!(stdout.contains("target: limits: watch-list sync "));
     assert!(stdout.contains("target: limits (clientgo): RSS growth "));
+    // The reader keeping the stream's frames is timed and compared too.
+    let figure = |client: &str, figure: &str| {
+        stdout
+            .lines()
+            .filter(|line| line.starts_with('{'))
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .find(|line| line["client"] == client && line["figure"] == figure)
+            .and_then(|line| line["median"].as_f64())
+            .unwrap_or(f64::NAN)
+    };
+    assert!(figure("stream-keep", "sync_seconds") > 0.0, "{stdout}");
+    assert!(figure("stream-keep", "cache_mib") > 0.0, "{stdout}");
+    assert!(
+        stdout.contains("target: limits: watch-list sync ")
+            && stdout.contains("a reader keeping each frame")
+    );
+    // A ReplicaSet controller's reads, from our lister and kube-rs's store.
+    assert!(stdout.contains("| client (ReplicaSet reads) |"), "{stdout}");
+    for client in ["clientgo", "kube-rs"] {
+        assert!(
+            figure(client, "replicaset_reads_per_s") > 0.0,
+            "{client}: no ReplicaSet reads\n{stdout}"
+        );
+    }
 }
 
 #[test]
