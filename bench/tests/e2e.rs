@@ -14,6 +14,16 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
+    // A client's median of a figure, from the JSON lines (NaN if absent).
+    let figure = |client: &str, figure: &str| {
+        stdout
+            .lines()
+            .filter(|line| line.starts_with('{'))
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .find(|line| line["client"] == client && line["figure"] == figure)
+            .and_then(|line| line["median"].as_f64())
+            .unwrap_or(f64::NAN)
+    };
     for client in [
         "limit",
         "clientgo",
@@ -71,13 +81,11 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             stdout.contains(&format!("| {client} | ")),
             "no row for {client}:\n{stdout}"
         );
-        let listings = stdout
-            .lines()
-            .filter(|line| line.starts_with('{'))
-            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-            .find(|line| line["client"] == client && line["figure"] == "restart_listings")
-            .unwrap();
-        assert_eq!(listings["median"], 0.0, "{client} resumed without listing");
+        assert_eq!(
+            figure(client, "restart_listings"),
+            0.0,
+            "{client} resumed without listing"
+        );
     }
     assert!(stdout.contains("| client (warm restart) |"));
     assert!(stdout.contains("target: warm restart (clientgo-compact): "));
@@ -85,34 +93,14 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
     assert!(stdout.contains("target: relist (clientgo-json): peak RSS "));
     assert!(stdout.contains("target: defaults: sync "));
     // The stream's floor is timed and compared with the default informer.
-    let stream_sync = stdout
-        .lines()
-        .filter(|line| line.starts_with('{'))
-        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-        .find(|line| line["client"] == "stream" && line["figure"] == "sync_seconds")
-        .expect("a sync figure for the stream row");
-    assert!(
-        stream_sync["median"].as_f64().unwrap() > 0.0,
-        "{stream_sync}"
-    );
+    let stream_sync = figure("stream", "sync_seconds");
+    assert!(stream_sync > 0.0, "stream: {stream_sync}");
     assert!(stdout.contains("target: limits: watch-list sync "));
     assert!(stdout.contains("target: limits (clientgo): RSS growth "));
     // The reader keeping the stream's frames is timed and compared too.
-    let figure = |client: &str, figure: &str| {
-        stdout
-            .lines()
-            .filter(|line| line.starts_with('{'))
-            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-            .find(|line| line["client"] == client && line["figure"] == figure)
-            .and_then(|line| line["median"].as_f64())
-            .unwrap_or(f64::NAN)
-    };
     assert!(figure("stream-keep", "sync_seconds") > 0.0, "{stdout}");
     assert!(figure("stream-keep", "cache_mib") > 0.0, "{stdout}");
-    assert!(
-        stdout.contains("target: limits: watch-list sync ")
-            && stdout.contains("a reader keeping each frame")
-    );
+    assert!(stdout.contains("a reader keeping each frame"));
     // A ReplicaSet controller's reads, from our lister and kube-rs's store.
     assert!(stdout.contains("| client (ReplicaSet reads) |"), "{stdout}");
     for client in ["clientgo", "kube-rs"] {
