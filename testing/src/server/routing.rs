@@ -44,7 +44,7 @@ pub(crate) async fn dispatch(
     let started = std::time::Instant::now();
     let method = request.method().clone();
     let http_version = format!("{:?}", request.version());
-    let headers = request.headers().clone();
+    let headers = owned_headers(request.headers());
     let path = request.uri().path().to_string();
     let query = request.uri().query().unwrap_or_default().to_string();
     // Parsed once here, then handed to the deny check and the router.
@@ -481,4 +481,53 @@ fn writer_of(request: &Request<Incoming>, target: &ResourcePath) -> Writer {
         user_agent,
         target.resource.api_version(),
     )
+}
+
+/// A copy of `headers` that owns its bytes. hyper's parsed values are
+/// slices of the connection's read buffer, so a plain clone kept in the
+/// request log would keep each of those buffers alive for the server's
+/// life (the chaos soak's residual memory rise, RELIABILITY.md).
+fn owned_headers(headers: &header::HeaderMap) -> header::HeaderMap {
+    let mut owned = header::HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        // Valid already (hyper parsed it), so this cannot fail; a value it
+        // would refuse is kept as the shared original rather than lost.
+        let mut copy =
+            header::HeaderValue::from_bytes(value.as_bytes()).unwrap_or_else(|_| value.clone());
+        copy.set_sensitive(value.is_sensitive());
+        owned.append(name.clone(), copy);
+    }
+    owned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_headers_copy_every_value_out_of_the_read_buffer() {
+        // A value sharing a larger buffer, as hyper parses them.
+        let buffer = bytes::Bytes::from_static(b"GET / HTTP/1.1\r\nx-a: one\r\n");
+        let shared =
+            header::HeaderValue::from_maybe_shared(buffer.slice(21..24)).expect("a valid value");
+        let mut headers = header::HeaderMap::new();
+        headers.append("x-a", shared.clone());
+        headers.append("x-a", header::HeaderValue::from_static("two"));
+        let mut secret = header::HeaderValue::from_static("Bearer t");
+        secret.set_sensitive(true);
+        headers.insert(header::AUTHORIZATION, secret);
+
+        let owned = owned_headers(&headers);
+
+        let values: Vec<_> = owned.get_all("x-a").iter().collect();
+        assert_eq!(values, ["one", "two"], "every value, in order");
+        assert_ne!(
+            values[0].as_bytes().as_ptr(),
+            shared.as_bytes().as_ptr(),
+            "the copy must not point into the shared buffer"
+        );
+        let authorization = owned.get(header::AUTHORIZATION).expect("kept");
+        assert!(authorization.is_sensitive(), "sensitivity is kept");
+        assert_eq!(owned.len(), headers.len());
+    }
 }
