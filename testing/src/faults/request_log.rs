@@ -68,7 +68,8 @@ pub struct RequestRecord {
     /// requests multiplexed on one HTTP/2 connection share it.
     pub connection: u64,
     /// The request's headers, as sent (credentials included: this is a
-    /// test server).
+    /// test server), copied out of the connection's read buffer so that a
+    /// kept record does not keep that buffer alive.
     pub headers: hyper::HeaderMap,
     /// The answer's `Content-Encoding` (`gzip` when it was compressed).
     pub response_encoding: Option<String>,
