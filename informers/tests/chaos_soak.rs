@@ -881,10 +881,9 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             // Counters only: reading the caches through their listers
             // would fill the decode caches this curve watches.
             // The test server logs every request (a test's evidence of
-            // what a client asked), each with a copy of its headers, which
-            // keeps the connection's read buffer alive. The soak reads none
-            // of it: cleared here, or it grows with every re-watch and
-            // relist (about 0.03 MiB/s of this curve, session 12).
+            // what a client asked). The soak reads none of it: cleared
+            // here, or it grows with every re-watch and relist (0.02 to
+            // 0.04 MiB/s of this curve, RELIABILITY.md).
             server.requests().clear();
             let stats: Vec<_> = subjects.iter().map(|s| (s.stats)()).collect();
             let cached: usize = stats.iter().map(|s| s.cached).sum();
