@@ -63,9 +63,14 @@ pub struct Figures {
     /// over the 100 groups, per second.
     #[serde(default)]
     pub replicaset_reads_per_s: Option<f64>,
+    /// RSS right after the ReplicaSet reads, in MiB: the synced cache plus
+    /// what reads leave behind (the lister's decode cache, at most its
+    /// budget, and anything else they keep).
+    #[serde(default)]
+    pub rss_after_reads_mib: Option<f64>,
     /// The bytes the informer's cache keeps (`cache_bytes`: entries and
-    /// their parsed metadata, without allocator overhead), at the end of
-    /// the run, in MiB.
+    /// their parsed metadata, without allocator overhead), read with
+    /// [`rss_synced_mib`](Self::rss_synced_mib), in MiB.
     #[serde(default)]
     pub cache_mib: Option<f64>,
 }

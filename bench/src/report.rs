@@ -40,7 +40,7 @@ struct Figure {
     read: fn(&Figures) -> f64,
 }
 
-const FIGURES: [Figure; 20] = [
+const FIGURES: [Figure; 21] = [
     Figure {
         name: "sync_seconds",
         read: |f| f.sync_seconds,
@@ -104,6 +104,10 @@ const FIGURES: [Figure; 20] = [
     Figure {
         name: "replicaset_us_per_pod",
         read: |f| f.replicaset_us_per_pod().unwrap_or(f64::NAN),
+    },
+    Figure {
+        name: "rss_after_reads_mib",
+        read: |f| f.rss_after_reads_mib.unwrap_or(f64::NAN),
     },
     Figure {
         name: "cache_mib",
@@ -207,8 +211,12 @@ pub fn table(summaries: &[Summary]) -> String {
     side_table(
         &mut out,
         summaries,
-        "client (ReplicaSet reads) | reconciles/s, each listing one group of N/100 pods | µs per pod returned",
-        &[("replicaset_reads_per_s", 0), ("replicaset_us_per_pod", 2)],
+        "client (ReplicaSet reads) | reconciles/s, each listing one group of N/100 pods | µs per pod returned | RSS after the reads MiB",
+        &[
+            ("replicaset_reads_per_s", 0),
+            ("replicaset_us_per_pod", 2),
+            ("rss_after_reads_mib", 0),
+        ],
     );
     side_table(
         &mut out,

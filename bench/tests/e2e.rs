@@ -47,7 +47,7 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             .map(|line| serde_json::from_str(line).unwrap())
             .filter(|line: &serde_json::Value| line["client"] == client)
             .collect();
-        assert_eq!(lines.len(), 20, "{client}: one JSON line per figure");
+        assert_eq!(lines.len(), 21, "{client}: one JSON line per figure");
         for line in &lines {
             assert_eq!(line["pods"], 60);
             assert_eq!(line["events"], 300);

@@ -269,7 +269,9 @@ where
         if entry.resource_version().is_none_or(str::is_empty) {
             // Nothing to tell versions apart by: never cached.
             self.state.lock().misses += 1;
-            return self.decode(entry).inspect_err(|error| self.failed(error));
+            return self
+                .decode_unshared(entry)
+                .inspect_err(|error| self.failed(error));
         }
         let hash = {
             let mut state = self.state.lock();
@@ -283,7 +285,13 @@ where
             }
             hash
         };
-        let object = self.decode(entry).inspect_err(|error| self.failed(error))?;
+        // Unshared: the entry does not remember it. This cache is what
+        // shares a lister's decodes; were the entry to remember one too, its
+        // `Weak` would keep the decode's allocation (the size of `K`, 2.4 KB
+        // for a `Pod`) after this cache let it go, on every entry ever read.
+        let object = self
+            .decode_unshared(entry)
+            .inspect_err(|error| self.failed(error))?;
         let kept = Kept {
             resource_version: entry.resource_version().map(str::to_string),
             object: Arc::clone(&object),

@@ -121,3 +121,27 @@ async fn a_workers_read_adds_nothing_to_the_cache() {
     assert!(lister.try_get_uncached("default/nope").unwrap().is_none());
     running.stop().await;
 }
+
+#[tokio::test]
+async fn a_lister_read_leaves_nothing_on_its_entry() {
+    let server = seeded(20).await;
+    let running = Running::start(informer::<ConfigMap>(&server, fast_options()));
+    running.synced().await;
+    let informer = running.informer.clone();
+    let lister = informer.lister();
+    let before = informer.cache_bytes();
+
+    let read = lister.namespace("default").get("cm-00003").unwrap();
+    // Held by the reader and the lister's cache only: once both let go,
+    // all of it is freed. A `Weak` kept by the entry would keep the
+    // decode's allocation for as long as the entry lives.
+    assert_eq!(Arc::weak_count(&read), 0, "the entry remembers no decode");
+    assert_eq!(Arc::strong_count(&read), 2, "the reader's and the cache's");
+    assert_eq!(lister.list(&LabelSelector::everything()).len(), 20);
+    assert_eq!(
+        informer.cache_bytes(),
+        before,
+        "reads add nothing to the entries"
+    );
+    running.stop().await;
+}

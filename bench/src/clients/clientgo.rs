@@ -145,10 +145,8 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
                 )?,
             };
             let lister = informer.lister();
-            let cache = informer.clone();
             let mut figures = measured(plan, &factory, informer, &clock).await?;
             lister_reads(&lister, &mut figures)?;
-            figures.cache_mib = Some(cache.cache_bytes() as f64 / (1024.0 * 1024.0));
             Ok(figures)
         }
         Mode::List | Mode::NoGzip | Mode::WatchList | Mode::Strip | Mode::Protobuf { .. } => {
@@ -228,6 +226,7 @@ fn lister_reads(
                 .list(&selectors[group.index])
                 .len()
         })?);
+    figures.rss_after_reads_mib = Some(clientgo_testing::process_memory::rss_mib());
     if lister.len() > LIST_ALL_MAX {
         return Ok(());
     }
@@ -352,5 +351,8 @@ where
             self.0.stats(),
             self.0.last_error()
         )
+    }
+    fn cache_bytes(&self) -> Option<usize> {
+        Some(self.0.cache_bytes())
     }
 }

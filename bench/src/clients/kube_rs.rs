@@ -65,6 +65,7 @@ pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, B
                 })
                 .len()
         })?);
+    figures.rss_after_reads_mib = Some(clientgo_testing::process_memory::rss_mib());
     Ok(figures)
 }
 

@@ -326,6 +326,11 @@ trait CacheClient {
     fn idle(&self) -> bool;
     /// The client's state, for an error message.
     fn describe(&self) -> String;
+    /// The bytes its cache keeps (`cache_bytes`), for clients that count
+    /// them.
+    fn cache_bytes(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The process's memory before a client's first request.
@@ -372,6 +377,11 @@ async fn measure(
     figures.rss_synced_mib = rss_mib();
     figures.rss_file_growth_mib =
         Some(rss_file_mib() - baseline.file_mib).filter(|mib| mib.is_finite());
+    // At the same moment as the RSS: reads and the burst after it change
+    // what the entries keep.
+    figures.cache_mib = client
+        .cache_bytes()
+        .map(|bytes| bytes as f64 / (1024.0 * 1024.0));
     announce(SYNCED)?;
 
     let Some(watch) = clock.wait(*PHASE_TIMEOUT).await else {
