@@ -516,8 +516,9 @@ impl<K: DeserializeOwned + crate::Object + 'static, B: CompactBody> Compact<K, B
         Ok(transformed)
     }
 
-    /// The whole object for one reader: the decode others hold, if any,
-    /// else a decode of its own that the entry does not remember (so
+    /// The whole object for one reader: the decode the entry remembers
+    /// (from [`decode`](Self::decode)) while anyone holds it, else a decode
+    /// of its own that the entry does not remember (so
     /// nothing is added to the entry, and dropping it frees all of it).
     /// While it is held, any other read of the entry (shared or not)
     /// decodes again.

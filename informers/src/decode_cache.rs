@@ -25,7 +25,8 @@ pub const DEFAULT_DECODE_CACHE_BYTES: usize = 64 << 20;
 pub struct DecodeStats {
     /// Lister reads answered from the cache of recent decodes.
     pub hits: u64,
-    /// Lister reads that decoded.
+    /// Lister reads the cache did not answer: each decoded, or shared
+    /// the decode a handler holds (which the cache does not keep).
     pub misses: u64,
     /// Of those, decodes the cache's main part did not take: it was full,
     /// and a decode it would have let go was read at least as often
@@ -292,6 +293,12 @@ where
         let object = self
             .decode_unshared(entry)
             .inspect_err(|error| self.failed(error))?;
+        if Arc::weak_count(&object) > 0 {
+            // A handler's decode, which its entry remembers: not kept
+            // here, or it would outlive the handler with the entry's
+            // `Weak` on it. The handler's release lets it go.
+            return Ok(object);
+        }
         let kept = Kept {
             resource_version: entry.resource_version().map(str::to_string),
             object: Arc::clone(&object),

@@ -346,9 +346,10 @@ impl<K: ApiObject> Lister<K> {
 
     /// The object cached under `key` (`namespace/name`, or `name`), as
     /// [`try_get`](Self::try_get) but never kept in the lister's cache of
-    /// decodes nor remembered by the entry (a decode someone else holds is
-    /// shared; otherwise this read decodes its own, so two such reads of
-    /// one entry at once decode twice): for a reader that reads each
+    /// decodes nor remembered by the entry (a decode a handler holds is
+    /// shared; otherwise this read decodes its own, even when the lister's
+    /// cache of decodes holds one, so two such reads of one entry at once
+    /// decode twice): for a reader that reads each
     /// object once per change, as a controller's worker does, and hands it
     /// back with [`release`](Self::release) when done. Reading adds nothing
     /// to the cache's memory.

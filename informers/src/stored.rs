@@ -35,10 +35,11 @@ pub trait Stored<K>: ApiObject + Sized + sealed::Sealed<K> {
     /// every other holder of the same entry's decode while any holds it.
     fn object(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError>;
 
-    /// The whole object for one reader that gives it back soon
-    /// ([`Lister::try_get_uncached`](crate::Lister::try_get_uncached)):
-    /// the decode others hold, else one the entry does not remember, so
-    /// reading adds nothing to the entry.
+    /// The whole object for one reader
+    /// ([`Lister::try_get_uncached`](crate::Lister::try_get_uncached), and
+    /// the lister's cache of decodes): the decode the entry remembers for
+    /// its handlers while any holds it, else one the entry does not
+    /// remember, so reading adds nothing to the entry.
     fn object_unshared(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError> {
         Self::object(entry)
     }

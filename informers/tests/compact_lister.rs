@@ -145,3 +145,34 @@ async fn a_lister_read_leaves_nothing_on_its_entry() {
     );
     running.stop().await;
 }
+
+#[tokio::test]
+async fn a_handlers_decode_read_through_the_lister_is_shared_but_not_kept() {
+    let server = seeded(3).await;
+    let informer = informer::<ConfigMap>(&server, fast_options());
+    let lister = informer.lister();
+    let shared: Arc<std::sync::Mutex<Vec<bool>>> = Arc::default();
+    let record = Arc::clone(&shared);
+    informer
+        .add_event_handler(
+            clientgo_informers::ResourceEventHandlerFuncs::<ConfigMap>::new().on_add(
+                move |object, _| {
+                    let name = object.metadata.name.clone().unwrap_or_default();
+                    let read = lister.namespace("default").get(&name).unwrap();
+                    record.lock().unwrap().push(Arc::ptr_eq(&read, object));
+                },
+            ),
+        )
+        .unwrap();
+    let running = Running::start(informer.clone());
+    running.synced().await;
+    wait_until("the three adds", || shared.lock().unwrap().len() == 3).await;
+    assert!(
+        shared.lock().unwrap().iter().all(|same| *same),
+        "a read during the handler gets the handler's decode"
+    );
+    // Kept by the lister's cache, the entry's `Weak` would stay on it after
+    // the handler let go.
+    assert_eq!(informer.lister().decode_stats().held, 0);
+    running.stop().await;
+}

@@ -353,6 +353,8 @@ where
         )
     }
     fn cache_bytes(&self) -> Option<usize> {
-        Some(self.0.cache_bytes())
+        // Decoded storage's `cache_bytes` is an estimate (the objects'
+        // JSON length), not bytes kept: no ratio is made of it.
+        (self.0.storage() != Storage::Decoded).then(|| self.0.cache_bytes())
     }
 }
