@@ -11,6 +11,15 @@ use clientgo_apimachinery::LabelSelector;
 use clientgo_informers::{DECODED_EXPANSION, Storage};
 use k8s_openapi::api::core::v1::ConfigMap;
 
+/// A test server seeded with `count` config maps, and a compact informer
+/// over them, synced.
+async fn synced_over(count: usize) -> (clientgo_testing::TestApiServer, Running) {
+    let server = seeded(count).await;
+    let running = Running::start(informer::<ConfigMap>(&server, fast_options()));
+    running.synced().await;
+    (server, running)
+}
+
 #[tokio::test]
 async fn reads_decode_once_until_the_object_changes_and_the_cache_stays_bounded() {
     let server = seeded(20).await;
@@ -69,9 +78,7 @@ async fn reads_decode_once_until_the_object_changes_and_the_cache_stays_bounded(
 
 #[tokio::test]
 async fn the_decodes_kept_for_reads_go_with_their_objects() {
-    let server = seeded(20).await;
-    let running = Running::start(informer::<ConfigMap>(&server, fast_options()));
-    running.synced().await;
+    let (server, running) = synced_over(20).await;
     let informer = running.informer.clone();
     let lister = informer.lister();
     assert_eq!(lister.list(&LabelSelector::everything()).len(), 20);
@@ -99,9 +106,7 @@ async fn the_decodes_kept_for_reads_go_with_their_objects() {
 
 #[tokio::test]
 async fn a_workers_read_adds_nothing_to_the_cache() {
-    let server = seeded(20).await;
-    let running = Running::start(informer::<ConfigMap>(&server, fast_options()));
-    running.synced().await;
+    let (_server, running) = synced_over(20).await;
     let informer = running.informer.clone();
     let lister = informer.lister();
     let before = informer.cache_bytes();
@@ -124,9 +129,7 @@ async fn a_workers_read_adds_nothing_to_the_cache() {
 
 #[tokio::test]
 async fn a_lister_read_leaves_nothing_on_its_entry() {
-    let server = seeded(20).await;
-    let running = Running::start(informer::<ConfigMap>(&server, fast_options()));
-    running.synced().await;
+    let (_server, running) = synced_over(20).await;
     let informer = running.informer.clone();
     let lister = informer.lister();
     let before = informer.cache_bytes();
