@@ -640,10 +640,11 @@ where
 {
     /// Serializes the whole object as [`decode`](Compact::decode) builds
     /// it (the kept metadata over the JSON's body), so it costs a decode
-    /// unless one is held; an object that no longer decodes is a
-    /// serialization error naming it.
+    /// unless one is held, and leaves nothing on the entry
+    /// ([`decode_unshared`](Compact::decode_unshared)); an object that no
+    /// longer decodes is a serialization error naming it.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let object = self.decode().map_err(serde::ser::Error::custom)?;
+        let object = self.decode_unshared().map_err(serde::ser::Error::custom)?;
         object.serialize(serializer)
     }
 }
@@ -883,6 +884,15 @@ mod tests {
     }
 
     const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default","uid":"u-1","resourceVersion":"42","labels":{"app":"web"},"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}],"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"r-1"}]},"spec":{"containers":[{"name":"app","image":"nginx"}]}}"#;
+
+    #[test]
+    fn serializing_leaves_nothing_on_the_entry() {
+        let compact = Compact::<Pod>::from_json(POD).unwrap();
+        let before = compact.heap_bytes();
+        let json = serde_json::to_value(&compact).unwrap();
+        assert_eq!(json["metadata"]["name"], "web-1");
+        assert_eq!(compact.heap_bytes(), before, "no decode slot was made");
+    }
 
     #[test]
     fn a_copy_without_managed_fields_keeps_the_metadata_and_leaves_the_original() {
