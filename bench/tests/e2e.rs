@@ -14,12 +14,15 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    // A client's median of a figure, from the JSON lines (NaN if absent).
+    // The JSON lines, parsed once.
+    let json: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    // A client's median of a figure (NaN if absent).
     let figure = |client: &str, figure: &str| {
-        stdout
-            .lines()
-            .filter(|line| line.starts_with('{'))
-            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        json.iter()
             .find(|line| line["client"] == client && line["figure"] == figure)
             .and_then(|line| line["median"].as_f64())
             .unwrap_or(f64::NAN)
@@ -41,25 +44,17 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             stdout.contains(&format!("| {client} | ")),
             "no row for {client}:\n{stdout}"
         );
-        let lines: Vec<serde_json::Value> = stdout
-            .lines()
-            .filter(|line| line.starts_with('{'))
-            .map(|line| serde_json::from_str(line).unwrap())
-            .filter(|line: &serde_json::Value| line["client"] == client)
+        let lines: Vec<&serde_json::Value> = json
+            .iter()
+            .filter(|line| line["client"] == client)
             .collect();
         assert_eq!(lines.len(), 21, "{client}: one JSON line per figure");
         for line in &lines {
             assert_eq!(line["pods"], 60);
             assert_eq!(line["events"], 300);
         }
-        let events = lines
-            .iter()
-            .find(|line| line["figure"] == "events_per_second")
-            .unwrap();
-        assert!(
-            events["median"].as_f64().unwrap() > 0.0,
-            "{client}: {events}"
-        );
+        let events = figure(client, "events_per_second");
+        assert!(events > 0.0, "{client}: {events}");
     }
     // The defaults report their cache's bytes against their RSS.
     assert!(

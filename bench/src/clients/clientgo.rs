@@ -15,6 +15,7 @@ use clientgo_informers::{
 };
 use clientgo_rest::{Config, ContentType, RestClient};
 use clientgo_testing::REALISTIC_POD_APPS;
+use clientgo_testing::process_memory::rss_mib;
 use k8s_openapi::api::core::v1::Pod;
 use tokio_util::sync::CancellationToken;
 
@@ -226,7 +227,7 @@ fn lister_reads(
                 .list(&selectors[group.index])
                 .len()
         })?);
-    figures.rss_after_reads_mib = Some(clientgo_testing::process_memory::rss_mib());
+    figures.rss_after_reads_mib = Some(rss_mib());
     if lister.len() > LIST_ALL_MAX {
         return Ok(());
     }

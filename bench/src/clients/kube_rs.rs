@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use clientgo_testing::process_memory::rss_mib;
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::watcher::{self, Event};
@@ -65,7 +66,7 @@ pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, B
                 })
                 .len()
         })?);
-    figures.rss_after_reads_mib = Some(clientgo_testing::process_memory::rss_mib());
+    figures.rss_after_reads_mib = Some(rss_mib());
     Ok(figures)
 }
 
