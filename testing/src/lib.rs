@@ -103,6 +103,8 @@
 #![allow(clippy::result_large_err)]
 
 mod api;
+#[cfg(feature = "envtest")]
+pub mod envtest;
 mod faults;
 mod load;
 mod server;
@@ -124,13 +126,16 @@ pub use server::builder::{
 };
 pub use server::handle::TestApiServer;
 pub use server::oidc::OidcIssuer;
-pub use server::tls::{CertificateAndKey, ServerCertificateOptions, TlsSetupError};
+pub use server::tls::TlsSetupError;
 pub use standalone::recorded_answer::{RecordedAnswer, ReplayServer, ReplayedRequest};
 pub use standalone::socks5_proxy::{Socks5Proxy, Socks5ProxyOptions, Socks5Target};
 pub use store::object::{ObjectKey, StoredObject};
 pub use store::reads::{ListPage, PageRequest, StorageWatch};
 pub use store::storage::{EventType, Preconditions, ReadAt, Storage, StorageEvent, StorageOptions};
 pub use streams::port_forward::PortForwardTargets;
+pub use util::certificate_authority::{
+    CertificateAndKey, CertificateAuthority, ServerCertificateOptions, generate_key_pair,
+};
 pub use util::log_subscriber::install_log_subscriber;
 pub use util::process_cpu;
 pub use util::process_memory;

@@ -19,8 +19,9 @@ use crate::server::connection::accept;
 use crate::server::handle::TestApiServer;
 use crate::server::in_flight::InFlight;
 use crate::server::state::ServerState;
-use crate::server::tls::{self, ServerCertificateOptions};
+use crate::server::tls;
 use crate::store::storage::{Storage, StorageOptions};
+use crate::util::certificate_authority::ServerCertificateOptions;
 
 /// How a [`TestApiServer`] is built.
 #[derive(Debug, Clone)]

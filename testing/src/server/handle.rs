@@ -10,9 +10,9 @@ use crate::api::subresources::PodLogs;
 use crate::faults::controls::Faults;
 use crate::faults::request_log::{RequestLog, Verb};
 use crate::server::state::ServerState;
-use crate::server::tls::CertificateAndKey;
 use crate::store::storage::Storage;
 use crate::streams::port_forward::PortForwardTargets;
+use crate::util::certificate_authority::CertificateAndKey;
 
 /// A Kubernetes API server for tests, on 127.0.0.1, speaking plain HTTP/1.1
 /// and HTTP/2 (prior knowledge).
@@ -74,31 +74,13 @@ impl TestApiServer {
     /// URL, the CA data, and the token or client certificate; context
     /// `clientgo-testing`, namespace `default`.
     pub fn kubeconfig(&self) -> String {
-        use base64::Engine as _;
-        let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
-        let mut cluster = format!("    server: {}\n", self.url());
-        if let Some(ca) = &self.ca_pem {
-            cluster.push_str(&format!("    certificate-authority-data: {}\n", encode(ca)));
-        }
-        let mut user = String::new();
-        if let Some(token) = self.state.auth.bearer_token.lock().as_ref() {
-            user.push_str(&format!("    token: {token}\n"));
-        }
-        if let Some(client) = &self.client_certificate {
-            user.push_str(&format!(
-                "    client-certificate-data: {}\n    client-key-data: {}\n",
-                encode(&client.certificate_pem),
-                encode(&client.key_pem)
-            ));
-        }
-        if user.is_empty() {
-            user.push_str("    {}\n");
-        }
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: clientgo-testing\n  cluster:\n{cluster}\
-             contexts:\n- name: clientgo-testing\n  context:\n    cluster: clientgo-testing\n    \
-             user: clientgo-testing\n    namespace: default\ncurrent-context: clientgo-testing\n\
-             users:\n- name: clientgo-testing\n  user:\n{user}"
+        let token = self.state.auth.bearer_token.lock().clone();
+        crate::util::kubeconfig::kubeconfig(
+            "clientgo-testing",
+            &self.url(),
+            self.ca_pem.as_deref(),
+            token.as_deref(),
+            self.client_certificate.as_ref(),
         )
     }
 

@@ -2,17 +2,17 @@
 //! server certificate for 127.0.0.1 and `localhost`, and optionally a
 //! client certificate for client-certificate authentication.
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
-use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose, SanType,
-};
 use rustls::RootCertStore;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use tokio_rustls::TlsAcceptor;
+
+use crate::util::certificate_authority::{
+    CertificateAndKey, CertificateAuthority, ServerCertificateOptions,
+};
 
 /// Why TLS could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -26,40 +26,6 @@ pub enum TlsSetupError {
     /// The client certificate verifier could not be built.
     #[error("configuring client certificate verification: {0}")]
     Verifier(#[from] rustls::server::VerifierBuilderError),
-}
-
-/// A certificate and its private key, PEM-encoded.
-#[derive(Clone)]
-pub struct CertificateAndKey {
-    /// The certificate (PEM).
-    pub certificate_pem: String,
-    /// The private key (PKCS#8 PEM).
-    pub key_pem: String,
-}
-
-impl std::fmt::Debug for CertificateAndKey {
-    /// Never prints the key.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CertificateAndKey")
-            .field(
-                "certificate_pem",
-                &format!("{} bytes", self.certificate_pem.len()),
-            )
-            .field("key_pem", &"<redacted>")
-            .finish()
-    }
-}
-
-/// How the server's certificate is made; the defaults make one a client
-/// trusting the server's CA accepts. The others make certificates a client
-/// must refuse, to test that it does.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ServerCertificateOptions {
-    /// The DNS names the certificate is for, instead of `localhost` and
-    /// 127.0.0.1 (names alone: no IP address then).
-    pub names: Option<Vec<String>>,
-    /// Makes a certificate that expired in the year 2000.
-    pub expired: bool,
 }
 
 /// The server side of TLS.
@@ -80,54 +46,10 @@ pub(crate) fn generate(
     with_client_certificate: bool,
     certificate: &ServerCertificateOptions,
 ) -> Result<ServerTls, TlsSetupError> {
-    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "clientgo-testing CA");
-    ca_params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
-
-    let mut server_params = match &certificate.names {
-        Some(names) => CertificateParams::new(names.clone())?,
-        None => {
-            let mut params = CertificateParams::new(vec!["localhost".to_string()])?;
-            params
-                .subject_alt_names
-                .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
-            params
-        }
-    };
-    if certificate.expired {
-        server_params.not_before = rcgen::date_time_ymd(1999, 1, 1);
-        server_params.not_after = rcgen::date_time_ymd(2000, 1, 1);
-    }
-    server_params
-        .distinguished_name
-        .push(DnType::CommonName, "clientgo-testing");
-    server_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    let server_key = KeyPair::generate()?;
-    let server_certificate = server_params.signed_by(&server_key, &ca)?;
-
+    let ca = CertificateAuthority::new("clientgo-testing CA")?;
+    let server = ca.serving_certificate(certificate)?;
     let client = if with_client_certificate {
-        let mut client_params = CertificateParams::new(Vec::<String>::new())?;
-        client_params
-            .distinguished_name
-            .push(DnType::CommonName, "clientgo-testing-user");
-        client_params
-            .distinguished_name
-            .push(DnType::OrganizationName, "system:masters");
-        client_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        let client_key = KeyPair::generate()?;
-        let client_certificate = client_params.signed_by(&client_key, &ca)?;
-        Some(CertificateAndKey {
-            certificate_pem: client_certificate.pem(),
-            key_pem: client_key.serialize_pem(),
-        })
+        Some(ca.client_certificate("clientgo-testing-user", &["system:masters"])?)
     } else {
         None
     };
@@ -136,7 +58,7 @@ pub(crate) fn generate(
         .with_safe_default_protocol_versions()?;
     let builder = if with_client_certificate {
         let mut roots = RootCertStore::empty();
-        roots.add(ca.der().clone())?;
+        roots.add(ca.certificate_der().clone())?;
         let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
             // Token-authenticated clients present no certificate.
             .allow_unauthenticated()
@@ -145,13 +67,16 @@ pub(crate) fn generate(
     } else {
         builder.with_no_client_auth()
     };
-    let chain: Vec<CertificateDer<'static>> = vec![server_certificate.der().clone()];
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der()));
-    let mut config = builder.with_single_cert(chain, key)?;
+    // Made just above, so they parse; a failure is still an error, not a panic.
+    let chain = CertificateDer::from_pem_slice(server.certificate_pem.as_bytes())
+        .map_err(|_| rcgen::Error::CouldNotParseCertificate)?;
+    let key = PrivateKeyDer::from_pem_slice(server.key_pem.as_bytes())
+        .map_err(|_| rcgen::Error::CouldNotParseKeyPair)?;
+    let mut config = builder.with_single_cert(vec![chain], key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(ServerTls {
         acceptor: TlsAcceptor::from(Arc::new(config)),
-        ca_pem: ca.pem(),
+        ca_pem: ca.certificate_pem(),
         client,
     })
 }

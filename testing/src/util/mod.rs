@@ -1,5 +1,5 @@
 //! Small helpers that know nothing of the server: the deterministic
-//! generator, the process's memory, the log subscriber, a JSON merge
+//! generator, the process's memory, the log subscriber, certificates, a kubeconfig, a JSON merge
 //! patch.
 //!
 //! | file | what |
@@ -9,8 +9,12 @@
 //! | `seeded_random.rs` | `SeededRandom`, the deterministic generator behind churn, UIDs and fault schedules |
 //! | `process_cpu.rs` | the process's CPU time, from `/proc` (public as `process_cpu`) |
 //! | `process_memory.rs` | the process's RSS and high-water mark, from `/proc` (public as `process_memory`) |
+//! | `certificate_authority.rs` | `CertificateAuthority`: a CA in memory and the serving and client certificates it signs |
+//! | `kubeconfig.rs` | a kubeconfig's text for one server and user |
 //! | `log_subscriber.rs` | `install_log_subscriber`: events to stderr, filtered by `RUST_LOG` |
 
+pub(crate) mod certificate_authority;
+pub(crate) mod kubeconfig;
 pub(crate) mod log_subscriber;
 pub(crate) mod merge_patch;
 pub mod process_cpu;
