@@ -9,6 +9,7 @@
 
 mod bad_answers;
 mod compression_and_proxies;
+mod conformance;
 mod discovery_and_mapping;
 mod kubeconfig;
 mod protobuf;

@@ -127,6 +127,7 @@ pub use server::builder::{
 pub use server::handle::TestApiServer;
 pub use server::oidc::OidcIssuer;
 pub use server::tls::TlsSetupError;
+pub use standalone::cuttable_proxy::CuttableProxy;
 pub use standalone::recorded_answer::{RecordedAnswer, ReplayServer, ReplayedRequest};
 pub use standalone::socks5_proxy::{Socks5Proxy, Socks5ProxyOptions, Socks5Target};
 pub use store::object::{ObjectKey, StoredObject};

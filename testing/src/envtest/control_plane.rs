@@ -129,7 +129,6 @@ pub struct ControlPlane {
     // Declared before etcd: dropped (stopped) first.
     api_server: Mutex<Option<ManagedProcess>>,
     etcd: Mutex<Option<ManagedProcess>>,
-    namespaces: AtomicU64,
     started_in: Duration,
 }
 
@@ -232,7 +231,6 @@ impl ControlPlane {
             ready_timeout: options.ready_timeout,
             api_server: Mutex::new(None),
             etcd: Mutex::new(None),
-            namespaces: AtomicU64::new(0),
             started_in: Duration::ZERO,
         };
         plane.start_etcd(peer_port).await?;
@@ -511,26 +509,24 @@ impl ControlPlane {
         Ok(path)
     }
 
-    /// Creates a namespace no other test of this plane has
+    /// The address kube-apiserver listens on.
+    pub fn address(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.secure_port))
+    }
+
+    /// The flags kube-apiserver was last started with beyond envtest's
+    /// own.
+    pub fn api_server_flags(&self) -> Vec<String> {
+        self.api_server_flags.lock().clone()
+    }
+
+    /// Creates a namespace no other test of this process has
     /// (`{prefix}-{n}`, `prefix` lowercased to what a name allows) and
     /// returns its name. It is not deleted: nothing on the plane would
     /// finish the deletion (no namespace controller), and a plane's data
     /// goes with it.
     pub async fn create_namespace(&self, prefix: &str) -> Result<String, Error> {
-        let mut base: String = prefix
-            .chars()
-            .map(|c| {
-                let c = c.to_ascii_lowercase();
-                if c.is_ascii_alphanumeric() { c } else { '-' }
-            })
-            .collect();
-        base.truncate(50);
-        let base = base.trim_matches('-');
-        let base = if base.is_empty() { "test" } else { base };
-        let name = format!(
-            "{base}-{}",
-            self.namespaces.fetch_add(1, Ordering::Relaxed) + 1
-        );
+        let name = next_namespace_name(prefix);
         let namespace = k8s_openapi::api::core::v1::Namespace {
             metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 name: Some(name.clone()),
@@ -554,6 +550,23 @@ impl Drop for ControlPlane {
             tracing::warn!(folder = %self.folder.display(), %error, "cannot remove the envtest folder");
         }
     }
+}
+
+/// `{prefix}-{n}`: `prefix` lowercased to what a namespace name allows,
+/// `n` counting up in this process.
+pub(crate) fn next_namespace_name(prefix: &str) -> String {
+    static NAMESPACES: AtomicU64 = AtomicU64::new(0);
+    let mut base: String = prefix
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_alphanumeric() { c } else { '-' }
+        })
+        .collect();
+    base.truncate(50);
+    let base = base.trim_matches('-');
+    let base = if base.is_empty() { "test" } else { base };
+    format!("{base}-{}", NAMESPACES.fetch_add(1, Ordering::Relaxed) + 1)
 }
 
 /// The root of every plane's folder: `$TMPDIR/clientgo-envtest`.

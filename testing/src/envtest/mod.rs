@@ -41,10 +41,12 @@
 //! | `process.rs` | a started binary that never outlives the test process |
 //! | `control_plane.rs` | [`ControlPlane`], [`ControlPlaneOptions`] |
 //! | `crds.rs` | [`ControlPlane::install_crds`] |
+//! | `backend.rs` | [`Backend`]: one test body on the test server and on the real server |
 //! | `shared.rs` | [`ControlPlane::shared`]: one plane per test binary |
 //! | `error.rs` | [`Error`] |
 
 mod assets;
+mod backend;
 mod control_plane;
 mod crds;
 mod error;
@@ -55,5 +57,6 @@ pub use assets::{
     ASSETS_VARIABLE, AssetSearch, Assets, KUBEBUILDER_ASSETS_VARIABLE, REQUIRED_VARIABLE,
     assets_required, repository_unpack_script,
 };
+pub use backend::{Backend, for_each_backend};
 pub use control_plane::{ControlPlane, ControlPlaneOptions};
 pub use error::Error;

@@ -1,0 +1,92 @@
+//! [`CuttableProxy`]: a TCP proxy on 127.0.0.1 whose link a test cuts and
+//! restores, to take a client off the network while the server goes on
+//! (the same fault on the test server and on a real kube-apiserver).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// A TCP proxy from a port on 127.0.0.1 to `target`. While cut, every
+/// connection through it is closed and new ones are closed as soon as
+/// accepted (a client sees resets, as when its node loses the network).
+/// TLS passes through untouched: the server's certificate must name
+/// 127.0.0.1. Dropping the proxy stops it.
+#[derive(Debug)]
+pub struct CuttableProxy {
+    address: SocketAddr,
+    cut: watch::Sender<bool>,
+    stop: CancellationToken,
+}
+
+impl CuttableProxy {
+    /// Starts a proxy to `target` on a free port.
+    pub async fn start(target: SocketAddr) -> std::io::Result<CuttableProxy> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let address = listener.local_addr()?;
+        let (cut, cut_receiver) = watch::channel(false);
+        let stop = CancellationToken::new();
+        let cut_receiver = Arc::new(cut_receiver);
+        let stopped = stop.clone();
+        tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    () = stopped.cancelled() => return,
+                    accepted = listener.accept() => accepted,
+                };
+                let Ok((client, _)) = accepted else { continue };
+                if *cut_receiver.borrow() {
+                    drop(client);
+                    continue;
+                }
+                let mut cut_now = (*cut_receiver).clone();
+                let stopped = stopped.clone();
+                tokio::spawn(async move {
+                    let Ok(server) = TcpStream::connect(target).await else {
+                        return;
+                    };
+                    let (mut client, mut server) = (client, server);
+                    tokio::select! {
+                        () = stopped.cancelled() => {}
+                        _ = cut_now.wait_for(|cut| *cut) => {}
+                        _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                    }
+                });
+            }
+        });
+        Ok(CuttableProxy { address, cut, stop })
+    }
+
+    /// The proxy's address (connect here instead of to the target).
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// `https://127.0.0.1:PORT` through the proxy.
+    pub fn https_url(&self) -> String {
+        format!("https://{}", self.address)
+    }
+
+    /// `http://127.0.0.1:PORT` through the proxy.
+    pub fn http_url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Closes every connection through the proxy and refuses new ones.
+    pub fn cut(&self) {
+        self.cut.send_replace(true);
+    }
+
+    /// Lets connections through again.
+    pub fn restore(&self) {
+        self.cut.send_replace(false);
+    }
+}
+
+impl Drop for CuttableProxy {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
