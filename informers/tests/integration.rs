@@ -18,6 +18,7 @@ mod cache_lz4;
 mod compact;
 mod compact_index;
 mod compact_lister;
+mod conformance;
 mod dropped_run;
 mod factories;
 mod generated;
