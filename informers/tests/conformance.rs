@@ -109,8 +109,9 @@ async fn the_default_informer_through_a_restart_and_a_compaction_while_cut_off()
 
             // Through a restart of the API server.
             backend.restart().await.unwrap();
-        // The writer's own connection ended with the restart too.
-        let maps = ResourceClient::<ConfigMap>::namespaced(backend.client().unwrap(), &namespace);
+            // The writer's own connection ended with the restart too.
+            let maps =
+                ResourceClient::<ConfigMap>::namespaced(backend.client().unwrap(), &namespace);
             maps.create(&CreateOptions::default(), &config_map("cm-6", "0"))
                 .await
                 .unwrap();

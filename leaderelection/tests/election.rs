@@ -1,7 +1,9 @@
-//! Two electors over one Lease on the test server (real HTTP, the
-//! server's resourceVersion preconditions): one leader at a time, takeover
-//! after expiry or at once after a release, and leadership lost when the
-//! server stops answering past the renew deadline.
+//! Two electors over one Lease (real HTTP, the server's resourceVersion
+//! preconditions): one leader at a time and takeover after expiry or at
+//! once after a release, on the test server and on the real kube-apiserver
+//! (one body, two backends); leadership lost when the server stops
+//! answering past the renew deadline, on the test server (a fault the real
+//! one cannot make).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 use clientgo_leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use clientgo_rest::{Config, RestClient};
 use clientgo_testing::TestApiServer;
+use clientgo_testing::envtest::{Backend, for_each_backend};
 use tokio_util::sync::CancellationToken;
 
 type Elector = LeaderElector<LeaseLock>;
@@ -34,11 +37,11 @@ struct Seen {
 }
 
 fn candidate(
-    server: &TestApiServer,
+    client: RestClient,
+    namespace: &str,
     identity: &str,
     config: LeaderElectionConfig,
 ) -> (Arc<Elector>, Arc<Seen>) {
-    let client = RestClient::new(Config::new(server.url())).unwrap();
     let seen = Arc::new(Seen::default());
     let callbacks = Callbacks::new()
         .on_started_leading({
@@ -62,7 +65,7 @@ fn candidate(
             let seen = Arc::clone(&seen);
             move |holder: &str| seen.leaders.lock().unwrap().push(holder.to_string())
         });
-    let lock = LeaseLock::new(client, "default", "the-lock", identity);
+    let lock = LeaseLock::new(client, namespace, "the-lock", identity);
     (
         Arc::new(LeaderElector::new(lock, config, callbacks).unwrap()),
         seen,
@@ -98,77 +101,84 @@ async fn until_one_leads(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_leads_and_the_other_takes_over_after_the_lease_expires() {
-    let server = TestApiServer::builder().start().await.unwrap();
-    let timing = config(1_000, 600, 100);
-    let (a, a_seen) = candidate(&server, "a", timing.clone());
-    let (b, b_seen) = candidate(&server, "b", timing);
-    let (a_cancel, a_task) = run(&a);
-    until_one_leads(&a, &b, || a.is_leader()).await;
-    let (b_cancel, b_task) = run(&b);
-    // For a while, only a leads; b keeps trying.
-    let watched = Instant::now();
-    while watched.elapsed() < Duration::from_millis(1_500) {
-        assert!(
-            a.is_leader() && !b.is_leader(),
-            "a keeps the lease it renews"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    assert_eq!(b.leader().as_deref(), Some("a"));
+    for_each_backend(Backend::both().await, |backend| async move {
+        let namespace = backend.create_namespace("election").await.unwrap();
+        let timing = config(1_000, 600, 100);
+        let (a, a_seen) = candidate(backend.client().unwrap(), &namespace, "a", timing.clone());
+        let (b, b_seen) = candidate(backend.client().unwrap(), &namespace, "b", timing);
+        let (a_cancel, a_task) = run(&a);
+        until_one_leads(&a, &b, || a.is_leader()).await;
+        let (b_cancel, b_task) = run(&b);
+        // For a while, only a leads; b keeps trying.
+        let watched = Instant::now();
+        while watched.elapsed() < Duration::from_millis(1_500) {
+            assert!(
+                a.is_leader() && !b.is_leader(),
+                "a keeps the lease it renews"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(b.leader().as_deref(), Some("a"));
 
-    // a stops without releasing: b must wait for the lease to expire.
-    a_cancel.cancel();
-    a_task.await.unwrap();
-    assert_eq!(a_seen.stopped.load(Ordering::SeqCst), 1);
-    let took = until_one_leads(&a, &b, || b.is_leader()).await;
-    assert!(
-        took >= Duration::from_millis(600),
-        "b took over after {took:?}, before a's lease could have expired"
-    );
-    // Lease duration plus a jittered retry period (at most 2.2 x), plus
-    // slack for the requests.
-    assert!(
-        took <= Duration::from_millis(1_000 + 220 + 500),
-        "b took over after {took:?}"
-    );
-    assert_eq!(b_seen.started.load(Ordering::SeqCst), 1);
-    assert_eq!(b.stats().acquired, 1);
-    assert_eq!(
-        *b_seen.leaders.lock().unwrap(),
-        ["a", "b"],
-        "b saw a lead, then itself"
-    );
-    b_cancel.cancel();
-    b_task.await.unwrap();
+        // a stops without releasing: b must wait for the lease to expire.
+        a_cancel.cancel();
+        a_task.await.unwrap();
+        assert_eq!(a_seen.stopped.load(Ordering::SeqCst), 1);
+        let took = until_one_leads(&a, &b, || b.is_leader()).await;
+        assert!(
+            took >= Duration::from_millis(600),
+            "b took over after {took:?}, before a's lease could have expired"
+        );
+        // Lease duration plus a jittered retry period (at most 2.2 x), plus
+        // slack for the requests.
+        assert!(
+            took <= Duration::from_millis(1_000 + 220 + 500),
+            "b took over after {took:?}"
+        );
+        assert_eq!(b_seen.started.load(Ordering::SeqCst), 1);
+        assert_eq!(b.stats().acquired, 1);
+        assert_eq!(
+            *b_seen.leaders.lock().unwrap(),
+            ["a", "b"],
+            "b saw a lead, then itself"
+        );
+        b_cancel.cancel();
+        b_task.await.unwrap();
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_released_lease_is_taken_over_at_once() {
-    let server = TestApiServer::builder().start().await.unwrap();
-    let timing = config(5_000, 3_000, 100).release_on_cancel(true);
-    let (a, _) = candidate(&server, "a", timing.clone());
-    let (b, _) = candidate(&server, "b", timing);
-    let (a_cancel, a_task) = run(&a);
-    until_one_leads(&a, &b, || a.is_leader()).await;
-    let (b_cancel, b_task) = run(&b);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!b.is_leader());
+    for_each_backend(Backend::both().await, |backend| async move {
+        let namespace = backend.create_namespace("release").await.unwrap();
+        let timing = config(5_000, 3_000, 100).release_on_cancel(true);
+        let (a, _) = candidate(backend.client().unwrap(), &namespace, "a", timing.clone());
+        let (b, _) = candidate(backend.client().unwrap(), &namespace, "b", timing);
+        let (a_cancel, a_task) = run(&a);
+        until_one_leads(&a, &b, || a.is_leader()).await;
+        let (b_cancel, b_task) = run(&b);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!b.is_leader());
 
-    a_cancel.cancel();
-    a_task.await.unwrap();
-    let took = until_one_leads(&a, &b, || b.is_leader()).await;
-    assert!(
-        took < Duration::from_millis(1_500),
-        "after a release b should not wait for the 5 s lease: {took:?}"
-    );
-    b_cancel.cancel();
-    b_task.await.unwrap();
+        a_cancel.cancel();
+        a_task.await.unwrap();
+        let took = until_one_leads(&a, &b, || b.is_leader()).await;
+        assert!(
+            took < Duration::from_millis(1_500),
+            "after a release b should not wait for the 5 s lease: {took:?}"
+        );
+        b_cancel.cancel();
+        b_task.await.unwrap();
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leadership_is_lost_when_renewing_fails_past_the_renew_deadline() {
     let server = TestApiServer::builder().start().await.unwrap();
-    let (a, a_seen) = candidate(&server, "a", config(2_000, 1_000, 200));
+    let client = RestClient::new(Config::new(server.url())).unwrap();
+    let (a, a_seen) = candidate(client, "default", "a", config(2_000, 1_000, 200));
     let (a_cancel, a_task) = run(&a);
     let started = Instant::now();
     while !a.is_leader() {
