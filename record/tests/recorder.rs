@@ -1,23 +1,31 @@
-//! The recorder against the test server: identical events counted on one
-//! Event (a PATCH), similar ones combined, spam dropped, and a server that
-//! is down never blocks the caller.
+//! The recorder: identical events counted on one Event (a PATCH) and
+//! similar ones combined, on the test server and on the real
+//! kube-apiserver (one body, two backends); spam dropped, and a server that
+//! is down never blocks the caller, on the test server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 
+use clientgo_apimachinery::ListOptions;
 use clientgo_record::{
     BroadcasterOptions, EventBroadcaster, EventType, RecorderStats, object_reference,
 };
+use clientgo_rest::ResourceClient;
 use clientgo_rest::{Config, RestClient};
 use clientgo_testing::TestApiServer;
+use clientgo_testing::envtest::{Backend, for_each_backend};
 use k8s_openapi::api::core::v1::{Event, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 fn pod(name: &str) -> ObjectReference {
+    pod_in(name, "default")
+}
+
+fn pod_in(name: &str, namespace: &str) -> ObjectReference {
     object_reference(&Pod {
         metadata: ObjectMeta {
             name: Some(name.into()),
-            namespace: Some("default".into()),
+            namespace: Some(namespace.into()),
             uid: Some(format!("uid-{name}")),
             ..ObjectMeta::default()
         },
@@ -26,12 +34,25 @@ fn pod(name: &str) -> ObjectReference {
 }
 
 fn broadcaster(server: &TestApiServer) -> EventBroadcaster {
+    broadcaster_to(RestClient::new(Config::new(server.url())).unwrap())
+}
+
+fn broadcaster_to(client: RestClient) -> EventBroadcaster {
     let broadcaster = EventBroadcaster::new(BroadcasterOptions {
         retry_interval: Duration::from_millis(20),
         ..BroadcasterOptions::default()
     });
-    broadcaster.start_recording_to_sink(RestClient::new(Config::new(server.url())).unwrap());
+    broadcaster.start_recording_to_sink(client);
     broadcaster
+}
+
+/// The core/v1 Events of `namespace`, read through the API.
+async fn listed_events(backend: &Backend, namespace: &str) -> Vec<Event> {
+    ResourceClient::<Event>::namespaced(backend.client().unwrap(), namespace)
+        .list(&ListOptions::default())
+        .await
+        .unwrap()
+        .items
 }
 
 async fn until(
@@ -48,55 +69,66 @@ fn stored_events(server: &TestApiServer) -> Vec<Event> {
 
 #[tokio::test]
 async fn identical_events_are_counted_on_one_event() {
-    let server = TestApiServer::builder().start().await.unwrap();
-    let broadcaster = broadcaster(&server);
-    let recorder = broadcaster.recorder("test-controller");
-    for _ in 0..3 {
-        recorder.event(&pod("a"), EventType::Normal, "Pulled", "image pulled");
-        // One at a time, as a controller would, so each is written before
-        // the next is correlated.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let stats = until(&broadcaster, |s| s.created + s.patched == 3).await;
-    assert_eq!((stats.created, stats.patched), (1, 2));
-    let events = stored_events(&server);
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0].count, Some(3));
-    assert_eq!(events[0].involved_object.name.as_deref(), Some("a"));
-    assert_eq!(
-        events[0].source.as_ref().unwrap().component.as_deref(),
-        Some("test-controller")
-    );
+    for_each_backend(Backend::both().await, |backend| async move {
+        let namespace = backend.create_namespace("events").await.unwrap();
+        let broadcaster = broadcaster_to(backend.client().unwrap());
+        let recorder = broadcaster.recorder("test-controller");
+        for _ in 0..3 {
+            recorder.event(
+                &pod_in("a", &namespace),
+                EventType::Normal,
+                "Pulled",
+                "image pulled",
+            );
+            // One at a time, as a controller would, so each is written before
+            // the next is correlated.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let stats = until(&broadcaster, |s| s.created + s.patched == 3).await;
+        assert_eq!((stats.created, stats.patched), (1, 2));
+        let events = listed_events(&backend, &namespace).await;
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].count, Some(3));
+        assert_eq!(events[0].involved_object.name.as_deref(), Some("a"));
+        assert_eq!(
+            events[0].source.as_ref().unwrap().component.as_deref(),
+            Some("test-controller")
+        );
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn ten_similar_events_become_one_combined_event() {
-    let server = TestApiServer::builder().start().await.unwrap();
-    let broadcaster = broadcaster(&server);
-    let recorder = broadcaster.recorder("test-controller");
-    for attempt in 0..12 {
-        recorder.event(
-            &pod("a"),
-            EventType::Warning,
-            "Failed",
-            &format!("attempt {attempt}"),
-        );
-        tokio::time::sleep(Duration::from_millis(30)).await;
-    }
-    until(&broadcaster, |s| s.created + s.patched == 12).await;
-    let events = stored_events(&server);
-    let combined: Vec<&Event> = events
-        .iter()
-        .filter(|e| {
-            e.message
-                .as_deref()
-                .unwrap_or_default()
-                .starts_with("(combined from similar events)")
-        })
-        .collect();
-    assert_eq!(events.len(), 10, "nine alone and one combined");
-    assert_eq!(combined.len(), 1);
-    assert_eq!(combined[0].count, Some(3));
+    for_each_backend(Backend::both().await, |backend| async move {
+        let namespace = backend.create_namespace("similar").await.unwrap();
+        let broadcaster = broadcaster_to(backend.client().unwrap());
+        let recorder = broadcaster.recorder("test-controller");
+        for attempt in 0..12 {
+            recorder.event(
+                &pod_in("a", &namespace),
+                EventType::Warning,
+                "Failed",
+                &format!("attempt {attempt}"),
+            );
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        until(&broadcaster, |s| s.created + s.patched == 12).await;
+        let events = listed_events(&backend, &namespace).await;
+        let combined: Vec<&Event> = events
+            .iter()
+            .filter(|e| {
+                e.message
+                    .as_deref()
+                    .unwrap_or_default()
+                    .starts_with("(combined from similar events)")
+            })
+            .collect();
+        assert_eq!(events.len(), 10, "nine alone and one combined");
+        assert_eq!(combined.len(), 1);
+        assert_eq!(combined[0].count, Some(3));
+    })
+    .await;
 }
 
 #[tokio::test]
