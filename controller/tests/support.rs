@@ -1,50 +1,93 @@
-//! What every suite starts from: a test server, a manager over it, and
-//! objects to write.
+//! What every suite starts from: an API server (the test server, or either
+//! server for a suite that runs on both), a manager over it, and objects to
+//! write.
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
 use clientgo_controller::{Manager, ManagerOptions};
+use clientgo_informers::InformerFactoryOptions;
 use clientgo_rest::{Config, CreateOptions, ResourceClient, RestClient};
 use clientgo_testing::TestApiServer;
+use clientgo_testing::envtest::Backend;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use tokio_util::sync::CancellationToken;
 
-/// A started test server and a manager of controllers over it.
+/// A started API server, a client of it, and the namespace a test works
+/// in (`team` on the test server of [`Cluster::start`]).
 pub struct Cluster {
-    pub server: TestApiServer,
+    backend: Backend,
     pub client: RestClient,
+    pub namespace: String,
+    /// Whether other tests use the same server (the real one).
+    shared: bool,
 }
 
 impl Cluster {
+    /// The test server over HTTP, namespace `team`.
     pub async fn start() -> Cluster {
         let server = TestApiServer::builder().start().await.unwrap();
         let client = RestClient::new(Config::new(server.url())).unwrap();
-        Cluster { server, client }
+        Cluster {
+            backend: Backend::from_test_server(server),
+            client,
+            namespace: "team".into(),
+            shared: false,
+        }
+    }
+
+    /// The test server, for what only it does (its request log, faults,
+    /// deny rules). Panics on the real server.
+    pub fn server(&self) -> &TestApiServer {
+        self.backend.test_server().expect("a test-server-only step")
+    }
+
+    /// The server this cluster is.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// A deployment in this cluster's namespace.
+    pub fn deployment(&self, name: &str) -> Deployment {
+        deployment_in(name, &self.namespace)
     }
 
     pub fn manager(&self) -> Manager {
         self.manager_with(ManagerOptions::default())
     }
 
+    /// A manager; on a cluster of [`on_each_cluster`] its caches watch
+    /// only the cluster's namespace (the real server is shared by the
+    /// binary's tests, and a controller of one must not act on another's
+    /// objects).
     pub fn manager_with(&self, options: ManagerOptions) -> Manager {
-        Manager::new(self.client.clone(), options)
+        Manager::new(self.client.clone(), self.scoped(options))
+    }
+
+    /// `options` with the caches scoped to this cluster's namespace when
+    /// the cluster is shared.
+    pub fn scoped(&self, options: ManagerOptions) -> ManagerOptions {
+        if self.shared {
+            options.factory_options(InformerFactoryOptions::default().namespace(&self.namespace))
+        } else {
+            options
+        }
     }
 
     pub fn deployments(&self) -> ResourceClient<Deployment> {
-        ResourceClient::namespaced(self.client.clone(), "team")
+        ResourceClient::namespaced(self.client.clone(), &self.namespace)
     }
 
     pub fn config_maps(&self) -> ResourceClient<ConfigMap> {
-        ResourceClient::namespaced(self.client.clone(), "team")
+        ResourceClient::namespaced(self.client.clone(), &self.namespace)
     }
 
     pub async fn create_deployment(&self, name: &str) -> Deployment {
         self.deployments()
-            .create(&CreateOptions::default(), &deployment(name))
+            .create(&CreateOptions::default(), &self.deployment(name))
             .await
             .unwrap()
     }
@@ -52,18 +95,62 @@ impl Cluster {
 
 /// A deployment in namespace `team`.
 pub fn deployment(name: &str) -> Deployment {
+    deployment_in(name, "team")
+}
+
+/// Runs `body` on a cluster of each backend (the test server over TLS,
+/// then the real kube-apiserver when its binaries are there), each with a
+/// fresh namespace.
+#[allow(clippy::print_stderr)]
+pub async fn on_each_cluster<F, Fut>(mut body: F)
+where
+    F: FnMut(Cluster) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    for backend in Backend::both().await {
+        eprintln!("--- on the {}", backend.name());
+        let namespace = backend.create_namespace("controller").await.unwrap();
+        let client = backend.client().unwrap();
+        let shared = backend.is_real();
+        body(Cluster {
+            backend,
+            client,
+            namespace,
+            shared,
+        })
+        .await;
+    }
+}
+
+/// A deployment in `namespace`.
+pub fn deployment_in(name: &str, namespace: &str) -> Deployment {
     let labels: BTreeMap<String, String> = [("app".to_string(), name.to_string())].into();
     Deployment {
         metadata: ObjectMeta {
             name: Some(name.into()),
-            namespace: Some("team".into()),
+            namespace: Some(namespace.into()),
             ..ObjectMeta::default()
         },
         spec: Some(DeploymentSpec {
             replicas: Some(1),
             selector: LabelSelector {
-                match_labels: Some(labels),
+                match_labels: Some(labels.clone()),
                 ..LabelSelector::default()
+            },
+            // What kube-apiserver's validation asks of a Deployment.
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "app".into(),
+                        image: Some("registry.example/app:1".into()),
+                        ..Container::default()
+                    }],
+                    ..PodSpec::default()
+                }),
             },
             ..DeploymentSpec::default()
         }),

@@ -174,7 +174,7 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
         roll ^= roll << 13;
         roll ^= roll >> 7;
         roll ^= roll << 17;
-        faults.push(inject(&cluster.server, roll));
+        faults.push(inject(cluster.server(), roll));
         for step in 0..8u64 {
             let target = format!("app-{}", (roll >> (step * 4)) % 24);
             let _ = match (roll >> (step * 3)) % 5 {
@@ -202,7 +202,7 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
-    cluster.server.faults().set_latency(Duration::ZERO);
+    cluster.server().faults().set_latency(Duration::ZERO);
 
     // Calm: every parent gets its child, as it says.
     let behind_now = parking_lot::Mutex::new(Vec::<String>::new());

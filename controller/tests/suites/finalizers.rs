@@ -1,6 +1,7 @@
 //! The finalizer flow across a deletion: the finalizer is written in,
 //! `Apply` runs, a delete runs `Cleanup`, the finalizer is written out and
-//! the server lets the object go.
+//! the server lets the object go; on the test server and on the real
+//! kube-apiserver (one body, two backends).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,7 +11,7 @@ use clientgo_controller::{Action, Controller};
 use clientgo_rest::{DeleteOptions, ResourceClient};
 use k8s_openapi::api::apps::v1::Deployment;
 
-use crate::support::{Cluster, eventually, start};
+use crate::support::{eventually, on_each_cluster, start};
 
 const FINALIZER: &str = "example.com/cleanup";
 
@@ -40,45 +41,47 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Result
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cleanup_runs_before_the_object_goes() {
-    let cluster = Cluster::start().await;
-    cluster.create_deployment("web").await;
-    let manager = cluster.manager();
-    let context = Arc::new(Context {
-        deployments: cluster.deployments(),
-        applied: AtomicUsize::new(0),
-        cleaned: AtomicUsize::new(0),
-    });
-    let gone = Arc::new(AtomicUsize::new(0));
-    let seen_gone = Arc::clone(&gone);
-    Controller::for_::<Deployment>(&manager)
-        .on_gone(move |_| {
-            seen_gone.fetch_add(1, Ordering::SeqCst);
+    on_each_cluster(|cluster| async move {
+        cluster.create_deployment("web").await;
+        let manager = cluster.manager();
+        let context = Arc::new(Context {
+            deployments: cluster.deployments(),
+            applied: AtomicUsize::new(0),
+            cleaned: AtomicUsize::new(0),
+        });
+        let gone = Arc::new(AtomicUsize::new(0));
+        let seen_gone = Arc::clone(&gone);
+        Controller::for_::<Deployment>(&manager)
+            .on_gone(move |_| {
+                seen_gone.fetch_add(1, Ordering::SeqCst);
+            })
+            .run(reconcile, Arc::clone(&context))
+            .unwrap();
+        let (stop, running) = start(&manager);
+        let deployments = cluster.deployments();
+        eventually("the finalizer written and Apply run", || async {
+            context.applied.load(Ordering::SeqCst) >= 1
         })
-        .run(reconcile, Arc::clone(&context))
-        .unwrap();
-    let (stop, running) = start(&manager);
-    let deployments = cluster.deployments();
-    eventually("the finalizer written and Apply run", || async {
-        context.applied.load(Ordering::SeqCst) >= 1
-    })
-    .await;
-    let live = deployments.get("web").await.unwrap();
-    assert!(finalizer::contains(&live.metadata, FINALIZER));
-    assert_eq!(context.cleaned.load(Ordering::SeqCst), 0);
+        .await;
+        let live = deployments.get("web").await.unwrap();
+        assert!(finalizer::contains(&live.metadata, FINALIZER));
+        assert_eq!(context.cleaned.load(Ordering::SeqCst), 0);
 
-    deployments
-        .delete("web", &DeleteOptions::default())
-        .await
-        .unwrap();
-    eventually("the object to go", || async {
-        deployments.get_optional("web").await.unwrap().is_none()
+        deployments
+            .delete("web", &DeleteOptions::default())
+            .await
+            .unwrap();
+        eventually("the object to go", || async {
+            deployments.get_optional("web").await.unwrap().is_none()
+        })
+        .await;
+        assert_eq!(context.cleaned.load(Ordering::SeqCst), 1);
+        eventually("the gone key reported", || async {
+            gone.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        stop.cancel();
+        running.await.unwrap().unwrap();
     })
     .await;
-    assert_eq!(context.cleaned.load(Ordering::SeqCst), 1);
-    eventually("the gone key reported", || async {
-        gone.load(Ordering::SeqCst) == 1
-    })
-    .await;
-    stop.cancel();
-    running.await.unwrap().unwrap();
 }

@@ -1,5 +1,7 @@
 //! Two managers on one Lease: one reconciles at a time, never both; the
-//! standby, its caches already synced, takes over when the leader stops.
+//! standby, its caches already synced, takes over when the leader stops
+//! (on the test server and on the real kube-apiserver: one body, two
+//! backends).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +12,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::support::{Cluster, DropFlag, eventually, start};
+use crate::support::{Cluster, DropFlag, eventually, on_each_cluster, start};
 
 /// Every reconcile: which replica, from when to when.
 #[derive(Default)]
@@ -44,7 +46,7 @@ impl Drop for Entry {
 }
 
 fn replica(cluster: &Cluster, identity: &'static str, log: &Arc<Log>) -> Manager {
-    let election = LeaderElection::new("team", "operator", identity).config(
+    let election = LeaderElection::new(&cluster.namespace, "operator", identity).config(
         LeaderElectionConfig::default()
             .lease_duration(Duration::from_secs(3))
             .renew_deadline(Duration::from_secs(2))
@@ -73,61 +75,63 @@ fn replica(cluster: &Cluster, identity: &'static str, log: &Arc<Log>) -> Manager
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_replica_reconciles_at_a_time_and_the_standby_takes_over() {
-    let cluster = Cluster::start().await;
-    cluster.create_deployment("web").await;
-    let log = Arc::new(Log::default());
-    let first = replica(&cluster, "first", &log);
-    let (stop_first, running_first) = start(&first);
-    eventually("the first replica to lead and reconcile", || async {
-        first.is_leading() && log.count("first") >= 3
-    })
-    .await;
+    on_each_cluster(|cluster| async move {
+        cluster.create_deployment("web").await;
+        let log = Arc::new(Log::default());
+        let first = replica(&cluster, "first", &log);
+        let (stop_first, running_first) = start(&first);
+        eventually("the first replica to lead and reconcile", || async {
+            first.is_leading() && log.count("first") >= 3
+        })
+        .await;
 
-    let second = replica(&cluster, "second", &log);
-    let (stop_second, running_second) = start(&second);
-    eventually("the standby's caches to sync", || async {
-        second.is_ready()
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert!(!second.is_leading());
-    assert_eq!(log.count("second"), 0, "the standby reconciled");
+        let second = replica(&cluster, "second", &log);
+        let (stop_second, running_second) = start(&second);
+        eventually("the standby's caches to sync", || async {
+            second.is_ready()
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert!(!second.is_leading());
+        assert_eq!(log.count("second"), 0, "the standby reconciled");
 
-    let handed_over = Instant::now();
-    stop_first.cancel();
-    running_first.await.unwrap().unwrap();
-    eventually("the standby to take over", || async {
-        log.count("second") >= 3
+        let handed_over = Instant::now();
+        stop_first.cancel();
+        running_first.await.unwrap().unwrap();
+        eventually("the standby to take over", || async {
+            log.count("second") >= 3
+        })
+        .await;
+        // Released, not expired: the standby led within a few retry periods.
+        let first_second = log
+            .0
+            .lock()
+            .iter()
+            .filter(|(r, _, _)| *r == "second")
+            .map(|(_, started, _)| *started)
+            .min()
+            .unwrap();
+        assert!(
+            first_second - handed_over < Duration::from_millis(2_500),
+            "took over after {:?}",
+            first_second - handed_over
+        );
+        let last_first = log
+            .0
+            .lock()
+            .iter()
+            .filter(|(r, _, _)| *r == "first")
+            .map(|(_, _, ended)| *ended)
+            .max()
+            .unwrap();
+        assert!(
+            last_first <= first_second,
+            "both replicas reconciled at once"
+        );
+        stop_second.cancel();
+        running_second.await.unwrap().unwrap();
     })
     .await;
-    // Released, not expired: the standby led within a few retry periods.
-    let first_second = log
-        .0
-        .lock()
-        .iter()
-        .filter(|(r, _, _)| *r == "second")
-        .map(|(_, started, _)| *started)
-        .min()
-        .unwrap();
-    assert!(
-        first_second - handed_over < Duration::from_millis(2_500),
-        "took over after {:?}",
-        first_second - handed_over
-    );
-    let last_first = log
-        .0
-        .lock()
-        .iter()
-        .filter(|(r, _, _)| *r == "first")
-        .map(|(_, _, ended)| *ended)
-        .max()
-        .unwrap();
-    assert!(
-        last_first <= first_second,
-        "both replicas reconciled at once"
-    );
-    stop_second.cancel();
-    running_second.await.unwrap().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -166,7 +170,7 @@ async fn a_leader_that_cannot_renew_stops_its_reconciles_and_says_so() {
     })
     .await;
     // Renewals are refused from now on.
-    cluster.server.deny(
+    cluster.server().deny(
         Verb::Update,
         GroupResource::new("coordination.k8s.io", "leases"),
     );

@@ -1,5 +1,6 @@
 //! `owns`: a changed or deleted child reconciles its controlling owner,
-//! which recreates it.
+//! which recreates it (on the test server and on the real kube-apiserver:
+//! one body, two backends).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
 
-use crate::support::{Cluster, eventually, start};
+use crate::support::{Cluster, eventually, on_each_cluster, start};
 
 struct Context {
     config_maps: ResourceClient<ConfigMap>,
@@ -58,91 +59,93 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Result
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_changed_or_deleted_child_reconciles_its_owner() {
-    let cluster = Cluster::start().await;
-    cluster.create_deployment("web").await;
-    // A config map owned by nobody changes nothing.
-    cluster
-        .config_maps()
-        .create(
-            &CreateOptions::default(),
-            &ConfigMap {
-                metadata: ObjectMeta {
-                    name: Some("loose".into()),
-                    ..ObjectMeta::default()
+    on_each_cluster(|cluster| async move {
+        cluster.create_deployment("web").await;
+        // A config map owned by nobody changes nothing.
+        cluster
+            .config_maps()
+            .create(
+                &CreateOptions::default(),
+                &ConfigMap {
+                    metadata: ObjectMeta {
+                        name: Some("loose".into()),
+                        ..ObjectMeta::default()
+                    },
+                    ..ConfigMap::default()
                 },
-                ..ConfigMap::default()
-            },
-        )
-        .await
-        .unwrap();
-    let manager = cluster.manager();
-    let context = Arc::new(Context {
-        config_maps: cluster.config_maps(),
-        reconciles: Mutex::default(),
-    });
-    let handle = Controller::for_::<Deployment>(&manager)
-        .owns::<ConfigMap>()
-        .run(reconcile, Arc::clone(&context))
-        .unwrap();
-    let (stop, running) = start(&manager);
-
-    let config_maps = cluster.config_maps();
-    eventually("the child to be created", || async {
-        config_maps
-            .get_optional("web-config")
+            )
             .await
-            .unwrap()
-            .is_some()
-    })
-    .await;
-    let child = config_maps.get("web-config").await.unwrap();
-    let owner = &child.metadata.owner_references.as_ref().unwrap()[0];
-    assert_eq!(
-        (owner.kind.as_str(), owner.name.as_str()),
-        ("Deployment", "web")
-    );
-    // The child's own creation reconciles the owner once more.
-    eventually("the child's creation to reconcile the owner", || async {
-        context.count("web") >= 2
-    })
-    .await;
-    assert!(manager.is_ready());
+            .unwrap();
+        let manager = cluster.manager();
+        let context = Arc::new(Context {
+            config_maps: cluster.config_maps(),
+            reconciles: Mutex::default(),
+        });
+        let handle = Controller::for_::<Deployment>(&manager)
+            .owns::<ConfigMap>()
+            .run(reconcile, Arc::clone(&context))
+            .unwrap();
+        let (stop, running) = start(&manager);
 
-    let before = context.count("web");
-    config_maps
-        .patch(
-            "web-config",
-            &PatchOptions::default(),
-            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"edited": "yes"}}})),
-        )
-        .await
-        .unwrap();
-    eventually("the child's change to reconcile the owner", || async {
-        context.count("web") > before
-    })
-    .await;
+        let config_maps = cluster.config_maps();
+        eventually("the child to be created", || async {
+            config_maps
+                .get_optional("web-config")
+                .await
+                .unwrap()
+                .is_some()
+        })
+        .await;
+        let child = config_maps.get("web-config").await.unwrap();
+        let owner = &child.metadata.owner_references.as_ref().unwrap()[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str()),
+            ("Deployment", "web")
+        );
+        // The child's own creation reconciles the owner once more.
+        eventually("the child's creation to reconcile the owner", || async {
+            context.count("web") >= 2
+        })
+        .await;
+        assert!(manager.is_ready());
 
-    config_maps
-        .delete("web-config", &DeleteOptions::default())
-        .await
-        .unwrap();
-    eventually("the deleted child to be recreated", || async {
+        let before = context.count("web");
         config_maps
-            .get_optional("web-config")
+            .patch(
+                "web-config",
+                &PatchOptions::default(),
+                &Patch::Merge(serde_json::json!({"metadata": {"labels": {"edited": "yes"}}})),
+            )
             .await
-            .unwrap()
-            .is_some_and(|child| child.metadata.labels.is_none())
+            .unwrap();
+        eventually("the child's change to reconcile the owner", || async {
+            context.count("web") > before
+        })
+        .await;
+
+        config_maps
+            .delete("web-config", &DeleteOptions::default())
+            .await
+            .unwrap();
+        eventually("the deleted child to be recreated", || async {
+            config_maps
+                .get_optional("web-config")
+                .await
+                .unwrap()
+                .is_some_and(|child| child.metadata.labels.is_none())
+        })
+        .await;
+
+        // The loose config map never reached the queue as a request (a
+        // request for a missing deployment would count as gone).
+        assert_eq!(handle.stats().gone, 0, "{:?}", handle.stats());
+        assert_eq!(context.reconciles.lock().len(), 1);
+        assert!(handle.stats().success >= 3, "{:?}", handle.stats());
+        stop.cancel();
+        running.await.unwrap().unwrap();
+        assert!(!manager.is_ready());
     })
     .await;
-
-    // The loose config map never reached the queue as a request (a
-    // request for a missing deployment would count as gone).
-    assert_eq!(handle.stats().gone, 0, "{:?}", handle.stats());
-    assert_eq!(context.reconciles.lock().len(), 1);
-    assert!(handle.stats().success >= 3, "{:?}", handle.stats());
-    stop.cancel();
-    running.await.unwrap().unwrap();
-    assert!(!manager.is_ready());
 }
 
 /// Counts reconciles by name.
@@ -266,7 +269,7 @@ async fn watches_maps_any_object_and_controllers_share_one_undecoded_informer_pe
     // Two controllers, one informer (one watch) per kind.
     for resource in ["deployments", "configmaps"] {
         let watches = cluster
-            .server
+            .server()
             .requests()
             .of(Verb::Watch)
             .into_iter()

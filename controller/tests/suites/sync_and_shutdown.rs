@@ -71,7 +71,7 @@ async fn a_missing_crd_or_a_forbidden_kind_fails_the_sync_at_once() {
     // Both ways to sync: a watch-list, and the list it falls back to.
     for verb in [Verb::Watch, Verb::List] {
         cluster
-            .server
+            .server()
             .deny(verb, GroupResource::new("", "configmaps"));
     }
     let manager = cluster.manager();

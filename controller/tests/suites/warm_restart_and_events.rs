@@ -81,14 +81,14 @@ async fn a_restart_resumes_from_the_snapshot_and_events_are_recorded() {
         "the stop saved a snapshot"
     );
 
-    cluster.server.requests().clear();
+    cluster.server().requests().clear();
     let (second, context) = manager(&cluster, dir.path());
     run_until(&second, || async {
         context.runs.load(Ordering::SeqCst) >= 2
     })
     .await;
     let deployment_reads: Vec<_> = cluster
-        .server
+        .server()
         .requests()
         .records()
         .into_iter()

@@ -64,6 +64,13 @@ impl Backend {
         backends
     }
 
+    /// A test server started by the caller (its own builder's options).
+    pub fn from_test_server(server: TestApiServer) -> Backend {
+        Backend {
+            kind: Kind::TestServer(server),
+        }
+    }
+
     async fn start_test_server(builder: crate::TestApiServerBuilder) -> Backend {
         #[allow(clippy::expect_used)]
         let server = builder.start().await.expect("starting the test server");

@@ -77,14 +77,13 @@ pub(crate) struct Manager {
 }
 
 impl Manager {
-    /// How the conflict message names it (kube-apiserver's `printManager`).
+    /// How the conflict message names it (kube-apiserver's `printManager`:
+    /// an update's time is not part of the manager's identity it prints
+    /// from, so no time is named; checked against kube-apiserver 1.36).
     fn described(&self) -> String {
         match self.operation {
             Operation::Apply => format!("{:?}", self.name),
-            Operation::Update => format!(
-                "{:?} using {} at {}",
-                self.name, self.api_version, self.time
-            ),
+            Operation::Update => format!("{:?} using {}", self.name, self.api_version),
         }
     }
 
@@ -794,11 +793,9 @@ mod tests {
         );
         let status =
             apply(&scaled, managers, &deployment(1, "a"), &writer("a", false)).unwrap_err();
-        let (head, tail) = status.message.split_once(" at ").unwrap();
         assert_eq!(
-            head,
-            "Apply failed with 1 conflict: conflict with \"hpa\" using apps/v1"
+            status.message,
+            "Apply failed with 1 conflict: conflict with \"hpa\" using apps/v1: .spec.replicas"
         );
-        assert!(tail.ends_with("Z: .spec.replicas"), "{}", status.message);
     }
 }
