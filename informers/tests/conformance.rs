@@ -120,7 +120,7 @@ async fn the_default_informer_through_a_restart_and_a_compaction_while_cut_off()
             // Cut off while two objects go and one comes, and the history is
             // compacted: the watch's resourceVersion is gone (410), so the
             // informer lists again and reports the two deletes as tombstones.
-            proxy.cut();
+            proxy.cut().await;
             for name in ["cm-1", "cm-2"] {
                 maps.delete(name, &DeleteOptions::default()).await.unwrap();
             }

@@ -1,26 +1,33 @@
 //! Warm restart: an informer saves its cache and a later one (a process
 //! restart, played by a new informer over the same directory) resumes
 //! from it with a watch instead of a list, against the test server's real
-//! watch semantics (replay within the history, 410 after compaction).
+//! watch semantics (replay within the history, 410 after compaction); a
+//! resume after changes also on the real kube-apiserver (one body, two
+//! backends).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::support::{
-    Recorder, Running, Seen, create, delete, fast_options, informer, seeded, update,
-};
+use crate::support::{Recorder, Running, Seen, create, delete, fast_options, informer, seeded};
 use clientgo_apimachinery::{Compact, LabelSelector, Object};
 use clientgo_informers::{
     InformerFactoryOptions, SharedIndexInformer, SharedInformerFactory, SnapshotOptions,
     SnapshotStats, Storage,
 };
 use clientgo_reflector::ReflectorMode;
+use clientgo_rest::{CreateOptions, DeleteOptions, ResourceClient};
+use clientgo_testing::envtest::{Backend, for_each_backend};
 use clientgo_testing::{TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 type Cm = Compact<ConfigMap>;
+
+fn config_map(name: &str, value: &str) -> ConfigMap {
+    serde_json::from_value(serde_json::json!({"metadata": {"name": name}, "data": {"v": value}}))
+        .unwrap()
+}
 
 /// Snapshot options for the tests: written only when an informer stops,
 /// `Cm` informers included.
@@ -132,43 +139,90 @@ async fn a_restart_with_nothing_changed_makes_no_list_request() {
 
 #[tokio::test]
 async fn a_restart_after_changes_delivers_what_a_list_would_have() {
-    let server = seeded(20).await;
-    let dir = tempfile::tempdir().unwrap();
-    first_process(&server, dir.path()).await;
-    create(&server, "cm-new", "web");
-    update(&server, "cm-00001", "changed");
-    delete(&server, "cm-00002");
-    server.requests().clear();
+    for_each_backend(Backend::both().await, |backend| async move {
+        let namespace = backend.create_namespace("warm").await.unwrap();
+        let api = ResourceClient::<ConfigMap>::namespaced(backend.client().unwrap(), &namespace);
+        for index in 0..20 {
+            api.create(
+                &CreateOptions::default(),
+                &config_map(&format!("cm-{index:05}"), "0"),
+            )
+            .await
+            .unwrap();
+        }
+        let client = backend.client().unwrap();
+        let start = |options: SnapshotOptions| {
+            SharedIndexInformer::from_client(
+                ResourceClient::<Cm>::namespaced(client.clone(), &namespace),
+                fast_options().snapshot(options),
+            )
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let first = Running::start(start(snapshots(dir.path())));
+        first.synced().await;
+        let saved = first.informer.clone();
+        first.stop().await;
+        assert_eq!(saved.snapshot_stats().written, 1);
 
-    let (running, recorder) = second_process(&server, snapshots(dir.path())).await;
-    let informer = &running.informer;
-    // Synced means the replay is in: no waiting.
-    let cached = names(informer);
-    assert!(cached.contains("cm-new") && !cached.contains("cm-00002"));
-    assert_eq!(cached.len(), 20);
-    let changed = informer
-        .lister()
-        .namespace("default")
-        .get("cm-00001")
-        .unwrap();
-    let changed = changed.decode().unwrap();
-    assert_eq!(changed.data.as_ref().unwrap()["v"], "changed");
-    assert_eq!(
-        informer.last_sync_resource_version(),
-        server.storage().current_revision().to_string()
-    );
+        api.create(&CreateOptions::default(), &config_map("cm-new", "0"))
+            .await
+            .unwrap();
+        let mut changed = api.get("cm-00001").await.unwrap();
+        changed.data = Some([("v".to_string(), "changed".to_string())].into());
+        api.replace("cm-00001", &Default::default(), &changed)
+            .await
+            .unwrap();
+        api.delete("cm-00002", &DeleteOptions::default())
+            .await
+            .unwrap();
+        if let Some(server) = backend.test_server() {
+            server.requests().clear();
+        }
 
-    let seen = recorder.seen();
-    let added: BTreeSet<String> = seen
-        .iter()
-        .filter(|s| matches!(s, Seen::Add { initial: true, .. }))
-        .map(|s| s.name().to_string())
-        .collect();
-    assert_eq!(added, cached, "initial adds of what exists now");
-    assert_eq!(seen.len(), 20, "nothing else: {seen:?}");
-    assert_eq!(listings(&server), 0);
-    assert_eq!(informer.stats().reflector.resumes, 1);
-    running.stop().await;
+        let informer = start(snapshots(dir.path()));
+        let recorder = Recorder::default();
+        let registration = informer.add_event_handler(recorder.clone()).unwrap();
+        let running = Running::start(informer);
+        running.synced().await;
+        crate::support::wait_until("the handler has the initial state", move || {
+            registration.has_synced()
+        })
+        .await;
+        let informer = &running.informer;
+        // Synced means the replay is in: no waiting.
+        let cached = names(informer);
+        assert!(cached.contains("cm-new") && !cached.contains("cm-00002"));
+        assert_eq!(cached.len(), 20);
+        let changed = informer
+            .lister()
+            .namespace(&namespace)
+            .get("cm-00001")
+            .unwrap();
+        let changed = changed.decode().unwrap();
+        assert_eq!(changed.data.as_ref().unwrap()["v"], "changed");
+
+        let seen = recorder.seen();
+        let added: BTreeSet<String> = seen
+            .iter()
+            .filter(|s| matches!(s, Seen::Add { initial: true, .. }))
+            .map(|s| s.name().to_string())
+            .collect();
+        assert_eq!(added, cached, "initial adds of what exists now");
+        assert_eq!(seen.len(), 20, "nothing else: {seen:?}");
+        let stats = informer.stats();
+        assert_eq!(stats.mode, ReflectorMode::Resumed);
+        assert_eq!(stats.reflector.resumes, 1);
+        assert_eq!(stats.reflector.lists + stats.reflector.watch_lists, 0);
+        if let Some(server) = backend.test_server() {
+            assert_eq!(listings(server), 0);
+            assert_eq!(
+                informer.last_sync_resource_version(),
+                server.storage().current_revision().to_string()
+            );
+        }
+        running.stop().await;
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -45,7 +45,7 @@ async fn metrics_and_probes_are_served() {
             )
             .unwrap();
         // No cache can sync while the manager is cut off.
-        proxy.cut();
+        proxy.cut().await;
         let (stop, running) = start(&manager);
         eventually("the endpoints to listen", || async {
             manager.metrics_address().is_some() && manager.health_probe_address().is_some()

@@ -4,6 +4,8 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -19,6 +21,8 @@ pub struct CuttableProxy {
     address: SocketAddr,
     cut: watch::Sender<bool>,
     stop: CancellationToken,
+    /// Connections being forwarded now.
+    open: Arc<AtomicUsize>,
 }
 
 impl CuttableProxy {
@@ -30,6 +34,8 @@ impl CuttableProxy {
         let stop = CancellationToken::new();
         let cut_receiver = Arc::new(cut_receiver);
         let stopped = stop.clone();
+        let open = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&open);
         tokio::spawn(async move {
             loop {
                 let accepted = tokio::select! {
@@ -43,20 +49,27 @@ impl CuttableProxy {
                 }
                 let mut cut_now = (*cut_receiver).clone();
                 let stopped = stopped.clone();
+                let open = Arc::clone(&counted);
+                open.fetch_add(1, Ordering::SeqCst);
                 tokio::spawn(async move {
-                    let Ok(server) = TcpStream::connect(target).await else {
-                        return;
-                    };
-                    let (mut client, mut server) = (client, server);
-                    tokio::select! {
-                        () = stopped.cancelled() => {}
-                        _ = cut_now.wait_for(|cut| *cut) => {}
-                        _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                    if let Ok(server) = TcpStream::connect(target).await {
+                        let (mut client, mut server) = (client, server);
+                        tokio::select! {
+                            () = stopped.cancelled() => {}
+                            _ = cut_now.wait_for(|cut| *cut) => {}
+                            _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                        }
                     }
+                    open.fetch_sub(1, Ordering::SeqCst);
                 });
             }
         });
-        Ok(CuttableProxy { address, cut, stop })
+        Ok(CuttableProxy {
+            address,
+            cut,
+            stop,
+            open,
+        })
     }
 
     /// The proxy's address (connect here instead of to the target).
@@ -74,9 +87,22 @@ impl CuttableProxy {
         format!("http://{}", self.address)
     }
 
-    /// Closes every connection through the proxy and refuses new ones.
-    pub fn cut(&self) {
+    /// Closes every connection through the proxy and refuses new ones;
+    /// returns once none is open, so nothing the server sends from then on
+    /// reaches a client (waits at most a second for the proxy's tasks).
+    pub async fn cut(&self) {
         self.cut.send_replace(true);
+        for _ in 0..200 {
+            if self.open.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Connections being forwarded now.
+    pub fn open_connections(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
     }
 
     /// Lets connections through again.

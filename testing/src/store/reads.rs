@@ -289,7 +289,8 @@ impl Storage {
 
     /// Starts a watch of `resource` (in one namespace, or all) for the
     /// events after revision `after`. 410 Expired if events after it were
-    /// compacted away.
+    /// compacted away (the first it needs, `after + 1`, is older than the
+    /// compacted revision, which etcd keeps).
     pub fn watch(
         &self,
         resource: &GroupResource,
@@ -297,7 +298,7 @@ impl Storage {
         after: u64,
     ) -> Result<StorageWatch, Status> {
         let state = self.state.lock();
-        if after < state.compacted {
+        if after.saturating_add(1) < state.compacted {
             return Err(too_old(after, state.compacted));
         }
         // Subscribed under the lock: nothing can be written between the

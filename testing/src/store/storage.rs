@@ -253,15 +253,18 @@ impl Storage {
         let _ = self.events.send(Arc::clone(event));
     }
 
-    /// Drops the history up to `revision` (at most the current one):
-    /// exact reads and watches from before it get 410 from now on.
+    /// Drops the history before `revision` (at most the current one), as
+    /// etcd's compaction does: exact reads at an older revision, and
+    /// watches that would need an event before it (from `revision - 2` or
+    /// older), get 410 from now on; the event at `revision` itself is kept,
+    /// so a watch from `revision - 1` still starts.
     pub fn compact(&self, revision: u64) {
         let mut state = self.state.lock();
         let revision = revision.min(state.revision);
         while state
             .history
             .front()
-            .is_some_and(|event| event.revision <= revision)
+            .is_some_and(|event| event.revision < revision)
         {
             state.history.pop_front();
         }
