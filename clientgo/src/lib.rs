@@ -42,9 +42,10 @@
 //! | controller-runtime's `builder`, `reconcile`, `handler`, `predicate`, `manager`, `controllerutil` (not client-go) | [`controller`]: [`Controller`](controller::Controller), [`Manager`](controller::Manager), [`predicate`](controller::predicate), [`controllerutil`](controller::controllerutil) | `controller` |
 //! | `tools/record`, `tools/events` | [`record`] | `record` |
 //! | protobuf codecs (`k8s.io/api` `generated.pb.go`) | [`protobuf`] | `protobuf` |
-//! | (envtest, fake clientsets) | [`testing::TestApiServer`] | `testing` |
+//! | (fake clientsets, a server with faults) | [`testing::TestApiServer`] | `testing` |
+//! | controller-runtime's `pkg/envtest` | [`testing::envtest::ControlPlane`]: a real kube-apiserver and etcd | `envtest` |
 //!
-//! `full` turns on every module but `testing`. The modules are the
+//! `full` turns on every module but `testing` and `envtest`. The modules are the
 //! workspace's crates re-exported whole (`clientgo::informers` is
 //! `clientgo_informers`), so their documentation is this crate's. Beyond
 //! client-go: compact storage ([`informers::Storage`]), warm restart

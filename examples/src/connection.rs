@@ -1,6 +1,8 @@
 //! [`Connection`]: a client for the cluster the flags, `KUBECONFIG` or
-//! the pod's service account point at, or for an embedded API server when
-//! there is none.
+//! the pod's service account point at, or, when there is none, for a real
+//! kube-apiserver started on loopback (envtest: `--envtest`, or when
+//! `CLIENTGO_ENVTEST_ASSETS` or `KUBEBUILDER_ASSETS` names its binaries),
+//! else for an embedded API server.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,6 +10,10 @@ use std::time::Duration;
 use clientgo::rest::{
     Config, RestClient,
     config::{ConfigError, ConfigOverrides, InClusterOptions, LoadingRules},
+};
+
+use clientgo::testing::envtest::{
+    ASSETS_VARIABLE, ControlPlane, ControlPlaneOptions, KUBEBUILDER_ASSETS_VARIABLE,
 };
 
 use crate::embedded::{Embedded, EmbeddedOptions};
@@ -32,6 +38,11 @@ pub struct CommonFlags {
     /// Use the embedded API server even if a kubeconfig exists
     #[arg(long)]
     pub embedded: bool,
+    /// Start a real kube-apiserver and etcd on loopback (envtest) instead
+    /// of the embedded server; the default with no cluster configured when
+    /// CLIENTGO_ENVTEST_ASSETS or KUBEBUILDER_ASSETS is set
+    #[arg(long, conflicts_with = "embedded")]
+    pub envtest: bool,
 }
 
 /// Where the example runs.
@@ -43,6 +54,9 @@ pub struct Connection {
     pub config: Config,
     /// The embedded server, when there is no cluster.
     pub embedded: Option<Embedded>,
+    /// The real control plane started for this run (envtest), when there
+    /// is no cluster; stopped when the connection is dropped.
+    pub control_plane: Option<Box<ControlPlane>>,
     /// How long to run: `--duration`, else 20 s embedded, else until
     /// Ctrl-C (`None`).
     pub duration: Option<Duration>,
@@ -69,7 +83,7 @@ impl Connection {
         flags: &CommonFlags,
         seed: EmbeddedOptions,
     ) -> Result<(Connection, String), String> {
-        let config = if flags.embedded {
+        let config = if flags.embedded || flags.envtest {
             None
         } else {
             cluster_config(flags)?
@@ -95,9 +109,13 @@ impl Connection {
                 client,
                 config,
                 embedded: None,
+                control_plane: None,
                 duration: flags.duration,
             };
             return Ok((connection, banner));
+        }
+        if flags.envtest || (!flags.embedded && envtest_assets_named()) {
+            return Connection::envtest(flags).await;
         }
         let embedded = Embedded::start(seed).await?;
         let banner = format!(
@@ -112,10 +130,48 @@ impl Connection {
             client,
             config,
             embedded: Some(embedded),
+            control_plane: None,
             duration: Some(flags.duration.unwrap_or(EMBEDDED_DEFAULT_DURATION)),
         };
         Ok((connection, banner))
     }
+
+    /// A real kube-apiserver and etcd started for this run.
+    async fn envtest(flags: &CommonFlags) -> Result<(Connection, String), String> {
+        let plane = ControlPlane::start(ControlPlaneOptions::default())
+            .await
+            .map_err(|error| error.to_string())?;
+        let banner = format!(
+            "kube-apiserver {} started at {} in {:.1} s (envtest; no controllers, no garbage collector)",
+            plane.kubernetes_version(),
+            plane.url(),
+            plane.started_in().as_secs_f64()
+        );
+        let config = plane.config();
+        let client = RestClient::new(config.clone())
+            .map_err(|error| format!("cannot build a client for kube-apiserver: {error}"))?;
+        let connection = Connection {
+            client,
+            config,
+            embedded: None,
+            control_plane: Some(Box::new(plane)),
+            duration: Some(flags.duration.unwrap_or(EMBEDDED_DEFAULT_DURATION)),
+        };
+        Ok((connection, banner))
+    }
+
+    /// Whether this run's server is local and throwaway (embedded or
+    /// envtest), so a program may play its scene on it.
+    pub fn is_local(&self) -> bool {
+        self.embedded.is_some() || self.control_plane.is_some()
+    }
+}
+
+/// Whether one of envtest's folder variables is set.
+fn envtest_assets_named() -> bool {
+    [ASSETS_VARIABLE, KUBEBUILDER_ASSETS_VARIABLE]
+        .iter()
+        .any(|variable| std::env::var_os(variable).is_some_and(|value| !value.is_empty()))
 }
 
 /// The configuration of the cluster the flags and environment name, or

@@ -84,8 +84,10 @@ fn main_operator(client: RestClient) -> Result<(Manager, ControllerHandle), Erro
 /// A CronTab operator built on the controller runtime.
 ///
 /// Keeps one Job per CronTab, owned by it. With no cluster configured it
-/// runs against an embedded API server and plays a short scene; against a
-/// cluster (which needs the CronTab CRD, created here if you may) it runs
+/// runs against an embedded API server, or a real kube-apiserver started on
+/// loopback (--envtest, or when CLIENTGO_ENVTEST_ASSETS or
+/// KUBEBUILDER_ASSETS names its binaries), and plays a short scene; against
+/// a cluster (which needs the CronTab CRD, created here if you may) it runs
 /// until Ctrl-C or --duration.
 #[derive(Debug, clap::Parser)]
 #[command(name = "operator", version)]
@@ -102,14 +104,14 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     let flags = arguments.common;
     let connection = Connection::open(&flags, EmbeddedOptions::default()).await?;
     let client = connection.client.clone();
-    install_crd(&client).await?;
+    install_crd(&connection).await?;
     let (manager, handle) = main_operator(client.clone()).map_err(|e| e.to_string())?;
     let stop = CancellationToken::new();
     let running = tokio::spawn({
         let (manager, stop) = (manager.clone(), stop.clone());
         async move { manager.run(stop).await }
     });
-    if connection.embedded.is_some() {
+    if connection.is_local() {
         let namespace = flags.namespace.clone().unwrap_or_else(|| "default".into());
         scene(&client, &namespace, &manager).await?;
     } else {
@@ -132,10 +134,19 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     Ok(())
 }
 
-async fn install_crd(client: &RestClient) -> Result<(), Failure> {
+async fn install_crd(connection: &Connection) -> Result<(), Failure> {
     let crd: CustomResourceDefinition = serde_json::from_str(CRONTAB_CRD)
         .map_err(|error| format!("examples/crontab-crd.json is not a CRD: {error}"))?;
-    match ResourceClient::<CustomResourceDefinition>::all(client.clone())
+    if let Some(plane) = &connection.control_plane {
+        // A real server serves a new CRD a moment after accepting it.
+        plane
+            .install_crds(&[crd])
+            .await
+            .map_err(|error| format!("cannot install the CRD: {error}"))?;
+        say!("installed CustomResourceDefinition crontabs.stable.example.com");
+        return Ok(());
+    }
+    match ResourceClient::<CustomResourceDefinition>::all(connection.client.clone())
         .create(&CreateOptions::default(), &crd)
         .await
     {

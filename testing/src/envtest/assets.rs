@@ -61,9 +61,11 @@ pub fn assets_required() -> bool {
 
 impl Assets {
     /// Finds the binaries: `search.folder`, then [`ASSETS_VARIABLE`], then
-    /// [`KUBEBUILDER_ASSETS_VARIABLE`], then the folder `search.unpack_script`
-    /// prints; the first folder holding `kube-apiserver` is taken, and must
-    /// hold `etcd` too. Then checks their versions.
+    /// [`KUBEBUILDER_ASSETS_VARIABLE`]; the first folder holding
+    /// `kube-apiserver` is taken, and must hold `etcd` too. Only when none
+    /// of the three names a folder is `search.unpack_script` run, and the
+    /// folder it prints taken (so `CLIENTGO_ENVTEST_ASSETS=/nowhere` turns
+    /// the real-server tests off). Then checks their versions.
     pub fn find(search: &AssetSearch) -> Result<Assets, Error> {
         let mut looked = Vec::new();
         let mut candidates: Vec<(String, PathBuf)> = Vec::new();
@@ -88,15 +90,18 @@ impl Assets {
         for (source, folder) in &candidates {
             looked.push(format!("{source} = {}", folder.display()));
         }
+        // A folder named (by the options or a variable) is what the user
+        // wants: without binaries there, nothing else is tried.
+        let named = !candidates.is_empty();
         let folder = match chosen {
             Some(folder) => folder,
             None => match &search.unpack_script {
-                Some(script) => {
+                Some(script) if !named => {
                     let folder = run_unpack(script)?;
                     looked.push(format!("{} printed {}", script.display(), folder.display()));
                     folder
                 }
-                None => {
+                _ => {
                     return Err(Error::AssetsNotFound {
                         binary: "kube-apiserver",
                         looked: looked.join("; "),
