@@ -96,6 +96,28 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # The real kube-apiserver, and where this server differs from it
+//!
+//! [`envtest`] (feature `envtest`) starts a real kube-apiserver and etcd
+//! for tests. Each crate's conformance runs one test body on both
+//! ([`envtest::Backend`]); this server is for the faults the real one
+//! cannot make (dropped and stalled watches, corrupt and 17 MiB frames,
+//! 429 storms, latency, restarts at a chosen moment). Where both answer
+//! they agree, but for the rows below: `tests/agreement.rs` runs the same
+//! requests on both and fails on any difference this table does not list,
+//! and on any row no difference needs any more.
+//!
+//! | # | this server | kube-apiserver 1.36 | why it stays |
+//! |---|---|---|---|
+//! | 1 | keeps field ownership beside the object: no `metadata.managedFields` in answers | writes `managedFields` (FieldsV1) into every object | clients' caches drop them; the ownership rules themselves (conflicts, force, removal) agree, and tests that read `managedFields` run on the real server |
+//! | 2 | server-side apply owns lists whole (finalizers, owner references): a second manager applying its own finalizer conflicts; status applies are not tracked; creates are not recorded (a first apply names `before-first-apply`) | merges associative lists item by item; tracks every subresource and every writer | the simplifications `store/field_owners.rs` lists; apply tests run on both backends, and only the real one decides these cases |
+//! | 3 | checks no names and no built-in object's fields (a Deployment without a pod template is stored) | 422 Invalid with a cause per field | tests seed partial objects; validation, CRD schemas and CEL rules are the real server's (envtest) |
+//! | 4 | takes objects in any namespace | 404 `namespaces "x" not found` for a namespace that does not exist | tests and seeds write into `default` or any namespace without creating it |
+//! | 5 | words a label selector's syntax error as the project's parser does | Go's parser's words | code (400) and reason agree; the message names the same place |
+//! | 6 | authorizes by deny rules ([`TestApiServer::deny`]) | RBAC | a 403's code, reason and message form agree; RBAC tests run on the real server |
+//! | 7 | no admission: no webhooks, no CRD schema validation, pruning or defaulting; a CRD is served as soon as it is created | all of them; a CRD is served a moment after it is Established | admission is what envtest is for; [`envtest::ControlPlane::install_crds`] waits for the moment |
+//! | 8 | bookmarks from a simulated watch cache; compaction as etcd's (the compacted revision kept) | a watch cache whose window also decides which old resourceVersions a watch may start from | tests of 410s run both without a watch cache (`--watch-cache=false`, [`TestApiServerBuilder::watch_cache`]) |
 
 // Every failure here is an API `Status`, the body the server answers with;
 // it is large (280 bytes) but only ever built on error paths, where boxing

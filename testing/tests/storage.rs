@@ -237,7 +237,11 @@ fn delete_with_preconditions_and_finalizers() {
         )
         .unwrap_err();
     assert_eq!(wrong_uid.reason, StatusReason::Conflict);
-    assert!(wrong_uid.message.contains("Precondition failed: UID"));
+    assert!(
+        wrong_uid
+            .message
+            .contains("the UID in the precondition (other) does not match the UID in record")
+    );
     let wrong_rv = storage
         .delete(
             &key("default", "plain"),
@@ -247,7 +251,11 @@ fn delete_with_preconditions_and_finalizers() {
             },
         )
         .unwrap_err();
-    assert!(wrong_rv.message.contains("ResourceVersion in precondition"));
+    assert!(
+        wrong_rv
+            .message
+            .contains("the ResourceVersion in the precondition (1) does not match")
+    );
     let deleted = storage
         .delete(
             &key("default", "plain"),

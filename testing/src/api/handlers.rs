@@ -173,10 +173,17 @@ impl Filters {
             let body_field = pods && POD_FIELDS.contains(&term.field.as_str());
             reads_body |= body_field;
             if term.field != METADATA_NAME && term.field != METADATA_NAMESPACE && !body_field {
-                return Err(Status::bad_request(format!(
-                    "field label not supported: {}",
-                    term.field
-                )));
+                // kube-apiserver's words: for pods from their field label
+                // conversion, for the rest from the generic field set.
+                let message = if pods {
+                    format!("field label not supported: {}", term.field)
+                } else {
+                    format!(
+                        "{:?} is not a known field selector: only {METADATA_NAME:?}, {METADATA_NAMESPACE:?}",
+                        term.field
+                    )
+                };
+                return Err(Status::bad_request(message));
             }
         }
         // As kube-apiserver with ShardedListAndWatch: a selector it cannot

@@ -15,7 +15,8 @@ use crate::util::timestamp::now_rfc3339;
 impl Storage {
     /// Creates an object. A missing name is generated from
     /// `metadata.generateName`; the object gets its namespace, a UID, a
-    /// creation timestamp and generation 1. An existing name is 409
+    /// creation timestamp and, where kube-apiserver gives one
+    /// (workloads, pods, CRDs, custom resources: not config maps), generation 1. An existing name is 409
     /// AlreadyExists.
     pub fn create(
         &self,
@@ -66,7 +67,11 @@ impl Storage {
             "creationTimestamp".to_string(),
             Value::String(now_rfc3339()),
         );
-        metadata.insert("generation".to_string(), Value::from(1));
+        if has_generation(resource) {
+            metadata.insert("generation".to_string(), Value::from(1));
+        } else {
+            metadata.remove("generation");
+        }
         metadata.remove("deletionTimestamp");
         let event = self.commit(&mut state, key, object, EventType::Added, None)?;
         self.publish(&event);
@@ -180,10 +185,14 @@ impl Storage {
                 }
             }
         }
-        next_metadata.insert(
-            "generation".to_string(),
-            Value::from(if changed { generation + 1 } else { generation }),
-        );
+        if stored_metadata.contains_key("generation") {
+            next_metadata.insert(
+                "generation".to_string(),
+                Value::from(if changed { generation + 1 } else { generation }),
+            );
+        } else {
+            next_metadata.remove("generation");
+        }
         let finalizers_left = next_metadata
             .get("finalizers")
             .and_then(Value::as_array)
@@ -223,11 +232,12 @@ impl Storage {
         if let Some(uid) = &preconditions.uid
             && *uid != current.uid
         {
-            return Err(Status::conflict(
-                &key.resource,
-                &key.name,
+            return Err(precondition_failed(
+                key,
+                &current,
                 &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    "the UID in the precondition ({uid}) does not match the UID in record ({}). \
+                     The object might have been deleted and then recreated",
                     current.uid
                 ),
             ));
@@ -235,11 +245,12 @@ impl Storage {
         if let Some(rv) = &preconditions.resource_version
             && *rv != current.resource_version.to_string()
         {
-            return Err(Status::conflict(
-                &key.resource,
-                &key.name,
+            return Err(precondition_failed(
+                key,
+                &current,
                 &format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    "the ResourceVersion in the precondition ({rv}) does not match the \
+                     ResourceVersion in record ({}). The object might have been modified",
                     current.resource_version
                 ),
             ));
@@ -293,6 +304,79 @@ impl Storage {
         self.publish(&event);
         drop(state);
         Ok(Arc::clone(&event.object))
+    }
+}
+
+/// A delete's failed precondition, as kube-apiserver words it: the
+/// object's kind (not its resource) in the message and the details.
+fn precondition_failed(key: &ObjectKey, current: &StoredObject, why: &str) -> Status {
+    let kind = current
+        .to_value()
+        .ok()
+        .and_then(|object| {
+            object
+                .get("kind")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| key.resource.resource.clone());
+    Status::failure(
+        409,
+        clientgo_apimachinery::StatusReason::Conflict,
+        format!(
+            "Operation cannot be fulfilled on {kind} {:?}: {why}",
+            key.name
+        ),
+    )
+    .with_details(clientgo_apimachinery::StatusDetails {
+        name: key.name.clone(),
+        group: key.resource.group.clone(),
+        kind,
+        ..Default::default()
+    })
+}
+
+/// Whether kube-apiserver 1.36 keeps a `metadata.generation` for objects
+/// of `resource`: its strategies set one for the workloads and the other
+/// types whose spec a controller observes (apps, batch, policy,
+/// networking, admission and flow-control configurations, CRDs, pods and
+/// replication controllers) and for every custom resource; config maps,
+/// secrets, namespaces, services, events, leases, RBAC objects and the
+/// rest have none.
+pub(crate) fn has_generation(resource: &GroupResource) -> bool {
+    const WITH_GENERATION: &[&str] = &[
+        "apps",
+        "batch",
+        "policy",
+        "networking.k8s.io",
+        "admissionregistration.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+        "apiextensions.k8s.io",
+    ];
+    const WITHOUT_GENERATION: &[&str] = &[
+        "autoscaling",
+        "rbac.authorization.k8s.io",
+        "coordination.k8s.io",
+        "events.k8s.io",
+        "storage.k8s.io",
+        "discovery.k8s.io",
+        "certificates.k8s.io",
+        "node.k8s.io",
+        "scheduling.k8s.io",
+        "apiregistration.k8s.io",
+        "resource.k8s.io",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+        "internal.apiserver.k8s.io",
+        "storagemigration.k8s.io",
+    ];
+    match resource.group.as_str() {
+        "" => matches!(
+            resource.resource.as_str(),
+            "pods" | "replicationcontrollers"
+        ),
+        group if WITH_GENERATION.contains(&group) => true,
+        group => !WITHOUT_GENERATION.contains(&group),
     }
 }
 
