@@ -1,8 +1,9 @@
 //! [`Connection`]: a client for the cluster the flags, `KUBECONFIG` or
 //! the pod's service account point at, or, when there is none, for a real
-//! kube-apiserver started on loopback (envtest: `--envtest`, or when
-//! `CLIENTGO_ENVTEST_ASSETS` or `KUBEBUILDER_ASSETS` names its binaries),
-//! else for an embedded API server.
+//! kube-apiserver started on loopback (envtest: `--envtest`, or for a
+//! program preferring it when `CLIENTGO_ENVTEST_ASSETS` or
+//! `KUBEBUILDER_ASSETS` names its binaries), else for an embedded API
+//! server.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,8 +40,8 @@ pub struct CommonFlags {
     #[arg(long)]
     pub embedded: bool,
     /// Start a real kube-apiserver and etcd on loopback (envtest) instead
-    /// of the embedded server; the default with no cluster configured when
-    /// CLIENTGO_ENVTEST_ASSETS or KUBEBUILDER_ASSETS is set
+    /// of the embedded server (the operator's default with no cluster
+    /// configured when CLIENTGO_ENVTEST_ASSETS or KUBEBUILDER_ASSETS is set)
     #[arg(long, conflicts_with = "embedded")]
     pub envtest: bool,
 }
@@ -77,11 +78,32 @@ impl Connection {
         Ok(connection)
     }
 
+    /// As [`open`](Self::open), but with no cluster configured a real
+    /// kube-apiserver (envtest) is started when `CLIENTGO_ENVTEST_ASSETS`
+    /// or `KUBEBUILDER_ASSETS` names its binaries, the embedded server
+    /// otherwise (a program whose scene the real server should play).
+    pub async fn open_preferring_envtest(
+        flags: &CommonFlags,
+        seed: EmbeddedOptions,
+    ) -> Result<Connection, String> {
+        let (connection, banner) = Connection::open_with(flags, seed, true).await?;
+        crate::say!("{banner}");
+        Ok(connection)
+    }
+
     /// As [`open`](Self::open), but returns the first line instead of
     /// printing it, for programs whose standard output is data.
     pub async fn open_quietly(
         flags: &CommonFlags,
         seed: EmbeddedOptions,
+    ) -> Result<(Connection, String), String> {
+        Connection::open_with(flags, seed, false).await
+    }
+
+    async fn open_with(
+        flags: &CommonFlags,
+        seed: EmbeddedOptions,
+        prefer_envtest: bool,
     ) -> Result<(Connection, String), String> {
         let config = if flags.embedded || flags.envtest {
             None
@@ -114,7 +136,7 @@ impl Connection {
             };
             return Ok((connection, banner));
         }
-        if flags.envtest || (!flags.embedded && envtest_assets_named()) {
+        if flags.envtest || (prefer_envtest && !flags.embedded && envtest_assets_named()) {
             return Connection::envtest(flags).await;
         }
         let embedded = Embedded::start(seed).await?;

@@ -102,7 +102,8 @@ fn main() -> std::process::ExitCode {
 
 async fn run(arguments: Flags) -> Result<(), Failure> {
     let flags = arguments.common;
-    let connection = Connection::open(&flags, EmbeddedOptions::default()).await?;
+    let connection =
+        Connection::open_preferring_envtest(&flags, EmbeddedOptions::default()).await?;
     let client = connection.client.clone();
     install_crd(&connection).await?;
     let (manager, handle) = main_operator(client.clone()).map_err(|e| e.to_string())?;

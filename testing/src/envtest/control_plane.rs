@@ -130,6 +130,8 @@ pub struct ControlPlane {
     api_server: Mutex<Option<ManagedProcess>>,
     etcd: Mutex<Option<ManagedProcess>>,
     started_in: Duration,
+    /// Set when the start failed: the folder (its logs) is not removed.
+    keep_folder: bool,
 }
 
 impl ControlPlane {
@@ -232,9 +234,18 @@ impl ControlPlane {
             api_server: Mutex::new(None),
             etcd: Mutex::new(None),
             started_in: Duration::ZERO,
+            keep_folder: false,
         };
-        plane.start_etcd(peer_port).await?;
-        plane.start_api_server().await?;
+        let started = match plane.start_etcd(peer_port).await {
+            Ok(()) => plane.start_api_server().await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = started {
+            // The logs the error names stay for the reader; the next start
+            // removes the folder once this process is gone.
+            plane.keep_folder = true;
+            return Err(error);
+        }
         plane.started_in = began.elapsed();
         tracing::info!(
             url = %plane.url(),
@@ -546,6 +557,9 @@ impl ControlPlane {
 impl Drop for ControlPlane {
     fn drop(&mut self) {
         self.stop();
+        if self.keep_folder {
+            return;
+        }
         if let Err(error) = std::fs::remove_dir_all(&self.folder) {
             tracing::warn!(folder = %self.folder.display(), %error, "cannot remove the envtest folder");
         }
