@@ -130,9 +130,11 @@ async fn one_leads_and_the_other_takes_over_after_the_lease_expires() {
             "b took over after {took:?}, before a's lease could have expired"
         );
         // Lease duration plus a jittered retry period (at most 2.2 x), plus
-        // slack for the requests.
+        // slack for the requests (more for the real server's, on two busy
+        // cores).
+        let slack = if backend.is_real() { 1_000 } else { 500 };
         assert!(
-            took <= Duration::from_millis(1_000 + 220 + 500),
+            took <= Duration::from_millis(1_000 + 220 + slack),
             "b took over after {took:?}"
         );
         assert_eq!(b_seen.started.load(Ordering::SeqCst), 1);

@@ -73,16 +73,16 @@ async fn identical_events_are_counted_on_one_event() {
         let namespace = backend.create_namespace("events").await.unwrap();
         let broadcaster = broadcaster_to(backend.client().unwrap());
         let recorder = broadcaster.recorder("test-controller");
-        for _ in 0..3 {
+        for sent in 1..=3 {
             recorder.event(
                 &pod_in("a", &namespace),
                 EventType::Normal,
                 "Pulled",
                 "image pulled",
             );
-            // One at a time, as a controller would, so each is written before
+            // One at a time, as a controller would: each is written before
             // the next is correlated.
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            until(&broadcaster, |s| s.created + s.patched == sent).await;
         }
         let stats = until(&broadcaster, |s| s.created + s.patched == 3).await;
         assert_eq!((stats.created, stats.patched), (1, 2));
@@ -104,14 +104,14 @@ async fn ten_similar_events_become_one_combined_event() {
         let namespace = backend.create_namespace("similar").await.unwrap();
         let broadcaster = broadcaster_to(backend.client().unwrap());
         let recorder = broadcaster.recorder("test-controller");
-        for attempt in 0..12 {
+        for attempt in 0..12u64 {
             recorder.event(
                 &pod_in("a", &namespace),
                 EventType::Warning,
                 "Failed",
                 &format!("attempt {attempt}"),
             );
-            tokio::time::sleep(Duration::from_millis(30)).await;
+            until(&broadcaster, |s| s.created + s.patched == attempt + 1).await;
         }
         until(&broadcaster, |s| s.created + s.patched == 12).await;
         let events = listed_events(&backend, &namespace).await;

@@ -280,10 +280,8 @@ async fn protobuf_reads_decode_as_json_ones() {
         let by_json = json_maps.list(&ListOptions::default()).await.unwrap();
         let by_proto = proto_maps.list(&ListOptions::default()).await.unwrap();
         assert_eq!(by_json.items, by_proto.items);
-        assert_eq!(
-            by_json.metadata.resource_version,
-            by_proto.metadata.resource_version
-        );
+        // (Their resourceVersions are the store's, which other tests on the
+        // shared real server move between the two lists.)
         assert_eq!(
             json_maps.get("b").await.unwrap(),
             proto_maps.get("b").await.unwrap()

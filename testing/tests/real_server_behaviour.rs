@@ -242,11 +242,14 @@ async fn without_a_watch_cache_there_are_no_bookmarks_and_compacted_watches_get_
     let rv = server.storage().current_revision();
     assert_silent_watch(&client, &server, Duration::from_secs(1)).await;
 
+    // Two writes: the watch from `rv` needs the first, which the
+    // compaction to the second removes.
     client
         .delete(format!("{}{PODS}/pod-0", server.url()))
         .send()
         .await
         .unwrap();
+    create_pods(&client, &server, 1).await;
     server.compact_history();
     let mut events = watch(&client, &server, PODS, &format!("resourceVersion={rv}")).await;
     match events.next().await.unwrap() {

@@ -368,7 +368,10 @@ fn future_and_compacted_revisions_are_refused_like_the_real_server() {
         assert_eq!(err.code, 504);
         assert!(err.is_too_large_resource_version(), "{err:?}");
     }
+    // Two writes: a watch from `current` needs the first, which the
+    // compaction to the second removes (etcd keeps the compacted revision).
     storage.create(&pods(), "a", pod("y")).unwrap();
+    storage.create(&pods(), "a", pod("z")).unwrap();
     storage.compact(storage.current_revision());
     let err = storage
         .list(&pods(), None, ReadAt::Exact(current))
@@ -395,12 +398,18 @@ fn history_limit_compacts_old_events() {
     for name in ["a", "b", "c", "d", "e"] {
         storage.create(&pods(), "ns", pod(name)).unwrap();
     }
-    assert_eq!(storage.compacted_revision(), start + 2);
+    // Two events dropped: the lowest revision held is the third.
+    assert_eq!(storage.compacted_revision(), start + 3);
     assert!(storage.watch(&pods(), None, start + 1).is_err());
     assert!(storage.watch(&pods(), None, start + 2).is_ok());
     assert!(
         storage
             .list(&pods(), None, ReadAt::Exact(start + 2))
+            .is_err()
+    );
+    assert!(
+        storage
+            .list(&pods(), None, ReadAt::Exact(start + 3))
             .is_ok()
     );
 }

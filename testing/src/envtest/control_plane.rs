@@ -123,6 +123,7 @@ pub struct ControlPlane {
     admin_token: String,
     secure_port: u16,
     etcd_port: u16,
+    peer_port: u16,
     api_server_args: Vec<String>,
     api_server_flags: Mutex<Vec<String>>,
     ready_timeout: Duration,
@@ -175,6 +176,42 @@ impl ControlPlane {
         began: Instant,
     ) -> Result<ControlPlane, Error> {
         let folder = make_folder()?;
+        let prepared = ControlPlane::prepare(assets, options, folder.clone());
+        let mut plane = match prepared {
+            Ok(plane) => plane,
+            Err(error) => {
+                let _ = std::fs::remove_dir_all(&folder);
+                return Err(error);
+            }
+        };
+        let started = match plane.start_etcd().await {
+            Ok(()) => plane.start_api_server().await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = started {
+            // The logs the error names stay for the reader (the next start
+            // removes the folder once this process is gone); a taken port is
+            // retried with a folder of its own.
+            plane.keep_folder = !matches!(error, Error::PortTaken { .. });
+            return Err(error);
+        }
+        plane.started_in = began.elapsed();
+        tracing::info!(
+            url = %plane.url(),
+            version = %plane.assets.kubernetes_version,
+            started_in = ?plane.started_in,
+            "envtest control plane ready"
+        );
+        Ok(plane)
+    }
+
+    /// The credentials, files and ports of a plane in `folder`, nothing
+    /// started yet.
+    fn prepare(
+        assets: &Assets,
+        options: &ControlPlaneOptions,
+        folder: PathBuf,
+    ) -> Result<ControlPlane, Error> {
         let ca = CertificateAuthority::new("clientgo envtest CA")?;
         let serving = ca.serving_certificate(&ServerCertificateOptions::default())?;
         let (sa_private, sa_public) = generate_key_pair()?;
@@ -221,13 +258,14 @@ impl ControlPlane {
             "--disable-admission-plugins=ServiceAccount".into(),
             "--allow-privileged=true".into(),
         ];
-        let mut plane = ControlPlane {
+        let plane = ControlPlane {
             assets: assets.clone(),
             folder,
             ca,
             admin_token,
             secure_port,
             etcd_port,
+            peer_port,
             api_server_args,
             api_server_flags: Mutex::new(options.api_server_flags.clone()),
             ready_timeout: options.ready_timeout,
@@ -236,27 +274,11 @@ impl ControlPlane {
             started_in: Duration::ZERO,
             keep_folder: false,
         };
-        let started = match plane.start_etcd(peer_port).await {
-            Ok(()) => plane.start_api_server().await,
-            Err(error) => Err(error),
-        };
-        if let Err(error) = started {
-            // The logs the error names stay for the reader; the next start
-            // removes the folder once this process is gone.
-            plane.keep_folder = true;
-            return Err(error);
-        }
-        plane.started_in = began.elapsed();
-        tracing::info!(
-            url = %plane.url(),
-            version = %plane.assets.kubernetes_version,
-            started_in = ?plane.started_in,
-            "envtest control plane ready"
-        );
         Ok(plane)
     }
 
-    async fn start_etcd(&self, peer_port: u16) -> Result<(), Error> {
+    async fn start_etcd(&self) -> Result<(), Error> {
+        let peer_port = self.peer_port;
         let client_url = self.etcd_url();
         let args = vec![
             format!("--data-dir={}", self.folder.join("etcd").display()),
@@ -415,7 +437,9 @@ impl ControlPlane {
     }
 
     /// Stops kube-apiserver, then etcd, now (as dropping does), waiting for
-    /// both. Blocks the calling thread for up to a few seconds.
+    /// both: SIGTERM, then SIGKILL after 5 s. Blocks the calling thread
+    /// (well under a second here for each; at most 5 s), in `drop` too: a
+    /// plane dropped inside a runtime blocks that runtime's thread as long.
     pub fn stop(&self) {
         if let Some(mut process) = self.api_server.lock().take() {
             process.stop();

@@ -114,6 +114,15 @@ pub enum Error {
     /// must not be.
     #[error("{0} (CLIENTGO_ENVTEST_REQUIRED is set: absent binaries fail instead of skipping)")]
     Required(Box<Error>),
+    /// A test asked a shared control plane for what would disturb the
+    /// other tests sharing it (a restart, a compaction).
+    #[error(
+        "envtest: a shared control plane is not {what} by one test; start one of its own (Backend::both_own)"
+    )]
+    SharedPlane {
+        /// What was asked (`restarted`, `compacted`).
+        what: &'static str,
+    },
     /// A control plane shared by a test binary failed to start earlier.
     #[error("envtest: the shared control plane failed to start: {0}")]
     SharedFailed(String),

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::envtest::error::Error;
 
 /// How long a stopped process has after SIGTERM before SIGKILL.
-const STOP_GRACE: Duration = Duration::from_secs(10);
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// A running control-plane process. Dropping it stops it.
 #[derive(Debug)]

@@ -132,8 +132,10 @@ impl TestApiServer {
         &self.state.log
     }
 
-    /// Compacts the history up to the current revision: watches and exact
-    /// lists from before it get 410 from now on.
+    /// Compacts the history up to the current revision, as etcd compacts:
+    /// exact lists from before it, and watches that would need an event
+    /// before it (from the revision before the last write or older), get
+    /// 410 from now on.
     pub fn compact_history(&self) {
         let storage = &self.state.storage;
         storage.compact(storage.current_revision());

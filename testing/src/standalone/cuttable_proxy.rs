@@ -43,20 +43,27 @@ impl CuttableProxy {
                     accepted = listener.accept() => accepted,
                 };
                 let Ok((client, _)) = accepted else { continue };
+                // Counted before the cut is read: `cut()` sets the cut, then
+                // waits for the count, so a connection it does not wait for
+                // has seen the cut.
+                let open = Arc::clone(&counted);
+                open.fetch_add(1, Ordering::SeqCst);
                 if *cut_receiver.borrow() {
                     drop(client);
+                    open.fetch_sub(1, Ordering::SeqCst);
                     continue;
                 }
                 let mut cut_now = (*cut_receiver).clone();
                 let stopped = stopped.clone();
-                let open = Arc::clone(&counted);
-                open.fetch_add(1, Ordering::SeqCst);
                 tokio::spawn(async move {
                     if let Ok(server) = TcpStream::connect(target).await {
                         let (mut client, mut server) = (client, server);
+                        // The cut first: once it is set, nothing more is
+                        // forwarded.
                         tokio::select! {
-                            () = stopped.cancelled() => {}
+                            biased;
                             _ = cut_now.wait_for(|cut| *cut) => {}
+                            () = stopped.cancelled() => {}
                             _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
                         }
                     }

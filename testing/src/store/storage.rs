@@ -114,7 +114,7 @@ impl StorageOptions {
 pub(crate) struct State {
     pub(crate) revision: u64,
     pub(crate) objects: BTreeMap<ObjectKey, Arc<StoredObject>>,
-    /// Every event with a revision above `compacted`, oldest first.
+    /// Every event from revision `compacted` on, oldest first.
     pub(crate) history: VecDeque<Arc<StorageEvent>>,
     pub(crate) compacted: u64,
     pub(crate) generated_names: u64,
@@ -194,8 +194,9 @@ impl Storage {
         self.history_limit
     }
 
-    /// The highest compacted revision: exact reads and watches must start
-    /// at or after it.
+    /// The compacted revision, as etcd's: the lowest revision still held.
+    /// Exact reads at it or later are answered, and watches whose first
+    /// event would be at it or later (from `compacted - 1` on).
     pub fn compacted_revision(&self) -> u64 {
         self.state.lock().compacted
     }
@@ -239,7 +240,8 @@ impl Storage {
         state.history.push_back(Arc::clone(&event));
         while state.history.len() > self.history_limit {
             if let Some(oldest) = state.history.pop_front() {
-                state.compacted = oldest.revision;
+                // The lowest revision still held is the next one.
+                state.compacted = oldest.revision + 1;
             }
         }
         Ok(event)

@@ -308,7 +308,8 @@ impl Storage {
 }
 
 /// A delete's failed precondition, as kube-apiserver words it: the
-/// object's kind (not its resource) in the message and the details.
+/// object's kind (not its resource; `Deployment.apps` outside the core
+/// group) in the message and the details.
 fn precondition_failed(key: &ObjectKey, current: &StoredObject, why: &str) -> Status {
     let kind = current
         .to_value()
@@ -320,6 +321,12 @@ fn precondition_failed(key: &ObjectKey, current: &StoredObject, why: &str) -> St
                 .map(str::to_string)
         })
         .unwrap_or_else(|| key.resource.resource.clone());
+    // kube-apiserver qualifies a kind outside the core group: `Deployment.apps`.
+    let kind = if key.resource.group.is_empty() {
+        kind
+    } else {
+        format!("{kind}.{}", key.resource.group)
+    };
     Status::failure(
         409,
         clientgo_apimachinery::StatusReason::Conflict,
