@@ -86,7 +86,11 @@ async fn second_process(
     server: &TestApiServer,
     options: SnapshotOptions,
 ) -> (Running<Cm>, Recorder<Cm>) {
-    let informer = snapshotting(server, options);
+    second_process_of(snapshotting(server, options)).await
+}
+
+/// As [`second_process`], for an informer made by the caller.
+async fn second_process_of(informer: SharedIndexInformer<Cm>) -> (Running<Cm>, Recorder<Cm>) {
     let recorder = Recorder::default();
     let registration = informer.add_event_handler(recorder.clone()).unwrap();
     let running = Running::start(informer);
@@ -179,15 +183,7 @@ async fn a_restart_after_changes_delivers_what_a_list_would_have() {
             server.requests().clear();
         }
 
-        let informer = start(snapshots(dir.path()));
-        let recorder = Recorder::default();
-        let registration = informer.add_event_handler(recorder.clone()).unwrap();
-        let running = Running::start(informer);
-        running.synced().await;
-        crate::support::wait_until("the handler has the initial state", move || {
-            registration.has_synced()
-        })
-        .await;
+        let (running, recorder) = second_process_of(start(snapshots(dir.path()))).await;
         let informer = &running.informer;
         // Synced means the replay is in: no waiting.
         let cached = names(informer);

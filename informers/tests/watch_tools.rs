@@ -46,6 +46,17 @@ fn name_of(event: &WatchEvent<ConfigMap>) -> Option<String> {
     }
 }
 
+/// Checks that the watcher's next item is a 410 and nothing follows it.
+async fn ends_gone(watcher: &mut RetryWatcher<ConfigMap>) {
+    let ended = tokio::time::timeout(Duration::from_secs(20), watcher.next())
+        .await
+        .expect("an item within 20 s")
+        .expect("the watcher's last item")
+        .expect_err("an error, not an event");
+    assert!(ended.is_expired_or_gone(), "{ended}");
+    assert!(watcher.next().await.is_none(), "nothing after the error");
+}
+
 async fn next_name(watcher: &mut RetryWatcher<ConfigMap>) -> String {
     let event = tokio::time::timeout(Duration::from_secs(10), watcher.next())
         .await
@@ -109,13 +120,7 @@ async fn the_retry_watcher_ends_with_410_when_its_resource_version_is_compacted(
     }
     server.compact_history();
     let mut watcher = RetryWatcher::new(lister_watcher, &old).unwrap();
-    let ended = tokio::time::timeout(Duration::from_secs(10), watcher.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap_err();
-    assert!(ended.is_expired_or_gone(), "{ended}");
-    assert!(watcher.next().await.is_none(), "nothing after the error");
+    ends_gone(&mut watcher).await;
 }
 
 #[tokio::test]
@@ -235,13 +240,7 @@ async fn the_retry_watcher_resumes_through_cuts_and_ends_once_compacted_on_both_
             create("e").await;
             backend.compact().await.unwrap();
             proxy.restore();
-            let ended = tokio::time::timeout(Duration::from_secs(20), watcher.next())
-                .await
-                .unwrap()
-                .unwrap()
-                .unwrap_err();
-            assert!(ended.is_expired_or_gone(), "{ended}");
-            assert!(watcher.next().await.is_none(), "nothing after the error");
+            ends_gone(&mut watcher).await;
         },
     )
     .await;

@@ -4,7 +4,7 @@
 //! watch-list's initial events closed by the initial-events-end bookmark.
 
 use clientgo_apimachinery::{ListOptions, ResourceVersionMatch, WatchEvent};
-use clientgo_listwatch::{ListerWatcher, Pager, ResourceListerWatcher};
+use clientgo_listwatch::{ListerWatcher, Pager, ResourceListerWatcher, WatchStream};
 use clientgo_rest::{ContentType, CreateOptions, DeleteOptions, ResourceClient, RestClient};
 use clientgo_testing::envtest::{Backend, for_each_backend};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -30,6 +30,15 @@ async fn seeded(
             .unwrap();
     }
     (maps.clone(), ResourceListerWatcher::new(maps))
+}
+
+/// The watch's next event, within 10 s.
+async fn next_event(watch: &mut WatchStream<ConfigMap>) -> WatchEvent<ConfigMap> {
+    tokio::time::timeout(Duration::from_secs(10), watch.next())
+        .await
+        .expect("an event within 10 s")
+        .expect("the watch goes on")
+        .expect("an event, not an error")
 }
 
 fn names(items: &[ConfigMap]) -> Vec<String> {
@@ -78,12 +87,7 @@ async fn pages_watches_and_watch_lists_in_json_and_protobuf() {
                 .unwrap();
             let mut seen = Vec::new();
             while seen.len() < 2 {
-                let event = tokio::time::timeout(Duration::from_secs(10), watch.next())
-                    .await
-                    .unwrap()
-                    .unwrap()
-                    .unwrap();
-                match event {
+                match next_event(&mut watch).await {
                     WatchEvent::Modified(object) => {
                         seen.push(format!("MODIFIED {}", names(&[object])[0]))
                     }
@@ -110,12 +114,7 @@ async fn pages_watches_and_watch_lists_in_json_and_protobuf() {
             let mut watch = lister.watch(&options).await.unwrap();
             let mut added = Vec::new();
             let end = loop {
-                let event = tokio::time::timeout(Duration::from_secs(10), watch.next())
-                    .await
-                    .unwrap()
-                    .unwrap()
-                    .unwrap();
-                match event {
+                match next_event(&mut watch).await {
                     WatchEvent::Added(object) => added.extend(names(&[object])),
                     WatchEvent::Bookmark(bookmark) => break bookmark,
                     other => panic!("unexpected {other:?}"),

@@ -765,9 +765,8 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            status
-                .message
-                .starts_with("Apply failed with 1 conflict: conflict with \"before-first-apply\" using apps/v1 at "),
+            status.message
+                == "Apply failed with 1 conflict: conflict with \"before-first-apply\" using apps/v1: .spec.replicas",
             "{}",
             status.message
         );
