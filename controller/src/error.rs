@@ -7,9 +7,9 @@ use clientgo_informers::SyncError;
 /// What can go wrong building or running controllers.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Two controllers of one manager were given the same name (it labels
-    /// their metrics and logs, so it must be unique).
-    #[error("a controller named {name:?} is already registered")]
+    /// Two controllers (or two runnables) of one manager were given the
+    /// same name (it labels their metrics and logs, so it must be unique).
+    #[error("{name:?} is already registered")]
     DuplicateName {
         /// The name.
         name: String,
@@ -48,10 +48,16 @@ pub enum Error {
     /// empty identity).
     #[error("leader election: {0}")]
     LeaderElection(#[source] clientgo_leaderelection::ConfigError),
-    /// Both leader election and sharding were asked for: a sharded
-    /// manager's replicas all run, each on its shards.
-    #[error("a manager is either leader-elected or sharded, not both")]
-    ShardedAndElected,
+    /// A runnable added with [`Manager::add`](crate::Manager::add) ended
+    /// with an error (or panicked); the manager stopped.
+    #[error("runnable {name:?} failed: {source}")]
+    Runnable {
+        /// The runnable's name.
+        name: String,
+        /// Its error.
+        #[source]
+        source: crate::runnable::BoxError,
+    },
     /// This replica was the leader and could not renew its lease: its
     /// reconciles were stopped; the process should exit.
     #[error("leader election lost")]

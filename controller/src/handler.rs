@@ -15,10 +15,11 @@ use crate::predicate::Predicate;
 use crate::reconcile::Request;
 
 /// A function from a changed object's metadata to the requests it
-/// concerns ([`Builder::watches`](crate::Builder::watches)).
+/// concerns ([`EnqueueMapping::map`]).
 pub type MapFn = Arc<dyn Fn(&dyn Object) -> Vec<Request> + Send + Sync>;
 
-/// How an event of a watched object becomes requests.
+/// How an event of a watched object becomes requests
+/// ([`Builder::watches`](crate::Builder::watches)).
 #[derive(Clone)]
 pub enum EnqueueMapping {
     /// The object's own key (`EnqueueRequestForObject`): the reconciled
@@ -61,6 +62,28 @@ fn group_of(api_version: &str) -> &str {
 }
 
 impl EnqueueMapping {
+    /// The requests `map` returns for an object's metadata (of the old
+    /// and the new object on an update), each enqueued once per event
+    /// (controller-runtime's `EnqueueRequestsFromMapFunc`).
+    pub fn map(map: impl Fn(&dyn Object) -> Vec<Request> + Send + Sync + 'static) -> Self {
+        EnqueueMapping::Map(Arc::new(map))
+    }
+
+    /// The object's controlling owner when it is an `O`
+    /// ([`EnqueueMapping::Owner`] for `O`'s group and kind).
+    pub fn owner<O>() -> Self
+    where
+        O: k8s_openapi::Resource,
+        O::Scope: clientgo_apimachinery::KnownScope,
+    {
+        let owner = clientgo_apimachinery::ApiResource::of::<O>();
+        EnqueueMapping::Owner {
+            group: owner.group().to_string(),
+            kind: owner.kind().to_string(),
+            namespaced: owner.is_namespaced(),
+        }
+    }
+
     /// Adds to `into` the requests `object` maps to.
     pub(crate) fn requests(&self, object: &dyn Object, into: &mut BTreeSet<Request>) {
         match self {

@@ -4,16 +4,16 @@
 //! to requests), [`predicate`] (event filters), [`manager`] (one shared
 //! cache, sync, leader election, workers, shutdown, metrics and probes),
 //! [`sharding`] (replicas splitting the keys) and [`controllerutil`]
-//! (owner references, finalizers, writes).
+//! (owner references, finalizers, writes), plus [`runnable`] (your own
+//! tasks in the manager) and [`signals`] (SIGTERM and SIGINT).
 //!
 //! ```no_run
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
-//! use clientgo_controller::{Action, Controller, Manager, ManagerOptions};
+//! use clientgo_controller::{Action, Controller, Manager, ManagerOptions, signals};
 //! use clientgo_rest::{Config, RestClient};
 //! use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-//! use tokio_util::sync::CancellationToken;
 //!
 //! async fn reconcile(deployment: Arc<Deployment>, _: Arc<()>) -> Result<Action, String> {
 //!     println!("{:?}", deployment.metadata.name);
@@ -25,8 +25,8 @@
 //! let manager = Manager::new(client, ManagerOptions::default());
 //! Controller::for_::<Deployment>(&manager)
 //!     .owns::<ReplicaSet>()
-//!     .run(reconcile, Arc::new(()))?;
-//! manager.run(CancellationToken::new()).await?;
+//!     .complete(reconcile, Arc::new(()))?;
+//! manager.run(signals::setup_signal_handler()?).await?;
 //! # Ok(())
 //! # }
 //! ```
@@ -50,7 +50,9 @@
 //! reconciler, whose read returns NotFound); it is reported to
 //! [`Builder::on_gone`]. The default rate limiter is client-go's
 //! `DefaultControllerRateLimiter` (controller-runtime's default with its
-//! classic queue).
+//! classic queue). The REST client has no client-side rate limit unless
+//! one is set, as controller-runtime's configuration loaders give
+//! ([`Config::qps`](clientgo_rest::Config::qps)).
 
 pub mod builder;
 pub mod controllerutil;
@@ -61,16 +63,22 @@ mod metrics;
 pub mod predicate;
 mod probes;
 pub mod reconcile;
+pub mod runnable;
 mod runner;
 pub mod sharding;
+pub mod signals;
 mod stats;
+mod trigger;
 mod watch;
 
-pub use builder::{Builder, Controller};
+pub use builder::{Builder, Controller, WatchOptions};
 pub use error::Error;
-pub use manager::{LeaderElection, Manager, ManagerOptions};
+pub use handler::EnqueueMapping;
+pub use manager::{LeaderElection, Manager, ManagerOptions, Replicas};
 pub use predicate::{Predicate, PredicateExt};
-pub use reconcile::{Action, Request};
+pub use reconcile::{Action, Request, Retry};
+pub use runnable::Runnable;
 pub use runner::ControllerHandle;
+pub use trigger::Trigger;
 pub use sharding::Sharding;
 pub use stats::ControllerStats;

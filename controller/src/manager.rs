@@ -12,8 +12,13 @@
 //! other reason after
 //! [`cache_sync_timeout`](ManagerOptions::cache_sync_timeout).
 //!
-//! **Leader election.** With
-//! [`leader_election`](ManagerOptions::leader_election), every replica
+//! **Replicas.** [`ManagerOptions::replicas`] chooses how replicas of one
+//! manager share the work: each runs everything
+//! ([`Replicas::Independent`], the default), one leader runs the
+//! controllers ([`Replicas::LeaderElection`]), or each runs the keys of
+//! the shards it holds ([`Replicas::Sharded`], see [`crate::sharding`]).
+//!
+//! **Leader election.** With [`Replicas::LeaderElection`], every replica
 //! syncs its caches, then campaigns for the Lease; only the leader starts
 //! workers. A leader that fails to renew stops its reconciles at once and
 //! `run` returns [`Error::LeaderElectionLost`] (the process should exit,
@@ -22,9 +27,15 @@
 //! without waiting for the lease to expire, and two replicas never
 //! reconcile at once.
 //!
-//! **Shutdown.** When the token given to `run` fires, every controller's
-//! queue shuts down, the workers finish the reconciles they are in and take
-//! no more keys (for up to
+//! **Your own tasks and checks.** [`Manager::add`] runs a
+//! [`Runnable`] with the controllers (see [`crate::runnable`]);
+//! [`Manager::add_health_check`] and [`Manager::add_ready_check`] add to
+//! what `/healthz` and `/readyz` answer.
+//!
+//! **Shutdown.** When the token given to `run` fires (see
+//! [`crate::signals`] for SIGTERM and SIGINT), every controller's queue
+//! shuts down and every runnable's stop token fires; the workers finish
+//! the reconciles they are in and take no more keys (for up to
 //! [`graceful_shutdown_timeout`](ManagerOptions::graceful_shutdown_timeout),
 //! after which the reconciles still running are stopped and `run` says
 //! so), then the lease or the shards are released, and the informers
@@ -34,14 +45,13 @@
 
 use std::fmt;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clientgo_informers::{
-    InformerFactoryOptions, InformerSynced, SharedInformerFactory, SnapshotOptions, SyncFailure,
-    SyncWaitOptions, wait_for_cache_sync,
+    InformerFactoryOptions, InformerSynced, SharedInformerFactory, SyncFailure, SyncWaitOptions,
+    wait_for_cache_sync,
 };
 use clientgo_rest::RestClient;
 use clientgo_rest::metrics::PrometheusRequestMetrics;
@@ -56,9 +66,26 @@ use prometheus::Registry;
 
 use crate::error::Error;
 use crate::metrics::{ControllerMetrics, ManagerMetrics};
-use crate::probes::{self, Endpoints};
-use crate::runner::Runnable;
+use crate::probes::{self, Check, Checks, Endpoints};
+use crate::runnable::{BoxError, Runnable};
+use crate::runner::AnyController;
 use crate::sharding::{HeldShards, Sharding};
+
+/// How the replicas of one manager share its work
+/// ([`ManagerOptions::replicas`]): one choice of three.
+#[derive(Debug, Clone, Default)]
+pub enum Replicas {
+    /// Every replica runs every controller (one replica, or controllers
+    /// that tolerate running twice): the default.
+    #[default]
+    Independent,
+    /// Only the replica holding a Lease runs the controllers and the
+    /// runnables that need leadership.
+    LeaderElection(LeaderElection),
+    /// Every replica runs the controllers on the keys of the shards it
+    /// holds.
+    Sharded(Sharding),
+}
 
 /// How a [`Manager`] runs its controllers.
 #[derive(Debug, Clone)]
@@ -66,9 +93,7 @@ pub struct ManagerOptions {
     factory: InformerFactoryOptions,
     cache_sync_timeout: Duration,
     graceful_shutdown_timeout: Duration,
-    leader_election: Option<LeaderElection>,
-    sharding: Option<Sharding>,
-    snapshot_dir: Option<PathBuf>,
+    replicas: Replicas,
     metrics_bind_address: Option<SocketAddr>,
     health_probe_bind_address: Option<SocketAddr>,
 }
@@ -79,9 +104,7 @@ impl Default for ManagerOptions {
             factory: InformerFactoryOptions::default(),
             cache_sync_timeout: Duration::from_secs(120),
             graceful_shutdown_timeout: Duration::from_secs(30),
-            leader_election: None,
-            sharding: None,
-            snapshot_dir: None,
+            replicas: Replicas::Independent,
             metrics_bind_address: None,
             health_probe_bind_address: None,
         }
@@ -90,7 +113,10 @@ impl Default for ManagerOptions {
 
 impl ManagerOptions {
     /// The options of the shared informer factory (storage, namespaces,
-    /// selectors, transforms, snapshots for warm restarts); the project's
+    /// selectors, transforms, and
+    /// [`snapshot`](InformerFactoryOptions::snapshot) for warm restarts:
+    /// the caches saved every minute and when the manager stops, resumed
+    /// with a watch instead of a list at the next start); the project's
     /// defaults when not set.
     pub fn factory_options(mut self, options: InformerFactoryOptions) -> Self {
         self.factory = options;
@@ -125,36 +151,20 @@ impl ManagerOptions {
         self
     }
 
-    /// Serves `/healthz` (200 while the manager runs) and `/readyz` (200
-    /// once its caches synced, 503 before) on `address` (default: not
-    /// served). Port 0 picks a free port
+    /// Serves `/healthz` (200 while the manager runs and every
+    /// [health check](Manager::add_health_check) passes) and `/readyz`
+    /// (200 once its caches synced and every
+    /// [ready check](Manager::add_ready_check) passes, 503 before) on
+    /// `address` (default: not served). Port 0 picks a free port
     /// ([`Manager::health_probe_address`] says which).
     pub fn health_probe_bind_address(mut self, address: SocketAddr) -> Self {
         self.health_probe_bind_address = Some(address);
         self
     }
 
-    /// Warm restarts: the informers save their caches in `dir` (every
-    /// minute and when the manager stops) and, at the next start, resume
-    /// from them with a watch instead of a list (the factory's
-    /// [`SnapshotOptions`] with their defaults, over whatever
-    /// [`factory_options`](Self::factory_options) says).
-    pub fn snapshot_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.snapshot_dir = Some(dir.into());
-        self
-    }
-
-    /// Splits the controllers' keys between replicas by shard (see
-    /// [`crate::sharding`]); not with leader election.
-    pub fn sharding(mut self, sharding: Sharding) -> Self {
-        self.sharding = Some(sharding);
-        self
-    }
-
-    /// Runs the controllers only while this replica holds a Lease (default:
-    /// always run them).
-    pub fn leader_election(mut self, election: LeaderElection) -> Self {
-        self.leader_election = Some(election);
+    /// How replicas share the work (default [`Replicas::Independent`]).
+    pub fn replicas(mut self, replicas: Replicas) -> Self {
+        self.replicas = replicas;
         self
     }
 }
@@ -163,7 +173,9 @@ struct Inner {
     client: RestClient,
     factory: SharedInformerFactory,
     options: ManagerOptions,
-    controllers: parking_lot::Mutex<Vec<Arc<dyn Runnable>>>,
+    controllers: parking_lot::Mutex<Vec<Arc<dyn AnyController>>>,
+    runnables: parking_lot::Mutex<Vec<Box<dyn Runnable>>>,
+    checks: Arc<Checks>,
     started: AtomicBool,
     ready: AtomicBool,
     leading: AtomicBool,
@@ -209,11 +221,7 @@ impl Manager {
     /// A manager of controllers that reach the API server through
     /// `client`.
     pub fn new(client: RestClient, options: ManagerOptions) -> Self {
-        let mut factory_options = options.factory.clone();
-        if let Some(dir) = &options.snapshot_dir {
-            factory_options = factory_options.snapshot(SnapshotOptions::new(dir));
-        }
-        let factory = SharedInformerFactory::with_options(client.clone(), factory_options);
+        let factory = SharedInformerFactory::with_options(client.clone(), options.factory.clone());
         let registry = Registry::new();
         // Registering fresh families in a fresh registry fails only on a
         // name clash, which these names do not have; metrics are then off.
@@ -248,6 +256,8 @@ impl Manager {
                 factory,
                 options,
                 controllers: parking_lot::Mutex::new(Vec::new()),
+                runnables: parking_lot::Mutex::new(Vec::new()),
+                checks: Arc::default(),
                 started: AtomicBool::new(false),
                 ready: AtomicBool::new(false),
                 leading: AtomicBool::new(false),
@@ -347,7 +357,7 @@ impl Manager {
 
     /// Adds a controller; refused once the manager has started or when
     /// its name is taken.
-    pub(crate) fn add(&self, controller: Arc<dyn Runnable>) -> Result<(), Error> {
+    pub(crate) fn add_controller(&self, controller: Arc<dyn AnyController>) -> Result<(), Error> {
         let mut controllers = self.inner.controllers.lock();
         self.check_addable(&controllers, controller.name())?;
         controllers.push(controller);
@@ -355,13 +365,17 @@ impl Manager {
     }
 
     /// Whether a controller named `name` may be added now (checked again
-    /// by [`add`](Self::add)): before it builds anything, so a refused
-    /// controller leaves no metric behind.
+    /// by [`add_controller`](Self::add_controller)): before it builds
+    /// anything, so a refused controller leaves no metric behind.
     pub(crate) fn may_add(&self, name: &str) -> Result<(), Error> {
         self.check_addable(&self.inner.controllers.lock(), name)
     }
 
-    fn check_addable(&self, controllers: &[Arc<dyn Runnable>], name: &str) -> Result<(), Error> {
+    fn check_addable(
+        &self,
+        controllers: &[Arc<dyn AnyController>],
+        name: &str,
+    ) -> Result<(), Error> {
         if self.inner.started.load(Ordering::Acquire) {
             return Err(Error::AlreadyRun);
         }
@@ -373,21 +387,60 @@ impl Manager {
         Ok(())
     }
 
-    /// Runs every controller until `shutdown` fires (see the module
-    /// documentation for the order), then shuts down gracefully. Runs
-    /// once.
-    pub async fn run(&self, shutdown: CancellationToken) -> Result<(), Error> {
-        if self.inner.options.sharding.is_some() && self.inner.options.leader_election.is_some() {
-            return Err(Error::ShardedAndElected);
+    /// Runs `runnable` with the manager (controller-runtime's
+    /// `Manager.Add`; see [`crate::runnable`] for when it starts and
+    /// stops). Refused once the manager has started, or when a runnable of
+    /// the same name was added.
+    pub fn add(&self, runnable: impl Runnable) -> Result<(), Error> {
+        let mut runnables = self.inner.runnables.lock();
+        if self.inner.started.load(Ordering::Acquire) {
+            return Err(Error::AlreadyRun);
         }
-        let controllers: Vec<Arc<dyn Runnable>> = {
-            // Under the lock `add` takes: a controller is either in this
-            // list or refused.
+        if runnables.iter().any(|r| r.name() == runnable.name()) {
+            return Err(Error::DuplicateName {
+                name: runnable.name().to_string(),
+            });
+        }
+        runnables.push(Box::new(runnable));
+        Ok(())
+    }
+
+    /// Adds `check` to what `/healthz` answers (controller-runtime's
+    /// `AddHealthzCheck`): while it returns an error, `/healthz` answers
+    /// 500 naming the check and the error. Checks run on each probe, on
+    /// the probe server's task: keep them quick and non-blocking.
+    pub fn add_health_check(
+        &self,
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) {
+        self.inner.checks.add_health(name.into(), Arc::new(check) as Check);
+    }
+
+    /// Adds `check` to what `/readyz` answers (controller-runtime's
+    /// `AddReadyzCheck`), besides the caches having synced: while it
+    /// returns an error, `/readyz` answers 503 naming it.
+    pub fn add_ready_check(
+        &self,
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) {
+        self.inner.checks.add_ready(name.into(), Arc::new(check) as Check);
+    }
+
+    /// Runs every controller and runnable until `shutdown` fires (see the
+    /// module documentation for the order), then shuts down gracefully.
+    /// Runs once.
+    pub async fn run(&self, shutdown: CancellationToken) -> Result<(), Error> {
+        let (controllers, runnables) = {
+            // Under the locks `add_controller` and `add` take: each is
+            // either in these lists or refused.
             let controllers = self.inner.controllers.lock();
+            let mut runnables = self.inner.runnables.lock();
             if self.inner.started.swap(true, Ordering::AcqRel) {
                 return Err(Error::AlreadyRun);
             }
-            controllers.clone()
+            (controllers.clone(), std::mem::take(&mut *runnables))
         };
         // The endpoints first, as controller-runtime starts its servers:
         // probes answer while the caches sync.
@@ -400,7 +453,10 @@ impl Manager {
         }
         let informers = CancellationToken::new();
         self.inner.factory.start(&informers);
-        let result = self.run_started(&controllers, &syncs, &shutdown).await;
+        let mut tasks = Tasks::new(runnables);
+        let result = self
+            .run_started(&controllers, &mut tasks, &syncs, &shutdown)
+            .await;
         self.inner.ready.store(false, Ordering::Release);
         self.inner.leading.store(false, Ordering::Release);
         informers.cancel();
@@ -417,6 +473,7 @@ impl Manager {
         let endpoints = Endpoints {
             registry: self.inner.registry.clone(),
             ready: Arc::new(move || manager.is_ready()),
+            checks: Arc::clone(&self.inner.checks),
         };
         let options = &self.inner.options;
         for (what, address) in [
@@ -441,10 +498,11 @@ impl Manager {
     }
 
     /// The part of [`run`](Self::run) after the informers started: sync,
-    /// leadership, workers, shutdown.
+    /// runnables, leadership, workers, shutdown.
     async fn run_started(
         &self,
-        controllers: &[Arc<dyn Runnable>],
+        controllers: &[Arc<dyn AnyController>],
+        tasks: &mut Tasks,
         syncs: &[Arc<dyn InformerSynced>],
         shutdown: &CancellationToken,
     ) -> Result<(), Error> {
@@ -476,26 +534,37 @@ impl Manager {
             () = shutdown.cancelled() => return Ok(()),
         }
         self.inner.ready.store(true, Ordering::Release);
-        let options = &self.inner.options;
-        let sharded = match &options.sharding {
-            None => None,
-            Some(sharding) => Some(self.start_sharding(controllers, sharding)?),
+        let elected = matches!(self.inner.options.replicas, Replicas::LeaderElection(_));
+        tasks.start(|runnable| !(elected && runnable.needs_leader_election()));
+        let sharded = match &self.inner.options.replicas {
+            Replicas::Sharded(sharding) => Some(self.start_sharding(controllers, sharding)?),
+            _ => None,
         };
         // A replica that is not the leader stays here with warm caches.
-        let election = match &self.inner.options.leader_election {
-            None => None,
-            Some(election) => {
+        let election = match &self.inner.options.replicas {
+            Replicas::LeaderElection(election) => {
                 let campaign = Campaign::start(self.inner.client.clone(), election)?;
-                match campaign.leading(shutdown).await {
+                let leading = tokio::select! {
+                    leading = campaign.leading(shutdown) => leading,
+                    (name, source) = tasks.first_failure() => {
+                        campaign.end().await;
+                        tasks.stop(self.inner.options.graceful_shutdown_timeout).await;
+                        return Err(Error::Runnable { name, source });
+                    }
+                };
+                match leading {
                     Some(leading) => Some((campaign, leading)),
                     None => {
                         campaign.end().await;
+                        tasks.stop(self.inner.options.graceful_shutdown_timeout).await;
                         return Ok(());
                     }
                 }
             }
+            _ => None,
         };
         self.inner.leading.store(true, Ordering::Release);
+        tasks.start(|_| true);
         tracing::info!(
             controllers = controllers.len(),
             "caches synced; starting workers"
@@ -509,22 +578,34 @@ impl Manager {
             None => CancellationToken::new(),
         };
         let stopped = tokio::select! {
-            () = async { while works.join_next().await.is_some() {} } => Stop::WorkEnded,
+            () = async {
+                // No controllers: the runnables alone run until shutdown.
+                if works.is_empty() {
+                    std::future::pending::<()>().await;
+                }
+                while works.join_next().await.is_some() {}
+            } => Stop::WorkEnded,
             () = shutdown.cancelled() => Stop::Shutdown,
             () = lost.cancelled() => Stop::LostLease,
+            (name, source) = tasks.first_failure() => Stop::Failed(name, source),
         };
         self.inner.leading.store(false, Ordering::Release);
         for controller in controllers {
             controller.shut_down();
         }
+        tasks.cancel();
+        let timeout = self.inner.options.graceful_shutdown_timeout;
         let result = match stopped {
             Stop::WorkEnded => Ok(()),
             // Another replica may lead already: reconciles in flight are
             // stopped at once.
             Stop::LostLease => Err(Error::LeaderElectionLost),
+            Stop::Failed(name, source) => Err(Error::Runnable { name, source }),
             Stop::Shutdown => {
-                let timeout = self.inner.options.graceful_shutdown_timeout;
-                let drain = async { while works.join_next().await.is_some() {} };
+                let drain = async {
+                    while works.join_next().await.is_some() {}
+                    tasks.drain().await;
+                };
                 // A lease lost while draining stops the reconciles at once,
                 // as a lost lease does while running.
                 tokio::select! {
@@ -541,8 +622,7 @@ impl Manager {
         // once.
         works.abort_all();
         while works.join_next().await.is_some() {}
-        // The lease is released (when configured) only after the work
-        // stopped, so two replicas never reconcile at once.
+        tasks.abort().await;
         if let Some((campaign, _)) = election {
             campaign.end().await;
         }
@@ -556,7 +636,7 @@ impl Manager {
     /// held for the controllers' workers, and every cached key enqueued.
     fn start_sharding(
         &self,
-        controllers: &[Arc<dyn Runnable>],
+        controllers: &[Arc<dyn AnyController>],
         sharding: &Sharding,
     ) -> Result<ShardedController, Error> {
         let held = Arc::new(HeldShards::default());
@@ -587,11 +667,90 @@ impl Manager {
 }
 
 /// Why the workers stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 enum Stop {
     WorkEnded,
     Shutdown,
     LostLease,
+    /// A runnable ended with this error.
+    Failed(String, BoxError),
+}
+
+/// The manager's runnables: those not started yet, and those running on
+/// tasks of their own with one stop token.
+struct Tasks {
+    waiting: Vec<Box<dyn Runnable>>,
+    running: tokio::task::JoinSet<(String, Result<(), BoxError>)>,
+    stop: CancellationToken,
+}
+
+impl Tasks {
+    fn new(runnables: Vec<Box<dyn Runnable>>) -> Self {
+        Tasks {
+            waiting: runnables,
+            running: tokio::task::JoinSet::new(),
+            stop: CancellationToken::new(),
+        }
+    }
+
+    /// Starts the waiting runnables `now` chooses. A panic is caught and
+    /// taken as the runnable's error.
+    fn start(&mut self, now: impl Fn(&dyn Runnable) -> bool) {
+        let (start, wait): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.waiting).into_iter().partition(|r| now(r.as_ref()));
+        self.waiting = wait;
+        for runnable in start {
+            let name = runnable.name().to_string();
+            let run = runnable.start(self.stop.clone());
+            self.running.spawn(async move {
+                use futures_util::FutureExt;
+                let ended = std::panic::AssertUnwindSafe(run).catch_unwind().await;
+                let ended = ended.unwrap_or_else(|_| Err("the runnable panicked".into()));
+                (name, ended)
+            });
+        }
+    }
+
+    /// The first runnable to end with an error (those ending `Ok` are
+    /// let go); pending while none does.
+    async fn first_failure(&mut self) -> (String, BoxError) {
+        loop {
+            match self.running.join_next().await {
+                Some(Ok((name, Err(source)))) => return (name, source),
+                Some(_) => {}
+                None => std::future::pending::<()>().await,
+            }
+        }
+    }
+
+    /// Fires the runnables' stop token.
+    fn cancel(&self) {
+        self.stop.cancel();
+    }
+
+    /// Waits for every running runnable to end, logging errors.
+    async fn drain(&mut self) {
+        while let Some(ended) = self.running.join_next().await {
+            if let Ok((name, Err(error))) = ended {
+                tracing::warn!(runnable = %name, %error, "runnable failed while stopping");
+            }
+        }
+    }
+
+    /// Stops the runnables: the token, then up to `timeout` to end, then
+    /// aborted.
+    async fn stop(&mut self, timeout: Duration) {
+        self.cancel();
+        let _ = tokio::time::timeout(timeout, self.drain()).await;
+        self.abort().await;
+    }
+
+    /// Aborts whatever still runs and waits for it.
+    async fn abort(&mut self) {
+        self.stop.cancel();
+        self.running.abort_all();
+        while self.running.join_next().await.is_some() {}
+    }
 }
 
 /// A manager's campaign for its Lease: an elector on a task of its own,

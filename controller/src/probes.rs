@@ -1,6 +1,8 @@
 //! The manager's HTTP endpoints: `/metrics` (Prometheus text), `/healthz`
-//! (the manager is running) and `/readyz` (its caches have synced; 503
-//! before), each on the address the options give, over plain HTTP/1.1.
+//! (the manager is running and its health checks pass; 500 otherwise) and
+//! `/readyz` (its caches have synced and its ready checks pass; 503
+//! otherwise), each on the address the options give, over plain HTTP/1.1.
+//! A failing answer names each failed check and its error.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -14,11 +16,50 @@ use prometheus::{Encoder, Registry, TextEncoder};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+/// A user's health or readiness check: `Err` with the reason when failing.
+pub(crate) type Check = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
+
+/// The user's checks, by name, in the order added.
+#[derive(Default)]
+pub(crate) struct Checks {
+    health: parking_lot::Mutex<Vec<(String, Check)>>,
+    ready: parking_lot::Mutex<Vec<(String, Check)>>,
+}
+
+impl Checks {
+    pub(crate) fn add_health(&self, name: String, check: Check) {
+        self.health.lock().push((name, check));
+    }
+
+    pub(crate) fn add_ready(&self, name: String, check: Check) {
+        self.ready.lock().push((name, check));
+    }
+
+    /// `None` when every check passes; otherwise one line per failing
+    /// check (`name: reason`). A panicking check fails.
+    fn failures(checks: &parking_lot::Mutex<Vec<(String, Check)>>) -> Option<String> {
+        let checks = checks.lock().clone();
+        let failed: Vec<String> = checks
+            .iter()
+            .filter_map(|(name, check)| {
+                let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check()));
+                match answer {
+                    Ok(Ok(())) => None,
+                    Ok(Err(reason)) => Some(format!("{name}: {reason}")),
+                    Err(_) => Some(format!("{name}: the check panicked")),
+                }
+            })
+            .collect();
+        (!failed.is_empty()).then(|| failed.join("\n"))
+    }
+}
+
 /// What an endpoint server answers from.
 #[derive(Clone)]
 pub(crate) struct Endpoints {
     pub(crate) registry: Registry,
     pub(crate) ready: Arc<dyn Fn() -> bool + Send + Sync>,
+    pub(crate) checks: Arc<Checks>,
 }
 
 /// Binds `address` and serves `endpoints` until `stop` fires; returns the
@@ -67,9 +108,17 @@ fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
 /// The answer to a GET of `path`.
 fn answer(path: &str, endpoints: &Endpoints) -> Response<Full<Bytes>> {
     match path {
-        "/healthz" | "/livez" => text(StatusCode::OK, "ok"),
-        "/readyz" if (endpoints.ready)() => text(StatusCode::OK, "ok"),
-        "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "caches not synced"),
+        "/healthz" | "/livez" => match Checks::failures(&endpoints.checks.health) {
+            None => text(StatusCode::OK, "ok"),
+            Some(failed) => text(StatusCode::INTERNAL_SERVER_ERROR, failed),
+        },
+        "/readyz" if !(endpoints.ready)() => {
+            text(StatusCode::SERVICE_UNAVAILABLE, "caches not synced")
+        }
+        "/readyz" => match Checks::failures(&endpoints.checks.ready) {
+            None => text(StatusCode::OK, "ok"),
+            Some(failed) => text(StatusCode::SERVICE_UNAVAILABLE, failed),
+        },
         "/metrics" => {
             let encoder = TextEncoder::new();
             let mut body = Vec::new();

@@ -1,12 +1,19 @@
 //! The reconcile contract (controller-runtime's `pkg/reconcile`): what a
 //! reconcile is asked about ([`Request`]), what it answers ([`Action`]),
-//! and what the controller's queue does with the answer: [`Action::Done`]
-//! resets the key's backoff; [`Action::RequeueAfter`] resets it and adds
-//! the key after the delay; [`Action::Requeue`] adds it after its next
-//! backoff. After a failure the error policy's action is carried out the
-//! same way, except that `RequeueAfter` keeps the backoff (the key is
-//! failing). A key whose object has left the cache is forgotten, backoff
-//! and all, and a requeue still pending for it is dropped.
+//! what the error policy answers after a failure ([`Retry`]), and what the
+//! controller's queue does with each: [`Action::Done`] resets the key's
+//! backoff; [`Action::RequeueAfter`] resets it and adds the key after the
+//! delay. After a failure, [`Retry::Backoff`] adds the key after its next
+//! backoff, [`Retry::After`] after a fixed delay (keeping the backoff: the
+//! key is failing), and [`Retry::Never`] resets the backoff and waits for
+//! the object to change (a terminal error). A key whose object has left
+//! the cache is forgotten, backoff and all, and a requeue still pending
+//! for it is dropped.
+//!
+//! A reconcile has no rate-limited requeue of its own: controller-runtime
+//! deprecated `Result.Requeue`, because a reconcile that wants to run
+//! again either knows when (`RequeueAfter`) or failed (an error, whose
+//! backoff is the error policy's).
 
 use std::fmt;
 use std::time::Duration;
@@ -66,12 +73,9 @@ impl fmt::Display for Request {
     }
 }
 
-/// What a reconcile (or the error policy, after a failed one) asks for
-/// next. Two differences from controller-runtime's `Result`:
-/// `RequeueAfter(0)` runs the key again at once (controller-runtime treats
-/// a zero delay as no requeue), and an error policy's `Done` resets the
-/// key's backoff (controller-runtime's `TerminalError` keeps the failure
-/// count).
+/// What a successful reconcile asks for next. One difference from
+/// controller-runtime's `Result`: `RequeueAfter(0)` runs the key again at
+/// once (controller-runtime treats a zero delay as no requeue).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Nothing until the object changes again; the key's backoff is reset.
@@ -79,10 +83,6 @@ pub enum Action {
     /// Run again after this long, whatever happens meanwhile (an earlier
     /// change still runs at once); the key's backoff is reset.
     RequeueAfter(Duration),
-    /// Run again after the key's next backoff from the rate limiter (the
-    /// backoff grows with each such requeue until a `Done` or a
-    /// `RequeueAfter`).
-    Requeue,
 }
 
 impl Action {
@@ -95,11 +95,23 @@ impl Action {
     pub fn requeue_after(delay: Duration) -> Self {
         Action::RequeueAfter(delay)
     }
+}
 
-    /// [`Action::Requeue`]: rate-limited.
-    pub fn requeue() -> Self {
-        Action::Requeue
-    }
+/// What the error policy asks for after a failed reconcile
+/// ([`Builder::error_policy`](crate::Builder::error_policy); the default is
+/// [`Retry::Backoff`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Run again after the key's next backoff from the controller's rate
+    /// limiter (the backoff grows with each failure until a success):
+    /// controller-runtime's handling of a returned error.
+    Backoff,
+    /// Run again after this long; the key's backoff is kept.
+    After(Duration),
+    /// Do not run again until the object changes; the key's backoff is
+    /// reset. controller-runtime's `TerminalError`, except that it keeps
+    /// the failure count.
+    Never,
 }
 
 /// How one reconcile of a key ended.
@@ -108,8 +120,8 @@ pub(crate) enum Outcome {
     /// The reconcile returned this action.
     Reconciled(Action),
     /// The reconcile failed, or the cached object did not decode; the
-    /// error policy returned this action.
-    Failed(Action),
+    /// error policy answered this.
+    Failed(Retry),
     /// The object is no longer in the cache.
     Gone,
     /// Sharded: the object's shard is held by another replica.
@@ -137,26 +149,25 @@ pub(crate) enum QueueStep {
 pub(crate) fn queue_step(outcome: Outcome) -> QueueStep {
     match outcome {
         Outcome::Gone => QueueStep::ForgetAndCancel,
-        Outcome::Elsewhere | Outcome::Reconciled(Action::Done) | Outcome::Failed(Action::Done) => {
+        Outcome::Elsewhere | Outcome::Reconciled(Action::Done) | Outcome::Failed(Retry::Never) => {
             QueueStep::Forget
         }
         Outcome::Reconciled(Action::RequeueAfter(delay)) => QueueStep::ForgetThenAddAfter(delay),
-        Outcome::Failed(Action::RequeueAfter(delay)) => QueueStep::AddAfter(delay),
-        Outcome::Reconciled(Action::Requeue) | Outcome::Failed(Action::Requeue) => {
-            QueueStep::AddRateLimited
-        }
+        Outcome::Failed(Retry::After(delay)) => QueueStep::AddAfter(delay),
+        Outcome::Failed(Retry::Backoff) => QueueStep::AddRateLimited,
     }
 }
 
 /// The `result` label of `controller_runtime_reconcile_total` for
-/// `outcome`: `success`, `error`, `requeue` or `requeue_after`; `None` for
-/// a gone object or another replica's, which is not a reconcile.
+/// `outcome`: `success`, `error` or `requeue_after` (controller-runtime's
+/// `requeue` is never counted: a reconcile has no rate-limited requeue);
+/// `None` for a gone object or another replica's, which is not a
+/// reconcile.
 pub(crate) fn result_label(outcome: Outcome) -> Option<&'static str> {
     match outcome {
         Outcome::Gone | Outcome::Elsewhere => None,
         Outcome::Failed(_) => Some("error"),
         Outcome::Reconciled(Action::Done) => Some("success"),
-        Outcome::Reconciled(Action::Requeue) => Some("requeue"),
         Outcome::Reconciled(Action::RequeueAfter(_)) => Some("requeue_after"),
     }
 }
@@ -180,22 +191,17 @@ mod tests {
                 Some("requeue_after"),
             ),
             (
-                Outcome::Reconciled(Action::Requeue),
-                QueueStep::AddRateLimited,
-                Some("requeue"),
-            ),
-            (
-                Outcome::Failed(Action::Requeue),
+                Outcome::Failed(Retry::Backoff),
                 QueueStep::AddRateLimited,
                 Some("error"),
             ),
             (
-                Outcome::Failed(Action::Done),
+                Outcome::Failed(Retry::Never),
                 QueueStep::Forget,
                 Some("error"),
             ),
             (
-                Outcome::Failed(Action::RequeueAfter(second)),
+                Outcome::Failed(Retry::After(second)),
                 QueueStep::AddAfter(second),
                 Some("error"),
             ),

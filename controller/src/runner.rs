@@ -36,12 +36,14 @@ use futures_util::FutureExt;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::builder::ErrorPolicy;
 use crate::error::Error;
 use crate::metrics::ControllerMetrics;
 use crate::predicate::Predicate;
-use crate::reconcile::{Action, Outcome, QueueStep, Request, queue_step, result_label};
+use crate::reconcile::{Action, Outcome, QueueStep, Request, Retry, queue_step, result_label};
 use crate::sharding::HeldShards;
 use crate::stats::{ControllerStats, Counters};
+use crate::trigger::Trigger;
 use crate::watch::{Watch, WatchContext};
 
 /// Called with the request of a key whose object has left the cache.
@@ -52,23 +54,19 @@ pub(crate) struct Parts {
     pub(crate) name: String,
     pub(crate) watches: Vec<Watch>,
     pub(crate) filters: Vec<Arc<dyn Predicate>>,
-    pub(crate) for_filters: Vec<Arc<dyn Predicate>>,
     pub(crate) namespace: Option<String>,
     pub(crate) workers: usize,
     pub(crate) on_gone: Option<OnGone>,
+    pub(crate) triggers: Vec<futures_util::stream::BoxStream<'static, Trigger>>,
     pub(crate) queue_metrics: Option<Arc<dyn clientgo_workqueue::MetricsProvider>>,
     pub(crate) metrics: Option<ControllerMetrics>,
 }
-
-/// What follows a failed reconcile, given the object, the error and the
-/// context.
-pub(crate) type ErrorPolicy<K, C, E> = Arc<dyn Fn(&Arc<K>, &E, &Arc<C>) -> Action + Send + Sync>;
 
 /// A boxed future that runs to the end of a controller's work.
 pub(crate) type Work = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// A controller as its manager sees it, whatever its types.
-pub(crate) trait Runnable: Send + Sync {
+pub(crate) trait AnyController: Send + Sync {
     /// The controller's name.
     fn name(&self) -> &str;
     /// Registers the controller's handlers with the factory's informers
@@ -131,11 +129,11 @@ pub(crate) struct Runner<K, C, F, E> {
     queue: RateLimitingQueue<String>,
     watches: parking_lot::Mutex<Vec<Watch>>,
     predicates: Arc<[Arc<dyn Predicate>]>,
-    for_predicates: Arc<[Arc<dyn Predicate>]>,
     namespace: Option<Arc<str>>,
     lister: parking_lot::Mutex<Option<Lister<K>>>,
+    triggers: parking_lot::Mutex<Vec<futures_util::stream::BoxStream<'static, Trigger>>>,
     reconcile: F,
-    error_policy: ErrorPolicy<K, C, E>,
+    error_policy: Box<dyn ErrorPolicy<K, C, E>>,
     context: Arc<C>,
     on_gone: Option<OnGone>,
     workers: usize,
@@ -159,7 +157,7 @@ where
         parts: Parts,
         limiter: Arc<dyn RateLimiter<String>>,
         reconcile: F,
-        error_policy: ErrorPolicy<K, C, E>,
+        error_policy: impl ErrorPolicy<K, C, E>,
         context: Arc<C>,
     ) -> Arc<Self> {
         let mut queue_options = QueueOptions::default().name(&parts.name);
@@ -171,11 +169,11 @@ where
             queue: RateLimitingQueue::new(limiter, queue_options),
             watches: parking_lot::Mutex::new(parts.watches),
             predicates: parts.filters.into(),
-            for_predicates: parts.for_filters.into(),
             namespace: parts.namespace.map(Arc::from),
             lister: parking_lot::Mutex::new(None),
+            triggers: parking_lot::Mutex::new(parts.triggers),
             reconcile,
-            error_policy,
+            error_policy: Box::new(error_policy),
             context,
             on_gone: parts.on_gone,
             workers: parts.workers,
@@ -219,7 +217,7 @@ where
             // changed): an error to retry, not a deletion.
             Err(error) => {
                 tracing::warn!(%key, %error, "cached object does not decode");
-                return Outcome::Failed(Action::Requeue);
+                return Outcome::Failed(Retry::Backoff);
             }
         };
         let _shard = match self.shards.get() {
@@ -256,14 +254,14 @@ where
             Ok(Ok(action)) => Outcome::Reconciled(action),
             Ok(Err(error)) => {
                 let policy = catch_unwind(AssertUnwindSafe(|| {
-                    (self.error_policy)(object, &error, &self.context)
+                    self.error_policy.retry(object, &error, &self.context)
                 }));
-                let action = policy.unwrap_or_else(|_| {
+                let retry = policy.unwrap_or_else(|_| {
                     tracing::error!(%key, "the error policy panicked; backing off");
-                    Action::Requeue
+                    Retry::Backoff
                 });
-                tracing::warn!(%key, %error, ?action, "reconcile failed");
-                Outcome::Failed(action)
+                tracing::warn!(%key, %error, ?retry, "reconcile failed");
+                Outcome::Failed(retry)
             }
             Err(_) => {
                 self.counters.panics.fetch_add(1, Ordering::Relaxed);
@@ -271,7 +269,7 @@ where
                     metrics.panicked();
                 }
                 tracing::error!(%key, "reconcile panicked");
-                Outcome::Failed(Action::Requeue)
+                Outcome::Failed(Retry::Backoff)
             }
         }
     }
@@ -329,6 +327,32 @@ where
             }
         }
     }
+
+    /// Enqueues what `stream` asks for until it ends.
+    async fn follow(
+        self: Arc<Self>,
+        mut stream: futures_util::stream::BoxStream<'static, Trigger>,
+        lister: Lister<K>,
+    ) {
+        use futures_util::StreamExt;
+        while let Some(trigger) = stream.next().await {
+            match trigger {
+                Trigger::All => {
+                    for key in lister.keys() {
+                        self.queue.add(key);
+                    }
+                }
+                Trigger::Request(request) => {
+                    let wanted = self.namespace.as_deref().is_none_or(|namespace| {
+                        request.namespace.as_deref() == Some(namespace)
+                    });
+                    if wanted {
+                        self.queue.add(request.key());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Marks a key done in its queue however its turn ends (a panic, a
@@ -370,7 +394,7 @@ impl Drop for Active<'_> {
     }
 }
 
-impl<K, C, F, Fut, E> Runnable for Runner<K, C, F, E>
+impl<K, C, F, Fut, E> AnyController for Runner<K, C, F, E>
 where
     K: TypedResource + Send + Sync + 'static,
     C: Send + Sync + 'static,
@@ -391,7 +415,6 @@ where
             factory,
             controller: &self.name,
             predicates: Arc::clone(&self.predicates),
-            for_predicates: Arc::clone(&self.for_predicates),
             namespace: self.namespace.clone(),
             queue: self.queue.clone(),
         };
@@ -411,7 +434,14 @@ where
                 for _ in 0..self.workers {
                     workers.spawn(Arc::clone(&self).worker(lister.clone()));
                 }
+                // The external triggers are read while the workers run,
+                // and dropped with them.
+                let mut triggers = tokio::task::JoinSet::new();
+                for stream in std::mem::take(&mut *self.triggers.lock()) {
+                    triggers.spawn(Arc::clone(&self).follow(stream, lister.clone()));
+                }
                 while workers.join_next().await.is_some() {}
+                triggers.abort_all();
             }
             .instrument(span),
         )

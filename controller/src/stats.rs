@@ -10,7 +10,6 @@ use std::time::Duration;
 pub(crate) struct Counters {
     pub(crate) success: AtomicU64,
     pub(crate) error: AtomicU64,
-    pub(crate) requeue: AtomicU64,
     pub(crate) requeue_after: AtomicU64,
     pub(crate) panics: AtomicU64,
     pub(crate) gone: AtomicU64,
@@ -25,7 +24,6 @@ impl Counters {
         let counter = match label {
             "success" => &self.success,
             "error" => &self.error,
-            "requeue" => &self.requeue,
             _ => &self.requeue_after,
         };
         counter.fetch_add(1, Ordering::Relaxed);
@@ -50,7 +48,6 @@ impl Counters {
         ControllerStats {
             success: read(&self.success),
             errors: read(&self.error),
-            requeue: read(&self.requeue),
             requeue_after: read(&self.requeue_after),
             panics: read(&self.panics),
             gone: read(&self.gone),
@@ -72,9 +69,6 @@ pub struct ControllerStats {
     /// undecodable (`result="error"`, and
     /// `controller_runtime_reconcile_errors_total`).
     pub errors: u64,
-    /// Reconciles that returned [`Action::Requeue`](crate::Action::Requeue)
-    /// (`result="requeue"`).
-    pub requeue: u64,
     /// Reconciles that returned
     /// [`Action::RequeueAfter`](crate::Action::RequeueAfter)
     /// (`result="requeue_after"`).
@@ -99,6 +93,6 @@ pub struct ControllerStats {
 impl ControllerStats {
     /// Reconciles run, whatever their result.
     pub fn reconciles(&self) -> u64 {
-        self.success + self.errors + self.requeue + self.requeue_after
+        self.success + self.errors + self.requeue_after
     }
 }

@@ -15,10 +15,8 @@ use crate::predicate::Predicate;
 pub(crate) struct WatchContext<'a> {
     pub(crate) factory: &'a SharedInformerFactory,
     pub(crate) controller: &'a str,
+    /// The controller's event filters, asked before each watch's own.
     pub(crate) predicates: Arc<[Arc<dyn Predicate>]>,
-    /// Predicates of the reconciled kind's own events only, after
-    /// `predicates`.
-    pub(crate) for_predicates: Arc<[Arc<dyn Predicate>]>,
     /// The one namespace requests may be in, if any.
     pub(crate) namespace: Option<Arc<str>>,
     pub(crate) queue: clientgo_workqueue::RateLimitingQueue<String>,
@@ -30,20 +28,18 @@ pub(crate) struct WatchContext<'a> {
 pub(crate) type Watch =
     Box<dyn FnOnce(&WatchContext<'_>) -> Result<Arc<dyn InformerSynced>, Error> + Send>;
 
-pub(crate) fn watch_of<W>(mapping: EnqueueMapping) -> Watch
+/// The watch of `W`'s events through `mapping`, passing the controller's
+/// filters and then `own`.
+pub(crate) fn watch_of<W>(mapping: EnqueueMapping, own: Vec<Arc<dyn Predicate>>) -> Watch
 where
     W: TypedResource + Send + Sync + 'static,
 {
     Box::new(move |context| {
         let informer = context.factory.informer_for::<W>();
-        let predicates = match mapping {
-            EnqueueMapping::Object => context
-                .predicates
-                .iter()
-                .chain(context.for_predicates.iter())
-                .cloned()
-                .collect(),
-            _ => Arc::clone(&context.predicates),
+        let predicates = if own.is_empty() {
+            Arc::clone(&context.predicates)
+        } else {
+            context.predicates.iter().chain(&own).cloned().collect()
         };
         let handler = Enqueuer {
             mapping,

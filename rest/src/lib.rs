@@ -79,9 +79,9 @@
 //!
 //! # Where this differs from client-go
 //!
-//! - The default rate limit is 50 QPS with a burst of 300
-//!   ([`DEFAULT_QPS`](config::DEFAULT_QPS)), not 5 and 10: see the
-//!   constant for why.
+//! - There is no client-side rate limit unless one is set, as with
+//!   controller-runtime's configuration loaders, not client-go's 5 QPS
+//!   and burst 10: see [`Config::qps`] for why.
 //! - HTTP/2 is negotiated through ALPN by default: short requests share
 //!   one connection, and watches go on connection lanes of their own, so
 //!   a connection's stream limit never queues a watch forever (see

@@ -469,6 +469,20 @@ async fn warnings_reach_the_handler() {
 }
 
 #[tokio::test]
+async fn the_default_client_has_no_rate_limit() {
+    // kubectl's old 50 QPS with a burst of 300 would hold back the last
+    // 100 of these 400 requests for two seconds.
+    let (_server, client) = server_and_client().await;
+    let config_maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    for _ in 0..400 {
+        config_maps.get_optional("absent").await.unwrap();
+    }
+    let stats = client.stats();
+    assert_eq!(stats.throttled, 0, "{stats:?}");
+    assert_eq!(stats.throttle_wait, Duration::ZERO, "{stats:?}");
+}
+
+#[tokio::test]
 async fn requests_are_throttled_and_watches_are_not() {
     let server = TestApiServer::builder().start().await.unwrap();
     // 20 per second with a burst of 1: five requests wait four times 50 ms.

@@ -379,13 +379,13 @@ fn clientgo_controller(
     use clientgo_controller::{Action, Controller, Manager, ManagerOptions};
     use clientgo_rest::{Config, ResourceClient, RestClient};
 
-    let client = RestClient::new(Config::new(url).rate_limit(0.0, 0))?;
+    let client = RestClient::new(Config::new(url))?;
     let manager = Manager::new(client.clone(), ManagerOptions::default());
     let context = Arc::new((client, shared));
     Controller::for_::<Deployment>(&manager)
         .owns::<ConfigMap>()
         .max_concurrent_reconciles(WORKERS)
-        .run(
+        .complete(
             |parent: Arc<Deployment>, context: Arc<(RestClient, Arc<Shared>)>| async move {
                 let child = child(&parent);
                 let namespace = child.metadata.namespace.clone().unwrap_or_default();

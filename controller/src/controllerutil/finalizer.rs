@@ -81,6 +81,8 @@ pub enum FinalizerError<E> {
         source: clientgo_rest::Error,
     },
     /// Writing the finalizer out failed (a conflict: the object changed).
+    /// Never a 404: an object already gone has no finalizer left to
+    /// remove, and the cleanup counts as done.
     #[error("removing finalizer {name:?} from {object}: {source}")]
     Remove {
         /// The finalizer.
@@ -194,14 +196,18 @@ where
                 .filter(|f| *f != name)
                 .cloned()
                 .collect();
-            write_finalizers(client, &object_name, &meta, finalizers)
-                .await
-                .map_err(|source| FinalizerError::Remove {
+            match write_finalizers(client, &object_name, &meta, finalizers).await {
+                // The object is gone: an earlier reconcile of it removed
+                // the finalizer (this one worked on a stale copy), or
+                // someone else did. Either way the cleanup is complete.
+                Err(source) if source.is_not_found() => Ok(action),
+                Err(source) => Err(FinalizerError::Remove {
                     name: name.to_string(),
                     object: key,
                     source,
-                })?;
-            Ok(action)
+                }),
+                Ok(()) => Ok(action),
+            }
         }
         Step::Nothing => Ok(Action::Done),
     }

@@ -159,7 +159,7 @@ async fn every_parent_converges_to_its_child_through_a_storm() {
     let handle = Controller::for_::<Deployment>(&manager)
         .owns::<ConfigMap>()
         .max_concurrent_reconciles(4)
-        .run(reconcile, Arc::clone(&context))
+        .complete(reconcile, Arc::clone(&context))
         .unwrap();
     let (stop, running) = start(&manager);
 

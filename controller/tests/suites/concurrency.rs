@@ -66,7 +66,7 @@ async fn three_workers_at_most_and_never_one_key_twice() {
     let overlap = Arc::new(Overlap::default());
     let handle = Controller::for_::<Deployment>(&manager)
         .max_concurrent_reconciles(3)
-        .run(slow_reconcile, Arc::clone(&overlap))
+        .complete(slow_reconcile, Arc::clone(&overlap))
         .unwrap();
     let (stop, running) = start(&manager);
     eventually("every object reconciled", || async {

@@ -39,7 +39,7 @@ async fn metrics_and_probes_are_served() {
         );
         Controller::for_::<Deployment>(&manager)
             .max_concurrent_reconciles(2)
-            .run(
+            .complete(
                 |_: Arc<Deployment>, _: Arc<()>| async { Ok::<_, String>(Action::done()) },
                 Arc::new(()),
             )

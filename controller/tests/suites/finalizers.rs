@@ -55,7 +55,7 @@ async fn cleanup_runs_before_the_object_goes() {
             .on_gone(move |_| {
                 seen_gone.fetch_add(1, Ordering::SeqCst);
             })
-            .run(reconcile, Arc::clone(&context))
+            .complete(reconcile, Arc::clone(&context))
             .unwrap();
         let (stop, running) = start(&manager);
         let deployments = cluster.deployments();
@@ -82,6 +82,44 @@ async fn cleanup_runs_before_the_object_goes() {
         .await;
         stop.cancel();
         running.await.unwrap().unwrap();
+    })
+    .await;
+}
+
+/// A reconcile of a stale copy (being deleted, the finalizer listed) after
+/// an earlier reconcile's removal let the object go: the cleanup runs
+/// again and its removal meets 404, which completes the cleanup. On a real
+/// server this race comes from `owns()` enqueuing the owner again while the
+/// worker's cache still holds the deleted copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_the_finalizer_from_an_object_already_gone_completes_the_cleanup() {
+    on_each_cluster(|cluster| async move {
+        let deployments = cluster.deployments();
+        let mut web = cluster.deployment("stale");
+        web.metadata.finalizers = Some(vec![FINALIZER.to_string()]);
+        deployments
+            .create(&clientgo_rest::CreateOptions::default(), &web)
+            .await
+            .unwrap();
+        deployments
+            .delete("stale", &DeleteOptions::default())
+            .await
+            .unwrap();
+        let stale = Arc::new(deployments.get("stale").await.unwrap());
+        assert!(stale.metadata.deletion_timestamp.is_some());
+        let context = Arc::new(Context {
+            deployments: deployments.clone(),
+            applied: AtomicUsize::new(0),
+            cleaned: AtomicUsize::new(0),
+        });
+
+        let first = reconcile(Arc::clone(&stale), Arc::clone(&context)).await;
+        assert_eq!(first, Ok(Action::done()));
+        assert!(deployments.get_optional("stale").await.unwrap().is_none());
+        let second = reconcile(stale, Arc::clone(&context)).await;
+        assert_eq!(second, Ok(Action::done()), "a 404 completes the cleanup");
+        assert_eq!(context.cleaned.load(Ordering::SeqCst), 2);
+        assert_eq!(context.applied.load(Ordering::SeqCst), 0);
     })
     .await;
 }

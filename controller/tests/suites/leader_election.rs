@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_controller::{Action, Controller, LeaderElection, Manager, ManagerOptions};
+use clientgo_controller::{Action, Controller, LeaderElection, Manager, ManagerOptions, Replicas};
 use clientgo_leaderelection::LeaderElectionConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use parking_lot::Mutex;
@@ -53,9 +53,9 @@ fn replica(cluster: &Cluster, identity: &'static str, log: &Arc<Log>) -> Manager
             .retry_period(Duration::from_millis(200))
             .release_on_cancel(true),
     );
-    let manager = cluster.manager_with(ManagerOptions::default().leader_election(election));
+    let manager = cluster.manager_with(ManagerOptions::default().replicas(Replicas::LeaderElection(election)));
     Controller::for_::<Deployment>(&manager)
-        .run(
+        .complete(
             move |_: Arc<Deployment>, log: Arc<Log>| async move {
                 // Logged when the reconcile ends, however it ends (a
                 // stopped one too).
@@ -148,12 +148,12 @@ async fn a_leader_that_cannot_renew_stops_its_reconciles_and_says_so() {
             .renew_deadline(Duration::from_secs(2))
             .retry_period(Duration::from_millis(200)),
     );
-    let manager = cluster.manager_with(ManagerOptions::default().leader_election(election));
+    let manager = cluster.manager_with(ManagerOptions::default().replicas(Replicas::LeaderElection(election)));
     let started = Arc::new(AtomicBool::new(false));
     let stopped = Arc::new(AtomicBool::new(false));
     let context = Arc::new((Arc::clone(&started), Arc::clone(&stopped)));
     Controller::for_::<Deployment>(&manager)
-        .run(
+        .complete(
             |_: Arc<Deployment>, context: Arc<(Arc<AtomicBool>, Arc<AtomicBool>)>| async move {
                 let _stopped = DropFlag(Arc::clone(&context.1));
                 context.0.store(true, Ordering::SeqCst);

@@ -1,5 +1,6 @@
 mod chaos;
 mod concurrency;
+mod contract;
 mod endpoints;
 mod finalizers;
 mod leader_election;

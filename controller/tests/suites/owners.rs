@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use clientgo_controller::controllerutil::set_controller_reference;
-use clientgo_controller::{Action, Controller, Request};
+use clientgo_controller::{Action, Controller, EnqueueMapping, Request};
 use clientgo_rest::{CreateOptions, DeleteOptions, Patch, PatchOptions, ResourceClient};
 use clientgo_testing::Verb;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -83,7 +83,7 @@ async fn a_changed_or_deleted_child_reconciles_its_owner() {
         });
         let handle = Controller::for_::<Deployment>(&manager)
             .owns::<ConfigMap>()
-            .run(reconcile, Arc::clone(&context))
+            .complete(reconcile, Arc::clone(&context))
             .unwrap();
         let (stop, running) = start(&manager);
 
@@ -188,21 +188,21 @@ async fn watches_maps_any_object_and_controllers_share_one_undecoded_informer_pe
     let mapped = Arc::new(Tally::default());
     Controller::for_::<Deployment>(&manager)
         .owns::<ConfigMap>()
-        .run(tally, Arc::clone(&owners))
+        .complete(tally, Arc::clone(&owners))
         .unwrap();
     // A config map labelled `for: <name>` reconciles that deployment,
     // owned or not.
     Controller::for_::<Deployment>(&manager)
         .named("mapped")
-        .watches::<ConfigMap>(|object| {
+        .watches::<ConfigMap>(EnqueueMapping::map(|object| {
             let meta = object.meta();
             let target = meta.labels.as_ref().and_then(|labels| labels.get("for"));
             match (meta.namespace.as_deref(), target) {
                 (Some(namespace), Some(name)) => vec![Request::namespaced(namespace, name)],
                 _ => Vec::new(),
             }
-        })
-        .run(tally, Arc::clone(&mapped))
+        }))
+        .complete(tally, Arc::clone(&mapped))
         .unwrap();
     let (stop, running) = start(&manager);
     // Each deployment once for itself; `web` once more in the owning

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use clientgo_controller::predicate::{generation_changed, labels_changed};
-use clientgo_controller::{Action, Controller, PredicateExt};
+use clientgo_controller::{Action, Controller, PredicateExt, WatchOptions};
 use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
 
@@ -21,7 +21,7 @@ async fn only_spec_and_label_changes_reach_the_reconcile() {
     let replicas_seen = Arc::new(std::sync::atomic::AtomicI32::new(0));
     Controller::for_::<Deployment>(&manager)
         .with_event_filter(generation_changed().or(labels_changed()))
-        .run(
+        .complete(
             |deployment: Arc<Deployment>,
              context: Arc<(Arc<AtomicUsize>, Arc<std::sync::atomic::AtomicI32>)>| async move {
                 context.0.fetch_add(1, Ordering::SeqCst);
@@ -124,11 +124,13 @@ async fn namespace_and_label_selector_narrow_what_is_reconciled() {
 
     let manager = cluster.manager();
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    Controller::for_::<Deployment>(&manager)
-        .owns::<ConfigMap>()
-        .namespace("team")
-        .label_selector(LabelSelector::parse("tier=front").unwrap())
-        .run(
+    Controller::for_with::<Deployment>(
+        &manager,
+        WatchOptions::default().label_selector(LabelSelector::parse("tier=front").unwrap()),
+    )
+    .owns::<ConfigMap>()
+    .namespace("team")
+        .complete(
             |deployment: Arc<Deployment>, seen: Arc<Mutex<Vec<String>>>| async move {
                 let key = format!(
                     "{}/{}",

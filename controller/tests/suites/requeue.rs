@@ -1,10 +1,10 @@
-//! `requeue_after` is honoured; errors back off through the rate limiter;
-//! a deleted object's requeues stop.
+//! `requeue_after` is honoured; errors back off through the rate limiter
+//! or wait the error policy's delay; a deleted object's requeues stop.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_controller::{Action, Controller};
+use clientgo_controller::{Action, Controller, Retry};
 use clientgo_rest::DeleteOptions;
 use clientgo_workqueue::ItemExponentialFailureRateLimiter;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -41,7 +41,7 @@ async fn requeue_after_runs_again_after_the_delay_until_the_object_is_deleted() 
     let seen_gone = Arc::clone(&gone);
     let handle = Controller::for_::<Deployment>(&manager)
         .on_gone(move |request| seen_gone.lock().push(request.key()))
-        .run(
+        .complete(
             |_: Arc<Deployment>, calls: Arc<Calls>| async move {
                 calls.record();
                 Ok::<_, String>(Action::requeue_after(Duration::from_millis(150)))
@@ -96,7 +96,7 @@ async fn a_deleted_objects_pending_requeue_is_dropped() {
     let manager = cluster.manager();
     let calls = Arc::new(Calls::default());
     let handle = Controller::for_::<Deployment>(&manager)
-        .run(
+        .complete(
             |_: Arc<Deployment>, calls: Arc<Calls>| async move {
                 calls.record();
                 Ok::<_, String>(Action::requeue_after(Duration::from_millis(1500)))
@@ -143,17 +143,21 @@ async fn errors_back_off_per_key_and_the_policy_can_give_up() {
             Duration::from_millis(20),
             Duration::from_secs(60),
         )))
-        .run_with_error_policy(
+        .error_policy(
+            |deployment: &Arc<Deployment>, _: &String, _: &Arc<(Arc<Calls>, Arc<Calls>)>| {
+                match deployment.metadata.name.as_deref() {
+                    Some("terminal") => Retry::Never,
+                    _ => Retry::Backoff,
+                }
+            },
+        )
+        .complete(
             |deployment: Arc<Deployment>, context: Arc<(Arc<Calls>, Arc<Calls>)>| async move {
                 match deployment.metadata.name.as_deref() {
                     Some("failing") => context.0.record(),
                     _ => context.1.record(),
                 }
                 Err::<Action, _>("always fails".to_string())
-            },
-            |deployment, _error, _context| match deployment.metadata.name.as_deref() {
-                Some("terminal") => Action::done(),
-                _ => Action::requeue(),
             },
             context,
         )
@@ -178,53 +182,42 @@ async fn errors_back_off_per_key_and_the_policy_can_give_up() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_successful_requeue_backs_off_until_done() {
+async fn a_fixed_retry_after_a_failure_waits_its_delay() {
     let cluster = Cluster::start().await;
     cluster.create_deployment("web").await;
     let manager = cluster.manager();
     let calls = Arc::new(Calls::default());
     let handle = Controller::for_::<Deployment>(&manager)
-        .rate_limiter(Arc::new(ItemExponentialFailureRateLimiter::new(
-            Duration::from_millis(20),
-            Duration::from_secs(60),
-        )))
-        .run(
+        .error_policy(|_, _: &String, _: &Arc<Calls>| Retry::After(Duration::from_millis(200)))
+        .complete(
             |_: Arc<Deployment>, calls: Arc<Calls>| async move {
                 calls.record();
-                // Four requeues, then done.
-                Ok::<_, String>(if calls.len() <= 4 {
-                    Action::requeue()
+                // Three failures, then done.
+                if calls.len() <= 3 {
+                    Err("not yet".to_string())
                 } else {
-                    Action::done()
-                })
+                    Ok(Action::done())
+                }
             },
             Arc::clone(&calls),
         )
         .unwrap();
     let (stop, running) = start(&manager);
-    eventually("five runs", || async { calls.len() >= 5 }).await;
-    // 20, 40, 80, 160 ms apart: the limiter's backoff, growing.
+    eventually("four runs", || async { calls.len() >= 4 }).await;
     let gaps = calls.gaps();
-    for (index, gap) in gaps.iter().enumerate() {
-        let asked = Duration::from_millis(20 << index);
+    for gap in &gaps {
         assert!(
-            *gap >= asked.mul_f64(0.9) && *gap < asked * 5 + Duration::from_millis(500),
-            "requeue {index} after {gap:?}, the limiter asks {asked:?}: {gaps:?}"
+            *gap >= Duration::from_millis(180) && *gap < Duration::from_secs(2),
+            "retried {gap:?} apart, asked 200 ms: {gaps:?}"
         );
     }
     eventually("the last run counted", || async {
         handle.stats().success == 1
     })
     .await;
-    // Done: no more runs.
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(calls.len(), 5);
     let stats = handle.stats();
-    assert_eq!(
-        (stats.requeue, stats.success, stats.errors),
-        (4, 1, 0),
-        "{stats:?}"
-    );
+    assert_eq!((stats.errors, stats.success), (3, 1), "{stats:?}");
+    assert_eq!(calls.len(), 4);
     stop.cancel();
     running.await.unwrap().unwrap();
 }

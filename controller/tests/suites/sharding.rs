@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_controller::{Action, Controller, Manager, ManagerOptions, Sharding};
+use clientgo_controller::{Action, Controller, Manager, ManagerOptions, Replicas, Sharding};
 use clientgo_leaderelection::{LeaderElectionConfig, ShardedControllerOptions};
 use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -63,10 +63,10 @@ fn replica(
                 .retry_period(Duration::from_millis(200)),
         );
     let manager =
-        cluster.manager_with(ManagerOptions::default().sharding(Sharding::new(identity, options)));
+        cluster.manager_with(ManagerOptions::default().replicas(Replicas::Sharded(Sharding::new(identity, options))));
     Controller::for_::<Deployment>(&manager)
         .max_concurrent_reconciles(2)
-        .run(
+        .complete(
             move |deployment: Arc<Deployment>, context: Arc<(Arc<Log>, Arc<Intervals>)>| async move {
                 let name = deployment.metadata.name.clone().unwrap_or_default();
                 let started = Instant::now();

@@ -53,7 +53,7 @@ async fn a_missing_crd_or_a_forbidden_kind_fails_the_sync_at_once() {
     let cluster = Cluster::start().await;
     let manager = cluster.manager();
     Controller::for_::<Widget>(&manager)
-        .run(done, Arc::new(()))
+        .complete(done, Arc::new(()))
         .unwrap();
     let started = tokio::time::Instant::now();
     let error = manager.run(CancellationToken::new()).await.unwrap_err();
@@ -77,7 +77,7 @@ async fn a_missing_crd_or_a_forbidden_kind_fails_the_sync_at_once() {
     let manager = cluster.manager();
     Controller::for_::<Deployment>(&manager)
         .owns::<ConfigMap>()
-        .run(done, Arc::new(()))
+        .complete(done, Arc::new(()))
         .unwrap();
     let error = manager.run(CancellationToken::new()).await.unwrap_err();
     let Error::CacheSync(sync) = &error else {
@@ -98,7 +98,7 @@ async fn shutdown_lets_reconciles_finish_within_the_deadline() {
     let finished = Arc::new(AtomicBool::new(false));
     let context = Arc::new((Arc::clone(&started), Arc::clone(&finished)));
     Controller::for_::<Deployment>(&manager)
-        .run(
+        .complete(
             |_: Arc<Deployment>, context: Arc<(Arc<AtomicUsize>, Arc<AtomicBool>)>| async move {
                 context.0.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(300)).await;
@@ -128,7 +128,7 @@ async fn shutdown_lets_reconciles_finish_within_the_deadline() {
     let stopped = Arc::new(AtomicBool::new(false));
     let context = Arc::new((Arc::clone(&started), Arc::clone(&stopped)));
     Controller::for_::<Deployment>(&manager)
-        .run(
+        .complete(
             |_: Arc<Deployment>, context: Arc<(Arc<AtomicUsize>, Arc<AtomicBool>)>| async move {
                 let _stopped = DropFlag(Arc::clone(&context.1));
                 context.0.fetch_add(1, Ordering::SeqCst);

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clientgo_controller::{Action, Controller, Manager, ManagerOptions};
+use clientgo_informers::{InformerFactoryOptions, SnapshotOptions};
 use clientgo_record::{EventRecorder, EventType, object_reference};
 use clientgo_rest::ResourceClient;
 use clientgo_testing::Verb;
@@ -19,13 +20,14 @@ struct Context {
 }
 
 fn manager(cluster: &Cluster, dir: &std::path::Path) -> (Manager, Arc<Context>) {
-    let manager = cluster.manager_with(ManagerOptions::default().snapshot_dir(dir));
+    let manager = cluster.manager_with(ManagerOptions::default()
+        .factory_options(InformerFactoryOptions::default().snapshot(SnapshotOptions::new(dir))));
     let context = Arc::new(Context {
         runs: AtomicUsize::new(0),
         recorder: manager.event_recorder("deployment-controller"),
     });
     Controller::for_::<Deployment>(&manager)
-        .run(
+        .complete(
             |deployment: Arc<Deployment>, context: Arc<Context>| async move {
                 context.runs.fetch_add(1, Ordering::SeqCst);
                 context.recorder.event(

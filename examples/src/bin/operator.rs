@@ -75,7 +75,7 @@ fn main_operator(client: RestClient) -> Result<(Manager, ControllerHandle), Erro
     let manager = Manager::new(client.clone(), ManagerOptions::default());
     let handle = Controller::for_::<CronTab>(&manager)
         .owns::<Job>()
-        .run(reconcile, Arc::new(client))?;
+        .complete(reconcile, Arc::new(client))?;
     Ok((manager, handle))
 }
 

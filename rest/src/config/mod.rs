@@ -33,7 +33,7 @@ pub use loading_rules::LoadingRules;
 pub use oidc::OidcConfig;
 pub use pem::PemSource;
 pub use rest_config::{
-    Config, DEFAULT_BURST, DEFAULT_MAX_RETRIES, DEFAULT_QPS, DEFAULT_TLS_FILE_RELOAD_INTERVAL,
+    Config, DEFAULT_MAX_RETRIES, DEFAULT_TLS_FILE_RELOAD_INTERVAL,
     DEFAULT_WATCH_HEADER_WAIT, Impersonation, Proxy, TOKEN_FILE_REFRESH, TlsConfig,
     default_user_agent,
 };

@@ -15,21 +15,6 @@ use crate::config::secret::Secret;
 use crate::config::warnings::WarningHandler;
 use crate::metrics::request_metrics::RequestMetrics;
 
-/// Requests per second allowed by default, with [`DEFAULT_BURST`].
-///
-/// client-go's 5 QPS and burst 10 are a known trap: a controller that starts
-/// a dozen informers and writes status for a few hundred objects waits
-/// seconds in its own limiter while the API server is idle (client-go issue
-/// 564). The API server protects itself with priority and fairness and
-/// answers 429 with `Retry-After`, which this client honours, so the client
-/// limit only needs to stop a runaway loop. 50 QPS with a burst of 300 are
-/// kubectl's own limits since Kubernetes 1.27: a normal controller never
-/// waits, and a loop that hammers the server is still slowed down.
-pub const DEFAULT_QPS: f32 = 50.0;
-
-/// Requests allowed at once before [`DEFAULT_QPS`] applies.
-pub const DEFAULT_BURST: u32 = 300;
-
 /// How often a bearer token file is read again, so a rotated token (a
 /// projected service-account token) is picked up; client-go's period.
 pub const TOKEN_FILE_REFRESH: Duration = Duration::from_secs(60);
@@ -159,10 +144,23 @@ pub struct Config {
     /// another connection (as Go's transport opens one). The API server
     /// answers a watch's headers at once. Default [`DEFAULT_WATCH_HEADER_WAIT`].
     pub watch_header_wait: Duration,
-    /// Client-side requests per second; zero, a negative or a non-finite
-    /// value turns the limiter off. Watches are never throttled.
+    /// Client-side requests per second; zero (the default), a negative or
+    /// a non-finite value means no client-side limiter. Watches are never
+    /// throttled.
+    ///
+    /// No limit by default, as controller-runtime's configuration loaders
+    /// give every manager (kubernetes-sigs/controller-runtime#3119, on SIG
+    /// API Machinery's advice) and as kube-rs: kube-apiserver protects
+    /// itself with API priority and fairness and answers 429 with
+    /// `Retry-After`, which this client honours ([`Config::max_retries`]).
+    /// client-go's own zero value means 5 QPS with a burst of 10, which
+    /// makes a starting controller wait on itself while the server is
+    /// idle (10,000 server-side applies at 50 QPS take 194 s; with no
+    /// limit, 10.5 s on the same server). Set one with
+    /// [`Config::rate_limit`] to stop a runaway loop on the client.
     pub qps: f32,
-    /// Requests allowed at once before `qps` applies.
+    /// Requests allowed at once before `qps` applies (unused while `qps`
+    /// is zero).
     pub burst: u32,
     /// Retries of a request answered 429 or 5xx with an integer
     /// `Retry-After` (and of GETs whose connection broke).
@@ -201,7 +199,7 @@ pub struct Config {
 
 impl Config {
     /// A configuration for `host` with every default: no credentials, the
-    /// system's certificate authorities, [`DEFAULT_QPS`]/[`DEFAULT_BURST`],
+    /// system's certificate authorities, no client-side rate limit,
     /// [`DEFAULT_MAX_RETRIES`], proxy from the environment.
     pub fn new(host: impl Into<String>) -> Self {
         Config {
@@ -214,8 +212,8 @@ impl Config {
             timeout: None,
             connect_timeout: Duration::from_secs(30),
             watch_header_wait: DEFAULT_WATCH_HEADER_WAIT,
-            qps: DEFAULT_QPS,
-            burst: DEFAULT_BURST,
+            qps: 0.0,
+            burst: 0,
             max_retries: DEFAULT_MAX_RETRIES,
             proxy: Proxy::FromEnvironment,
             warning_handler: None,
@@ -348,7 +346,8 @@ impl Config {
         self
     }
 
-    /// Sets the client-side rate limit; `qps <= 0` turns it off.
+    /// Sets a client-side rate limit: `qps` requests per second after a
+    /// burst of `burst`; `qps <= 0` turns it off (the default).
     #[must_use]
     pub fn rate_limit(mut self, qps: f32, burst: u32) -> Self {
         self.qps = qps;
