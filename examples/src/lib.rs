@@ -40,6 +40,25 @@ pub mod progress;
 #[allow(missing_docs)]
 pub mod generated;
 
+/// The process's shutdown token: cancelled at the first SIGTERM or
+/// SIGINT, the process exiting at once at a second
+/// ([`setup_signal_handler`](clientgo::controller::signals::setup_signal_handler),
+/// installed on first use; call it within the runtime). Every
+/// long-running program waits on it, so `kill` and a pod's stop end them
+/// as Ctrl-C does: gracefully, with their summary.
+pub fn shutdown() -> tokio_util::sync::CancellationToken {
+    static TOKEN: std::sync::OnceLock<tokio_util::sync::CancellationToken> =
+        std::sync::OnceLock::new();
+    TOKEN
+        .get_or_init(|| {
+            clientgo::controller::signals::setup_signal_handler().unwrap_or_else(|error| {
+                say_error(&format!("cannot watch for SIGTERM and SIGINT: {error}"));
+                tokio_util::sync::CancellationToken::new()
+            })
+        })
+        .clone()
+}
+
 pub use campaign::Campaign;
 pub use connection::{CommonFlags, Connection};
 pub use embedded::{Embedded, EmbeddedOptions, SeededResource};

@@ -236,6 +236,68 @@ fn the_operator_runs_against_a_kubeconfigs_cluster() {
     let _ = std::fs::remove_dir_all(&directory);
 }
 
+/// A pod is stopped with SIGTERM: the operator (a manager) and the
+/// controller (client-go's loop) stop gracefully on it, with their summary
+/// and status 0, as on Ctrl-C.
+#[test]
+fn sigterm_stops_the_long_running_examples_gracefully() {
+    use std::io::BufRead;
+    use clientgo::testing::TestApiServer;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(TestApiServer::builder().start()).unwrap();
+    let (directory, kubeconfig) = kubeconfig_in_temp_dir(&server, "sigterm");
+    for (program, path, running, stopped) in [
+        (
+            "operator",
+            env!("CARGO_BIN_EXE_operator"),
+            "created CustomResourceDefinition",
+            "operator stopped: ",
+        ),
+        (
+            "controller",
+            env!("CARGO_BIN_EXE_controller"),
+            "synced",
+            "stopped by a signal; draining the queue",
+        ),
+    ] {
+        let mut child = Command::new(path)
+            .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
+            .env_remove("KUBECONFIG")
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut seen = Vec::new();
+        for line in lines.by_ref().map_while(Result::ok) {
+            let started = line.contains(running);
+            seen.push(line);
+            if started {
+                break;
+            }
+        }
+        assert!(
+            seen.iter().any(|line| line.contains(running)),
+            "{program} never said {running:?}: {seen:?}"
+        );
+        let killed = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        seen.extend(lines.map_while(Result::ok));
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{program} exited {status:?} on SIGTERM: {seen:?}");
+        assert!(
+            seen.iter().any(|line| line.contains(stopped)),
+            "{program} stopped without {stopped:?}: {seen:?}"
+        );
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
 #[test]
 fn the_dynamic_example_finds_a_resource_through_discovery() {
     let text = run_ok(

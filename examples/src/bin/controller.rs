@@ -142,6 +142,9 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run(arguments: Flags) -> Result<(), Failure> {
+    // From the start: a SIGTERM before the loop must not kill the
+    // process outright.
+    let _ = clientgo_examples::shutdown();
     let flags = arguments.common;
     let workers = arguments.workers;
     let settings = Settings {
@@ -248,7 +251,8 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
         })
         .collect();
 
-    // Run until the duration ends or Ctrl-C, redrawing the status line.
+    // Run until the duration ends or SIGTERM/SIGINT, redrawing the status
+    // line.
     let deadline = connection.duration.map(|d| tokio::time::Instant::now() + d);
     let mut progress = Progress::new();
     let mut ticker = tokio::time::interval(Duration::from_millis(250));
@@ -261,7 +265,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     let ended = loop {
         tokio::select! {
             _ = ticker.tick() => {}
-            _ = tokio::signal::ctrl_c() => break "interrupted",
+            () = clientgo_examples::shutdown().cancelled_owned() => break "stopped by a signal",
             () = leading.cancelled() => break "leadership lost",
         }
         if deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
@@ -480,7 +484,7 @@ impl Leadership {
         say!("waiting to lead as {identity} (lease {namespace}/clientgo-controller)");
         let leading = tokio::select! {
             leading = on_started.recv() => leading,
-            _ = tokio::signal::ctrl_c() => None,
+            () = clientgo_examples::shutdown().cancelled_owned() => None,
         };
         let Some(leading) = leading else {
             campaign.end().await;

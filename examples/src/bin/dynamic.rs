@@ -64,6 +64,9 @@ struct Counts {
 }
 
 async fn run(arguments: Flags) -> Result<(), Failure> {
+    // From the start: a SIGTERM before the loop must not kill the
+    // process outright.
+    let _ = clientgo_examples::shutdown();
     let flags = arguments.common;
     let resource = arguments.resource;
 
@@ -126,7 +129,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
-            _ = tokio::signal::ctrl_c() => break,
+            () = clientgo_examples::shutdown().cancelled_owned() => break,
         }
         if deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
             break;

@@ -51,6 +51,7 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run(flags: Flags) -> Result<(), Box<dyn std::error::Error>> {
+    let _ = clientgo_examples::shutdown();
     // A cluster when one is named or found, else an embedded API server.
     let cluster = match &flags.kubeconfig {
         Some(path) => Some(Config::from_kubeconfig_file(path)?),
@@ -107,7 +108,7 @@ async fn run(flags: Flags) -> Result<(), Box<dyn std::error::Error>> {
     factory.wait_for_cache_sync(Duration::from_secs(60)).await?;
     match flags.duration {
         Some(seconds) => tokio::time::sleep(Duration::from_secs(seconds)).await,
-        None => tokio::signal::ctrl_c().await?,
+        None => clientgo_examples::shutdown().cancelled().await,
     }
     let in_default = deployments
         .lister()

@@ -240,7 +240,7 @@ async fn run(flags: Flags) -> Result<u8, String> {
                 println!("Forwarding from {} -> {}", port.local, port.remote);
             }
             let stopped = until_limit(limit, async {
-                let _ = tokio::signal::ctrl_c().await;
+                clientgo_examples::shutdown().cancelled().await;
                 Ok(())
             })
             .await;

@@ -101,6 +101,9 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run(arguments: Flags) -> Result<(), Failure> {
+    // From the start: a SIGTERM before the loop must not kill the
+    // process outright.
+    let _ = clientgo_examples::shutdown();
     let flags = arguments.common;
     let connection =
         Connection::open_preferring_envtest(&flags, EmbeddedOptions::default()).await?;
@@ -118,7 +121,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     } else {
         match connection.duration {
             Some(duration) => tokio::time::sleep(duration).await,
-            None => tokio::signal::ctrl_c().await.map_err(|e| e.to_string())?,
+            None => clientgo_examples::shutdown().cancelled().await,
         }
     }
     stop.cancel();
