@@ -35,7 +35,7 @@ use crate::error::Error;
 use crate::handler::EnqueueMapping;
 use crate::manager::Manager;
 use crate::predicate::Predicate;
-use crate::reconcile::{Action, Request, Retry};
+use crate::reconcile::{Action, BackoffOnError, ErrorPolicy, Request, Retry};
 use crate::runner::{ControllerHandle, OnGone, Parts, Runner};
 use crate::trigger::Trigger;
 use crate::watch::{Watch, watch_of};
@@ -66,7 +66,10 @@ impl Controller {
         Builder {
             manager: manager.clone(),
             name: ApiResource::of::<K>().kind().to_lowercase(),
-            watches: vec![watch_of::<K>(EnqueueMapping::Object, options.into_predicates())],
+            watches: vec![watch_of::<K>(
+                EnqueueMapping::Object,
+                options.into_predicates(),
+            )],
             filters: Vec::new(),
             namespace: None,
             max_concurrent_reconciles: 1,
@@ -117,35 +120,6 @@ impl WatchOptions {
 
     fn into_predicates(self) -> Vec<Arc<dyn Predicate>> {
         self.predicates
-    }
-}
-
-/// What follows a failed reconcile of a `K` with context `C` and error
-/// `E` ([`Builder::error_policy`]): any
-/// `Fn(&Arc<K>, &E, &Arc<C>) -> Retry`, or [`BackoffOnError`].
-pub trait ErrorPolicy<K, C, E>: Send + Sync + 'static {
-    /// What follows the failure `error` of `object`'s reconcile.
-    fn retry(&self, object: &Arc<K>, error: &E, context: &Arc<C>) -> Retry;
-}
-
-/// The error policy a builder starts with: every failure backs off through
-/// the controller's rate limiter ([`Retry::Backoff`]), as
-/// controller-runtime handles a returned error.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct BackoffOnError;
-
-impl<K, C, E> ErrorPolicy<K, C, E> for BackoffOnError {
-    fn retry(&self, _: &Arc<K>, _: &E, _: &Arc<C>) -> Retry {
-        Retry::Backoff
-    }
-}
-
-impl<K, C, E, F> ErrorPolicy<K, C, E> for F
-where
-    F: Fn(&Arc<K>, &E, &Arc<C>) -> Retry + Send + Sync + 'static,
-{
-    fn retry(&self, object: &Arc<K>, error: &E, context: &Arc<C>) -> Retry {
-        self(object, error, context)
     }
 }
 

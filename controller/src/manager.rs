@@ -414,7 +414,9 @@ impl Manager {
         name: impl Into<String>,
         check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
     ) {
-        self.inner.checks.add_health(name.into(), Arc::new(check) as Check);
+        self.inner
+            .checks
+            .add_health(name.into(), Arc::new(check) as Check);
     }
 
     /// Adds `check` to what `/readyz` answers (controller-runtime's
@@ -425,7 +427,9 @@ impl Manager {
         name: impl Into<String>,
         check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
     ) {
-        self.inner.checks.add_ready(name.into(), Arc::new(check) as Check);
+        self.inner
+            .checks
+            .add_ready(name.into(), Arc::new(check) as Check);
     }
 
     /// Runs every controller and runnable until `shutdown` fires (see the
@@ -556,7 +560,9 @@ impl Manager {
                     Some(leading) => Some((campaign, leading)),
                     None => {
                         campaign.end().await;
-                        tasks.stop(self.inner.options.graceful_shutdown_timeout).await;
+                        tasks
+                            .stop(self.inner.options.graceful_shutdown_timeout)
+                            .await;
                         return Ok(());
                     }
                 }
@@ -696,8 +702,9 @@ impl Tasks {
     /// Starts the waiting runnables `now` chooses. A panic is caught and
     /// taken as the runnable's error.
     fn start(&mut self, now: impl Fn(&dyn Runnable) -> bool) {
-        let (start, wait): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.waiting).into_iter().partition(|r| now(r.as_ref()));
+        let (start, wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|r| now(r.as_ref()));
         self.waiting = wait;
         for runnable in start {
             let name = runnable.name().to_string();

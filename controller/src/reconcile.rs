@@ -16,6 +16,7 @@
 //! backoff is the error policy's).
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The object a reconcile is about: its namespace (none for a
@@ -112,6 +113,35 @@ pub enum Retry {
     /// reset. controller-runtime's `TerminalError`, except that it keeps
     /// the failure count.
     Never,
+}
+
+/// What follows a failed reconcile of a `K` with context `C` and error
+/// `E` ([`Builder::error_policy`](crate::Builder::error_policy)): any
+/// `Fn(&Arc<K>, &E, &Arc<C>) -> Retry`, or [`BackoffOnError`].
+pub trait ErrorPolicy<K, C, E>: Send + Sync + 'static {
+    /// What follows the failure `error` of `object`'s reconcile.
+    fn retry(&self, object: &Arc<K>, error: &E, context: &Arc<C>) -> Retry;
+}
+
+/// The error policy a builder starts with: every failure backs off through
+/// the controller's rate limiter ([`Retry::Backoff`]), as
+/// controller-runtime handles a returned error.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BackoffOnError;
+
+impl<K, C, E> ErrorPolicy<K, C, E> for BackoffOnError {
+    fn retry(&self, _: &Arc<K>, _: &E, _: &Arc<C>) -> Retry {
+        Retry::Backoff
+    }
+}
+
+impl<K, C, E, F> ErrorPolicy<K, C, E> for F
+where
+    F: Fn(&Arc<K>, &E, &Arc<C>) -> Retry + Send + Sync + 'static,
+{
+    fn retry(&self, object: &Arc<K>, error: &E, context: &Arc<C>) -> Retry {
+        self(object, error, context)
+    }
 }
 
 /// How one reconcile of a key ended.

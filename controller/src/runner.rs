@@ -36,11 +36,12 @@ use futures_util::FutureExt;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::builder::ErrorPolicy;
 use crate::error::Error;
 use crate::metrics::ControllerMetrics;
 use crate::predicate::Predicate;
-use crate::reconcile::{Action, Outcome, QueueStep, Request, Retry, queue_step, result_label};
+use crate::reconcile::{
+    Action, ErrorPolicy, Outcome, QueueStep, Request, Retry, queue_step, result_label,
+};
 use crate::sharding::HeldShards;
 use crate::stats::{ControllerStats, Counters};
 use crate::trigger::Trigger;
@@ -343,9 +344,10 @@ where
                     }
                 }
                 Trigger::Request(request) => {
-                    let wanted = self.namespace.as_deref().is_none_or(|namespace| {
-                        request.namespace.as_deref() == Some(namespace)
-                    });
+                    let wanted = self
+                        .namespace
+                        .as_deref()
+                        .is_none_or(|namespace| request.namespace.as_deref() == Some(namespace));
                     if wanted {
                         self.queue.add(request.key());
                     }

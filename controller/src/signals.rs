@@ -24,7 +24,10 @@ pub fn setup_signal_handler() -> std::io::Result<CancellationToken> {
     let cancel = token.clone();
     tokio::spawn(async move {
         let first = signals.next().await;
-        tracing::info!(signal = first, "shutting down; a second signal exits at once");
+        tracing::info!(
+            signal = first,
+            "shutting down; a second signal exits at once"
+        );
         cancel.cancel();
         let second = signals.next().await;
         tracing::warn!(signal = second, "second signal: exiting");

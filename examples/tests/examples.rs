@@ -241,8 +241,8 @@ fn the_operator_runs_against_a_kubeconfigs_cluster() {
 /// and status 0, as on Ctrl-C.
 #[test]
 fn sigterm_stops_the_long_running_examples_gracefully() {
-    use std::io::BufRead;
     use clientgo::testing::TestApiServer;
+    use std::io::BufRead;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(TestApiServer::builder().start()).unwrap();
     let (directory, kubeconfig) = kubeconfig_in_temp_dir(&server, "sigterm");
@@ -288,7 +288,10 @@ fn sigterm_stops_the_long_running_examples_gracefully() {
         assert!(killed.success());
         seen.extend(lines.map_while(Result::ok));
         let status = child.wait().unwrap();
-        assert!(status.success(), "{program} exited {status:?} on SIGTERM: {seen:?}");
+        assert!(
+            status.success(),
+            "{program} exited {status:?} on SIGTERM: {seen:?}"
+        );
         assert!(
             seen.iter().any(|line| line.contains(stopped)),
             "{program} stopped without {stopped:?}: {seen:?}"

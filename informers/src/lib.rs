@@ -133,87 +133,54 @@
 /// chosen includes them.
 #[rustfmt::skip]
 pub mod builtin;
-mod cached_object;
-mod compact_index;
-mod decode_cache;
-mod engine;
+pub(crate) mod cache;
 mod error;
-mod factory;
-mod factory_options;
-mod filtering_handler;
-mod free_memory;
-mod generic_informer;
-mod handler;
-mod handler_funcs;
-mod handler_options;
-mod heavy_work;
-mod informer_options;
-mod informer_registry;
-mod informer_state;
-mod informer_stats;
-mod listener;
-mod lister;
-mod metadata_index;
-mod metadata_view;
-mod metrics;
-mod object_handler;
-mod pending_queue;
-mod pipeline;
-mod processor;
-#[cfg(feature = "prometheus")]
-mod prometheus;
-mod registration;
-mod resource_informer_factory;
-mod resume_source;
-mod shared_index_informer;
-mod snapshot;
-mod storage;
-mod stored;
-mod sync_signal;
-mod transform;
+pub(crate) mod factory;
+pub(crate) mod handler;
+pub(crate) mod informer;
+pub(crate) mod metrics;
 mod typed_resource;
-mod wait;
-mod warm_restart;
+pub(crate) mod warm_restart;
 pub mod watch;
 
-pub use cached_object::CachedObject;
-pub use decode_cache::{DEFAULT_DECODE_CACHE_BYTES, DecodeStats};
+pub use cache::cached_object::CachedObject;
+pub use cache::decode_cache::{DEFAULT_DECODE_CACHE_BYTES, DecodeStats};
+pub use cache::lister::{Lister, NamespaceLister};
+pub use cache::metadata_index::{MetadataIndexFunc, MetadataIndexers, namespace_metadata_indexers};
+pub use cache::metadata_view::MetadataView;
+pub use cache::storage::Storage;
+pub use cache::stored::{DECODED_EXPANSION, Stored};
+pub use cache::transform::{Ingest, MetadataTransform, Transform};
 pub use error::Error;
-pub use factory::SharedInformerFactory;
-pub use factory_options::InformerFactoryOptions;
-pub use filtering_handler::FilteringResourceEventHandler;
-pub use generic_informer::{GenericInformer, GenericLister};
-pub use handler_funcs::ResourceEventHandlerFuncs;
-pub use handler_options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
-pub use informer_options::SharedIndexInformerOptions;
-pub use informer_stats::InformerStats;
-pub use listener::HandlerStats;
-pub use lister::{Lister, NamespaceLister};
-pub use metadata_index::{MetadataIndexFunc, MetadataIndexers, namespace_metadata_indexers};
-pub use metadata_view::MetadataView;
-pub use metrics::{
-    HistogramMetric, InformerMetricsProvider, NoopMetric, NoopMetricsProvider, SettableGaugeMetric,
-};
-pub use pending_queue::HandlerQueue;
-#[cfg(feature = "prometheus")]
-pub use prometheus::PrometheusInformerMetrics;
-pub use registration::ResourceEventHandlerRegistration;
-pub use resource_informer_factory::{
+pub use factory::dynamic::{
     DynamicSharedInformerFactory, MetadataSharedInformerFactory, ResourceInformerFactory,
     UntypedObject,
 };
-pub use shared_index_informer::SharedIndexInformer;
-pub use snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotOptions};
-pub use storage::Storage;
-pub use stored::{DECODED_EXPANSION, Stored};
-pub use sync_signal::SyncChanges;
-pub use transform::{Ingest, MetadataTransform, Transform};
-pub use typed_resource::TypedResource;
-pub use wait::{
+pub use factory::generic::{GenericInformer, GenericLister};
+pub use factory::options::InformerFactoryOptions;
+pub use factory::typed::SharedInformerFactory;
+pub use handler::filtering::FilteringResourceEventHandler;
+pub use handler::funcs::ResourceEventHandlerFuncs;
+pub use handler::listener::HandlerStats;
+pub use handler::options::{HandlerOptions, MINIMUM_RESYNC_PERIOD};
+pub use handler::pending_queue::HandlerQueue;
+pub use handler::sync_signal::SyncChanges;
+pub use informer::options::SharedIndexInformerOptions;
+pub use informer::registration::ResourceEventHandlerRegistration;
+pub use informer::shared_index_informer::SharedIndexInformer;
+pub use informer::stats::InformerStats;
+pub use informer::wait::{
     Healing, InformerSynced, LastingErrors, SYNCED_POLL_PERIOD, SyncError, SyncFailure,
     SyncWaitOptions, UnsyncedInformer, healing, wait_for_cache_sync,
 };
-pub use warm_restart::{EntryTypes, SnapshotStats};
+#[cfg(feature = "prometheus")]
+pub use metrics::prometheus::PrometheusInformerMetrics;
+pub use metrics::provider::{
+    HistogramMetric, InformerMetricsProvider, NoopMetric, NoopMetricsProvider, SettableGaugeMetric,
+};
+pub use typed_resource::TypedResource;
+pub use warm_restart::format::SNAPSHOT_FORMAT_VERSION;
+pub use warm_restart::options::{EntryTypes, SnapshotOptions, SnapshotStats};
 
 // Re-exported so handlers and options can be written with this crate alone.
 pub use clientgo_apimachinery as apimachinery;

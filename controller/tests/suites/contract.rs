@@ -189,7 +189,10 @@ async fn a_runnable_starts_after_the_caches_sync_and_stops_with_the_manager() {
     assert!(!stopped.load(Ordering::SeqCst));
     stop.cancel();
     running.await.unwrap().unwrap();
-    assert!(stopped.load(Ordering::SeqCst), "not stopped by the shutdown");
+    assert!(
+        stopped.load(Ordering::SeqCst),
+        "not stopped by the shutdown"
+    );
     let late = manager.add(runnable::from_fn("late", |_| async { Ok(()) }));
     assert!(matches!(late, Err(Error::AlreadyRun)));
 }
@@ -232,7 +235,10 @@ async fn a_failing_runnable_stops_the_manager_with_its_error() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(workers_stopped.load(Ordering::SeqCst), "the reconcile still runs");
+    assert!(
+        workers_stopped.load(Ordering::SeqCst),
+        "the reconcile still runs"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

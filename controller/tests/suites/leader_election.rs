@@ -53,7 +53,8 @@ fn replica(cluster: &Cluster, identity: &'static str, log: &Arc<Log>) -> Manager
             .retry_period(Duration::from_millis(200))
             .release_on_cancel(true),
     );
-    let manager = cluster.manager_with(ManagerOptions::default().replicas(Replicas::LeaderElection(election)));
+    let manager = cluster
+        .manager_with(ManagerOptions::default().replicas(Replicas::LeaderElection(election)));
     Controller::for_::<Deployment>(&manager)
         .complete(
             move |_: Arc<Deployment>, log: Arc<Log>| async move {
@@ -148,7 +149,8 @@ async fn a_leader_that_cannot_renew_stops_its_reconciles_and_says_so() {
             .renew_deadline(Duration::from_secs(2))
             .retry_period(Duration::from_millis(200)),
     );
-    let manager = cluster.manager_with(ManagerOptions::default().replicas(Replicas::LeaderElection(election)));
+    let manager = cluster
+        .manager_with(ManagerOptions::default().replicas(Replicas::LeaderElection(election)));
     let started = Arc::new(AtomicBool::new(false));
     let stopped = Arc::new(AtomicBool::new(false));
     let context = Arc::new((Arc::clone(&started), Arc::clone(&stopped)));

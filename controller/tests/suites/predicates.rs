@@ -130,19 +130,19 @@ async fn namespace_and_label_selector_narrow_what_is_reconciled() {
     )
     .owns::<ConfigMap>()
     .namespace("team")
-        .complete(
-            |deployment: Arc<Deployment>, seen: Arc<Mutex<Vec<String>>>| async move {
-                let key = format!(
-                    "{}/{}",
-                    deployment.metadata.namespace.as_deref().unwrap_or_default(),
-                    deployment.metadata.name.as_deref().unwrap_or_default()
-                );
-                seen.lock().push(key);
-                Ok::<_, String>(Action::done())
-            },
-            Arc::clone(&seen),
-        )
-        .unwrap();
+    .complete(
+        |deployment: Arc<Deployment>, seen: Arc<Mutex<Vec<String>>>| async move {
+            let key = format!(
+                "{}/{}",
+                deployment.metadata.namespace.as_deref().unwrap_or_default(),
+                deployment.metadata.name.as_deref().unwrap_or_default()
+            );
+            seen.lock().push(key);
+            Ok::<_, String>(Action::done())
+        },
+        Arc::clone(&seen),
+    )
+    .unwrap();
     let (stop, running) = start(&manager);
     eventually("front reconciled", || async { seen.lock().len() == 1 }).await;
     // A child without the label still reconciles its owner.

@@ -62,8 +62,9 @@ fn replica(
                 .renew_deadline(Duration::from_secs(2))
                 .retry_period(Duration::from_millis(200)),
         );
-    let manager =
-        cluster.manager_with(ManagerOptions::default().replicas(Replicas::Sharded(Sharding::new(identity, options))));
+    let manager = cluster.manager_with(
+        ManagerOptions::default().replicas(Replicas::Sharded(Sharding::new(identity, options))),
+    );
     Controller::for_::<Deployment>(&manager)
         .max_concurrent_reconciles(2)
         .complete(

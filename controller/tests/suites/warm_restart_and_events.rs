@@ -20,8 +20,10 @@ struct Context {
 }
 
 fn manager(cluster: &Cluster, dir: &std::path::Path) -> (Manager, Arc<Context>) {
-    let manager = cluster.manager_with(ManagerOptions::default()
-        .factory_options(InformerFactoryOptions::default().snapshot(SnapshotOptions::new(dir))));
+    let manager = cluster
+        .manager_with(ManagerOptions::default().factory_options(
+            InformerFactoryOptions::default().snapshot(SnapshotOptions::new(dir)),
+        ));
     let context = Arc::new(Context {
         runs: AtomicUsize::new(0),
         recorder: manager.event_recorder("deployment-controller"),

@@ -15,12 +15,12 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::handler_funcs::ResourceEventHandlerFuncs;
-use crate::informer_options::SharedIndexInformerOptions;
-use crate::lister::Lister;
-use crate::shared_index_informer::SharedIndexInformer;
-use crate::storage::Storage;
-use crate::wait::{LastingErrors, SyncWaitOptions, wait_for_cache_sync};
+use crate::cache::lister::Lister;
+use crate::cache::storage::Storage;
+use crate::handler::funcs::ResourceEventHandlerFuncs;
+use crate::informer::options::SharedIndexInformerOptions;
+use crate::informer::shared_index_informer::SharedIndexInformer;
+use crate::informer::wait::{LastingErrors, SyncWaitOptions, wait_for_cache_sync};
 
 /// Runs an informer over `lister_watcher` and waits until `condition`
 /// returns `true` for one of its events, which it returns (client-go's

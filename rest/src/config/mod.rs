@@ -33,9 +33,8 @@ pub use loading_rules::LoadingRules;
 pub use oidc::OidcConfig;
 pub use pem::PemSource;
 pub use rest_config::{
-    Config, DEFAULT_MAX_RETRIES, DEFAULT_TLS_FILE_RELOAD_INTERVAL,
-    DEFAULT_WATCH_HEADER_WAIT, Impersonation, Proxy, TOKEN_FILE_REFRESH, TlsConfig,
-    default_user_agent,
+    Config, DEFAULT_MAX_RETRIES, DEFAULT_TLS_FILE_RELOAD_INTERVAL, DEFAULT_WATCH_HEADER_WAIT,
+    Impersonation, Proxy, TOKEN_FILE_REFRESH, TlsConfig, default_user_agent,
 };
 pub use secret::Secret;
 pub use warnings::{
