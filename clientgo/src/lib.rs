@@ -50,7 +50,7 @@
 //! `clientgo_informers`), so their documentation is this crate's. Beyond
 //! client-go: compact storage ([`informers::Storage`]), warm restart
 //! ([`informers::SnapshotOptions`]), sharding
-//! ([`leaderelection::ShardedController`]).
+//! ([`leaderelection::ShardElector`]).
 //!
 //! # Example
 //!
@@ -119,7 +119,9 @@ pub mod prelude {
     pub use tokio_util::sync::CancellationToken;
 
     #[cfg(feature = "controller")]
-    pub use clientgo_controller::{Action, Controller, Manager, ManagerOptions, Request};
+    pub use clientgo_controller::{
+        Action, Controller, Manager, ManagerOptions, Replicas, Request, Retry, WatchOptions,
+    };
     #[cfg(feature = "informers")]
     pub use clientgo_informers::{
         HandlerOptions, InformerFactoryOptions, Lister, MetadataView, NamespaceLister,

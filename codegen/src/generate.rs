@@ -492,7 +492,7 @@ fn resource_items(out: &mut String, resource: &Resource, krate: &str, gate: &str
     } else {
         let _ = writeln!(
             out,
-            "/// The cached object named `name`, `None` when none is.\n#[inline]\npub fn get(&self, name: &str) -> Option<Arc<{ty}>> {{ self.0.get(name) }}\n/// As `get`, with a cached entry that no longer decodes an error\n/// rather than `None`.\n#[inline]\npub fn try_get(&self, name: &str) -> Result<Option<Arc<{ty}>>, {krate}::Error> {{ self.0.try_get(name) }}\n}}"
+            "/// The cached object named `name`, `None` when none is.\n#[inline]\npub fn get(&self, name: &str) -> Option<Arc<{ty}>> {{ self.0.get_by_key(name) }}\n/// As `get`, with a cached entry that no longer decodes an error\n/// rather than `None`.\n#[inline]\npub fn try_get(&self, name: &str) -> Result<Option<Arc<{ty}>>, {krate}::Error> {{ self.0.try_get_by_key(name) }}\n}}"
         );
     }
 }

@@ -132,16 +132,21 @@ pub(crate) struct Enqueuer {
     pub(crate) queue: RateLimitingQueue<String>,
 }
 
+/// Adds `request`'s key to `queue`, unless it is outside `namespace`.
+pub(crate) fn enqueue_in(
+    namespace: Option<&str>,
+    queue: &RateLimitingQueue<String>,
+    request: &Request,
+) {
+    if namespace.is_none_or(|namespace| request.namespace.as_deref() == Some(namespace)) {
+        queue.add(request.key());
+    }
+}
+
 impl Enqueuer {
     fn enqueue(&self, requests: BTreeSet<Request>) {
-        for request in requests {
-            let wanted = self
-                .namespace
-                .as_deref()
-                .is_none_or(|namespace| request.namespace.as_deref() == Some(namespace));
-            if wanted {
-                self.queue.add(request.key());
-            }
+        for request in &requests {
+            enqueue_in(self.namespace.as_deref(), &self.queue, request);
         }
     }
 }

@@ -58,7 +58,7 @@ use clientgo_rest::metrics::PrometheusRequestMetrics;
 use tokio_util::sync::CancellationToken;
 
 use clientgo_leaderelection::{
-    Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock, ShardedController,
+    Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock, ShardElector,
 };
 use clientgo_record::{BroadcasterOptions, EventBroadcaster, EventRecorder};
 use clientgo_workqueue::{MetricsProvider, PrometheusMetricsProvider};
@@ -644,14 +644,14 @@ impl Manager {
         &self,
         controllers: &[Arc<dyn AnyController>],
         sharding: &Sharding,
-    ) -> Result<ShardedController, Error> {
+    ) -> Result<ShardElector, Error> {
         let held = Arc::new(HeldShards::default());
         *self.inner.shards.lock() = Some(Arc::clone(&held));
         for controller in controllers {
             controller.shard(Arc::clone(&held));
         }
         let controllers = controllers.to_vec();
-        ShardedController::start(
+        ShardElector::start(
             self.inner.client.clone(),
             sharding.identity.clone(),
             sharding.options.clone(),

@@ -37,6 +37,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::error::Error;
+use crate::handler::enqueue_in;
 use crate::metrics::ControllerMetrics;
 use crate::predicate::Predicate;
 use crate::reconcile::{
@@ -200,8 +201,8 @@ where
     /// counted in that shard while it runs.
     async fn reconcile_key(&self, lister: &Lister<K>, key: &str) -> Outcome {
         // Read once per change: not kept in the lister's cache of decodes,
-        // and given back whole when the reconcile is done.
-        let object = match lister.try_get_uncached(key) {
+        // and given back whole when the guard drops, after the reconcile.
+        let object = match lister.read_uncached(key) {
             Ok(Some(object)) => object,
             Ok(None) => {
                 self.counters.gone.fetch_add(1, Ordering::Relaxed);
@@ -225,23 +226,19 @@ where
             None => None,
             Some(shards) => match shards.enter(&*object) {
                 Some(guard) => Some(guard),
-                None => {
-                    lister.release(key, object);
-                    return Outcome::Elsewhere;
-                }
+                None => return Outcome::Elsewhere,
             },
         };
         // The reconcile runs inside this worker's future, so stopping the
         // worker (a lost lease, a shutdown past its deadline) stops it.
         let ended = AssertUnwindSafe((self.reconcile)(
-            Arc::clone(&object),
+            Arc::clone(object.object()),
             Arc::clone(&self.context),
         ))
         .catch_unwind()
         .await;
-        let outcome = self.outcome(key, &object, ended);
-        lister.release(key, object);
-        outcome
+        // `object` gives its decode back when dropped, after this.
+        self.outcome(key, object.object(), ended)
     }
 
     /// How a reconcile of `object` that ended as `ended` went.
@@ -329,6 +326,13 @@ where
         }
     }
 
+    /// Enqueues every cached key of the reconciled kind.
+    fn enqueue_all_of(&self, lister: &Lister<K>) {
+        for key in lister.keys() {
+            self.queue.add(key);
+        }
+    }
+
     /// Enqueues what `stream` asks for until it ends.
     async fn follow(
         self: Arc<Self>,
@@ -338,19 +342,9 @@ where
         use futures_util::StreamExt;
         while let Some(trigger) = stream.next().await {
             match trigger {
-                Trigger::All => {
-                    for key in lister.keys() {
-                        self.queue.add(key);
-                    }
-                }
+                Trigger::All => self.enqueue_all_of(&lister),
                 Trigger::Request(request) => {
-                    let wanted = self
-                        .namespace
-                        .as_deref()
-                        .is_none_or(|namespace| request.namespace.as_deref() == Some(namespace));
-                    if wanted {
-                        self.queue.add(request.key());
-                    }
+                    enqueue_in(self.namespace.as_deref(), &self.queue, &request);
                 }
             }
         }
@@ -460,9 +454,7 @@ where
 
     fn enqueue_all(&self) {
         if let Some(lister) = self.lister.lock().as_ref() {
-            for key in lister.keys() {
-                self.queue.add(key);
-            }
+            self.enqueue_all_of(lister);
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Sharded managers: replicas split a controller's keys through the
-//! project's [`ShardedController`](clientgo_leaderelection::ShardedController)
+//! project's [`ShardElector`](clientgo_leaderelection::ShardElector)
 //! (one Lease per shard), each reconciling only the keys of the shards it
 //! holds.
 //!
@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
 use clientgo_apimachinery::ShardSelector;
-use clientgo_leaderelection::ShardedControllerOptions;
+use clientgo_leaderelection::ShardElectorOptions;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -25,13 +25,13 @@ use tokio::sync::Notify;
 #[derive(Debug, Clone)]
 pub struct Sharding {
     pub(crate) identity: String,
-    pub(crate) options: ShardedControllerOptions,
+    pub(crate) options: ShardElectorOptions,
 }
 
 impl Sharding {
     /// This replica as `identity` (unique per replica: a pod name), with
     /// the shards' count, field and leases as `options` say.
-    pub fn new(identity: impl Into<String>, options: ShardedControllerOptions) -> Self {
+    pub fn new(identity: impl Into<String>, options: ShardElectorOptions) -> Self {
         Sharding {
             identity: identity.into(),
             options,

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::time::Duration;
 
 use clientgo_controller::{Manager, ManagerOptions};
 use clientgo_informers::InformerFactoryOptions;
@@ -158,21 +157,7 @@ pub fn deployment_in(name: &str, namespace: &str) -> Deployment {
     }
 }
 
-/// Polls `done` every 10 ms for up to 10 s; panics naming `what`.
-pub async fn eventually<F, Fut>(what: &str, mut done: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !done().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+pub use clientgo_testing::eventually;
 
 /// A manager's run on a task of its own.
 pub type Running = tokio::task::JoinHandle<Result<(), clientgo_controller::Error>>;
@@ -195,4 +180,25 @@ impl Drop for DropFlag {
     fn drop(&mut self) {
         self.0.store(true, std::sync::atomic::Ordering::SeqCst);
     }
+}
+
+/// Counts reconciles by object name ([`tally`] is a reconcile that does).
+#[derive(Default)]
+pub struct Tally(parking_lot::Mutex<BTreeMap<String, usize>>);
+
+impl Tally {
+    /// The reconciles of `name` so far.
+    pub fn count(&self, name: &str) -> usize {
+        self.0.lock().get(name).copied().unwrap_or(0)
+    }
+}
+
+/// A reconcile that counts each deployment's runs in `tally`.
+pub async fn tally(
+    deployment: std::sync::Arc<Deployment>,
+    tally: std::sync::Arc<Tally>,
+) -> Result<clientgo_controller::Action, String> {
+    let name = deployment.metadata.name.clone().unwrap_or_default();
+    *tally.0.lock().entry(name).or_default() += 1;
+    Ok(clientgo_controller::Action::done())
 }

@@ -28,7 +28,14 @@ async fn request_results_latencies_and_waits_are_counted_under_client_gos_names(
     let registry = prometheus::Registry::new();
     let metrics = PrometheusRequestMetrics::register(&registry).unwrap();
     let client =
-        RestClient::new(Config::new(server.url()).request_metrics(Arc::new(metrics))).unwrap();
+        // A limit set, so requests wait in it and the wait is counted (there
+        // is none by default).
+        RestClient::new(
+            Config::new(server.url())
+                .rate_limit(1000.0, 10)
+                .request_metrics(Arc::new(metrics)),
+        )
+        .unwrap();
     let _ = client.get().abs_path("/version").send_raw().await.unwrap();
     let missing = client
         .get()

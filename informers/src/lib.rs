@@ -30,7 +30,7 @@
 //!     client.clone(),
 //!     InformerFactoryOptions::default()
 //!         .namespace("default")
-//!         .default_resync(Duration::from_secs(30)),
+//!         .resync_period(Duration::from_secs(30)),
 //! );
 //! let deployments = factory.informer_for::<Deployment>();
 //! let name = |d: &Deployment| d.metadata.name.clone().unwrap_or_default();
@@ -145,12 +145,16 @@ pub mod watch;
 
 pub use cache::cached_object::CachedObject;
 pub use cache::decode_cache::{DEFAULT_DECODE_CACHE_BYTES, DecodeStats};
-pub use cache::lister::{Lister, NamespaceLister};
+pub use cache::lister::{Lister, NamespaceLister, UncachedRead};
 pub use cache::metadata_index::{MetadataIndexFunc, MetadataIndexers, namespace_metadata_indexers};
 pub use cache::metadata_view::MetadataView;
 pub use cache::storage::Storage;
-pub use cache::stored::{DECODED_EXPANSION, Stored};
-pub use cache::transform::{Ingest, MetadataTransform, Transform};
+#[doc(hidden)]
+pub use cache::stored::DECODED_EXPANSION;
+pub use cache::stored::Stored;
+#[doc(hidden)]
+pub use cache::transform::Ingest;
+pub use cache::transform::{MetadataTransform, Transform};
 pub use error::Error;
 pub use factory::dynamic::{
     DynamicSharedInformerFactory, MetadataSharedInformerFactory, ResourceInformerFactory,
@@ -170,8 +174,8 @@ pub use informer::registration::ResourceEventHandlerRegistration;
 pub use informer::shared_index_informer::SharedIndexInformer;
 pub use informer::stats::InformerStats;
 pub use informer::wait::{
-    Healing, InformerSynced, LastingErrors, SYNCED_POLL_PERIOD, SyncError, SyncFailure,
-    SyncWaitOptions, UnsyncedInformer, healing, wait_for_cache_sync,
+    InformerSynced, LastingErrors, SyncError, SyncFailure, SyncWaitOptions, UnsyncedInformer,
+    wait_for_cache_sync,
 };
 #[cfg(feature = "prometheus")]
 pub use metrics::prometheus::PrometheusInformerMetrics;
@@ -179,7 +183,6 @@ pub use metrics::provider::{
     HistogramMetric, InformerMetricsProvider, NoopMetric, NoopMetricsProvider, SettableGaugeMetric,
 };
 pub use typed_resource::TypedResource;
-pub use warm_restart::format::SNAPSHOT_FORMAT_VERSION;
 pub use warm_restart::options::{EntryTypes, SnapshotOptions, SnapshotStats};
 
 // Re-exported so handlers and options can be written with this crate alone.

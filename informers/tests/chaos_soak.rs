@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{Compact, GroupResource, KnownScope, LabelSelector, Object, Status};
+use clientgo_informers::ReflectorOptions;
 use clientgo_informers::{
     InformerFactoryOptions, ObjectOrTombstone, ResourceEventHandler, SharedIndexInformer,
     SharedInformerFactory, SnapshotOptions, Storage, meta_namespace_key,
@@ -252,7 +253,7 @@ where
         name.clone(),
         Arc::new(move |key: &str| {
             cache
-                .get(key)
+                .get_by_key(key)
                 .map(|object| object.resource_version().unwrap_or_default().to_string())
         }),
     );
@@ -469,7 +470,7 @@ impl WarmRestarts {
             client: client.clone(),
             options: InformerFactoryOptions::default()
                 .keep_managed_fields(true)
-                .backoff(backoff)
+                .reflector(ReflectorOptions::default().backoff(backoff))
                 .snapshot(
                     SnapshotOptions::new(dir)
                         .interval(Duration::from_secs(2))
@@ -731,7 +732,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
                 json_client.clone(),
                 InformerFactoryOptions::default()
                     .keep_managed_fields(true)
-                    .backoff(backoff),
+                    .reflector(ReflectorOptions::default().backoff(backoff)),
             ),
         ),
         (
@@ -741,9 +742,12 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
                 json_client.clone(),
                 InformerFactoryOptions::default()
                     .storage(Storage::Decoded)
-                    .use_watch_list(false)
-                    .keep_managed_fields(false)
-                    .backoff(backoff),
+                    .reflector(
+                        ReflectorOptions::default()
+                            .use_watch_list(false)
+                            .backoff(backoff),
+                    )
+                    .keep_managed_fields(false),
             ),
         ),
         (
@@ -753,7 +757,7 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
                 json_client.clone(),
                 InformerFactoryOptions::default()
                     .keep_managed_fields(true)
-                    .backoff(backoff),
+                    .reflector(ReflectorOptions::default().backoff(backoff)),
             ),
         ),
         // Every fault also meets the protobuf decoders, framed as
@@ -763,7 +767,8 @@ async fn caches_handlers_and_controllers_converge_through_a_storm_of_faults() {
             true,
             SharedInformerFactory::with_options(
                 client.clone(),
-                InformerFactoryOptions::default().backoff(backoff),
+                InformerFactoryOptions::default()
+                    .reflector(ReflectorOptions::default().backoff(backoff)),
             ),
         ),
     ];

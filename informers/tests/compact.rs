@@ -56,7 +56,10 @@ async fn metadata_handlers_decode_nothing_and_whole_object_handlers_decode_on_de
     let stop = CancellationToken::new();
     factory.start(&stop);
     factory.wait_for_cache_sync(PATIENCE).await.unwrap();
-    wait_until("the handler saw the list", || seen.lock().len() == 300).await;
+    eventually("the handler saw the list", async || {
+        seen.lock().len() == 300
+    })
+    .await;
     let mut last = String::new();
     for round in 0..100 {
         last = update(
@@ -65,7 +68,7 @@ async fn metadata_handlers_decode_nothing_and_whole_object_handlers_decode_on_de
             &round.to_string(),
         );
     }
-    wait_until("the handler saw the burst", || {
+    eventually("the handler saw the burst", async || {
         seen.lock().get("cm-00099") == Some(&last)
     })
     .await;
@@ -99,7 +102,7 @@ async fn metadata_handlers_decode_nothing_and_whole_object_handlers_decode_on_de
             }
         }))
         .unwrap();
-    wait_until("the typed handler got the cache", || {
+    eventually("the typed handler got the cache", async || {
         values.lock().len() == 300
     })
     .await;

@@ -45,7 +45,7 @@ async fn whole_object_indexes_decode_each_version_once() {
     delete(&server, "cm-00019");
     informer.wait_for_resource_version(&last).await.unwrap();
     let cache = informer.lister();
-    wait_until("the delete", move || cache.len() == 19).await;
+    eventually("the delete", async move || cache.len() == 19).await;
     assert_eq!(
         compact_decodes().decodes - before,
         30,

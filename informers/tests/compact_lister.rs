@@ -87,14 +87,14 @@ async fn the_decodes_kept_for_reads_go_with_their_objects() {
     // An update drops the old version's decode; a delete the object's.
     let version = update(&server, "cm-00003", "changed");
     informer.wait_for_resource_version(&version).await.unwrap();
-    wait_until("the update's decode to go", || {
+    eventually("the update's decode to go", async || {
         lister.decode_stats().held == 19
     })
     .await;
     for index in 0..10 {
         delete(&server, &format!("cm-{index:05}"));
     }
-    wait_until("the deleted objects' decodes to go", || {
+    eventually("the deleted objects' decodes to go", async || {
         informer.stats().cached == 10 && lister.decode_stats().held == 10
     })
     .await;
@@ -110,10 +110,7 @@ async fn a_workers_read_adds_nothing_to_the_cache() {
     let informer = running.informer.clone();
     let lister = informer.lister();
     let before = informer.cache_bytes();
-    let read = lister
-        .try_get_uncached("default/cm-00003")
-        .unwrap()
-        .unwrap();
+    let read = lister.read_uncached("default/cm-00003").unwrap().unwrap();
     assert_eq!(read.metadata.name.as_deref(), Some("cm-00003"));
     assert_eq!(
         informer.cache_bytes(),
@@ -121,9 +118,9 @@ async fn a_workers_read_adds_nothing_to_the_cache() {
         "the entry keeps nothing of a read it hands out"
     );
     assert_eq!(lister.decode_stats().held, 0, "nor does the lister");
-    lister.release("default/cm-00003", read);
+    drop(read);
     assert_eq!(informer.cache_bytes(), before);
-    assert!(lister.try_get_uncached("default/nope").unwrap().is_none());
+    assert!(lister.read_uncached("default/nope").unwrap().is_none());
     running.stop().await;
 }
 
@@ -169,7 +166,7 @@ async fn a_handlers_decode_read_through_the_lister_is_shared_but_not_kept() {
         .unwrap();
     let running = Running::start(informer.clone());
     running.synced().await;
-    wait_until("the three adds", || shared.lock().unwrap().len() == 3).await;
+    eventually("the three adds", async || shared.lock().unwrap().len() == 3).await;
     assert!(
         shared.lock().unwrap().iter().all(|same| *same),
         "a read during the handler gets the handler's decode"

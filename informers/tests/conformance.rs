@@ -86,7 +86,7 @@ async fn the_default_informer_through_a_restart_and_a_compaction_while_cut_off()
             let stop = CancellationToken::new();
             factory.start(&stop);
             factory.wait_for_cache_sync(PATIENCE).await.unwrap();
-            wait_until("five initial adds", || recorder.count() == 5).await;
+            eventually("five initial adds", async || recorder.count() == 5).await;
 
             // Writes are followed.
             maps.create(&CreateOptions::default(), &config_map("cm-5", "0"))
@@ -97,7 +97,7 @@ async fn the_default_informer_through_a_restart_and_a_compaction_while_cut_off()
             maps.replace("cm-0", &Default::default(), &changed)
                 .await
                 .unwrap();
-            wait_until("the create and the update", || {
+            eventually("the create and the update", async || {
                 let seen = recorder.seen();
                 seen.iter()
                     .any(|s| matches!(s, Seen::Add { name, initial: false, .. } if name == "cm-5"))
@@ -130,7 +130,7 @@ async fn the_default_informer_through_a_restart_and_a_compaction_while_cut_off()
             backend.compact().await.unwrap();
             proxy.restore();
             converged(&factory, &maps, &namespace).await;
-            wait_until("two tombstones", || {
+            eventually("two tombstones", async || {
                 recorder
                     .seen()
                     .iter()

@@ -67,7 +67,7 @@ async fn dropping_the_factory_stops_its_informers() {
     let informer = factory.informer_for::<ConfigMap>();
     let stop = start_and_sync(&factory).await;
     drop(factory);
-    wait_until("the informer stops", || informer.is_stopped()).await;
+    eventually("the informer stops", async || informer.is_stopped()).await;
     let before = server.requests().records().len();
     server.faults().drop_watches();
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -101,6 +101,6 @@ async fn a_handler_holding_its_own_registration_does_not_keep_the_informer_alive
     assert!(registration.informer().is_some());
     drop(informer);
     assert!(registration.informer().is_none(), "the informer is gone");
-    wait_until("the handler is closed", || registration.is_removed()).await;
+    eventually("the handler is closed", async || registration.is_removed()).await;
     assert!(!registration.has_synced());
 }

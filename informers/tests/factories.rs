@@ -11,6 +11,7 @@ use clientgo_apimachinery::{
     ApiResource, DynamicObject, GroupResource, GroupVersionKind, GroupVersionResource,
     LabelSelector, PartialObjectMetadata,
 };
+use clientgo_informers::ReflectorOptions;
 use clientgo_informers::{
     DynamicSharedInformerFactory, Error, InformerFactoryOptions, MetadataSharedInformerFactory,
     ResourceEventHandlerFuncs, SharedInformerFactory, Storage, SyncFailure, SyncWaitOptions,
@@ -237,7 +238,7 @@ async fn the_dynamic_informer_decodes_compact_built_in_objects_with_their_type()
             client(&server),
             InformerFactoryOptions::default()
                 .storage(Storage::Compact)
-                .use_watch_list(use_watch_list),
+                .reflector(ReflectorOptions::default().use_watch_list(use_watch_list)),
         );
         let pods = factory.for_resource(&ApiResource::of::<Pod>());
         assert_eq!(pods.storage(), Storage::Compact);
@@ -361,7 +362,7 @@ async fn a_synced_informer_shows_its_resource_version_and_mode_at_once() {
                 client(&server),
                 InformerFactoryOptions::default()
                     .namespace(namespace.clone())
-                    .use_watch_list(use_watch_list),
+                    .reflector(ReflectorOptions::default().use_watch_list(use_watch_list)),
             );
             let informer = factory.informer_for::<ConfigMap>();
             factory.start(&stop);

@@ -95,12 +95,12 @@ async fn the_provider_sees_queue_cache_and_handler_metrics() {
     let last = update(&server, "cm-00001", "changed");
     informer.wait_for_resource_version(&last).await.unwrap();
     let done = recorder.clone();
-    wait_until("the handler gets 6 notifications", move || {
+    eventually("the handler gets 6 notifications", async move || {
         done.count() == 6
     })
     .await;
     let check = provider.clone();
-    wait_until("the pending gauge drops to zero", move || {
+    eventually("the pending gauge drops to zero", async move || {
         check.0.lock().unwrap().gauges.get("cms recorder pending") == Some(&0.0)
     })
     .await;

@@ -26,7 +26,7 @@ use clientgo_testing::{ObjectKey, TestApiServer, realistic_pod};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::json;
-use support::{client, wait_until};
+use support::{client, eventually};
 use tokio_util::sync::CancellationToken;
 
 /// Deep copies of [`CountedPod`] made so far.
@@ -181,7 +181,7 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
         let (informer, cancel) = (informer.clone(), cancel.clone());
         async move { informer.run(cancel).await }
     });
-    wait_until("the handler has every pod", || {
+    eventually("the handler has every pod", async || {
         seen.lock().unwrap().len() == 40
     })
     .await;
@@ -224,7 +224,7 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
             )
             .unwrap();
     }
-    wait_until("the handler saw the updates and deletes", || {
+    eventually("the handler saw the updates and deletes", async || {
         let seen = seen.lock().unwrap();
         deletes.load(Ordering::SeqCst) == 5
             && seen.len() == 35
@@ -257,8 +257,11 @@ async fn through_sync_updates_deletes_and_relist<K: TestPod>(use_watch_list: boo
     }
     server.compact_history();
     server.faults().release_watches();
-    wait_until("the informer relisted", || syncs(&informer) > synced_before).await;
-    wait_until("the handler saw the relist", || {
+    eventually("the informer relisted", async || {
+        syncs(&informer) > synced_before
+    })
+    .await;
+    eventually("the handler saw the relist", async || {
         seen.lock().unwrap()[&format!("{}/{}", names[0].0, names[0].1)]
             .labels()
             .get("touched")
@@ -306,7 +309,7 @@ async fn the_default_informer_reads_packed_metadata_in_place() {
         .wait_for_cache_sync(std::time::Duration::from_secs(20))
         .await
         .unwrap();
-    wait_until("the handler saw every pod", || {
+    eventually("the handler saw every pod", async || {
         seen.lock().unwrap().len() == 40
     })
     .await;

@@ -5,7 +5,7 @@
 //! modes, and fall back to JSON when a server answers JSON.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::support::{Running, fast_options, wait_until};
+use crate::support::{Running, eventually, fast_options};
 use clientgo_apimachinery::{GroupResource, LabelSelector, PROTOBUF_MEDIA_TYPE};
 use clientgo_informers::SharedIndexInformer;
 use clientgo_reflector::ReflectorOptions;
@@ -165,7 +165,7 @@ async fn same_cache_through_sync_and_changes(watch_list: bool) {
 
     churn(&server, 40, 0);
     churn(&server, 40, 1);
-    wait_until("both caches have the changes", || {
+    eventually("both caches have the changes", async || {
         let pb = cache(&protobuf.informer);
         pb.len() == 44 && pb == cache(&json.informer)
     })
@@ -199,11 +199,11 @@ async fn a_relist_after_compaction_in_protobuf_gives_the_json_cache() {
     churn(&server, 30, 0);
     server.compact_history();
     server.faults().release_watches();
-    wait_until("the protobuf informer relisted", || {
+    eventually("the protobuf informer relisted", async || {
         protobuf_listings(&server) > listed_before
     })
     .await;
-    wait_until("both caches have the changes", || {
+    eventually("both caches have the changes", async || {
         let pb = cache(&protobuf.informer);
         pb.len() == 32 && pb == cache(&json.informer)
     })
@@ -219,7 +219,7 @@ async fn a_server_answering_json_turns_the_informer_to_json() {
     protobuf.synced().await;
     assert_eq!(cache(&protobuf.informer).len(), 20);
     churn(&server, 20, 0);
-    wait_until("the change arrives", || {
+    eventually("the change arrives", async || {
         cache(&protobuf.informer).len() == 22
     })
     .await;
@@ -275,12 +275,12 @@ async fn compact_entries_keep_the_message_and_decode_to_the_json_cache() {
     assert_eq!(decoded(&compact.informer).len(), 25);
     assert_eq!(decoded(&compact.informer), cache(&json.informer));
     churn(&server, 25, 0);
-    wait_until("both caches have the changes", || {
+    eventually("both caches have the changes", async || {
         let entries = compact.informer.lister().list(&LabelSelector::everything());
         entries.len() == 27 && cache(&json.informer).len() == 27
     })
     .await;
-    wait_until("the compact cache decodes to the JSON one", || {
+    eventually("the compact cache decodes to the JSON one", async || {
         decoded(&compact.informer) == cache(&json.informer)
     })
     .await;
@@ -365,7 +365,7 @@ async fn the_default_pod_informer_asks_protobuf_and_keeps_compact_entries() {
         .wait_for_cache_sync(std::time::Duration::from_secs(10))
         .await
         .unwrap();
-    wait_until("the handler has every pod", || {
+    eventually("the handler has every pod", async || {
         seen.lock().unwrap().len() == 20
     })
     .await;
@@ -421,7 +421,7 @@ async fn metadata_reads_of_the_default_storage_decode_nothing() {
         .unwrap();
     let running = Running::start(informer.clone());
     running.synced().await;
-    wait_until("the handler has every key", || {
+    eventually("the handler has every key", async || {
         keys.lock().unwrap().len() == 10
     })
     .await;

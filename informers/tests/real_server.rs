@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{ApiResource, GroupResource, GroupVersionKind, Status};
+use clientgo_informers::ReflectorOptions;
 use clientgo_informers::{
     DynamicSharedInformerFactory, InformerFactoryOptions, InformerSynced, LastingErrors,
     SharedIndexInformer, SharedIndexInformerOptions, SharedInformerFactory, SyncError, SyncFailure,
@@ -174,7 +175,8 @@ async fn a_404_for_a_served_resource_is_waited_out() {
     }
     let factory = SharedInformerFactory::with_options(
         plain_client(&server),
-        InformerFactoryOptions::default().use_watch_list(false),
+        InformerFactoryOptions::default()
+            .reflector(ReflectorOptions::default().use_watch_list(false)),
     );
     factory.informer_for::<ConfigMap>();
     let stop = CancellationToken::new();

@@ -20,7 +20,7 @@ use clientgo_testing::envtest::{Backend, for_each_backend};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
 
-use crate::support::{Running, wait_until};
+use crate::support::{Running, eventually};
 
 /// Pods seeded into the test server's storage.
 const TEST_SERVER_OBJECTS: usize = 10_000;
@@ -187,13 +187,13 @@ async fn four_shards_on(backend: &Backend, gate: bool, watch_list: bool) {
             relabel(backend, &namespace, name).await,
         ));
     }
-    wait_until("every shard sees its updates", || {
+    eventually("every shard sees its updates", async || {
         versions.iter().all(|(key, version)| {
             let shard = &shards[owner[key]];
             shard
                 .informer
                 .lister()
-                .get(key)
+                .get_by_key(key)
                 .is_some_and(|object| object.metadata.resource_version.as_deref() == Some(version))
         })
     })

@@ -98,7 +98,7 @@ async fn second_process_of(informer: SharedIndexInformer<Cm>) -> (Running<Cm>, R
     // Handlers run on their own threads: the informer's sync says the
     // store holds the state, the registration's that the handler has
     // been told it (under load the first can come well before the second).
-    crate::support::wait_until("the handler has the initial state", move || {
+    crate::support::eventually("the handler has the initial state", async move || {
         registration.has_synced()
     })
     .await;
@@ -232,7 +232,7 @@ async fn a_restart_after_compaction_relists_once_and_reports_deletions_as_tombst
 
     let (running, recorder) = second_process(&server, snapshots(dir.path())).await;
     let informer = running.informer.clone();
-    crate::support::wait_until("the cache converges", || {
+    crate::support::eventually("the cache converges", async || {
         let cached = names(&informer);
         cached.len() == 10 && cached.contains("cm-late") && !cached.contains("cm-00003")
     })
@@ -246,7 +246,7 @@ async fn a_restart_after_compaction_relists_once_and_reports_deletions_as_tombst
         "one relist"
     );
     let recorder_done = recorder.clone();
-    crate::support::wait_until("the deletion is delivered", move || {
+    crate::support::eventually("the deletion is delivered", async move || {
         recorder_done
             .seen()
             .iter()
@@ -370,7 +370,7 @@ async fn a_running_informer_saves_periodically() {
     ));
     running.synced().await;
     let informer = running.informer.clone();
-    crate::support::wait_until("two snapshots are written", || {
+    crate::support::eventually("two snapshots are written", async || {
         informer.snapshot_stats().written >= 2
     })
     .await;

@@ -32,7 +32,7 @@
 //! | [`LeaderElectionRecord`] | `resourcelock.LeaderElectionRecord` | holder, duration, acquire and renew times, transitions |
 //! | [`LeaderElector::check`] | `HealthzAdaptor` | fails when renewing is overdue |
 //! | [`ElectorStats`] | `leader_election_master_status` metric | is leader, acquisitions, losses, transitions seen |
-//! | [`ShardedController`] | none (controller-runtime has none either) | the key space in shards, a Lease and an elector per shard, each replica its fair share |
+//! | [`ShardElector`] | none (controller-runtime has none either) | the key space in shards, a Lease and an elector per shard, each replica its fair share |
 //!
 //! **The rules are client-go's.**
 //! - A candidate tries to acquire the lease every `retry_period`
@@ -72,8 +72,8 @@ mod elector;
 mod error;
 mod lease_lock;
 mod record;
+mod shard_elector;
 mod shard_plan;
-mod sharded_controller;
 
 pub use callbacks::Callbacks;
 pub use config::{JITTER_FACTOR, LeaderElectionConfig};
@@ -81,6 +81,4 @@ pub use elector::{ElectorStats, LeaderElector};
 pub use error::{ConfigError, HealthError, LockError};
 pub use lease_lock::{LeaseLock, ResourceLock};
 pub use record::LeaderElectionRecord;
-pub use sharded_controller::{
-    DEFAULT_SHARDS, Shard, ShardedController, ShardedControllerOptions, ShardedStats,
-};
+pub use shard_elector::{DEFAULT_SHARDS, Shard, ShardElector, ShardElectorOptions, ShardedStats};

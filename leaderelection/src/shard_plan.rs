@@ -1,8 +1,8 @@
-//! [`plan`]: which shard leases a replica of a [`ShardedController`]
+//! [`plan`]: which shard leases a replica of a [`ShardElector`]
 //! campaigns for and which it lets go, from what it sees of the others.
 //! A pure function, so every rule has a row in its table test.
 //!
-//! [`ShardedController`]: crate::ShardedController
+//! [`ShardElector`]: crate::ShardElector
 
 /// What a replica sees of one shard's lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

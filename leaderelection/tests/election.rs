@@ -4,7 +4,6 @@
 //! (one body, two backends); leadership lost when the server stops
 //! answering past the renew deadline, on the test server (a fault the real
 //! one cannot make).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

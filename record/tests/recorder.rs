@@ -59,7 +59,10 @@ async fn until(
     broadcaster: &EventBroadcaster,
     done: impl Fn(&RecorderStats) -> bool,
 ) -> RecorderStats {
-    crate::support::until("the recorder's counters", || done(&broadcaster.stats())).await;
+    crate::support::eventually("the recorder's counters", async || {
+        done(&broadcaster.stats())
+    })
+    .await;
     broadcaster.stats()
 }
 

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::until;
+use crate::support::eventually;
 use clientgo_record::{EventType, SeriesBroadcaster, SeriesOptions, SeriesStats};
 use clientgo_rest::{Config, RestClient};
 use clientgo_testing::TestApiServer;
@@ -61,7 +61,7 @@ async fn isomorphic_events_become_one_event_with_a_series() {
         "Start",
         "started",
     );
-    until("two events, one with a series", || {
+    eventually("two events, one with a series", async || {
         let events = stored(&server);
         events.len() == 2
             && events
@@ -70,7 +70,7 @@ async fn isomorphic_events_become_one_event_with_a_series() {
     })
     .await;
     // The refresh writes the count kept in memory.
-    until("the series reaches 4", || {
+    eventually("the series reaches 4", async || {
         stored(&server)
             .iter()
             .any(|e| e.series.as_ref().is_some_and(|s| s.count == 4))
@@ -104,7 +104,7 @@ async fn a_series_unobserved_for_long_enough_is_finished() {
         "Sync",
         "first",
     );
-    until("the first event", || stored(&server).len() == 1).await;
+    eventually("the first event", async || stored(&server).len() == 1).await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     // Isomorphic, but the first series was finished: a new Event.
     recorder.event(
@@ -115,7 +115,7 @@ async fn a_series_unobserved_for_long_enough_is_finished() {
         "Sync",
         "again",
     );
-    until("a second event", || stored(&server).len() == 2).await;
+    eventually("a second event", async || stored(&server).len() == 2).await;
     assert!(stored(&server).iter().all(|e| e.series.is_none()));
     broadcaster.shutdown();
 }

@@ -15,11 +15,10 @@ use clientgo_reflector::{
     BackoffOptions, Reflector, ReflectorMode, ReflectorOptions, ReflectorStatus,
 };
 use clientgo_store::{Indexer, IndexerOptions, Store};
+use clientgo_testing::eventually;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use tokio_util::sync::CancellationToken;
-
-const PATIENCE: Duration = Duration::from_secs(10);
 
 fn config_map(name: &str, value: &str) -> ConfigMap {
     ConfigMap {
@@ -61,17 +60,6 @@ fn source_state(source: &FakeListerWatcher<ConfigMap>) -> BTreeMap<String, Strin
     state(source.objects().into_iter().map(Arc::new))
 }
 
-async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !condition() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
 struct Running {
     reflector: ReflectorStatus,
     cache: Arc<Indexer<ConfigMap>>,
@@ -95,7 +83,7 @@ impl Running {
     }
 
     async fn converged(&self) {
-        wait_until("the cache equals the source", || {
+        eventually("the cache equals the source", async || {
             state(self.cache.list()) == source_state(&self.source)
                 && self.reflector.last_sync_resource_version() == self.source.resource_version()
         })
@@ -161,7 +149,7 @@ async fn listed_and_watching() -> (FakeListerWatcher<ConfigMap>, Running) {
 async fn a_closed_watch_resumes_from_the_last_resource_version_without_relisting() {
     let (source, running) = listed_and_watching().await;
     source.close_watches();
-    wait_until("a second watch", || source.watches() == 2).await;
+    eventually("a second watch", async || source.watches() == 2).await;
     source.modify(config_map("a", "3"));
     running.converged().await;
     assert_eq!(source.lists(), 1, "no relist after a clean close");
@@ -176,7 +164,7 @@ async fn an_expired_watch_relists() {
     running.converged().await;
 
     source.fail_watches(&Status::expired("too old resource version"));
-    wait_until("a relist after 410", || source.lists() == 2).await;
+    eventually("a relist after 410", async || source.lists() == 2).await;
     source.add(config_map("b", "1"));
     running.converged().await;
     assert!(
@@ -240,10 +228,10 @@ async fn the_reflector_skips_objects_of_another_kind_from_any_source() {
     let status = reflector.status();
     let cancel = CancellationToken::new();
     let task = tokio::spawn(reflector.run(cancel.clone()));
-    wait_until("synced", || status.mode() == ReflectorMode::WatchList).await;
+    eventually("synced", async || status.mode() == ReflectorMode::WatchList).await;
     source.add(object("Secret", "stray-live"));
     source.add(object("ConfigMap", "b"));
-    wait_until("b arrives", || cache.list().len() >= 2).await;
+    eventually("b arrives", async || cache.list().len() >= 2).await;
     let mut names: Vec<String> = cache
         .list()
         .iter()

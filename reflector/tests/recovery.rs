@@ -40,7 +40,7 @@ async fn synced_and_watching(
     cache: &dyn clientgo_store::Store<ConfigMap>,
 ) {
     converge(server, cache).await;
-    wait_until("a watch is open", || !watches(server).is_empty()).await;
+    eventually("a watch is open", async || !watches(server).is_empty()).await;
     create(server, "first-event");
     converge(server, cache).await;
     let _ = running;
@@ -74,7 +74,7 @@ async fn lists_then_watches(watch_cache: bool) {
         assert!(options.continue_token.is_some());
         assert_eq!(options.resource_version, None);
     }
-    wait_until("a watch is open", || !watches(&server).is_empty()).await;
+    eventually("a watch is open", async || !watches(&server).is_empty()).await;
     let watch = watches(&server)[0].list_options();
     assert_eq!(watch.resource_version.as_deref(), Some(revision.as_str()));
     assert!(watch.allow_watch_bookmarks);
@@ -96,7 +96,7 @@ async fn lists_then_watches(watch_cache: bool) {
         .faults()
         .fail_next(Some(Verb::Watch), Status::internal_error("injected"));
     server.faults().drop_watches();
-    wait_until("a relist", || lists(&server).len() == expected_pages).await;
+    eventually("a relist", async || lists(&server).len() == expected_pages).await;
     converge(&server, &*cache).await;
     let relist = lists(&server)[0].list_options();
     let last = server.storage().current_revision().to_string();
@@ -115,7 +115,7 @@ async fn a_dropped_watch_is_resumed_from_the_last_resource_version_without_a_rel
     assert_eq!(last, server.storage().current_revision().to_string());
 
     server.faults().drop_watches();
-    wait_until("a second watch", || watches(&server).len() == 2).await;
+    eventually("a second watch", async || watches(&server).len() == 2).await;
     update(&server, "cm-00003", "after");
     delete(&server, "cm-00004");
     create(&server, "after-drop");
@@ -147,7 +147,7 @@ async fn a_410_opening_the_watch_relists_at_the_last_resource_version() {
         .fail_next(Some(Verb::Watch), Status::gone("too old resource version"));
     let running = Running::start(lister(&server, |c| c), cache.clone(), options);
     let synced_at = server.storage().current_revision().to_string();
-    wait_until("a relist", || lists(&server).len() == 2).await;
+    eventually("a relist", async || lists(&server).len() == 2).await;
     create(&server, "later");
     converge(&server, &*cache).await;
 
@@ -185,7 +185,7 @@ async fn a_410_on_a_relist_at_a_resource_version_relists_at_once_at_the_latest_s
         Status::expired("too old resource version"),
     );
     server.faults().drop_watches();
-    wait_until("two lists", || lists(&server).len() == 2).await;
+    eventually("two lists", async || lists(&server).len() == 2).await;
     create(&server, "later");
     converge(&server, &*cache).await;
 
@@ -216,16 +216,16 @@ async fn changes_and_compaction_while_disconnected_end_in_a_410_event_and_a_reli
     let server = seeded(TestApiServer::builder(), 10).await;
     let fifo = Arc::new(DeltaFifo::<ConfigMap>::new(DeltaFifoOptions::default()));
     let running = Running::start(lister(&server, |c| c), fifo.clone(), list_watch());
-    wait_until("a watch is open", || !watches(&server).is_empty()).await;
+    eventually("a watch is open", async || !watches(&server).is_empty()).await;
     create(&server, "first-event");
-    wait_until("the first event is queued", || fifo.len() == 11).await;
+    eventually("the first event is queued", async || fifo.len() == 11).await;
     let last = running.reflector.last_sync_resource_version();
 
     // The re-watch waits in the server while objects change and history is
     // compacted past its resourceVersion: it starts with a 410 ERROR event.
     server.faults().set_latency(Duration::from_millis(500));
     server.faults().drop_watches();
-    wait_until("the re-watch is in flight", || {
+    eventually("the re-watch is in flight", async || {
         running.reflector.stats().rewatches == 1
     })
     .await;
@@ -234,9 +234,9 @@ async fn changes_and_compaction_while_disconnected_end_in_a_410_event_and_a_reli
     update(&server, "cm-00003", "changed");
     create(&server, "created-while-down");
     server.compact_history();
-    wait_until("a relist", || lists(&server).len() == 2).await;
+    eventually("a relist", async || lists(&server).len() == 2).await;
     server.faults().set_latency(Duration::ZERO);
-    wait_until("the relist is applied", || {
+    eventually("the relist is applied", async || {
         running.reflector.last_sync_resource_version()
             == server.storage().current_revision().to_string()
     })
@@ -305,7 +305,7 @@ async fn a_429_with_retry_after_opening_the_watch_backs_off_and_rewatches_withou
         cache.clone(),
         list_watch(),
     );
-    wait_until("a second watch", || watches(&server).len() == 2).await;
+    eventually("a second watch", async || watches(&server).len() == 2).await;
     create(&server, "later");
     converge(&server, &*cache).await;
 
@@ -335,7 +335,7 @@ async fn corrupted_watch(corruption: Corruption, expect_relist: bool) {
     server.faults().corrupt_next_watch(corruption);
     let lister = lister(&server, |c| c).max_frame_bytes(64 * 1024);
     let running = Running::start(lister, cache.clone(), list_watch());
-    wait_until("a second watch", || watches(&server).len() == 2).await;
+    eventually("a second watch", async || watches(&server).len() == 2).await;
     update(&server, "cm-00001", "after");
     create(&server, "later");
     converge(&server, &*cache).await;
@@ -392,11 +392,14 @@ async fn a_stalled_watch_is_ended_by_the_idle_timeout_and_resumed() {
     let running = Running::start(lister(&server, |c| c), cache.clone(), options);
     // The idle timeout applies once the server has shown it sends
     // bookmarks.
-    wait_until("a bookmark", || running.reflector.stats().bookmarks > 0).await;
+    eventually("a bookmark", async || {
+        running.reflector.stats().bookmarks > 0
+    })
+    .await;
     server.faults().stall_next_watch(Duration::from_secs(60));
     server.faults().drop_watches();
     let started = tokio::time::Instant::now();
-    wait_until("a third watch", || watches(&server).len() == 3).await;
+    eventually("a third watch", async || watches(&server).len() == 3).await;
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "not the stall's 60 s"
@@ -430,7 +433,7 @@ async fn without_bookmarks_a_quiet_watch_is_never_restarted() {
             .watch_idle_timeout(Duration::from_millis(200));
         let running = Running::start(lister(&server, |c| c), cache.clone(), options);
         converge(&server, &*cache).await;
-        wait_until("a watch is open", || !watches(&server).is_empty()).await;
+        eventually("a watch is open", async || !watches(&server).is_empty()).await;
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let stats = running.reflector.stats();
         assert_eq!(stats.idle_timeouts, 0, "watch-list {watch_list}");
@@ -453,7 +456,7 @@ async fn a_server_restart_is_survived_without_a_relist() {
 
     server.faults().restart();
     update(&server, "cm-00002", "during-restart");
-    wait_until("a second watch", || watches(&server).len() == 2).await;
+    eventually("a second watch", async || watches(&server).len() == 2).await;
     create(&server, "after-restart");
     converge(&server, &*cache).await;
 
@@ -505,7 +508,7 @@ async fn watch_list_refused_by_the_server_falls_back_to_list_and_watch() {
     });
     let running = Running::start(lister(&server, |c| c), cache.clone(), options);
     converge(&server, &*cache).await;
-    wait_until("a plain watch", || watches(&server).len() == 2).await;
+    eventually("a plain watch", async || watches(&server).len() == 2).await;
     create(&server, "later");
     converge(&server, &*cache).await;
 
@@ -534,14 +537,17 @@ async fn a_403_is_kept_as_the_last_error_until_a_list_succeeds() {
     let server = seeded(TestApiServer::builder().deny(Verb::List, config_maps()), 5).await;
     let cache = cache();
     let running = Running::start(lister(&server, |c| c), cache.clone(), list_watch());
-    wait_until("an error", || running.reflector.last_error().is_some()).await;
+    eventually("an error", async || {
+        running.reflector.last_error().is_some()
+    })
+    .await;
     let error = running.reflector.last_error().unwrap();
     assert_eq!(error.status().unwrap().code, 403, "{error}");
     assert!(error.to_string().contains("forbidden"), "{error}");
 
     server.allow_all();
     converge(&server, &*cache).await;
-    wait_until("the error is cleared", || {
+    eventually("the error is cleared", async || {
         running.reflector.last_error().is_none()
     })
     .await;
@@ -632,7 +638,7 @@ async fn resync_ticks_ask_should_resync_and_resync_the_store() {
             move || asked.fetch_add(1, Ordering::SeqCst) % 2 == 1
         });
     let running = Running::start(lister(&server, |c| c), store.clone(), options);
-    wait_until("four ticks", || asked.load(Ordering::SeqCst) >= 4).await;
+    eventually("four ticks", async || asked.load(Ordering::SeqCst) >= 4).await;
     running.stop().await;
     let asked = asked.load(Ordering::SeqCst);
     let resyncs = store.resyncs.load(Ordering::SeqCst);
@@ -664,7 +670,7 @@ async fn a_relist_reuses_the_stores_unchanged_objects() {
     server.faults().drop_watches();
     update(&server, "cm-00002", "changed");
     server.faults().set_latency(Duration::ZERO);
-    wait_until("a relist", || running.reflector.stats().lists == 2).await;
+    eventually("a relist", async || running.reflector.stats().lists == 2).await;
     converge(&server, &*cache).await;
 
     let changed = assert_known_object_reused(&*cache, &unchanged, &to_change);
@@ -681,7 +687,7 @@ async fn a_watch_list_relist_reuses_the_stores_unchanged_objects_too() {
     let cache = cache();
     let options = crate::support::fast_options().use_watch_list(true);
     let running = Running::start(lister(&server, |c| c), cache.clone(), options);
-    wait_until("a watch-list", || {
+    eventually("a watch-list", async || {
         running.reflector.stats().watch_lists == 1
     })
     .await;
@@ -698,7 +704,7 @@ async fn a_watch_list_relist_reuses_the_stores_unchanged_objects_too() {
     update(&server, "cm-00003", "changed");
     server.compact_history();
     server.faults().release_watches();
-    wait_until("a second watch-list", || {
+    eventually("a second watch-list", async || {
         running.reflector.stats().watch_lists == 2
     })
     .await;

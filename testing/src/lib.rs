@@ -76,7 +76,7 @@
 //!
 //! Measured (BENCHMARKS.md, 2026-11-21): 50,000 realistic pods listed in
 //! pages of 500 in about 0.8 s, over 115,000 watch events per second (then
-//! coalesced into 64 KB chunks; since issue 20 one frame per event, as
+//! coalesced into 64 KB chunks; now one frame per event, as
 //! kube-apiserver writes them), stored objects taking 1.3x their JSON size.
 //!
 //! ```
@@ -162,6 +162,7 @@ pub use streams::port_forward::PortForwardTargets;
 pub use util::certificate_authority::{
     CertificateAndKey, CertificateAuthority, ServerCertificateOptions, generate_key_pair,
 };
+pub use util::eventually::{PATIENCE, eventually, never_within};
 pub use util::log_subscriber::install_log_subscriber;
 pub use util::process_cpu;
 pub use util::process_memory;

@@ -3,7 +3,9 @@
 //! job (BENCHMARKS.md, "The controller runtime against kube-rs").
 //!
 //! N Deployments (the parents) are seeded in clientgo-testing's API
-//! server; each client process runs a controller that keeps, for every
+//! server, or with `--envtest` in a real kube-apiserver (envtest's
+//! binaries: `CLIENTGO_ENVTEST_ASSETS`, `KUBEBUILDER_ASSETS` or
+//! `../shared/envtest`); each client process runs a controller that keeps, for every
 //! parent, a ConfigMap (its child, owned by it) holding the parent's
 //! replicas, written by server-side apply. Measured per run: the time from
 //! the process's start until every parent was reconciled once (and so has
@@ -61,6 +63,9 @@ struct Flags {
     /// With --role client: the server's URL
     #[arg(long, hide = true)]
     url: Option<String>,
+    /// Seeds a real kube-apiserver (envtest) instead of the test server
+    #[arg(long)]
+    envtest: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -102,6 +107,7 @@ fn main() -> Result<(), BoxError> {
     let flags = <Flags as clap::Parser>::parse();
     clientgo_testing::install_log_subscriber("warn");
     match flags.role.as_deref() {
+        Some("server") if flags.envtest => real_server(flags.parents),
         Some("server") => server(flags.parents),
         Some("client") => {
             let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -198,6 +204,123 @@ fn server(parents: usize) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// How the server role names a kubeconfig in place of a URL.
+const KUBECONFIG: &str = "kubeconfig:";
+
+/// The REST configuration of `url`: a test server's URL, or
+/// `kubeconfig:<path>` for the real server.
+fn clientgo_config(url: &str) -> Result<clientgo_rest::Config, BoxError> {
+    Ok(match url.strip_prefix(KUBECONFIG) {
+        Some(path) => clientgo_rest::Config::from_kubeconfig_file(path)?,
+        None => clientgo_rest::Config::new(url),
+    })
+}
+
+/// [`server`] on a real kube-apiserver: seeds the parents through its API
+/// (64 writes in flight), says where its kubeconfig is, and carries out
+/// the orders the same way, by patches and deletes.
+fn real_server(parents: usize) -> Result<(), BoxError> {
+    use clientgo_rest::{CreateOptions, DeleteOptions, Patch, PatchOptions, ResourceClient};
+    use clientgo_testing::envtest::{ControlPlane, ControlPlaneOptions};
+    use futures_util::{StreamExt, TryStreamExt};
+    use k8s_openapi::api::core::v1::Namespace;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let plane = ControlPlane::start(ControlPlaneOptions::default()).await?;
+        let client = plane.client()?;
+        for index in 0..20 {
+            let namespace = Namespace {
+                metadata: ObjectMeta {
+                    name: Some(format!("ns-{index}")),
+                    ..ObjectMeta::default()
+                },
+                ..Namespace::default()
+            };
+            ResourceClient::<Namespace>::all(client.clone())
+                .create(&CreateOptions::default(), &namespace)
+                .await?;
+        }
+        let deployments = |index: usize| {
+            ResourceClient::<Deployment>::namespaced(client.clone(), &format!("ns-{}", index % 20))
+        };
+        futures_util::stream::iter(0..parents)
+            .map(|index| {
+                let deployment: Deployment =
+                    serde_json::from_value(deployment_json(index, 1)).unwrap_or_default();
+                let deployments = deployments(index);
+                async move {
+                    deployments
+                        .create(&CreateOptions::default(), &deployment)
+                        .await
+                }
+            })
+            .buffer_unordered(64)
+            .try_for_each(|_| async { Ok(()) })
+            .await?;
+        let kubeconfig = plane.write_kubeconfig()?;
+        println!("ready {KUBECONFIG}{}", kubeconfig.display());
+        std::io::stdout().flush()?;
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin());
+        loop {
+            use tokio::io::AsyncBufReadExt;
+            let mut line = String::new();
+            if lines.read_line(&mut line).await? == 0 {
+                return Ok(());
+            }
+            let replicas = match line.trim() {
+                "churn" => 2,
+                "reset" => {
+                    futures_util::stream::iter(0..parents)
+                        .map(|index| {
+                            let children = ResourceClient::<ConfigMap>::namespaced(
+                                client.clone(),
+                                &format!("ns-{}", index % 20),
+                            );
+                            async move {
+                                match children
+                                    .delete(
+                                        &format!("app-{index}-child"),
+                                        &DeleteOptions::default(),
+                                    )
+                                    .await
+                                {
+                                    Err(error) if !error.is_not_found() => Err(error),
+                                    _ => Ok(()),
+                                }
+                            }
+                        })
+                        .buffer_unordered(64)
+                        .try_for_each(|()| async { Ok(()) })
+                        .await?;
+                    1
+                }
+                other => return Err(format!("unknown order {other:?}").into()),
+            };
+            let patch = Patch::Merge(json!({"spec": {"replicas": replicas}}));
+            futures_util::stream::iter(0..parents)
+                .map(|index| {
+                    let deployments = deployments(index);
+                    let patch = &patch;
+                    async move {
+                        deployments
+                            .patch(&format!("app-{index}"), &PatchOptions::default(), patch)
+                            .await
+                    }
+                })
+                .buffer_unordered(64)
+                .try_for_each(|_| async { Ok(()) })
+                .await?;
+            println!("done");
+            std::io::stdout().flush()?;
+        }
+    })
+}
+
 // ---- The clients ------------------------------------------------------------
 
 /// What the reconciles saw: per parent, the replicas last reconciled, and
@@ -292,7 +415,7 @@ async fn client(which: &str, url: &str, parents: usize) -> Result<Figures, BoxEr
     let stop = tokio_util::sync::CancellationToken::new();
     let running = match which {
         "clientgo" => clientgo_controller(url, Arc::clone(&shared), stop.clone())?,
-        "kube-rs" => kube_rs_controller(url, Arc::clone(&shared), stop.clone())?,
+        "kube-rs" => kube_rs_controller(url, Arc::clone(&shared), stop.clone()).await?,
         other => return Err(format!("unknown client {other:?}").into()),
     };
     let deadline = Instant::now() + Duration::from_secs(600);
@@ -366,10 +489,8 @@ async fn wait_for(
     }
 }
 
-/// clientgo-rs: the controller runtime with its defaults, 8 workers, and
-/// the REST client's own rate limit (50 requests/s after a burst of 300,
-/// kubectl's) off, as kube-rs has none: with it, the writes of the
-/// reconciles would be the measure.
+/// clientgo-rs: the controller runtime with its defaults (among them, no
+/// client-side rate limit, as kube-rs has none) and 8 workers.
 fn clientgo_controller(
     url: &str,
     shared: Arc<Shared>,
@@ -377,9 +498,9 @@ fn clientgo_controller(
 ) -> Result<tokio::task::JoinHandle<()>, BoxError> {
     use clientgo_controller::controllerutil::{ApplyOptions, apply};
     use clientgo_controller::{Action, Controller, Manager, ManagerOptions};
-    use clientgo_rest::{Config, ResourceClient, RestClient};
+    use clientgo_rest::{ResourceClient, RestClient};
 
-    let client = RestClient::new(Config::new(url))?;
+    let client = RestClient::new(clientgo_config(url)?)?;
     let manager = Manager::new(client.clone(), ManagerOptions::default());
     let context = Arc::new((client, shared));
     Controller::for_::<Deployment>(&manager)
@@ -409,7 +530,7 @@ fn clientgo_controller(
 
 /// kube-rs: `Controller::new(..).owns(..).run(..)` with its defaults but
 /// for 8 reconciles at once.
-fn kube_rs_controller(
+async fn kube_rs_controller(
     url: &str,
     shared: Arc<Shared>,
     stop: tokio_util::sync::CancellationToken,
@@ -419,7 +540,17 @@ fn kube_rs_controller(
     use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
     use kube::runtime::watcher;
 
-    let config = kube::Config::new(url.parse::<http::Uri>()?);
+    let config = match url.strip_prefix(KUBECONFIG) {
+        Some(path) => {
+            let kubeconfig = kube::config::Kubeconfig::read_from(path)?;
+            kube::Config::from_custom_kubeconfig(
+                kubeconfig,
+                &kube::config::KubeConfigOptions::default(),
+            )
+            .await?
+        }
+        None => kube::Config::new(url.parse::<http::Uri>()?),
+    };
     let client = kube::Client::try_from(config)?;
     let parents = Api::<Deployment>::all(client.clone());
     let children = Api::<ConfigMap>::all(client.clone());
@@ -506,7 +637,11 @@ impl Drop for Process {
 fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
     let parents = flags.parents.to_string();
     eprintln!("seeding {parents} parents...");
-    let mut server = Process::start(&["--role", "server", "--parents", &parents], None)?;
+    let mut server_args = vec!["--role", "server", "--parents", &parents];
+    if flags.envtest {
+        server_args.push("--envtest");
+    }
+    let mut server = Process::start(&server_args, None)?;
     let ready = server.line()?;
     let url = ready
         .strip_prefix("ready ")

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use clientgo_apimachinery::GroupResource;
 use clientgo_bench::BoxError;
 use clientgo_informers::{SharedIndexInformer, SharedIndexInformerOptions};
-use clientgo_leaderelection::{LeaderElectionConfig, ShardedController, ShardedControllerOptions};
+use clientgo_leaderelection::{LeaderElectionConfig, ShardElector, ShardElectorOptions};
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_testing::{TestApiServer, process_memory, realistic_pod};
 use k8s_openapi::api::core::v1::Pod;
@@ -84,12 +84,11 @@ async fn replica(flags: &Flags, identity: String) -> Result<(), BoxError> {
             .lease_duration(Duration::from_secs(4))
             .renew_deadline(Duration::from_secs(3))
             .retry_period(Duration::from_millis(500));
-        let config =
-            ShardedControllerOptions::new("default", flags.lease.clone().unwrap_or_default())
-                .shards(flags.shards)
-                .election(election);
+        let config = ShardElectorOptions::new("default", flags.lease.clone().unwrap_or_default())
+            .shards(flags.shards)
+            .election(election);
         let (work_client, work_caches) = (client.clone(), Arc::clone(&caches));
-        controller = Some(ShardedController::start(
+        controller = Some(ShardElector::start(
             client,
             identity,
             config,

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use clientgo_apimachinery::{
     ApiObject, Compact, CompactBody, Json, LabelSelector, Lz4, Object, Protobuf,
 };
+use clientgo_informers::ReflectorOptions;
 use clientgo_informers::{
     InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs, SharedIndexInformer,
     SharedInformerFactory, SnapshotOptions, Storage, TypedResource,
@@ -94,12 +95,12 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
             ..
         } => InformerFactoryOptions::default()
             .storage(storage)
-            .use_watch_list(watch_list),
+            .reflector(ReflectorOptions::default().use_watch_list(watch_list)),
         // The rows measured before compact storage became the default
         // keep decoded objects.
         _ => InformerFactoryOptions::default()
             .storage(Storage::Decoded)
-            .use_watch_list(watch_list)
+            .reflector(ReflectorOptions::default().use_watch_list(watch_list))
             .keep_managed_fields(!strip),
     };
     // Errors are expected once (the forced relist's 410); anything else is
@@ -211,7 +212,7 @@ fn lister_reads(
     let read = |keys: &[String]| {
         let started = Instant::now();
         for key in keys {
-            std::hint::black_box(lister.get(key));
+            std::hint::black_box(lister.get_by_key(key));
         }
         started.elapsed().as_secs_f64() * 1e6 / keys.len().max(1) as f64
     };

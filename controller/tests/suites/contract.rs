@@ -1,7 +1,6 @@
 //! The builder's and the manager's extension points: options per watch,
 //! external triggers, a user's runnables, and health and readiness checks.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -16,25 +15,8 @@ use clientgo_rest::{CreateOptions, Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use parking_lot::Mutex;
 
-use crate::support::{Cluster, eventually, start};
-
-/// Counts reconciles per name.
-#[derive(Default)]
-struct Runs(Mutex<BTreeMap<String, usize>>);
-
-impl Runs {
-    fn of(&self, name: &str) -> usize {
-        self.0.lock().get(name).copied().unwrap_or(0)
-    }
-}
-
-async fn count(deployment: Arc<Deployment>, runs: Arc<Runs>) -> Result<Action, String> {
-    let name = deployment.metadata.name.clone().unwrap_or_default();
-    *runs.0.lock().entry(name).or_default() += 1;
-    Ok(Action::done())
-}
+use crate::support::{Cluster, Tally, eventually, start, tally};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watchs_own_predicates_filter_only_its_events() {
@@ -55,18 +37,18 @@ async fn a_watchs_own_predicates_filter_only_its_events() {
         .await
         .unwrap();
     let manager = cluster.manager();
-    let runs = Arc::new(Runs::default());
+    let runs = Arc::new(Tally::default());
     // The common setup: spec changes of the parent, every child event.
     Controller::for_with::<Deployment>(
         &manager,
         WatchOptions::default().predicate(generation_changed()),
     )
     .owns::<ConfigMap>()
-    .complete(count, Arc::clone(&runs))
+    .complete(tally, Arc::clone(&runs))
     .unwrap();
     let (stop, running) = start(&manager);
-    eventually("the first reconcile", || async { runs.of("web") >= 1 }).await;
-    let settled = runs.of("web");
+    eventually("the first reconcile", || async { runs.count("web") >= 1 }).await;
+    let settled = runs.count("web");
 
     // A child's data change passes (the parent's predicate is its own).
     config_maps
@@ -78,7 +60,7 @@ async fn a_watchs_own_predicates_filter_only_its_events() {
         .await
         .unwrap();
     eventually("the child's change to reconcile its owner", || async {
-        runs.of("web") == settled + 1
+        runs.count("web") == settled + 1
     })
     .await;
 
@@ -103,7 +85,11 @@ async fn a_watchs_own_predicates_filter_only_its_events() {
     })
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(runs.of("web"), settled + 1, "the annotation was reconciled");
+    assert_eq!(
+        runs.count("web"),
+        settled + 1,
+        "the annotation was reconciled"
+    );
     // Its spec change does.
     deployments
         .patch(
@@ -114,7 +100,7 @@ async fn a_watchs_own_predicates_filter_only_its_events() {
         .await
         .unwrap();
     eventually("the spec change", || async {
-        runs.of("web") == settled + 2
+        runs.count("web") == settled + 2
     })
     .await;
     stop.cancel();
@@ -127,23 +113,23 @@ async fn external_triggers_reconcile_one_key_or_all() {
     cluster.create_deployment("a").await;
     cluster.create_deployment("b").await;
     let manager = cluster.manager();
-    let runs = Arc::new(Runs::default());
+    let runs = Arc::new(Tally::default());
     let (send, mut receive) = tokio::sync::mpsc::unbounded_channel::<Trigger>();
     let triggers = futures_util::stream::poll_fn(move |context| receive.poll_recv(context));
     Controller::for_::<Deployment>(&manager)
         .reconcile_on(triggers)
-        .complete(count, Arc::clone(&runs))
+        .complete(tally, Arc::clone(&runs))
         .unwrap();
     let (stop, running) = start(&manager);
     eventually("the initial reconciles", || async {
-        runs.of("a") == 1 && runs.of("b") == 1
+        runs.count("a") == 1 && runs.count("b") == 1
     })
     .await;
     send.send(Request::namespaced("team", "a").into()).unwrap();
-    eventually("a's trigger", || async { runs.of("a") == 2 }).await;
+    eventually("a's trigger", || async { runs.count("a") == 2 }).await;
     send.send(Trigger::All).unwrap();
     eventually("the trigger of all", || async {
-        runs.of("a") == 3 && runs.of("b") == 2
+        runs.count("a") == 3 && runs.count("b") == 2
     })
     .await;
     stop.cancel();

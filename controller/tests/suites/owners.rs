@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
 
-use crate::support::{Cluster, eventually, on_each_cluster, start};
+use crate::support::{Cluster, Tally, eventually, on_each_cluster, start, tally};
 
 struct Context {
     config_maps: ResourceClient<ConfigMap>,
@@ -146,22 +146,6 @@ async fn a_changed_or_deleted_child_reconciles_its_owner() {
         assert!(!manager.is_ready());
     })
     .await;
-}
-
-/// Counts reconciles by name.
-#[derive(Default)]
-struct Tally(Mutex<BTreeMap<String, usize>>);
-
-impl Tally {
-    fn count(&self, name: &str) -> usize {
-        self.0.lock().get(name).copied().unwrap_or(0)
-    }
-}
-
-async fn tally(deployment: Arc<Deployment>, tally: Arc<Tally>) -> Result<Action, String> {
-    let name = deployment.metadata.name.clone().unwrap_or_default();
-    *tally.0.lock().entry(name).or_default() += 1;
-    Ok(Action::done())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,6 +11,7 @@ use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
 
 use crate::support::{Cluster, eventually, start};
+use clientgo_testing::never_within;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_spec_and_label_changes_reach_the_reconcile() {
@@ -164,7 +165,12 @@ async fn namespace_and_label_selector_narrow_what_is_reconciled() {
         seen.lock().len() == 2
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    never_within(
+        "a reconcile outside the namespace or the selector",
+        Duration::from_millis(300),
+        async || seen.lock().len() != 2,
+    )
+    .await;
     assert_eq!(
         *seen.lock(),
         vec!["team/front".to_string(), "team/front".to_string()]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_controller::{Action, Controller, Manager, ManagerOptions, Replicas, Sharding};
-use clientgo_leaderelection::{LeaderElectionConfig, ShardedControllerOptions};
+use clientgo_leaderelection::{LeaderElectionConfig, ShardElectorOptions};
 use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
 use parking_lot::Mutex;
@@ -54,7 +54,7 @@ fn replica(
     log: &Arc<Log>,
     intervals: &Arc<Intervals>,
 ) -> Manager {
-    let options = ShardedControllerOptions::new("team", "operator")
+    let options = ShardElectorOptions::new("team", "operator")
         .shards(4)
         .election(
             LeaderElectionConfig::default()

@@ -47,11 +47,7 @@ fn manager(cluster: &Cluster, dir: &std::path::Path) -> (Manager, Arc<Context>) 
 }
 
 /// Runs `manager` until `done`, then stops it.
-async fn run_until<F, Fut>(manager: &Manager, done: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
+async fn run_until(manager: &Manager, done: impl AsyncFnMut() -> bool) {
     let (stop, running) = start(manager);
     eventually("the reconciles", done).await;
     stop.cancel();

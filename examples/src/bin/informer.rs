@@ -86,7 +86,7 @@ async fn run(flags: Flags) -> Result<(), Box<dyn std::error::Error>> {
             config
         }
     };
-    let options = InformerFactoryOptions::default().default_resync(Duration::from_secs(30));
+    let options = InformerFactoryOptions::default().resync_period(Duration::from_secs(30));
     let factory = SharedInformerFactory::with_options(RestClient::new(config)?, options);
     let deployments = factory.apps().v1().deployments();
     deployments.informer().add_event_handler(

@@ -45,7 +45,7 @@ async fn run(flags: Flags) -> Result<(), Failure> {
         let lister = informer.lister();
         // A lister read decodes (and caches) one pod in compact storage.
         if let Some(key) = lister.keys().first() {
-            let _ = lister.get(key);
+            let _ = lister.get_by_key(key);
         }
         let bytes = format!("{} KiB", informer.cache_bytes() / 1024);
         say!(

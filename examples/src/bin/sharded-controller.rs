@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clientgo::informers::{SharedIndexInformer, SharedIndexInformerOptions, SnapshotOptions};
-use clientgo::leaderelection::{LeaderElectionConfig, ShardedController, ShardedControllerOptions};
+use clientgo::leaderelection::{LeaderElectionConfig, ShardElector, ShardElectorOptions};
 use clientgo::rest::{Config, ResourceClient, RestClient};
 use clientgo_examples::{
     CommonFlags, Connection, EmbeddedOptions, Failure, SeededResource, run_main, say,
@@ -101,13 +101,13 @@ async fn replica(flags: Flags, identity: String) -> Result<(), Failure> {
     let caches: Arc<Mutex<BTreeMap<u32, SharedIndexInformer<Pod>>>> = Arc::default();
     // Shards whose informer started from a snapshot.
     let resumed = Arc::new(AtomicU64::new(0));
-    let config = ShardedControllerOptions::new(namespace, flags.lease.clone())
+    let config = ShardElectorOptions::new(namespace, flags.lease.clone())
         .shards(flags.shards)
         .election(election());
     let (work_client, work_caches, work_resumed) =
         (client.clone(), Arc::clone(&caches), Arc::clone(&resumed));
     let snapshot_dir = flags.snapshot_dir.clone();
-    let controller = ShardedController::start(client, identity, config, move |shard, stop| {
+    let controller = ShardElector::start(client, identity, config, move |shard, stop| {
         let mut options =
             SharedIndexInformerOptions::default().shard_selector(shard.selector.clone());
         // One file per shard (the selector is part of the informer's

@@ -17,7 +17,7 @@ pub(crate) type Entry<K> = Compact<K, Protobuf>;
 
 /// Bytes of decoded objects a lister keeps by default: 64 MiB, about
 /// 2,000 decoded pods of a real cluster (estimated as
-/// [`DECODED_EXPANSION`](crate::DECODED_EXPANSION) times an entry's bytes).
+/// `DECODED_EXPANSION` times an entry's bytes).
 pub const DEFAULT_DECODE_CACHE_BYTES: usize = 64 << 20;
 
 /// Counters of an informer's decodes in compact storage.

@@ -290,19 +290,21 @@ impl<K: ApiObject> Lister<K> {
         self.cache.list(selector)
     }
 
-    /// The cluster-scoped object named `name` (for a namespaced
-    /// resource, the key `namespace/name`), `None` when none is cached
-    /// (client-go's `Get`, whose NotFound error is this `None`). In
-    /// compact storage an entry that no longer decodes is `None` as well;
-    /// [`try_get`](Self::try_get) tells the two apart.
-    pub fn get(&self, name: &str) -> Option<Arc<K>> {
-        self.try_get(name).ok().flatten()
+    /// The object cached under `key`: `namespace/name`, or a
+    /// cluster-scoped object's name (client-go's `GetByKey`; its listers'
+    /// `Get(name)` is [`NamespaceLister::get`], or this with the name for
+    /// a cluster-scoped kind). `None` when none is cached; in compact
+    /// storage an entry that no longer decodes is `None` as well, and
+    /// [`try_get_by_key`](Self::try_get_by_key) tells the two apart.
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        self.try_get_by_key(key).ok().flatten()
     }
 
-    /// As [`get`](Self::get), with a cached entry that does not decode an
-    /// [`Error::Decode`](crate::Error::Decode) rather than `None`.
-    pub fn try_get(&self, name: &str) -> Result<Option<Arc<K>>, Error> {
-        self.cache.get(name)
+    /// As [`get_by_key`](Self::get_by_key), with a cached entry that does
+    /// not decode an [`Error::Decode`](crate::Error::Decode) rather than
+    /// `None`.
+    pub fn try_get_by_key(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
+        self.cache.get(key)
     }
 
     /// The objects the index `index_name` files under `value` (client-go's
@@ -349,19 +351,17 @@ impl<K: ApiObject> Lister<K> {
     /// decodes nor remembered by the entry (a decode a handler holds is
     /// shared; otherwise this read decodes its own, even when the lister's
     /// cache of decodes holds one, so two such reads of one entry at once
-    /// decode twice): for a reader that reads each
-    /// object once per change, as a controller's worker does, and hands it
-    /// back with [`release`](Self::release) when done. Reading adds nothing
-    /// to the cache's memory.
-    pub fn try_get_uncached(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
-        self.cache.get_uncached(key)
-    }
-
-    /// Gives back an object read under `key` that the caller is done with:
-    /// in compact storage, a decode no one else holds frees all of its
-    /// memory now (see `Compact::release`); otherwise it is dropped.
-    pub fn release(&self, key: &str, object: Arc<K>) {
-        self.cache.release(key, object);
+    /// decode twice): for a reader that reads each object once per change,
+    /// as a controller's worker does. The guard gives the decode back when
+    /// dropped: in compact storage a decode no one else holds then frees
+    /// all of its memory at once. Reading adds nothing to the cache's
+    /// memory.
+    pub fn read_uncached(&self, key: &str) -> Result<Option<UncachedRead<K>>, Error> {
+        Ok(self.cache.get_uncached(key)?.map(|object| UncachedRead {
+            object: Some(object),
+            key: key.to_string(),
+            cache: Arc::clone(&self.cache),
+        }))
     }
 
     /// The metadata of the object cached under `key` (`namespace/name`,
@@ -442,14 +442,15 @@ impl<K: ApiObject> NamespaceLister<K> {
             .list_namespace(&self.namespace, selector, &self.lister.resource)
     }
 
-    /// The object `name` of the namespace, `None` when none is cached;
-    /// see [`Lister::get`].
+    /// The object `name` of the namespace (client-go's `Get`), `None` when
+    /// none is cached; see [`Lister::get_by_key`].
     pub fn get(&self, name: &str) -> Option<Arc<K>> {
         self.try_get(name).ok().flatten()
     }
 
     /// As [`get`](Self::get), with a cached entry that does not decode an
-    /// [`Error::Decode`](crate::Error::Decode); see [`Lister::try_get`].
+    /// [`Error::Decode`](crate::Error::Decode); see
+    /// [`Lister::try_get_by_key`].
     pub fn try_get(&self, name: &str) -> Result<Option<Arc<K>>, Error> {
         self.lister
             .cache
@@ -459,6 +460,56 @@ impl<K: ApiObject> NamespaceLister<K> {
     /// The namespace.
     pub fn namespace(&self) -> &str {
         &self.namespace
+    }
+}
+
+/// An object read by [`Lister::read_uncached`]: derefs to the object, and
+/// gives its decode back to the cache when dropped. Hand the reconcile a
+/// clone of [`object`](Self::object); drop the guard after it is done.
+pub struct UncachedRead<K> {
+    /// `Some` until dropped.
+    object: Option<Arc<K>>,
+    key: String,
+    cache: Arc<dyn CacheReader<K>>,
+}
+
+impl<K> UncachedRead<K> {
+    /// The object, to share with whoever reads it while the guard lives.
+    pub fn object(&self) -> &Arc<K> {
+        // Taken only in `drop`.
+        self.object
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("an UncachedRead is read after drop"))
+    }
+
+    /// The key it was read under.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+impl<K> std::ops::Deref for UncachedRead<K> {
+    type Target = K;
+
+    fn deref(&self) -> &K {
+        self.object()
+    }
+}
+
+impl<K: fmt::Debug> fmt::Debug for UncachedRead<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UncachedRead")
+            .field("key", &self.key)
+            .field("object", &self.object)
+            .finish()
+    }
+}
+
+impl<K> Drop for UncachedRead<K> {
+    fn drop(&mut self) {
+        if let Some(object) = self.object.take() {
+            self.cache.release(&self.key, object);
+        }
     }
 }
 
@@ -530,10 +581,10 @@ mod tests {
             "another namespace"
         );
         assert!(
-            pods.get("web-1").is_none(),
+            pods.get_by_key("web-1").is_none(),
             "a namespaced object's key is namespace/name"
         );
-        assert!(pods.get("a/web-1").is_some());
+        assert!(pods.get_by_key("a/web-1").is_some());
         assert!(pods.namespace("a").try_get("nope")?.is_none());
         Ok(())
     }

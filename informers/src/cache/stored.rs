@@ -36,7 +36,7 @@ pub trait Stored<K>: ApiObject + Sized + sealed::Sealed<K> {
     fn object(entry: &Arc<Self>) -> Result<Arc<K>, CompactDecodeError>;
 
     /// The whole object for one reader
-    /// ([`Lister::try_get_uncached`](crate::Lister::try_get_uncached), and
+    /// ([`Lister::read_uncached`](crate::Lister::read_uncached), and
     /// the lister's cache of decodes): the decode the entry remembers for
     /// its handlers while any holds it, else one the entry does not
     /// remember, so reading adds nothing to the entry.

@@ -81,6 +81,13 @@ impl<K> fmt::Debug for Transform<K> {
     }
 }
 
+impl<K> From<MetadataTransform> for Transform<K> {
+    /// [`Transform::Metadata`].
+    fn from(transform: MetadataTransform) -> Self {
+        Transform::Metadata(transform)
+    }
+}
+
 /// What an informer does to each arriving entry, gathered from its
 /// options: for [`Stored::ingest`](crate::Stored::ingest).
 pub struct Ingest<K> {

@@ -102,7 +102,7 @@ impl<K: UntypedObject> ResourceInformerFactory<K> {
     pub fn new(client: RestClient, default_resync: Duration) -> Self {
         Self::with_options(
             client,
-            InformerFactoryOptions::default().default_resync(default_resync),
+            InformerFactoryOptions::default().resync_period(default_resync),
         )
     }
 

@@ -68,7 +68,7 @@ where
         let lister: Lister<K> = self.lister();
         let object = match namespace {
             Some(namespace) => lister.namespace(namespace).try_get(name)?,
-            None => lister.try_get(name)?,
+            None => lister.try_get_by_key(name)?,
         };
         Ok(object.map(|object| object as Arc<dyn CachedObject>))
     }
@@ -172,13 +172,13 @@ impl GenericLister {
     }
 
     /// The object named `name` (in the namespace, for a namespace
-    /// lister), `None` when none is cached; see [`Lister::get`].
+    /// lister), `None` when none is cached; see [`Lister::get_by_key`].
     pub fn get(&self, name: &str) -> Option<Arc<dyn CachedObject>> {
         self.try_get(name).ok().flatten()
     }
 
     /// As [`get`](Self::get), with a cached entry that does not decode an
-    /// error; see [`Lister::try_get`].
+    /// error; see [`Lister::try_get_by_key`].
     pub fn try_get(&self, name: &str) -> Result<Option<Arc<dyn CachedObject>>, Error> {
         self.informer.get(self.namespace.as_deref(), name)
     }

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, GroupVersionResource, KnownScope, Object};
 use clientgo_listwatch::{ResourceListerWatcher, TweakListOptions};
-use clientgo_reflector::{BackoffOptions, ReflectorOptions};
+use clientgo_reflector::ReflectorOptions;
 
 use crate::cache::storage::Storage;
-use crate::cache::transform::{MetadataTransform, Transform};
+use crate::cache::transform::MetadataTransform;
 use crate::informer::options::SharedIndexInformerOptions;
 use crate::informer::wait::LastingErrors;
 use crate::metrics::provider::{InformerMetricsProvider, NoopMetricsProvider};
@@ -22,8 +22,9 @@ use crate::warm_restart::options::SnapshotOptions;
 /// factories. Informers are created with the namespace index.
 #[derive(Clone)]
 pub struct InformerFactoryOptions {
-    /// The resync period of informers without a custom one (zero: none).
-    pub default_resync: Duration,
+    /// The resync period of informers without a custom one (zero: none;
+    /// client-go's `defaultResync`).
+    pub resync_period: Duration,
     /// Watch only this namespace (cluster-scoped resources ignore it).
     pub namespace: Option<String>,
     /// Adjusts every list and watch (label and field selectors).
@@ -38,14 +39,9 @@ pub struct InformerFactoryOptions {
     /// Applied to every object's metadata before caching it: each
     /// informer's [`Transform::Metadata`](crate::Transform::Metadata).
     pub transform: Option<MetadataTransform>,
-    /// Use watch-list for the initial state (the reflector's default: on).
-    pub use_watch_list: bool,
-    /// The reflectors' backoff.
-    pub backoff: BackoffOptions,
-    /// Called with every list and watch error of every informer (each
-    /// informer's `SetWatchErrorHandler` in client-go); see
-    /// [`ReflectorOptions::watch_error_handler`](clientgo_reflector::ReflectorOptions::watch_error_handler).
-    pub watch_error_handler: Option<clientgo_reflector::WatchErrorHandler>,
+    /// Every informer's reflector options (watch-list, backoff, the watch
+    /// error handler, ...), as [`SharedIndexInformerOptions::reflector`].
+    pub reflector: ReflectorOptions,
     /// Metrics of every informer and handler.
     pub metrics: Arc<dyn InformerMetricsProvider>,
     /// What `wait_for_cache_sync` does when every unsynced informer's last
@@ -65,16 +61,14 @@ pub struct InformerFactoryOptions {
 impl Default for InformerFactoryOptions {
     fn default() -> Self {
         InformerFactoryOptions {
-            default_resync: Duration::ZERO,
+            resync_period: Duration::ZERO,
             namespace: None,
             tweak_list_options: None,
             custom_resync: HashMap::new(),
             storage: Storage::default(),
             keep_managed_fields: false,
             transform: None,
-            use_watch_list: true,
-            backoff: BackoffOptions::default(),
-            watch_error_handler: None,
+            reflector: ReflectorOptions::default(),
             metrics: Arc::new(NoopMetricsProvider),
             lasting_errors: LastingErrors::GiveUp,
             snapshot: None,
@@ -86,16 +80,14 @@ impl Default for InformerFactoryOptions {
 impl fmt::Debug for InformerFactoryOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InformerFactoryOptions")
-            .field("default_resync", &self.default_resync)
+            .field("resync_period", &self.resync_period)
             .field("namespace", &self.namespace)
             .field("tweak_list_options", &self.tweak_list_options.is_some())
             .field("custom_resync", &self.custom_resync)
             .field("storage", &self.storage)
             .field("keep_managed_fields", &self.keep_managed_fields)
             .field("transform", &self.transform.is_some())
-            .field("use_watch_list", &self.use_watch_list)
-            .field("backoff", &self.backoff)
-            .field("watch_error_handler", &self.watch_error_handler.is_some())
+            .field("reflector", &self.reflector)
             .field("lasting_errors", &self.lasting_errors)
             .field("snapshot", &self.snapshot)
             .finish_non_exhaustive()
@@ -103,10 +95,10 @@ impl fmt::Debug for InformerFactoryOptions {
 }
 
 impl InformerFactoryOptions {
-    /// Sets the default resync period.
+    /// Sets the resync period of informers without a custom one.
     #[must_use]
-    pub fn default_resync(mut self, period: Duration) -> Self {
-        self.default_resync = period;
+    pub fn resync_period(mut self, period: Duration) -> Self {
+        self.resync_period = period;
         self
     }
 
@@ -197,17 +189,10 @@ impl InformerFactoryOptions {
         self
     }
 
-    /// Turns watch-list on or off.
+    /// Sets every informer's reflector options (watch-list, backoff, ...).
     #[must_use]
-    pub fn use_watch_list(mut self, use_watch_list: bool) -> Self {
-        self.use_watch_list = use_watch_list;
-        self
-    }
-
-    /// Sets the reflectors' backoff.
-    #[must_use]
-    pub fn backoff(mut self, backoff: BackoffOptions) -> Self {
-        self.backoff = backoff;
+    pub fn reflector(mut self, reflector: ReflectorOptions) -> Self {
+        self.reflector = reflector;
         self
     }
 
@@ -219,7 +204,7 @@ impl InformerFactoryOptions {
         mut self,
         handler: impl Fn(&clientgo_reflector::Error) + Send + Sync + 'static,
     ) -> Self {
-        self.watch_error_handler = Some(Arc::new(handler));
+        self.reflector.watch_error_handler = Some(Arc::new(handler));
         self
     }
 
@@ -268,24 +253,17 @@ impl InformerFactoryOptions {
             .custom_resync
             .get(&resource.group_version_resource())
             .copied()
-            .unwrap_or(self.default_resync);
+            .unwrap_or(self.resync_period);
         let mut options = SharedIndexInformerOptions::<K>::default()
             .name(name)
             .resource(resource.clone())
             .storage(self.storage)
             .resync_period(resync)
             .metrics(Arc::clone(&self.metrics))
-            .reflector(
-                ReflectorOptions {
-                    watch_error_handler: self.watch_error_handler.clone(),
-                    ..ReflectorOptions::default()
-                }
-                .use_watch_list(self.use_watch_list)
-                .backoff(self.backoff),
-            );
+            .reflector(self.reflector.clone());
         options.keep_managed_fields = self.keep_managed_fields;
         if let Some(transform) = &self.transform {
-            options = options.transform(Transform::Metadata(Arc::clone(transform)));
+            options = options.transform(Arc::clone(transform));
         }
         if let Some(snapshot) = &self.snapshot {
             options = options.snapshot(snapshot.clone());

@@ -67,7 +67,7 @@ impl SharedInformerFactory {
     pub fn new(client: RestClient, default_resync: Duration) -> Self {
         Self::with_options(
             client,
-            InformerFactoryOptions::default().default_resync(default_resync),
+            InformerFactoryOptions::default().resync_period(default_resync),
         )
     }
 

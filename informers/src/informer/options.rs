@@ -179,10 +179,12 @@ impl<K> SharedIndexInformerOptions<K> {
         self
     }
 
-    /// Transforms every object before it is cached (see the field).
+    /// Transforms every object before it is cached (see the field): a
+    /// [`Transform`], or a [`MetadataTransform`](crate::MetadataTransform)
+    /// as the factory's options take.
     #[must_use]
-    pub fn transform(mut self, transform: Transform<K>) -> Self {
-        self.transform = Some(transform);
+    pub fn transform(mut self, transform: impl Into<Transform<K>>) -> Self {
+        self.transform = Some(transform.into());
         self
     }
 

@@ -19,7 +19,7 @@ use crate::informer::shared_index_informer::SharedIndexInformer;
 /// How often the sync state of an [`InformerSynced`] without a change
 /// signal is checked (client-go's `syncedPollPeriod`, which client-go uses
 /// for every informer).
-pub const SYNCED_POLL_PERIOD: Duration = Duration::from_millis(100);
+pub(crate) const SYNCED_POLL_PERIOD: Duration = Duration::from_millis(100);
 
 /// Something that syncs: an informer, or a handler registration.
 pub trait InformerSynced: Send + Sync {
@@ -39,7 +39,7 @@ pub trait InformerSynced: Send + Sync {
     }
     /// A watcher signalled whenever the sync state may have changed, so a
     /// wait needs no polling; `None` (the default) makes waits poll it
-    /// every [`SYNCED_POLL_PERIOD`].
+    /// every 100 ms.
     fn sync_changes(&self) -> Option<SyncChanges> {
         None
     }
@@ -48,7 +48,7 @@ pub trait InformerSynced: Send + Sync {
 /// Whether an unsynced informer's last error may heal by itself while a
 /// caller waits for the caches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Healing {
+pub(crate) enum Healing {
     /// No error yet, or one that passes: a refused connection, a 5xx, a
     /// 410, a 429, a bad frame.
     MayHeal,
@@ -62,7 +62,7 @@ pub enum Healing {
 
 /// The decision table behind giving up early: what an informer's last
 /// error says about waiting longer.
-pub fn healing(last_error: Option<&ReflectorError>) -> Healing {
+pub(crate) fn healing(last_error: Option<&ReflectorError>) -> Healing {
     match last_error
         .and_then(ReflectorError::status)
         .map(|status| status.code)
@@ -74,7 +74,9 @@ pub fn healing(last_error: Option<&ReflectorError>) -> Healing {
 }
 
 /// What waiting does when every unsynced informer's last error will not
-/// heal by itself (see [`healing`]).
+/// heal by itself: a 401 or 403 (credentials and RBAC rules do not change
+/// within a wait), or a 404 while discovery says the resource is not
+/// served (a CRD not installed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LastingErrors {
     /// Return [`SyncFailure::LastingErrors`] at once (the default; client-go

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 const MAGIC: &[u8] = b"clientgo-rs snapshot\n";
 
 /// The version of the layout above.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 1;
+pub(crate) const SNAPSHOT_FORMAT_VERSION: u32 = 1;
 
 /// A header larger than this is damage, not a header.
 const MAX_HEADER_BYTES: usize = 64 * 1024;

@@ -50,7 +50,7 @@ async fn a_relist_that_changes_nothing_reaches_only_handlers_due_for_resync() {
     running.synced().await;
 
     let due = resyncing.clone();
-    wait_until("a resync reaches the resyncing handler", move || {
+    eventually("a resync reaches the resyncing handler", async move || {
         due.seen().iter().filter(|s| s.is_resync()).count() >= 8
     })
     .await;
@@ -63,28 +63,31 @@ async fn a_relist_that_changes_nothing_reaches_only_handlers_due_for_resync() {
         .fail_next(Some(Verb::Watch), Status::gone("too old resource version"));
     server.faults().drop_watches();
     let relisted = informer.clone();
-    wait_until("the informer relists", move || {
+    eventually("the informer relists", async move || {
         let stats = relisted.stats().reflector;
         stats.lists + stats.watch_lists > lists_before
     })
     .await;
     create(&server, "after-relist", "web");
     let quiet_done = quiet.clone();
-    wait_until("the quiet handler sees the new object", move || {
+    eventually("the quiet handler sees the new object", async move || {
         quiet_done.count() == 9
     })
     .await;
 
     // Each handler has its own thread: wait for the resyncing one too.
     let resyncing_done = resyncing.clone();
-    wait_until("the resyncing handler sees the new object", move || {
-        resyncing_done
-            .seen()
-            .iter()
-            .filter(|s| matches!(s, Seen::Add { .. }))
-            .count()
-            >= 9
-    })
+    eventually(
+        "the resyncing handler sees the new object",
+        async move || {
+            resyncing_done
+                .seen()
+                .iter()
+                .filter(|s| matches!(s, Seen::Add { .. }))
+                .count()
+                >= 9
+        },
+    )
     .await;
 
     let quiet_seen = quiet.seen();
@@ -130,7 +133,7 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
     // while the dropped watch is still winding down could otherwise reach
     // the handler as a plain delete.
     let refused = informer.clone();
-    wait_until("the re-watch is refused", move || {
+    eventually("the re-watch is refused", async move || {
         refused.stats().reflector.errors > errors_before
     })
     .await;
@@ -138,14 +141,14 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
         delete(&server, &format!("cm-{index:05}"));
     }
     let cache = informer.lister();
-    wait_until("a relist drops the deleted objects", move || {
+    eventually("a relist drops the deleted objects", async move || {
         cache.len() == 7
     })
     .await;
     server.allow_all();
     // The handler hears of the deletes on its own thread, after the cache.
     let notified = recorder.clone();
-    wait_until("the handler hears of the deletes", move || {
+    eventually("the handler hears of the deletes", async move || {
         notified
             .seen()
             .iter()
@@ -182,7 +185,7 @@ async fn objects_deleted_while_the_watch_was_down_arrive_as_tombstones() {
     // Once watches are allowed again, live changes flow.
     create(&server, "back", "web");
     let done = recorder.clone();
-    wait_until("the watch resumes", move || {
+    eventually("the watch resumes", async move || {
         done.seen().iter().any(|s| s.name() == "back")
     })
     .await;
@@ -252,7 +255,7 @@ async fn indexes_added_while_running_cover_existing_and_new_objects() {
     );
     create(&server, "new-web", "web");
     let cache = informer.lister();
-    wait_until("the new object is indexed", move || {
+    eventually("the new object is indexed", async move || {
         cache
             .by_index("by-app", "web")
             .unwrap()

@@ -42,7 +42,7 @@ async fn a_slow_handler_delays_neither_the_cache_nor_other_handlers() {
     }
     for recorder in &fast {
         let recorder = recorder.clone();
-        wait_until("the fast handlers get all 20 adds", move || {
+        eventually("the fast handlers get all 20 adds", async move || {
             recorder.count() == 20
         })
         .await;
@@ -55,7 +55,7 @@ async fn a_slow_handler_delays_neither_the_cache_nor_other_handlers() {
     let released = Instant::now();
     gate.open();
     let slow_done = slow.clone();
-    wait_until("the slow handler catches up", move || {
+    eventually("the slow handler catches up", async move || {
         slow_done.count() == 20
     })
     .await;
@@ -96,7 +96,10 @@ async fn a_late_handler_gets_the_cache_once_before_live_events_and_syncs_after()
         create(&server, &format!("live-{index}"), "db");
     }
     let cache = informer.lister();
-    wait_until("the cache has the live objects", move || cache.len() == 55).await;
+    eventually("the cache has the live objects", async move || {
+        cache.len() == 55
+    })
+    .await;
     assert!(
         !registration.has_synced(),
         "not synced while the replay is undelivered"
@@ -105,9 +108,9 @@ async fn a_late_handler_gets_the_cache_once_before_live_events_and_syncs_after()
 
     gate.open();
     let synced = registration.clone();
-    wait_until("the late handler syncs", move || synced.has_synced()).await;
+    eventually("the late handler syncs", async move || synced.has_synced()).await;
     let done = late.clone();
-    wait_until("the live adds arrive", move || done.count() == 55).await;
+    eventually("the live adds arrive", async move || done.count() == 55).await;
 
     let seen = late.seen();
     let replayed: Vec<&Seen> = seen.iter().take(50).collect();
@@ -175,7 +178,10 @@ async fn a_coalescing_queue_stays_bounded_under_a_stuck_handler_and_keeps_delete
 
     gate.open();
     let done = bounded_registration.clone();
-    wait_until("the coalescing handler drains", move || done.pending() == 0).await;
+    eventually("the coalescing handler drains", async move || {
+        done.pending() == 0
+    })
+    .await;
     let seen = bounded.seen();
     for index in 0..3 {
         let name = format!("cm-{index:05}");
@@ -234,10 +240,13 @@ async fn handlers_read_the_cache_already_updated_and_share_its_objects() {
     // before a slow handler thread runs: delete only after the adds were
     // handled, so each add finds its object still cached.
     let added = Arc::clone(&observations);
-    wait_until("the adds", move || added.lock().unwrap().len() == 4).await;
+    eventually("the adds", async move || added.lock().unwrap().len() == 4).await;
     delete(&server, "cm-00000");
     let seen = Arc::clone(&observations);
-    wait_until("all notifications", move || seen.lock().unwrap().len() == 5).await;
+    eventually("all notifications", async move || {
+        seen.lock().unwrap().len() == 5
+    })
+    .await;
     let mut observations = observations.lock().unwrap().clone();
     observations.sort();
     assert_eq!(
@@ -265,7 +274,7 @@ async fn removed_handlers_stop_and_shutdown_waits_for_the_call_in_progress() {
     running.synced().await;
     create(&server, "a", "web");
     let both = (removed.clone(), kept.clone());
-    wait_until("both see a", move || {
+    eventually("both see a", async move || {
         both.0.count() == 1 && both.1.count() == 1
     })
     .await;
@@ -275,7 +284,10 @@ async fn removed_handlers_stop_and_shutdown_waits_for_the_call_in_progress() {
     assert!(removed_registration.is_removed());
     create(&server, "b", "web");
     let kept_done = kept.clone();
-    wait_until("the kept handler sees b", move || kept_done.count() == 2).await;
+    eventually("the kept handler sees b", async move || {
+        kept_done.count() == 2
+    })
+    .await;
     assert_eq!(removed.count(), 1, "a removed handler gets nothing more");
 
     // shutdown_event_handler returns only after the handler's last call.
@@ -291,7 +303,7 @@ async fn removed_handlers_stop_and_shutdown_waits_for_the_call_in_progress() {
         }))
         .unwrap();
     let started = Arc::clone(&busy);
-    wait_until("the slow handler is in a call", move || {
+    eventually("the slow handler is in a call", async move || {
         *started.lock().unwrap()
     })
     .await;
@@ -299,8 +311,12 @@ async fn removed_handlers_stop_and_shutdown_waits_for_the_call_in_progress() {
     assert!(!*busy.lock().unwrap(), "no call in progress after shutdown");
     let calls_after = *calls.lock().unwrap();
     assert!(calls_after >= 1);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(*calls.lock().unwrap(), calls_after, "never called again");
+    clientgo_testing::never_within(
+        "a call after the handler's shutdown",
+        Duration::from_millis(300),
+        async || *calls.lock().unwrap() != calls_after,
+    )
+    .await;
 
     // A registration of another informer is ignored.
     let other = SharedIndexInformer::<Cm>::from_client(
@@ -331,7 +347,7 @@ async fn a_panicking_handler_is_counted_and_keeps_receiving() {
     create(&server, "boom", "web");
     create(&server, "after", "web");
     let seen = Arc::clone(&received);
-    wait_until("both adds", move || seen.lock().unwrap().len() == 2).await;
+    eventually("both adds", async move || seen.lock().unwrap().len() == 2).await;
     assert_eq!(registration.stats().panics, 1);
     assert_eq!(*received.lock().unwrap(), ["boom", "after"]);
     running.stop().await;
@@ -351,7 +367,7 @@ async fn dropping_an_informer_that_never_ran_ends_its_handler_threads() {
     drop(registration);
     drop(informer);
     let watched = Arc::clone(&alive);
-    wait_until("the handler (and its thread) is dropped", move || {
+    eventually("the handler (and its thread) is dropped", async move || {
         Arc::strong_count(&watched) == 2
     })
     .await;

@@ -133,7 +133,7 @@ impl<K: TestObject> Running<K> {
 
     pub async fn synced(&self) {
         let informer = self.informer.clone();
-        wait_until("the informer syncs", move || informer.has_synced()).await;
+        eventually("the informer syncs", async move || informer.has_synced()).await;
     }
 
     pub async fn stop(self) {
@@ -146,15 +146,7 @@ impl<K: TestObject> Running<K> {
     }
 }
 
-/// Polls `condition` every 10 ms; panics naming `what` after
-/// [`PATIENCE`].
-pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+pub use clientgo_testing::eventually;
 
 /// One notification as a handler saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,6 @@
 //! Helpers shared by the recorder tests.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::{Duration, Instant};
-
 use clientgo_apimachinery::GroupResource;
 use clientgo_testing::{ReadAt, TestApiServer};
 use serde::de::DeserializeOwned;
@@ -24,14 +22,4 @@ pub fn stored<E: DeserializeOwned>(server: &TestApiServer, group: &str) -> Vec<E
         .collect()
 }
 
-/// Polls `done` every 10 ms; panics naming `what` after 20 s.
-pub async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "timed out: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+pub use clientgo_testing::eventually;

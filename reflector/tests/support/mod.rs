@@ -124,17 +124,7 @@ pub fn cache() -> Arc<Indexer<ConfigMap>> {
     Arc::new(Indexer::new(IndexerOptions::default()))
 }
 
-/// Polls `condition` every 10 ms; panics with `what` after [`PATIENCE`].
-pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !condition() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+pub use clientgo_testing::eventually;
 
 /// The server's config maps in `default`: key → resourceVersion.
 pub fn server_state(server: &TestApiServer) -> BTreeMap<String, String> {
@@ -174,7 +164,7 @@ pub fn store_state(store: &dyn Store<ConfigMap>) -> BTreeMap<String, String> {
 /// Waits until `store` holds exactly the server's objects at their
 /// resourceVersions, then asserts it once more.
 pub async fn converge(server: &TestApiServer, store: &dyn Store<ConfigMap>) {
-    wait_until("the store equals the server", || {
+    eventually("the store equals the server", async || {
         store_state(store) == server_state(server)
     })
     .await;

@@ -12,8 +12,10 @@
 //! | `certificate_authority.rs` | `CertificateAuthority`: a CA in memory and the serving and client certificates it signs |
 //! | `kubeconfig.rs` | a kubeconfig's text for one server and user |
 //! | `log_subscriber.rs` | `install_log_subscriber`: events to stderr, filtered by `RUST_LOG` |
+//! | `eventually.rs` | `eventually` and `never_within`: waiting in tests |
 
 pub(crate) mod certificate_authority;
+pub(crate) mod eventually;
 pub(crate) mod kubeconfig;
 pub(crate) mod log_subscriber;
 pub(crate) mod merge_patch;

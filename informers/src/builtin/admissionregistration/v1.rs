@@ -126,7 +126,7 @@ impl MutatingAdmissionPolicyLister {
     ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy>,
     > {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -141,7 +141,7 @@ impl MutatingAdmissionPolicyLister {
         >,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -205,7 +205,7 @@ impl MutatingAdmissionPolicyBindingLister {
     ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>,
     > {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -222,7 +222,7 @@ impl MutatingAdmissionPolicyBindingLister {
         >,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -283,7 +283,7 @@ impl MutatingWebhookConfigurationLister {
     ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>,
     > {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -300,7 +300,7 @@ impl MutatingWebhookConfigurationLister {
         >,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -359,7 +359,7 @@ impl ValidatingAdmissionPolicyLister {
     ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>,
     > {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -374,7 +374,7 @@ impl ValidatingAdmissionPolicyLister {
         >,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -439,7 +439,7 @@ impl ValidatingAdmissionPolicyBindingLister {
             k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
         >,
     > {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -456,7 +456,7 @@ impl ValidatingAdmissionPolicyBindingLister {
         >,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -517,7 +517,7 @@ impl ValidatingWebhookConfigurationLister {
     ) -> Option<
         Arc<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
     > {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -534,6 +534,6 @@ impl ValidatingWebhookConfigurationLister {
         >,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

@@ -86,7 +86,7 @@ impl CustomResourceDefinitionLister {
             k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         >,
     > {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -103,6 +103,6 @@ impl CustomResourceDefinitionLister {
         >,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

@@ -82,7 +82,7 @@ impl APIServiceLister {
     ) -> Option<
         Arc<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
     > {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -97,6 +97,6 @@ impl APIServiceLister {
         >,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

@@ -76,7 +76,7 @@ impl CertificateSigningRequestLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::certificates::v1::CertificateSigningRequest>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -89,6 +89,6 @@ impl CertificateSigningRequestLister {
         Option<Arc<k8s_openapi::api::certificates::v1::CertificateSigningRequest>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

@@ -479,7 +479,7 @@ impl NamespaceLister {
     /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Namespace>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -489,7 +489,7 @@ impl NamespaceLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<k8s_openapi::api::core::v1::Namespace>>, crate::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -534,7 +534,7 @@ impl NodeLister {
     /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Node>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -544,7 +544,7 @@ impl NodeLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<k8s_openapi::api::core::v1::Node>>, crate::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -594,7 +594,7 @@ impl PersistentVolumeLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::core::v1::PersistentVolume>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -607,7 +607,7 @@ impl PersistentVolumeLister {
         Option<Arc<k8s_openapi::api::core::v1::PersistentVolume>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 

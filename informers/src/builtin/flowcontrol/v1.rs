@@ -78,7 +78,7 @@ impl FlowSchemaLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::flowcontrol::v1::FlowSchema>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -91,7 +91,7 @@ impl FlowSchemaLister {
         Option<Arc<k8s_openapi::api::flowcontrol::v1::FlowSchema>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -146,7 +146,7 @@ impl PriorityLevelConfigurationLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -159,6 +159,6 @@ impl PriorityLevelConfigurationLister {
         Option<Arc<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

@@ -97,7 +97,7 @@ impl IPAddressLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::networking::v1::IPAddress>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -107,7 +107,7 @@ impl IPAddressLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<k8s_openapi::api::networking::v1::IPAddress>>, crate::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -238,7 +238,7 @@ impl IngressClassLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::networking::v1::IngressClass>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -251,7 +251,7 @@ impl IngressClassLister {
         Option<Arc<k8s_openapi::api::networking::v1::IngressClass>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -387,7 +387,7 @@ impl ServiceCIDRLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::networking::v1::ServiceCIDR>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -400,6 +400,6 @@ impl ServiceCIDRLister {
         Option<Arc<k8s_openapi::api::networking::v1::ServiceCIDR>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

@@ -69,7 +69,7 @@ impl RuntimeClassLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::node::v1::RuntimeClass>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -79,6 +79,6 @@ impl RuntimeClassLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<k8s_openapi::api::node::v1::RuntimeClass>>, crate::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

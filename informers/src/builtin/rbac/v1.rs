@@ -90,7 +90,7 @@ impl ClusterRoleLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::rbac::v1::ClusterRole>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -100,7 +100,7 @@ impl ClusterRoleLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<k8s_openapi::api::rbac::v1::ClusterRole>>, crate::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -150,7 +150,7 @@ impl ClusterRoleBindingLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::rbac::v1::ClusterRoleBinding>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -163,7 +163,7 @@ impl ClusterRoleBindingLister {
         Option<Arc<k8s_openapi::api::rbac::v1::ClusterRoleBinding>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 

@@ -90,7 +90,7 @@ impl DeviceClassLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::resource::v1::DeviceClass>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -100,7 +100,7 @@ impl DeviceClassLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<k8s_openapi::api::resource::v1::DeviceClass>>, crate::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -328,7 +328,7 @@ impl ResourceSliceLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::resource::v1::ResourceSlice>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -341,6 +341,6 @@ impl ResourceSliceLister {
         Option<Arc<k8s_openapi::api::resource::v1::ResourceSlice>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

@@ -71,7 +71,7 @@ impl PriorityClassLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::scheduling::v1::PriorityClass>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -84,6 +84,6 @@ impl PriorityClassLister {
         Option<Arc<k8s_openapi::api::scheduling::v1::PriorityClass>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

@@ -105,7 +105,7 @@ impl CSIDriverLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::storage::v1::CSIDriver>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -115,7 +115,7 @@ impl CSIDriverLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<k8s_openapi::api::storage::v1::CSIDriver>>, crate::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -163,7 +163,7 @@ impl CSINodeLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::storage::v1::CSINode>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -173,7 +173,7 @@ impl CSINodeLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<k8s_openapi::api::storage::v1::CSINode>>, crate::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -312,7 +312,7 @@ impl StorageClassLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::storage::v1::StorageClass>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -322,7 +322,7 @@ impl StorageClassLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<k8s_openapi::api::storage::v1::StorageClass>>, crate::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -372,7 +372,7 @@ impl VolumeAttachmentLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::storage::v1::VolumeAttachment>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -385,7 +385,7 @@ impl VolumeAttachmentLister {
         Option<Arc<k8s_openapi::api::storage::v1::VolumeAttachment>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }
 
@@ -441,7 +441,7 @@ impl VolumeAttributesClassLister {
         &self,
         name: &str,
     ) -> Option<Arc<k8s_openapi::api::storage::v1::VolumeAttributesClass>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -454,6 +454,6 @@ impl VolumeAttributesClassLister {
         Option<Arc<k8s_openapi::api::storage::v1::VolumeAttributesClass>>,
         crate::Error,
     > {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

@@ -63,7 +63,7 @@ impl ClusterWidgetLister {
     /// The cached object named `name`, `None` when none is.
     #[inline]
     pub fn get(&self, name: &str) -> Option<Arc<crate::ClusterWidget>> {
-        self.0.get(name)
+        self.0.get_by_key(name)
     }
 
     /// As `get`, with a cached entry that no longer decodes an error
@@ -73,6 +73,6 @@ impl ClusterWidgetLister {
         &self,
         name: &str,
     ) -> Result<Option<Arc<crate::ClusterWidget>>, clientgo_informers::Error> {
-        self.0.try_get(name)
+        self.0.try_get_by_key(name)
     }
 }

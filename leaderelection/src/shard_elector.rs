@@ -1,4 +1,4 @@
-//! [`ShardedController`]: a controller's key space split into shards, each
+//! [`ShardElector`]: a controller's key space split into shards, each
 //! owned by one replica at a time through a Lease of its own, so N
 //! replicas each cache and reconcile about 1/N of the objects.
 //!
@@ -56,9 +56,9 @@ use crate::shard_plan::{ShardView, fair_share, plan};
 /// shares stay even as replicas come and go.
 pub const DEFAULT_SHARDS: u32 = 16;
 
-/// How a [`ShardedController`] splits the work and times its leases.
+/// How a [`ShardElector`] splits the work and times its leases.
 #[derive(Debug, Clone)]
-pub struct ShardedControllerOptions {
+pub struct ShardElectorOptions {
     /// The namespace of the leases.
     pub namespace: String,
     /// The leases' name prefix.
@@ -73,10 +73,10 @@ pub struct ShardedControllerOptions {
     pub election: LeaderElectionConfig,
 }
 
-impl ShardedControllerOptions {
+impl ShardElectorOptions {
     /// Leases `name-…` in `namespace`, [`DEFAULT_SHARDS`] shards by uid.
     pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        ShardedControllerOptions {
+        ShardElectorOptions {
             namespace: namespace.into(),
             name: name.into(),
             shards: DEFAULT_SHARDS,
@@ -118,7 +118,7 @@ pub struct Shard {
     pub selector: ShardSelector,
 }
 
-/// What a [`ShardedController`] has done.
+/// What a [`ShardElector`] has done.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShardedStats {
     /// The shards led now, in order (a shard leaves the list when its
@@ -138,13 +138,13 @@ pub struct ShardedStats {
 /// [`abandon`](Self::abandon) stops without releasing, as a crashed
 /// process.
 #[derive(Debug)]
-pub struct ShardedController {
+pub struct ShardElector {
     state: Arc<Mutex<ShardedStats>>,
     cancel: CancellationToken,
     task: Option<JoinHandle<()>>,
 }
 
-impl Drop for ShardedController {
+impl Drop for ShardElector {
     fn drop(&mut self) {
         self.cancel.cancel();
     }
@@ -153,15 +153,15 @@ impl Drop for ShardedController {
 type RunShard = Arc<dyn Fn(Shard, CancellationToken) -> BoxFuture + Send + Sync>;
 type BoxFuture = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
 
-impl ShardedController {
+impl ShardElector {
     /// Starts a replica named `identity` (unique per replica, as a pod
     /// name) that runs `run_shard` for each shard it leads.
     pub fn start<F, Fut>(
         client: RestClient,
         identity: impl Into<String>,
-        config: ShardedControllerOptions,
+        config: ShardElectorOptions,
         run_shard: F,
-    ) -> Result<ShardedController, ConfigError>
+    ) -> Result<ShardElector, ConfigError>
     where
         F: Fn(Shard, CancellationToken) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -187,12 +187,12 @@ impl ShardedController {
             rounds: 0,
         };
         let span = tracing::info_span!(
-            "sharded_controller",
+            "shard_elector",
             name = %replica.config.name,
             identity = %replica.identity
         );
         let task = tokio::spawn(replica.run(cancel.clone()).instrument(span));
-        Ok(ShardedController {
+        Ok(ShardElector {
             state,
             cancel,
             task: Some(task),
@@ -256,7 +256,7 @@ impl Drop for Campaign {
 struct Replica {
     client: RestClient,
     identity: String,
-    config: ShardedControllerOptions,
+    config: ShardElectorOptions,
     run_shard: RunShard,
     state: Arc<Mutex<ShardedStats>>,
     campaigns: BTreeMap<u32, Campaign>,

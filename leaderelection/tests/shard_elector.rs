@@ -4,7 +4,6 @@
 //! others, and throughout no shard is worked on by two replicas at once
 //! (sampled every 10 ms) while every object ends up reconciled by its
 //! shard's current owner.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -12,9 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{GroupResource, ListOptions};
-use clientgo_leaderelection::{
-    LeaderElectionConfig, Shard, ShardedController, ShardedControllerOptions,
-};
+use clientgo_leaderelection::{LeaderElectionConfig, Shard, ShardElector, ShardElectorOptions};
 use clientgo_rest::{Config, ResourceClient, RestClient};
 use clientgo_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -71,17 +68,17 @@ async fn work(
     world.working.lock().remove(&shard.index);
 }
 
-fn replica(server: &TestApiServer, world: &Arc<World>, me: &str) -> ShardedController {
+fn replica(server: &TestApiServer, world: &Arc<World>, me: &str) -> ShardElector {
     let client = RestClient::new(Config::new(server.url())).unwrap();
     let election = LeaderElectionConfig::default()
         .lease_duration(Duration::from_millis(4000))
         .renew_deadline(Duration::from_millis(3000))
         .retry_period(Duration::from_millis(200));
-    let config = ShardedControllerOptions::new("default", "sharded")
+    let config = ShardElectorOptions::new("default", "sharded")
         .shards(SHARDS)
         .election(election);
     let (world, work_client, name) = (Arc::clone(world), client.clone(), me.to_string());
-    ShardedController::start(client, me, config, move |shard, stop| {
+    ShardElector::start(client, me, config, move |shard, stop| {
         work(
             Arc::clone(&world),
             work_client.clone(),
@@ -96,7 +93,7 @@ fn replica(server: &TestApiServer, world: &Arc<World>, me: &str) -> ShardedContr
 /// Waits until `condition` holds of the replicas' held shards, checking
 /// every 10 ms that no shard is held by two of them.
 async fn until(
-    replicas: &BTreeMap<&str, ShardedController>,
+    replicas: &BTreeMap<&str, ShardElector>,
     what: &str,
     condition: impl Fn(&BTreeMap<&str, Vec<u32>>) -> bool,
 ) {
@@ -142,7 +139,7 @@ async fn replicas_share_take_over_and_hand_over_shards() {
             .unwrap();
     }
     let world = Arc::new(World::default());
-    let mut replicas: BTreeMap<&str, ShardedController> = ["a", "b", "c"]
+    let mut replicas: BTreeMap<&str, ShardElector> = ["a", "b", "c"]
         .into_iter()
         .map(|name| (name, replica(&server, &world, name)))
         .collect();
