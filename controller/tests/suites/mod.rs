@@ -9,5 +9,6 @@ mod predicates;
 mod requeue;
 mod sharding;
 mod sync_and_shutdown;
+mod timing;
 mod warm_restart_and_events;
 mod writes;
