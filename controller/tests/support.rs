@@ -90,6 +90,24 @@ impl Cluster {
             .await
             .unwrap()
     }
+
+    /// Creates the config map `name` in this cluster's namespace, owned
+    /// (as its controller) by `owner`.
+    pub async fn create_owned_config_map(&self, owner: &Deployment, name: &str) -> ConfigMap {
+        let mut child = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(self.namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        clientgo_controller::controllerutil::set_controller_reference(owner, &mut child).unwrap();
+        self.config_maps()
+            .create(&CreateOptions::default(), &child)
+            .await
+            .unwrap()
+    }
 }
 
 /// A deployment in namespace `team`.

@@ -5,16 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use clientgo_controller::controllerutil::set_controller_reference;
 use clientgo_controller::predicate::generation_changed;
 use clientgo_controller::runnable::{self, BoxError};
 use clientgo_controller::{
     Action, Controller, Error, ManagerOptions, Request, Trigger, WatchOptions,
 };
-use clientgo_rest::{CreateOptions, Patch, PatchOptions};
+use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::support::{Cluster, Tally, eventually, start, tally};
 
@@ -22,20 +20,8 @@ use crate::support::{Cluster, Tally, eventually, start, tally};
 async fn a_watchs_own_predicates_filter_only_its_events() {
     let cluster = Cluster::start().await;
     let parent = cluster.create_deployment("web").await;
-    let mut child = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("web-config".into()),
-            namespace: Some(cluster.namespace.clone()),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    };
-    set_controller_reference(&parent, &mut child).unwrap();
+    cluster.create_owned_config_map(&parent, "web-config").await;
     let config_maps = cluster.config_maps();
-    config_maps
-        .create(&CreateOptions::default(), &child)
-        .await
-        .unwrap();
     let manager = cluster.manager();
     let runs = Arc::new(Tally::default());
     // The common setup: spec changes of the parent, every child event.

@@ -75,7 +75,12 @@ async fn cleanup_runs_before_the_object_goes() {
             deployments.get_optional("web").await.unwrap().is_none()
         })
         .await;
-        assert_eq!(context.cleaned.load(Ordering::SeqCst), 1);
+        // Once, or twice when the child-less owner was enqueued again while
+        // the worker's cache still held its deleted copy (seen on the real
+        // server): cleanups are idempotent, and the second one's removal
+        // meets 404, which completes it (the test below).
+        let cleaned = context.cleaned.load(Ordering::SeqCst);
+        assert!((1..=2).contains(&cleaned), "cleaned {cleaned} times");
         eventually("the gone key reported", || async {
             gone.load(Ordering::SeqCst) == 1
         })

@@ -153,20 +153,8 @@ async fn watches_maps_any_object_and_controllers_share_one_undecoded_informer_pe
     let cluster = Cluster::start().await;
     let web = cluster.create_deployment("web").await;
     cluster.create_deployment("db").await;
-    let mut child = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("web-config".into()),
-            namespace: Some("team".into()),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    };
-    set_controller_reference(&web, &mut child).unwrap();
+    cluster.create_owned_config_map(&web, "web-config").await;
     let config_maps = cluster.config_maps();
-    config_maps
-        .create(&CreateOptions::default(), &child)
-        .await
-        .unwrap();
     let manager = cluster.manager();
     let owners = Arc::new(Tally::default());
     let mapped = Arc::new(Tally::default());

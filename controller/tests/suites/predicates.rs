@@ -100,10 +100,8 @@ async fn only_spec_and_label_changes_reach_the_reconcile() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_and_label_selector_narrow_what_is_reconciled() {
     use clientgo_apimachinery::LabelSelector;
-    use clientgo_controller::controllerutil::set_controller_reference;
     use clientgo_rest::{CreateOptions, ResourceClient};
     use k8s_openapi::api::core::v1::ConfigMap;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use parking_lot::Mutex;
 
     let cluster = Cluster::start().await;
@@ -147,20 +145,9 @@ async fn namespace_and_label_selector_narrow_what_is_reconciled() {
     let (stop, running) = start(&manager);
     eventually("front reconciled", || async { seen.lock().len() == 1 }).await;
     // A child without the label still reconciles its owner.
-    let mut child = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("front-config".into()),
-            namespace: Some("team".into()),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    };
-    set_controller_reference(&front, &mut child).unwrap();
     cluster
-        .config_maps()
-        .create(&CreateOptions::default(), &child)
-        .await
-        .unwrap();
+        .create_owned_config_map(&front, "front-config")
+        .await;
     eventually("the child's owner reconciled", || async {
         seen.lock().len() == 2
     })

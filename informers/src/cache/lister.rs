@@ -56,8 +56,9 @@ pub(crate) struct Cache<K, S> {
 /// Lists and gets objects from an informer's cache.
 ///
 /// For a namespaced resource use [`namespace`](Self::namespace) to read
-/// one namespace (through the namespace index); [`get`](Self::get) on the
-/// lister itself looks up cluster-scoped objects (key = name).
+/// one namespace (through the namespace index);
+/// [`get_by_key`](Self::get_by_key) on the lister itself looks up a key
+/// (a cluster-scoped object's is its name).
 ///
 /// **Sharing.** Results are shared, read-only `Arc`s. With
 /// [`Storage::Decoded`](crate::Storage::Decoded) they are the cache's own
@@ -65,9 +66,9 @@ pub(crate) struct Cache<K, S> {
 /// decoded from its cached entry through the informer's cache of recent
 /// decodes (bounded in bytes, shared by every lister of the informer, each
 /// hit checked against the entry's resourceVersion); an entry that does
-/// not decode is left out by `list` and `get` (logged and counted in
-/// [`decode_stats`](Self::decode_stats)), and is an [`Error::Decode`] from
-/// [`try_get`](Self::try_get).
+/// not decode is left out by `list` and `get_by_key` (logged and counted
+/// in [`decode_stats`](Self::decode_stats)), and is an [`Error::Decode`]
+/// from [`try_get_by_key`](Self::try_get_by_key).
 /// [`keys`](Self::keys), [`contains`](Self::contains) and label selectors
 /// never decode.
 pub struct Lister<K> {
@@ -347,7 +348,7 @@ impl<K: ApiObject> Lister<K> {
     }
 
     /// The object cached under `key` (`namespace/name`, or `name`), as
-    /// [`try_get`](Self::try_get) but never kept in the lister's cache of
+    /// [`try_get_by_key`](Self::try_get_by_key) but never kept in the lister's cache of
     /// decodes nor remembered by the entry (a decode a handler holds is
     /// shared; otherwise this read decodes its own, even when the lister's
     /// cache of decodes holds one, so two such reads of one entry at once

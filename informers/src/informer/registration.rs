@@ -12,8 +12,8 @@ use crate::informer::engine::Engine;
 
 /// A registered handler (client-go's `ResourceEventHandlerRegistration`):
 /// whether it has seen the initial state, its counters, and what
-/// [`remove_event_handler`](SharedIndexInformer::remove_event_handler)
-/// and [`shutdown_event_handler`](SharedIndexInformer::shutdown_event_handler)
+/// [`remove_event_handler`](crate::SharedIndexInformer::remove_event_handler)
+/// and [`shutdown_event_handler`](crate::SharedIndexInformer::shutdown_event_handler)
 /// take. [`informer`](Self::informer) gives the informer back.
 ///
 /// It does not keep the informer alive: a handler may capture its own
