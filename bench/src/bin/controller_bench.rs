@@ -216,13 +216,27 @@ fn clientgo_config(url: &str) -> Result<clientgo_rest::Config, BoxError> {
     })
 }
 
+/// Runs `write(index)` for every parent, 64 at a time; the first error
+/// ends it.
+async fn for_each_parent<F, Fut>(parents: usize, write: F) -> Result<(), clientgo_rest::Error>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = Result<(), clientgo_rest::Error>>,
+{
+    use futures_util::{StreamExt, TryStreamExt};
+    futures_util::stream::iter(0..parents)
+        .map(write)
+        .buffer_unordered(64)
+        .try_for_each(|()| async { Ok(()) })
+        .await
+}
+
 /// [`server`] on a real kube-apiserver: seeds the parents through its API
 /// (64 writes in flight), says where its kubeconfig is, and carries out
 /// the orders the same way, by patches and deletes.
 fn real_server(parents: usize) -> Result<(), BoxError> {
     use clientgo_rest::{CreateOptions, DeleteOptions, Patch, PatchOptions, ResourceClient};
     use clientgo_testing::envtest::{ControlPlane, ControlPlaneOptions};
-    use futures_util::{StreamExt, TryStreamExt};
     use k8s_openapi::api::core::v1::Namespace;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -248,20 +262,18 @@ fn real_server(parents: usize) -> Result<(), BoxError> {
         let deployments = |index: usize| {
             ResourceClient::<Deployment>::namespaced(client.clone(), &format!("ns-{}", index % 20))
         };
-        futures_util::stream::iter(0..parents)
-            .map(|index| {
-                let deployment: Deployment =
-                    serde_json::from_value(deployment_json(index, 1)).unwrap_or_default();
-                let deployments = deployments(index);
-                async move {
-                    deployments
-                        .create(&CreateOptions::default(), &deployment)
-                        .await
-                }
-            })
-            .buffer_unordered(64)
-            .try_for_each(|_| async { Ok(()) })
-            .await?;
+        for_each_parent(parents, |index| {
+            let deployment: Deployment =
+                serde_json::from_value(deployment_json(index, 1)).unwrap_or_default();
+            let deployments = deployments(index);
+            async move {
+                deployments
+                    .create(&CreateOptions::default(), &deployment)
+                    .await
+                    .map(drop)
+            }
+        })
+        .await?;
         let kubeconfig = plane.write_kubeconfig()?;
         println!("ready {KUBECONFIG}{}", kubeconfig.display());
         std::io::stdout().flush()?;
@@ -275,46 +287,38 @@ fn real_server(parents: usize) -> Result<(), BoxError> {
             let replicas = match line.trim() {
                 "churn" => 2,
                 "reset" => {
-                    futures_util::stream::iter(0..parents)
-                        .map(|index| {
-                            let children = ResourceClient::<ConfigMap>::namespaced(
-                                client.clone(),
-                                &format!("ns-{}", index % 20),
-                            );
-                            async move {
-                                match children
-                                    .delete(
-                                        &format!("app-{index}-child"),
-                                        &DeleteOptions::default(),
-                                    )
-                                    .await
-                                {
-                                    Err(error) if !error.is_not_found() => Err(error),
-                                    _ => Ok(()),
-                                }
+                    for_each_parent(parents, |index| {
+                        let children = ResourceClient::<ConfigMap>::namespaced(
+                            client.clone(),
+                            &format!("ns-{}", index % 20),
+                        );
+                        async move {
+                            match children
+                                .delete(&format!("app-{index}-child"), &DeleteOptions::default())
+                                .await
+                            {
+                                Err(error) if !error.is_not_found() => Err(error),
+                                _ => Ok(()),
                             }
-                        })
-                        .buffer_unordered(64)
-                        .try_for_each(|()| async { Ok(()) })
-                        .await?;
+                        }
+                    })
+                    .await?;
                     1
                 }
                 other => return Err(format!("unknown order {other:?}").into()),
             };
             let patch = Patch::Merge(json!({"spec": {"replicas": replicas}}));
-            futures_util::stream::iter(0..parents)
-                .map(|index| {
-                    let deployments = deployments(index);
-                    let patch = &patch;
-                    async move {
-                        deployments
-                            .patch(&format!("app-{index}"), &PatchOptions::default(), patch)
-                            .await
-                    }
-                })
-                .buffer_unordered(64)
-                .try_for_each(|_| async { Ok(()) })
-                .await?;
+            for_each_parent(parents, |index| {
+                let deployments = deployments(index);
+                let patch = &patch;
+                async move {
+                    deployments
+                        .patch(&format!("app-{index}"), &PatchOptions::default(), patch)
+                        .await
+                        .map(drop)
+                }
+            })
+            .await?;
             println!("done");
             std::io::stdout().flush()?;
         }
