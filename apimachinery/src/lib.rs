@@ -14,6 +14,7 @@
 //! | [`DynamicObject`] | `unstructured.Unstructured` | any object, metadata typed, the rest JSON |
 //! | [`PartialObjectMetadata`] | `metav1.PartialObjectMetadata` | an object reduced to its metadata |
 //! | [`LabelSelector`], [`FieldSelector`] | `labels.Selector`, `fields.Selector` | selector parsing, matching, printing |
+//! | [`crd`] | controller-gen's CRD schemas | custom resources from Rust types: structural schemas, the CRD, the server's rules |
 //! | [`clock::Clock`] | `k8s.io/utils/clock` | an injectable clock for time-dependent code |
 //!
 //! Typed objects come from [k8s-openapi](k8s_openapi). This crate never
@@ -45,6 +46,7 @@ pub mod clock;
 mod compact;
 mod compact_body;
 mod compact_meta;
+pub mod crd;
 pub mod decode;
 mod dynamic_object;
 pub mod field_selector;
