@@ -42,6 +42,7 @@
 //! | controller-runtime's `builder`, `reconcile`, `handler`, `predicate`, `manager`, `controllerutil` (not client-go) | [`controller`]: [`Controller`](controller::Controller), [`Manager`](controller::Manager), [`predicate`](controller::predicate), [`controllerutil`](controller::controllerutil) | `controller` |
 //! | `tools/record`, `tools/events` | [`record`] | `record` |
 //! | protobuf codecs (`k8s.io/api` `generated.pb.go`) | [`protobuf`] | `protobuf` |
+//! | controller-gen's CRD generation, kube-rs's `#[derive(CustomResource)]` (not client-go) | [`crd`]: [`CustomResource`](crd::CustomResource), [`Schema`](crd::Schema), [`install_crds`](crd::install_crds) | `derive` |
 //! | (fake clientsets, a server with faults) | [`testing::TestApiServer`] | `testing` |
 //! | controller-runtime's `pkg/envtest` | [`testing::envtest::ControlPlane`]: a real kube-apiserver and etcd | `envtest` |
 //!
@@ -89,6 +90,8 @@
 pub use clientgo_apimachinery as apimachinery;
 #[cfg(feature = "controller")]
 pub use clientgo_controller as controller;
+#[cfg(feature = "derive")]
+pub mod crd;
 #[cfg(feature = "informers")]
 pub use clientgo_informers as informers;
 #[cfg(feature = "leaderelection")]

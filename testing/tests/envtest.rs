@@ -15,10 +15,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{ListOptions, ResourceVersionMatch};
+use clientgo_rest::api::CrdInstallError;
 use clientgo_rest::{Config, CreateOptions, ResourceClient, RestClient};
 use clientgo_testing::envtest::{AssetSearch, Assets, ControlPlane, ControlPlaneOptions, Error};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::json;
 
@@ -205,17 +207,45 @@ async fn installed_crds_are_served_at_once_and_bad_ones_carry_the_servers_status
         .unwrap();
     assert_eq!(created["spec"]["cronSpec"], "* * * * */5");
 
+    // What the structural check sees is refused before a request.
     let mut bad = crontab_crd("no-such-type");
     bad.metadata.name = Some("bads.envtest.example.com".into());
     bad.spec.names.plural = "bads".into();
     bad.spec.names.kind = "Bad".into();
     bad.spec.names.singular = None;
     bad.spec.names.list_kind = None;
+    let error = plane.install_crds(&[bad.clone()]).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::Crd(CrdInstallError::Invalid(_))),
+        "{error}"
+    );
+    assert!(error.to_string().contains("no-such-type"), "{error}");
+
+    // A CEL rule that does not compile only the server can refuse: its
+    // Status comes back.
+    let mut bad = crontab_crd("object");
+    bad.metadata.name = Some("bads.envtest.example.com".into());
+    bad.spec.names.plural = "bads".into();
+    bad.spec.names.kind = "Bad".into();
+    bad.spec.names.singular = None;
+    bad.spec.names.list_kind = None;
+    let spec = bad.spec.versions[0]
+        .schema
+        .as_mut()
+        .and_then(|schema| schema.open_api_v3_schema.as_mut())
+        .and_then(|root| root.properties.as_mut())
+        .and_then(|properties| properties.get_mut("spec"))
+        .unwrap();
+    spec.x_kubernetes_validations = Some(vec![ValidationRule {
+        rule: "self.noSuchField > 1".into(),
+        ..ValidationRule::default()
+    }]);
     let error = plane.install_crds(&[bad]).await.unwrap_err();
-    let Error::Request { source, .. } = &error else {
+    let Error::Crd(CrdInstallError::Apply { source, .. }) = &error else {
         panic!("{error}")
     };
     assert_eq!(source.status().map(|s| s.code), Some(422), "{error}");
+    assert!(error.to_string().contains("noSuchField"), "{error}");
 }
 
 #[tokio::test]

@@ -100,16 +100,10 @@ pub enum Error {
         /// The client's error (an API Status among them).
         source: Box<clientgo_rest::Error>,
     },
-    /// A CustomResourceDefinition did not become Established and served.
-    #[error("envtest: CRD {name} was not established and served after {waited:?}: {last}")]
-    CrdNotReady {
-        /// The CRD's name.
-        name: String,
-        /// How long envtest waited.
-        waited: Duration,
-        /// What was last seen.
-        last: String,
-    },
+    /// Installing CustomResourceDefinitions failed: the structural check,
+    /// the server's refusal (its Status) or the wait for them to be served.
+    #[error("envtest: {0}")]
+    Crd(#[from] clientgo_rest::api::CrdInstallError),
     /// The binaries are absent and `CLIENTGO_ENVTEST_REQUIRED` says they
     /// must not be.
     #[error("{0} (CLIENTGO_ENVTEST_REQUIRED is set: absent binaries fail instead of skipping)")]
