@@ -151,18 +151,6 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         }
 
         impl #root {
-            /// A new object named `name` with `spec` (and no status).
-            pub fn new(name: &str, spec: #spec) -> Self {
-                #root {
-                    metadata: #meta {
-                        name: ::core::option::Option::Some(::std::string::String::from(name)),
-                        ..::core::default::Default::default()
-                    },
-                    spec,
-                    #status_new
-                }
-            }
-
             #constructor_namespace
         }
 
@@ -244,6 +232,17 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                     status: #status_schema,
                     scale: #scale,
                 })
+            }
+
+            fn new(name: &str, spec: #spec) -> Self {
+                #root {
+                    metadata: #meta {
+                        name: ::core::option::Option::Some(::std::string::String::from(name)),
+                        ..::core::default::Default::default()
+                    },
+                    spec,
+                    #status_new
+                }
             }
 
             fn spec(&self) -> &#spec {

@@ -63,8 +63,10 @@ fn struct_body(
     let describe = description.map(|text| quote!(__schema.description = ::core::option::Option::Some(::std::string::String::from(#text));));
     let single = |field: &syn::Field| -> syn::Result<TokenStream> {
         let (schema, _) = field_schema(field)?;
+        let attrs = SchemaAttrs::parse(&field.attrs)?.apply();
         Ok(quote! {
             let mut __schema = { #schema };
+            #attrs
             #describe
             __schema
         })

@@ -37,6 +37,10 @@ pub trait CustomResource:
     /// [`merge_versions`].
     fn crd() -> CustomResourceDefinition;
 
+    /// A new object named `name` with `spec` and no status (namespaced
+    /// kinds also have `in_namespace(namespace)`).
+    fn new(name: &str, spec: Self::Spec) -> Self;
+
     /// The spec.
     fn spec(&self) -> &Self::Spec;
 

@@ -120,11 +120,6 @@ fn external(variants: &[Variant]) -> JSONSchemaProps {
     if data.is_empty() {
         return string_enum(names(&units));
     }
-    let one_key = |name: &str| JSONSchemaProps {
-        required: Some(vec![name.to_owned()]),
-        max_properties: Some(1),
-        ..JSONSchemaProps::default()
-    };
     if units.is_empty() {
         let mut schema = typed("object");
         for variant in &data {
@@ -133,7 +128,14 @@ fn external(variants: &[Variant]) -> JSONSchemaProps {
             }
         }
         schema.max_properties = Some(1);
-        schema.one_of = Some(data.iter().map(|variant| one_key(variant.name)).collect());
+        schema.one_of = Some(
+            data.iter()
+                .map(|variant| JSONSchemaProps {
+                    required: Some(vec![variant.name.to_owned()]),
+                    ..JSONSchemaProps::default()
+                })
+                .collect(),
+        );
         return schema;
     }
     // Names as strings and `{"Name": payload}` objects in one node: no

@@ -1,0 +1,5 @@
+mod attributes;
+mod enums;
+mod shapes;
+mod support;
+mod typed;
