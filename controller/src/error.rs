@@ -66,4 +66,9 @@ pub enum Error {
     /// timeout; they were stopped.
     #[error("reconciles still running after the graceful shutdown timeout of {0:?}")]
     ShutdownTimeout(Duration),
+    /// The CRDs of [`ManagerOptions::install_crds`](crate::ManagerOptions::install_crds)
+    /// could not be installed: refused (the structural check's or the
+    /// server's reason), or not served in time. Nothing was started.
+    #[error("installing CRDs: {0}")]
+    InstallCrds(#[source] Box<clientgo_rest::api::CrdInstallError>),
 }

@@ -54,6 +54,8 @@ use clientgo_informers::{
     wait_for_cache_sync,
 };
 use clientgo_rest::RestClient;
+use clientgo_rest::api::{CrdInstallOptions, install_crds};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use clientgo_rest::metrics::PrometheusRequestMetrics;
 use tokio_util::sync::CancellationToken;
 
@@ -96,6 +98,7 @@ pub struct ManagerOptions {
     replicas: Replicas,
     metrics_bind_address: Option<SocketAddr>,
     health_probe_bind_address: Option<SocketAddr>,
+    crds: Vec<CustomResourceDefinition>,
 }
 
 impl Default for ManagerOptions {
@@ -107,6 +110,7 @@ impl Default for ManagerOptions {
             replicas: Replicas::Independent,
             metrics_bind_address: None,
             health_probe_bind_address: None,
+            crds: Vec::new(),
         }
     }
 }
@@ -120,6 +124,17 @@ impl ManagerOptions {
     /// defaults when not set.
     pub fn factory_options(mut self, options: InformerFactoryOptions) -> Self {
         self.factory = options;
+        self
+    }
+
+    /// CustomResourceDefinitions `run` installs before it starts the
+    /// caches (server-side apply, then waits until they are served:
+    /// [`install_crds`](clientgo_rest::api::install_crds)), as an
+    /// operator that owns its API does at start-up (default: none). A
+    /// CRD refused, or not served in time, fails `run` with
+    /// [`Error::InstallCrds`](crate::Error::InstallCrds).
+    pub fn install_crds(mut self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Self {
+        self.crds = crds.into_iter().collect();
         self
     }
 
@@ -451,6 +466,11 @@ impl Manager {
         let endpoints_stop = CancellationToken::new();
         let _stop_endpoints = endpoints_stop.clone().drop_guard();
         self.serve_endpoints(&endpoints_stop).await?;
+        if !self.inner.options.crds.is_empty() {
+            install_crds(&self.inner.client, &self.inner.options.crds, &CrdInstallOptions::default())
+                .await
+                .map_err(|error| Error::InstallCrds(Box::new(error)))?;
+        }
         let mut syncs: Vec<Arc<dyn InformerSynced>> = Vec::new();
         for controller in &controllers {
             syncs.extend(controller.register(&self.inner.factory)?);

@@ -153,16 +153,30 @@ fn the_informer_example_prints_events_and_lists_the_default_namespace() {
 #[test]
 fn the_crd_example_creates_watches_and_lists_its_custom_resources() {
     let text = run_ok("crd", &["--embedded"]);
-    assert!(text.contains("created CustomResourceDefinition crontabs.stable.example.com"));
+    assert!(text.contains("installed CustomResourceDefinition crontabs.stable.example.com"));
     assert!(
         text.contains("informer: updated hourly-report (schedule \"30 * * * *\""),
         "{text}"
     );
     assert!(text.contains("informer: deleted cache-warmer"), "{text}");
     assert!(
-        text.contains("2 CronTabs in default (from the generated lister)"),
+        text.contains("2 CronTabs in default (from the lister)"),
         "{text}"
     );
+}
+
+/// `crd --yaml` prints the CRD made from the type, for `kubectl apply`.
+#[test]
+fn the_crd_example_prints_its_crd_as_yaml() {
+    let text = run_ok("crd", &["--yaml"]);
+    for line in [
+        "kind: CustomResourceDefinition",
+        "  name: crontabs.stable.example.com",
+        "    name: v1",
+        "                x-kubernetes-validations:",
+    ] {
+        assert!(text.contains(line), "no {line:?} in\n{text}");
+    }
 }
 
 /// The README's operator run: its scene ends with each Job as its
@@ -171,7 +185,7 @@ fn the_crd_example_creates_watches_and_lists_its_custom_resources() {
 fn the_operator_example_keeps_each_crontabs_job() {
     let text = run_ok("operator", &["--embedded"]);
     for line in [
-        "created CustomResourceDefinition crontabs.stable.example.com",
+        "installed CustomResourceDefinition crontabs.stable.example.com",
         "scene: deleted Job backup-run",
         "backup-run  owner CronTab backup, parallelism 1",
         "report-run  owner CronTab report, parallelism 5",
@@ -192,6 +206,7 @@ fn the_operator_example_keeps_each_crontabs_job() {
 fn the_operator_runs_against_a_kubeconfigs_cluster() {
     use clientgo::rest::{Config, CreateOptions, ResourceClient, RestClient};
     use clientgo::testing::TestApiServer;
+    use clientgo::crd::CustomResource;
     use clientgo_examples::crontab::{CronTab, CronTabSpec};
     use k8s_openapi::api::batch::v1::Job;
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -201,7 +216,7 @@ fn the_operator_runs_against_a_kubeconfigs_cluster() {
     // A first run installs the CRD; nothing to reconcile yet.
     let first = run_ok("operator", &["--kubeconfig", kubeconfig, "--duration", "1"]);
     assert!(
-        first.contains("created CustomResourceDefinition crontabs.stable.example.com"),
+        first.contains("installed CustomResourceDefinition crontabs.stable.example.com"),
         "{first}"
     );
     assert!(first.contains("operator stopped: 0 reconciles"), "{first}");
@@ -215,7 +230,7 @@ fn the_operator_runs_against_a_kubeconfigs_cluster() {
         .block_on(
             ResourceClient::<CronTab>::namespaced(client.clone(), "default").create(
                 &CreateOptions::default(),
-                &CronTab::new("default", "nightly", spec),
+                &CronTab::new("nightly", spec).in_namespace("default"),
             ),
         )
         .unwrap();
@@ -250,7 +265,7 @@ fn sigterm_stops_the_long_running_examples_gracefully() {
         (
             "operator",
             env!("CARGO_BIN_EXE_operator"),
-            "created CustomResourceDefinition",
+            "installed CustomResourceDefinition",
             "operator stopped: ",
         ),
         (

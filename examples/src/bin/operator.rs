@@ -1,5 +1,5 @@
 //! `operator`: a CronTab operator on the controller runtime. For every
-//! CronTab (`examples/crontab-crd.json`) it keeps a Job running the
+//! CronTab (`src/crontab.rs`, a derived custom resource) it keeps a Job running the
 //! CronTab's image with its replicas as parallelism, owned by the CronTab:
 //! a changed CronTab changes its Job, a deleted Job comes back, a deleted
 //! CronTab takes its Job with it (through the garbage collector, on a
@@ -7,7 +7,7 @@
 //!
 //! The operator itself is the first part of this file: the reconcile
 //! function and the `main_operator` wiring, about 50 lines. The rest
-//! creates the CRD when missing and, against the embedded server, plays a
+//! installs the CRD (made from the type) and, against the embedded server, plays a
 //! short scene (CronTabs created, changed, a Job deleted) and prints what
 //! the operator made.
 
@@ -16,14 +16,14 @@ use std::time::Duration;
 
 use clientgo::controller::controllerutil::{ApplyOptions, apply, set_controller_reference};
 use clientgo::controller::{Action, Controller, ControllerHandle, Manager, ManagerOptions};
+use clientgo::crd::{CrdInstallOptions, CustomResource, install_crds};
 use clientgo::rest::{CreateOptions, DeleteOptions, ResourceClient, RestClient, UpdateOptions};
-use clientgo_examples::crontab::{CRONTAB_CRD, CronTab, CronTabSpec};
+use clientgo_examples::crontab::{CronTab, CronTabSpec};
 use clientgo_examples::{
     CommonFlags, Connection, EmbeddedOptions, Failure, print_table, run_main, say,
 };
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use tokio_util::sync::CancellationToken;
 
@@ -108,7 +108,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     let connection =
         Connection::open_preferring_envtest(&flags, EmbeddedOptions::default()).await?;
     let client = connection.client.clone();
-    install_crd(&connection).await?;
+    install_crd(&client).await?;
     let (manager, handle) = main_operator(client.clone()).map_err(|e| e.to_string())?;
     let stop = CancellationToken::new();
     let running = tokio::spawn({
@@ -138,26 +138,13 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     Ok(())
 }
 
-async fn install_crd(connection: &Connection) -> Result<(), Failure> {
-    let crd: CustomResourceDefinition = serde_json::from_str(CRONTAB_CRD)
-        .map_err(|error| format!("examples/crontab-crd.json is not a CRD: {error}"))?;
-    if let Some(plane) = &connection.control_plane {
-        // A real server serves a new CRD a moment after accepting it.
-        plane
-            .install_crds(&[crd])
-            .await
-            .map_err(|error| format!("cannot install the CRD: {error}"))?;
-        say!("installed CustomResourceDefinition crontabs.stable.example.com");
-        return Ok(());
-    }
-    match ResourceClient::<CustomResourceDefinition>::all(connection.client.clone())
-        .create(&CreateOptions::default(), &crd)
+/// Installs the CronTab CRD, made from the type (`CronTab::crd()`), by
+/// server-side apply, and waits until the server serves it.
+async fn install_crd(client: &RestClient) -> Result<(), Failure> {
+    install_crds(client, &[CronTab::crd()], &CrdInstallOptions::default())
         .await
-    {
-        Ok(_) => say!("created CustomResourceDefinition crontabs.stable.example.com"),
-        Err(error) if error.status().is_some_and(|s| s.is_already_exists()) => {}
-        Err(error) => return Err(format!("cannot create the CRD: {error}").into()),
-    }
+        .map_err(|error| format!("cannot install the CRD: {error}"))?;
+    say!("installed CustomResourceDefinition {}", CronTab::CRD_NAME);
     Ok(())
 }
 
@@ -187,7 +174,7 @@ async fn scene(client: &RestClient, namespace: &str, manager: &Manager) -> Resul
         crontabs
             .create(
                 &CreateOptions::default(),
-                &CronTab::new(namespace, name, spec),
+                &CronTab::new(name, spec).in_namespace(namespace),
             )
             .await
             .map_err(|error| format!("cannot create CronTab {name}: {error}"))?;

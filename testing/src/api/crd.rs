@@ -171,6 +171,38 @@ pub(crate) fn create_crd(
     })
 }
 
+/// Patches a CRD (server-side apply creates a missing one, as
+/// `install_crds` does), marks a new one established, and serves its
+/// resources as they now are.
+pub(crate) fn patch_crd(
+    storage: &Storage,
+    registry: &RwLock<ResourceRegistry>,
+    target: &ResourcePath,
+    content_type: &str,
+    body: &[u8],
+    writer: &crate::store::field_owners::Writer,
+) -> Result<Answer, Status> {
+    let mut answer = handlers::patch(storage, target, content_type, body, writer)?;
+    let mut crd: Value = serde_json::from_slice(&answer.body)
+        .map_err(|e| Status::internal_error(&format!("a stored CRD is not JSON: {e}")))?;
+    let resources = served_resources(&crd)?;
+    if crd.pointer("/status/conditions").is_none() {
+        mark_established(&mut crd);
+        let key = handlers::object_key(target)?;
+        let updated = storage.update(&key, crd.clone(), true)?;
+        answer.body = updated.json.to_vec();
+    }
+    let names = discovery_names(&crd);
+    let mut registry = registry.write();
+    if let Some(resource) = resources.first() {
+        registry.set_names(resource.group(), resource.plural(), names);
+    }
+    for resource in resources {
+        registry.register(resource);
+    }
+    Ok(answer)
+}
+
 /// Deletes a CRD and stops serving its resources (their objects stay in
 /// the store, unreachable, where a real server would delete them).
 pub(crate) fn delete_crd(

@@ -472,7 +472,7 @@ pub(crate) async fn list(
     Ok(Answer::ok(body))
 }
 
-fn object_key(path: &ResourcePath) -> Result<ObjectKey, Status> {
+pub(crate) fn object_key(path: &ResourcePath) -> Result<ObjectKey, Status> {
     let name = path.name.clone().ok_or_else(|| {
         Status::method_not_supported(&path.resource.group_resource(), "this verb")
     })?;

@@ -429,6 +429,13 @@ pub(crate) async fn route(
             })
             .await
         }
+        (Method::PATCH, true) if crd::is_crd_resource(&target.resource) => {
+            let writer = writer_of(&request, &target);
+            with_body(request, |body| {
+                crd::patch_crd(&state.storage, &state.registry, &target, &content_type, body, &writer)
+            })
+            .await
+        }
         (Method::PATCH, true) => {
             let writer = writer_of(&request, &target);
             with_body(request, |body| {
