@@ -15,7 +15,7 @@
 //! #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
 //! #[resource(group = "stable.example.com", version = "v1", kind = "CronTab", namespaced)]
 //! #[resource(status = "CronTabStatus", short_name = "ct", category = "all")]
-//! #[resource(printer_column(name = "Schedule", type = "string", json_path = ".spec.cronSpec"))]
+//! #[resource(printer_column(name = "Schedule", json_path = ".spec.cronSpec"))]
 //! #[resource(scale(spec_replicas_path = ".spec.replicas", status_replicas_path = ".status.replicas"))]
 //! #[serde(rename_all = "camelCase")]
 //! #[schema(rule(rule = "self.replicas <= 10 || self.cronSpec != ''", message = "many replicas need a schedule"))]
@@ -87,7 +87,7 @@
 //! | `status = "Type"` | `subresources.status` | a `status: Option<Type>` field |
 //! | `scale` / `scale(spec_replicas_path, status_replicas_path, label_selector_path)` | `subresources.scale` | defaults `.spec.replicas`, `.status.replicas` |
 //! | `short_name`, `category` (repeatable) | `names.shortNames`, `names.categories` | |
-//! | `printer_column(name, type, json_path, description, format, priority)` | `additionalPrinterColumns` | `type` is integer, number, string, boolean or date |
+//! | `printer_column(name, json_path, type, description, format, priority)` | `additionalPrinterColumns` | `type` (integer, number, string, boolean or date) comes from the field's schema unless given |
 //! | `selectable_field = ".spec.x"` (repeatable) | `selectableFields` | a path from the root, as the server wants it |
 //! | `deprecated` / `deprecated = "warning"` | `deprecated`, `deprecationWarning` | |
 //! | `served = false` | `served` | |

@@ -55,8 +55,8 @@ use clientgo_informers::{
 };
 use clientgo_rest::RestClient;
 use clientgo_rest::api::{CrdInstallOptions, install_crds};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use clientgo_rest::metrics::PrometheusRequestMetrics;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use tokio_util::sync::CancellationToken;
 
 use clientgo_leaderelection::{
@@ -133,7 +133,10 @@ impl ManagerOptions {
     /// operator that owns its API does at start-up (default: none). A
     /// CRD refused, or not served in time, fails `run` with
     /// [`Error::InstallCrds`](crate::Error::InstallCrds).
-    pub fn install_crds(mut self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Self {
+    pub fn install_crds(
+        mut self,
+        crds: impl IntoIterator<Item = CustomResourceDefinition>,
+    ) -> Self {
         self.crds = crds.into_iter().collect();
         self
     }
@@ -467,9 +470,13 @@ impl Manager {
         let _stop_endpoints = endpoints_stop.clone().drop_guard();
         self.serve_endpoints(&endpoints_stop).await?;
         if !self.inner.options.crds.is_empty() {
-            install_crds(&self.inner.client, &self.inner.options.crds, &CrdInstallOptions::default())
-                .await
-                .map_err(|error| Error::InstallCrds(Box::new(error)))?;
+            install_crds(
+                &self.inner.client,
+                &self.inner.options.crds,
+                &CrdInstallOptions::default(),
+            )
+            .await
+            .map_err(|error| Error::InstallCrds(Box::new(error)))?;
         }
         let mut syncs: Vec<Arc<dyn InformerSynced>> = Vec::new();
         for controller in &controllers {

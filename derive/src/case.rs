@@ -76,9 +76,15 @@ impl RenameRule {
                 }
                 out
             }
-            RenameRule::ScreamingSnake => RenameRule::Snake.apply_to_variant(variant).to_ascii_uppercase(),
-            RenameRule::Kebab => RenameRule::Snake.apply_to_variant(variant).replace('_', "-"),
-            RenameRule::ScreamingKebab => RenameRule::ScreamingSnake.apply_to_variant(variant).replace('_', "-"),
+            RenameRule::ScreamingSnake => RenameRule::Snake
+                .apply_to_variant(variant)
+                .to_ascii_uppercase(),
+            RenameRule::Kebab => RenameRule::Snake
+                .apply_to_variant(variant)
+                .replace('_', "-"),
+            RenameRule::ScreamingKebab => RenameRule::ScreamingSnake
+                .apply_to_variant(variant)
+                .replace('_', "-"),
         }
     }
 }
@@ -106,7 +112,10 @@ mod tests {
         ];
         for (rule, input, expected) in fields {
             let rule = RenameRule::parse(rule);
-            assert_eq!(rule.map(|r| r.apply_to_field(input)).as_deref(), Some(expected));
+            assert_eq!(
+                rule.map(|r| r.apply_to_field(input)).as_deref(),
+                Some(expected)
+            );
         }
         let variants = [
             ("snake_case", "OnFailure", "on_failure"),
@@ -117,7 +126,10 @@ mod tests {
         ];
         for (rule, input, expected) in variants {
             let rule = RenameRule::parse(rule);
-            assert_eq!(rule.map(|r| r.apply_to_variant(input)).as_deref(), Some(expected));
+            assert_eq!(
+                rule.map(|r| r.apply_to_variant(input)).as_deref(),
+                Some(expected)
+            );
         }
     }
 }

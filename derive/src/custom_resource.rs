@@ -13,22 +13,34 @@ use crate::serde_attrs::doc;
 
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     if !input.generics.params.is_empty() {
-        return Err(syn::Error::new_spanned(&input.generics, "a custom resource's spec cannot be generic"));
+        return Err(syn::Error::new_spanned(
+            &input.generics,
+            "a custom resource's spec cannot be generic",
+        ));
     }
     let attrs = ResourceAttrs::parse(&input.attrs, input.ident.span())?;
     let schema_attrs = SchemaAttrs::parse(&input.attrs)?;
     let krate: Path = attrs
         .krate
         .clone()
-        .or(schema_attrs.krate.clone())
+        .or(schema_attrs.krate)
         .unwrap_or_else(|| syn::parse_quote!(::clientgo::crd));
     let schema_impl = schema_derive::expand(input, &krate)?;
     let private = quote!(#krate::__private);
-    let serde_path = format!("{}::__private::serde", quote!(#krate).to_string().replace(' ', ""));
+    let serde_path = format!(
+        "{}::__private::serde",
+        quote!(#krate).to_string().replace(' ', "")
+    );
     let vis = &input.vis;
     let spec = &input.ident;
     let root = &attrs.root;
-    let (group, version, kind, plural, singular) = (&attrs.group, &attrs.version, &attrs.kind, &attrs.plural, &attrs.singular);
+    let (group, version, kind, plural, singular) = (
+        &attrs.group,
+        &attrs.version,
+        &attrs.kind,
+        &attrs.plural,
+        &attrs.singular,
+    );
     let api_version = format!("{group}/{version}");
     let crd_name = format!("{plural}.{group}");
     let list_kind = format!("{kind}List");
@@ -48,7 +60,15 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     };
     let derives = &attrs.derives;
 
-    let (status_field, status_type, status_schema, status_serialize, status_get, status_new, status_helper) = match &attrs.status {
+    let (
+        status_field,
+        status_type,
+        status_schema,
+        status_serialize,
+        status_get,
+        status_new,
+        status_helper,
+    ) = match &attrs.status {
         Some(status) => (
             quote! {
                 /// The state last observed (the status subresource).
@@ -78,8 +98,16 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             quote!(),
         ),
     };
-    let status_move = if attrs.status.is_some() { quote!(status: helper.status,) } else { quote!() };
-    let field_count = if attrs.status.is_some() { quote!(4 + usize::from(self.status.is_some())) } else { quote!(4) };
+    let status_move = if attrs.status.is_some() {
+        quote!(status: helper.status,)
+    } else {
+        quote!()
+    };
+    let field_count = if attrs.status.is_some() {
+        quote!(4 + usize::from(self.status.is_some()))
+    } else {
+        quote!(4)
+    };
 
     let printer_columns = attrs.printer_columns.iter().map(|column| {
         let (name, type_, json_path) = (&column.name, &column.type_, &column.json_path);

@@ -19,7 +19,9 @@ use proc_macro::TokenStream;
 #[proc_macro_derive(CustomResource, attributes(resource, schema))]
 pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    custom_resource::expand(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+    custom_resource::expand(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
 /// The structural schema of a struct or enum as serde writes it. The
@@ -28,8 +30,12 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
 pub fn derive_schema(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     let krate = match schema_attrs::SchemaAttrs::parse(&input.attrs) {
-        Ok(attrs) => attrs.krate.unwrap_or_else(|| syn::parse_quote!(::clientgo::crd)),
+        Ok(attrs) => attrs
+            .krate
+            .unwrap_or_else(|| syn::parse_quote!(::clientgo::crd)),
         Err(error) => return error.into_compile_error().into(),
     };
-    schema_derive::expand(&input, &krate).unwrap_or_else(syn::Error::into_compile_error).into()
+    schema_derive::expand(&input, &krate)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }

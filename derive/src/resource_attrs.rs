@@ -61,10 +61,16 @@ fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
 fn plural_of(kind: &str) -> String {
     let lower = kind.to_ascii_lowercase();
     let consonant_y = lower.ends_with('y')
-        && !matches!(lower.chars().rev().nth(1), Some('a' | 'e' | 'i' | 'o' | 'u'));
+        && !matches!(
+            lower.chars().rev().nth(1),
+            Some('a' | 'e' | 'i' | 'o' | 'u')
+        );
     if consonant_y {
         format!("{}ies", &lower[..lower.len() - 1])
-    } else if ["s", "x", "z", "ch", "sh"].iter().any(|end| lower.ends_with(end)) {
+    } else if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| lower.ends_with(end))
+    {
         format!("{lower}es")
     } else {
         format!("{lower}s")
@@ -136,7 +142,8 @@ impl ResourceAttrs {
                 Ok(())
             })?;
         }
-        let missing = |what: &str| syn::Error::new(span, format!("#[resource(…)] needs `{what} = \"…\"`"));
+        let missing =
+            |what: &str| syn::Error::new(span, format!("#[resource(…)] needs `{what} = \"…\"`"));
         out.group = group.ok_or_else(|| missing("group"))?;
         out.version = version.ok_or_else(|| missing("version"))?;
         out.kind = kind.ok_or_else(|| missing("kind"))?;
@@ -144,7 +151,10 @@ impl ResourceAttrs {
         out.singular = singular.unwrap_or_else(|| out.kind.to_ascii_lowercase());
         out.root = root.unwrap_or_else(|| Ident::new(&out.kind, span));
         if out.plural.chars().any(|c| c.is_ascii_uppercase()) {
-            return Err(syn::Error::new(span, "the API server needs a lowercase plural"));
+            return Err(syn::Error::new(
+                span,
+                "the API server needs a lowercase plural",
+            ));
         }
         Ok(out)
     }
@@ -167,7 +177,8 @@ fn parse_scale(meta: &ParseNestedMeta<'_>) -> syn::Result<Scale> {
         } else if inner.path.is_ident("label_selector_path") {
             scale.label_selector_path = Some(text(&inner)?);
         } else {
-            return Err(inner.error("scale has spec_replicas_path, status_replicas_path, label_selector_path"));
+            return Err(inner
+                .error("scale has spec_replicas_path, status_replicas_path, label_selector_path"));
         }
         Ok(())
     })?;
@@ -184,25 +195,35 @@ fn parse_column(meta: &ParseNestedMeta<'_>) -> syn::Result<PrinterColumn> {
         priority: None,
     };
     meta.parse_nested_meta(|inner| {
-        let name = inner.path.get_ident().map(ToString::to_string).unwrap_or_default();
+        let name = inner
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         match name.as_str() {
             "name" => column.name = text(&inner)?,
             "type" | "type_" => {
                 column.type_ = text(&inner)?;
                 if !COLUMN_TYPES.contains(&column.type_.as_str()) {
-                    return Err(inner.error(format!("a printer column's type is one of {COLUMN_TYPES:?}")));
+                    return Err(inner.error(format!(
+                        "a printer column's type is one of {COLUMN_TYPES:?}"
+                    )));
                 }
             }
             "json_path" => column.json_path = text(&inner)?,
             "description" => column.description = Some(text(&inner)?),
             "format" => column.format = Some(text(&inner)?),
             "priority" => column.priority = Some(inner.value()?.parse::<LitInt>()?.base10_parse()?),
-            _ => return Err(inner.error("a printer column has name, type, json_path, description, format, priority")),
+            _ => {
+                return Err(inner.error(
+                    "a printer column has name, type, json_path, description, format, priority",
+                ));
+            }
         }
         Ok(())
     })?;
-    if column.name.is_empty() || column.type_.is_empty() || column.json_path.is_empty() {
-        return Err(meta.error("a printer column needs name, type and json_path"));
+    if column.name.is_empty() || column.json_path.is_empty() {
+        return Err(meta.error("a printer column needs name and json_path (its type comes from the schema unless given)"));
     }
     Ok(column)
 }
@@ -213,7 +234,13 @@ mod tests {
 
     #[test]
     fn plurals() {
-        for (kind, plural) in [("CronTab", "crontabs"), ("Policy", "policies"), ("Gateway", "gateways"), ("Ingress", "ingresses"), ("Box", "boxes")] {
+        for (kind, plural) in [
+            ("CronTab", "crontabs"),
+            ("Policy", "policies"),
+            ("Gateway", "gateways"),
+            ("Ingress", "ingresses"),
+            ("Box", "boxes"),
+        ] {
             assert_eq!(plural_of(kind), plural);
         }
     }

@@ -41,8 +41,14 @@ fn float(meta: &ParseNestedMeta<'_>) -> syn::Result<f64> {
         other => (false, other),
     };
     let number = match literal {
-        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse::<f64>()?,
-        Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(float), .. }) => float.base10_parse::<f64>()?,
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) => int.base10_parse::<f64>()?,
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(float),
+            ..
+        }) => float.base10_parse::<f64>()?,
         _ => return Err(syn::Error::new_spanned(&value, "expected a number")),
     };
     Ok(if negative { -number } else { number })
@@ -54,7 +60,10 @@ fn strings(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<String>> {
         .elems
         .iter()
         .map(|element| match element {
-            Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(text), .. }) => Ok(text.value()),
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(text),
+                ..
+            }) => Ok(text.value()),
             other => Err(syn::Error::new_spanned(other, "expected a string")),
         })
         .collect()
@@ -70,7 +79,12 @@ fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
 
 const LIST_TYPES: &[&str] = &["atomic", "set", "map"];
 const MAP_TYPES: &[&str] = &["atomic", "granular"];
-const REASONS: &[&str] = &["FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"];
+const REASONS: &[&str] = &[
+    "FieldValueInvalid",
+    "FieldValueForbidden",
+    "FieldValueRequired",
+    "FieldValueDuplicate",
+];
 
 impl SchemaAttrs {
     pub(crate) fn parse(attrs: &[Attribute]) -> syn::Result<SchemaAttrs> {
@@ -102,7 +116,8 @@ impl SchemaAttrs {
                 let value = flag(meta)?;
                 quote!(__schema.#field = ::core::option::Option::Some(#value);)
             }
-            "min_length" | "max_length" | "min_items" | "max_items" | "min_properties" | "max_properties" => {
+            "min_length" | "max_length" | "min_items" | "max_items" | "min_properties"
+            | "max_properties" => {
                 let field = syn::Ident::new(&name, meta.path.span());
                 let value: LitInt = meta.value()?.parse()?;
                 let value = value.base10_parse::<i64>()?;
@@ -115,9 +130,16 @@ impl SchemaAttrs {
             }
             "list_type" | "map_type" => {
                 let value: LitStr = meta.value()?.parse()?;
-                let allowed = if name == "list_type" { LIST_TYPES } else { MAP_TYPES };
+                let allowed = if name == "list_type" {
+                    LIST_TYPES
+                } else {
+                    MAP_TYPES
+                };
                 if !allowed.contains(&value.value().as_str()) {
-                    return Err(syn::Error::new_spanned(&value, format!("{name} is one of {allowed:?}")));
+                    return Err(syn::Error::new_spanned(
+                        &value,
+                        format!("{name} is one of {allowed:?}"),
+                    ));
                 }
                 let field = syn::Ident::new(&format!("x_kubernetes_{name}"), meta.path.span());
                 quote!(__schema.#field = ::core::option::Option::Some(::std::string::String::from(#value));)
@@ -169,7 +191,10 @@ impl SchemaAttrs {
         let description = self.description.as_ref().map(|text| {
             quote!(__schema.description = ::core::option::Option::Some(::std::string::String::from(#text));)
         });
-        let default = self.default.as_ref().map(|value| default_tokens(quote!(&(#value))));
+        let default = self
+            .default
+            .as_ref()
+            .map(|value| default_tokens(&quote!(&(#value))));
         quote! {
             #(#settings)*
             #description
@@ -181,7 +206,7 @@ impl SchemaAttrs {
 
 /// Statements setting `__schema.default` to `value` serialized, unless
 /// it serializes to null (an `Option`'s `None`) or fails.
-pub(crate) fn default_tokens(value: TokenStream) -> TokenStream {
+pub(crate) fn default_tokens(value: &TokenStream) -> TokenStream {
     quote! {
         if let ::core::result::Result::Ok(__value) = __private::serde_json::to_value(#value) {
             if !__value.is_null() {

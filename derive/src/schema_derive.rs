@@ -16,9 +16,20 @@ pub(crate) fn expand(input: &DeriveInput, krate: &Path) -> syn::Result<TokenStre
     let attrs = SchemaAttrs::parse(&input.attrs)?;
     let description = attrs.description.clone().or_else(|| doc(&input.attrs));
     let body = match &input.data {
-        Data::Struct(data) => struct_body(krate, &container, &data.fields, description.as_deref(), input)?,
+        Data::Struct(data) => struct_body(
+            krate,
+            &container,
+            &data.fields,
+            description.as_deref(),
+            input,
+        )?,
         Data::Enum(data) => enum_body(krate, &container, data, description.as_deref())?,
-        Data::Union(_) => return Err(syn::Error::new_spanned(&input.ident, "serde does not derive for unions")),
+        Data::Union(_) => {
+            return Err(syn::Error::new_spanned(
+                &input.ident,
+                "serde does not derive for unions",
+            ));
+        }
     };
     let apply = attrs.apply();
     let name = &input.ident;
@@ -58,7 +69,11 @@ fn struct_body(
 ) -> syn::Result<TokenStream> {
     let kept: Vec<&syn::Field> = fields
         .iter()
-        .filter(|field| serde_attrs::Field::parse(&field.attrs).map(|attrs| !attrs.skip).unwrap_or(true))
+        .filter(|field| {
+            serde_attrs::Field::parse(&field.attrs)
+                .map(|attrs| !attrs.skip)
+                .unwrap_or(true)
+        })
         .collect();
     let describe = description.map(|text| quote!(__schema.description = ::core::option::Option::Some(::std::string::String::from(#text));));
     let single = |field: &syn::Field| -> syn::Result<TokenStream> {
@@ -74,7 +89,10 @@ fn struct_body(
     match fields {
         Fields::Named(_) if container.transparent => match kept.as_slice() {
             [field] => single(field),
-            _ => Err(syn::Error::new_spanned(&input.ident, "a transparent struct has one field")),
+            _ => Err(syn::Error::new_spanned(
+                &input.ident,
+                "a transparent struct has one field",
+            )),
         },
         Fields::Named(named) => Ok(object_body(
             krate,
@@ -90,7 +108,7 @@ fn struct_body(
                 quote!(__generator.subschema::<#ty>())
             });
             Ok(quote! {
-                let mut __schema = #krate::tuple(::std::vec![#(#items),*]);
+                let mut __schema = #krate::tuple(&[#(#items),*]);
                 #describe
                 __schema
             })
@@ -135,11 +153,13 @@ fn object_body<'a>(
             continue;
         }
         let serde_default = match &serde.default {
-            Some(None) => Some(default_tokens(quote!(&<#ty as ::core::default::Default>::default()))),
-            Some(Some(function)) => Some(default_tokens(quote!(&#function()))),
-            None if container_default.is_some() => {
-                Some(default_tokens(quote!(&<Self as ::core::default::Default>::default().#ident)))
-            }
+            Some(None) => Some(default_tokens(
+                &quote!(&<#ty as ::core::default::Default>::default()),
+            )),
+            Some(Some(function)) => Some(default_tokens(&quote!(&#function()))),
+            None if container_default.is_some() => Some(default_tokens(
+                &quote!(&<Self as ::core::default::Default>::default().#ident),
+            )),
             None => None,
         };
         let optional = serde.default.is_some()
@@ -189,7 +209,6 @@ fn field_schema(field: &syn::Field) -> syn::Result<(TokenStream, Type)> {
     reject_wide_integers(&ty)?;
     let description = attrs
         .description
-        .clone()
         .or_else(|| doc(&field.attrs))
         .map(|text| quote!(__schema.description = ::core::option::Option::Some(::std::string::String::from(#text));));
     Ok((
@@ -226,10 +245,15 @@ fn enum_body(
 ) -> syn::Result<TokenStream> {
     let tagging = match (&container.tag, &container.content, container.untagged) {
         (_, _, true) => quote!(#krate::Tagging::Untagged),
-        (Some(tag), Some(content), false) => quote!(#krate::Tagging::Adjacent { tag: #tag, content: #content }),
+        (Some(tag), Some(content), false) => {
+            quote!(#krate::Tagging::Adjacent { tag: #tag, content: #content })
+        }
         (Some(tag), None, false) => quote!(#krate::Tagging::Internal { tag: #tag }),
         (None, Some(_), false) => {
-            return Err(syn::Error::new(data.enum_token.span, "serde's `content` needs a `tag`"));
+            return Err(syn::Error::new(
+                data.enum_token.span,
+                "serde's `content` needs a `tag`",
+            ));
         }
         (None, None, false) => quote!(#krate::Tagging::External),
     };
@@ -267,7 +291,7 @@ fn enum_body(
                     let ty = &field.ty;
                     quote!(__generator.subschema::<#ty>())
                 });
-                quote!(#krate::Payload::Value(#krate::tuple(::std::vec![#(#items),*])))
+                quote!(#krate::Payload::Value(#krate::tuple(&[#(#items),*])))
             }
             Fields::Named(fields) => {
                 let rule = serde.rename_all.or(container.rename_all_fields);

@@ -137,7 +137,10 @@ impl Field {
                     skip(&meta)?;
                 } else if path.is_ident("flatten") {
                     out.flatten = true;
-                } else if path.is_ident("with") || path.is_ident("serialize_with") || path.is_ident("deserialize_with") {
+                } else if path.is_ident("with")
+                    || path.is_ident("serialize_with")
+                    || path.is_ident("deserialize_with")
+                {
                     out.custom_with = true;
                     skip(&meta)?;
                 } else {
@@ -180,11 +183,19 @@ impl Variant {
 pub(crate) fn doc(attrs: &[Attribute]) -> Option<String> {
     let mut lines = Vec::new();
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("doc")) {
-        if let syn::Meta::NameValue(pair) = &attr.meta {
-            if let Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) = &pair.value {
-                let line = text.value();
-                lines.push(line.strip_prefix(' ').unwrap_or(&line).trim_end().to_owned());
-            }
+        if let syn::Meta::NameValue(pair) = &attr.meta
+            && let Expr::Lit(ExprLit {
+                lit: Lit::Str(text),
+                ..
+            }) = &pair.value
+        {
+            let line = text.value();
+            lines.push(
+                line.strip_prefix(' ')
+                    .unwrap_or(&line)
+                    .trim_end()
+                    .to_owned(),
+            );
         }
     }
     // Paragraphs keep their breaks; lines within one are joined.

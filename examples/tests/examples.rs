@@ -204,9 +204,9 @@ fn the_operator_example_keeps_each_crontabs_job() {
 /// the CRD, and reconciles the CronTabs it finds there.
 #[test]
 fn the_operator_runs_against_a_kubeconfigs_cluster() {
+    use clientgo::crd::CustomResource;
     use clientgo::rest::{Config, CreateOptions, ResourceClient, RestClient};
     use clientgo::testing::TestApiServer;
-    use clientgo::crd::CustomResource;
     use clientgo_examples::crontab::{CronTab, CronTabSpec};
     use k8s_openapi::api::batch::v1::Job;
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -130,14 +130,23 @@ pub fn build_crd(parts: VersionParts) -> CustomResourceDefinition {
     if let Some(status) = parts.status {
         add_property(&mut root, "status", status, false);
     }
-    let owned = |list: &[&str]| (!list.is_empty()).then(|| list.iter().map(|s| (*s).to_owned()).collect());
+    let mut printer_columns = parts.printer_columns;
+    for column in &mut printer_columns {
+        if column.type_.is_empty() {
+            column.type_ = column_type(&root, &column.json_path).to_owned();
+        }
+    }
+    let owned =
+        |list: &[&str]| (!list.is_empty()).then(|| list.iter().map(|s| (*s).to_owned()).collect());
     let subresources = (has_status || parts.scale.is_some()).then(|| CustomResourceSubresources {
         status: has_status.then(|| CustomResourceSubresourceStatus(serde_json::json!({}))),
-        scale: parts.scale.map(|(spec, status, selector)| CustomResourceSubresourceScale {
-            spec_replicas_path: spec.to_owned(),
-            status_replicas_path: status.to_owned(),
-            label_selector_path: selector.map(str::to_owned),
-        }),
+        scale: parts
+            .scale
+            .map(|(spec, status, selector)| CustomResourceSubresourceScale {
+                spec_replicas_path: spec.to_owned(),
+                status_replicas_path: status.to_owned(),
+                label_selector_path: selector.map(str::to_owned),
+            }),
     });
     CustomResourceDefinition {
         metadata: ObjectMeta {
@@ -154,14 +163,20 @@ pub fn build_crd(parts: VersionParts) -> CustomResourceDefinition {
                 short_names: owned(parts.short_names),
                 categories: owned(parts.categories),
             },
-            scope: if parts.namespaced { "Namespaced" } else { "Cluster" }.to_owned(),
+            scope: if parts.namespaced {
+                "Namespaced"
+            } else {
+                "Cluster"
+            }
+            .to_owned(),
             versions: vec![CustomResourceDefinitionVersion {
                 name: parts.version.to_owned(),
                 served: parts.served,
                 storage: true,
                 deprecated: parts.deprecated.then_some(true),
                 deprecation_warning: parts.deprecation_warning.map(str::to_owned),
-                additional_printer_columns: (!parts.printer_columns.is_empty()).then_some(parts.printer_columns),
+                additional_printer_columns: (!printer_columns.is_empty())
+                    .then_some(printer_columns),
                 selectable_fields: (!parts.selectable_fields.is_empty()).then(|| {
                     parts
                         .selectable_fields
@@ -180,6 +195,21 @@ pub fn build_crd(parts: VersionParts) -> CustomResourceDefinition {
             preserve_unknown_fields: None,
         },
         status: None,
+    }
+}
+
+/// A printer column's type, from the field its path names: `date` for
+/// a date-time, the field's own scalar type, else `string`.
+fn column_type(root: &JSONSchemaProps, json_path: &str) -> &'static str {
+    let Some(field) = crate::crd::structural::resolve(root, json_path) else {
+        return "string";
+    };
+    match (field.type_.as_deref(), field.format.as_deref()) {
+        (Some("string"), Some("date-time")) => "date",
+        (Some("integer"), _) => "integer",
+        (Some("number"), _) => "number",
+        (Some("boolean"), _) => "boolean",
+        _ => "string",
     }
 }
 
@@ -238,16 +268,21 @@ pub fn merge_versions(
         });
     };
     let stored_schema = version_schema(stored);
-    for version in merged.spec.versions.iter().filter(|version| version.served && !version.storage) {
-        if let (Some(schema), Some(stored_schema)) = (version_schema(version), stored_schema) {
-            if let Some(field) = field_missing_in(schema, stored_schema, "") {
-                return Err(CrdError::WouldPrune {
-                    name,
-                    version: version.name.clone(),
-                    field,
-                    storage: storage.to_owned(),
-                });
-            }
+    for version in merged
+        .spec
+        .versions
+        .iter()
+        .filter(|version| version.served && !version.storage)
+    {
+        if let (Some(schema), Some(stored_schema)) = (version_schema(version), stored_schema)
+            && let Some(field) = field_missing_in(schema, stored_schema, "")
+        {
+            return Err(CrdError::WouldPrune {
+                name,
+                version: version.name.clone(),
+                field,
+                storage: storage.to_owned(),
+            });
         }
     }
     if merged.spec.versions.len() > 1 {
@@ -260,18 +295,33 @@ pub fn merge_versions(
 }
 
 fn version_schema(version: &CustomResourceDefinitionVersion) -> Option<&JSONSchemaProps> {
-    version.schema.as_ref().and_then(|schema| schema.open_api_v3_schema.as_ref())
+    version
+        .schema
+        .as_ref()
+        .and_then(|schema| schema.open_api_v3_schema.as_ref())
 }
 
 /// The first field `schema` declares that `stored` would prune.
-fn field_missing_in(schema: &JSONSchemaProps, stored: &JSONSchemaProps, path: &str) -> Option<String> {
+fn field_missing_in(
+    schema: &JSONSchemaProps,
+    stored: &JSONSchemaProps,
+    path: &str,
+) -> Option<String> {
     if stored.x_kubernetes_preserve_unknown_fields == Some(true) {
         return None;
     }
     for (name, property) in schema.properties.iter().flatten() {
-        let here = if path.is_empty() { name.clone() } else { format!("{path}.{name}") };
+        let here = if path.is_empty() {
+            name.clone()
+        } else {
+            format!("{path}.{name}")
+        };
         match stored.properties.as_ref().and_then(|p| p.get(name)) {
-            None if !matches!(stored.additional_properties, Some(JSONSchemaPropsOrBool::Schema(_))) => {
+            None if !matches!(
+                stored.additional_properties,
+                Some(JSONSchemaPropsOrBool::Schema(_))
+            ) =>
+            {
                 return Some(here);
             }
             None => {}
@@ -282,8 +332,10 @@ fn field_missing_in(schema: &JSONSchemaProps, stored: &JSONSchemaProps, path: &s
             }
         }
     }
-    if let (Some(JSONSchemaPropsOrArray::Schema(item)), Some(JSONSchemaPropsOrArray::Schema(kept))) =
-        (&schema.items, &stored.items)
+    if let (
+        Some(JSONSchemaPropsOrArray::Schema(item)),
+        Some(JSONSchemaPropsOrArray::Schema(kept)),
+    ) = (&schema.items, &stored.items)
     {
         return field_missing_in(item, kept, &format!("{path}[]"));
     }
@@ -318,17 +370,26 @@ mod tests {
         let crd = version("v1", &["a"]);
         assert_eq!(crd.metadata.name.as_deref(), Some("widgets.example.com"));
         assert!(crd.spec.versions[0].storage);
-        assert!(crate::crd::check_crd(&crd).is_empty(), "{:?}", crate::crd::check_crd(&crd));
+        assert!(
+            crate::crd::check_crd(&crd).is_empty(),
+            "{:?}",
+            crate::crd::check_crd(&crd)
+        );
     }
 
     #[test]
     fn merged_versions_store_at_the_one_named() {
         let merged = merge_versions([version("v1", &["a", "b"]), version("v2", &["a"])], "v1");
         let merged = merged.map_err(|e| e.to_string());
-        let Ok(merged) = merged else { panic!("{merged:?}") };
+        let Ok(merged) = merged else {
+            panic!("{merged:?}")
+        };
         let stored: Vec<bool> = merged.spec.versions.iter().map(|v| v.storage).collect();
         assert_eq!(stored, [true, false]);
-        assert_eq!(merged.spec.conversion.map(|c| c.strategy).as_deref(), Some("None"));
+        assert_eq!(
+            merged.spec.conversion.map(|c| c.strategy).as_deref(),
+            Some("None")
+        );
     }
 
     #[test]
@@ -344,8 +405,14 @@ mod tests {
     fn other_kinds_and_unknown_storage_are_refused() {
         let mut other = version("v2", &[]);
         other.spec.group = "other.com".into();
-        assert!(matches!(merge_versions([version("v1", &[]), other], "v1"), Err(CrdError::NotOneKind { .. })));
-        assert!(matches!(merge_versions([version("v1", &[])], "v9"), Err(CrdError::Versions { .. })));
+        assert!(matches!(
+            merge_versions([version("v1", &[]), other], "v1"),
+            Err(CrdError::NotOneKind { .. })
+        ));
+        assert!(matches!(
+            merge_versions([version("v1", &[])], "v9"),
+            Err(CrdError::Versions { .. })
+        ));
         assert!(matches!(
             merge_versions([version("v1", &[]), version("v1", &[])], "v1"),
             Err(CrdError::Versions { .. })

@@ -63,7 +63,11 @@ impl Payload {
 }
 
 /// The enum's schema, described by `description` and its variants' docs.
-pub fn enum_schema(description: Option<&str>, tagging: Tagging, variants: &[Variant]) -> JSONSchemaProps {
+pub fn enum_schema(
+    description: Option<&str>,
+    tagging: Tagging,
+    variants: &[Variant],
+) -> JSONSchemaProps {
     let mut schema = match tagging {
         Tagging::External => external(variants),
         Tagging::Internal { tag } => internal(tag, variants),
@@ -89,7 +93,10 @@ fn describe(description: Option<&str>, variants: &[Variant]) -> Option<String> {
 }
 
 fn names(variants: &[&Variant]) -> Vec<JSON> {
-    variants.iter().map(|variant| JSON(variant.name.into())).collect()
+    variants
+        .iter()
+        .map(|variant| JSON(variant.name.into()))
+        .collect()
 }
 
 fn string_enum(values: Vec<JSON>) -> JSONSchemaProps {
@@ -115,8 +122,9 @@ fn field_is(field: &str, value: &str) -> JSONSchemaProps {
 }
 
 fn external(variants: &[Variant]) -> JSONSchemaProps {
-    let (units, data): (Vec<&Variant>, Vec<&Variant>) =
-        variants.iter().partition(|variant| matches!(variant.payload, Payload::Unit));
+    let (units, data): (Vec<&Variant>, Vec<&Variant>) = variants
+        .iter()
+        .partition(|variant| matches!(variant.payload, Payload::Unit));
     if data.is_empty() {
         return string_enum(names(&units));
     }
@@ -182,7 +190,10 @@ fn internal(tag: &str, variants: &[Variant]) -> JSONSchemaProps {
 }
 
 fn adjacent(tag: &str, content: &str, variants: &[Variant]) -> JSONSchemaProps {
-    let payloads: Vec<&JSONSchemaProps> = variants.iter().filter_map(|variant| variant.payload.schema()).collect();
+    let payloads: Vec<&JSONSchemaProps> = variants
+        .iter()
+        .filter_map(|variant| variant.payload.schema())
+        .collect();
     let mut schema = typed("object");
     let all: Vec<&Variant> = variants.iter().collect();
     add_property(&mut schema, tag, string_enum(names(&all)), true);
@@ -206,9 +217,14 @@ fn adjacent(tag: &str, content: &str, variants: &[Variant]) -> JSONSchemaProps {
 fn untagged(variants: &[Variant]) -> JSONSchemaProps {
     // serde writes a unit variant of an untagged enum as null, which the
     // API server drops from a field that is not nullable.
-    let payloads: Vec<&JSONSchemaProps> = variants.iter().filter_map(|variant| variant.payload.schema()).collect();
+    let payloads: Vec<&JSONSchemaProps> = variants
+        .iter()
+        .filter_map(|variant| variant.payload.schema())
+        .collect();
     let mut schema = common_node(&payloads);
-    let one_schema = payloads.split_first().is_some_and(|(first, rest)| rest.iter().all(|p| same_shape(p, first)));
+    let one_schema = payloads
+        .split_first()
+        .is_some_and(|(first, rest)| rest.iter().all(|p| same_shape(p, first)));
     let objects = schema.type_.as_deref() == Some("object");
     if objects && !one_schema {
         let required: Vec<JSONSchemaProps> = payloads
@@ -218,7 +234,12 @@ fn untagged(variants: &[Variant]) -> JSONSchemaProps {
                 ..JSONSchemaProps::default()
             })
             .collect();
-        if required.iter().all(|branch| branch.required.as_ref().is_some_and(|list| !list.is_empty())) {
+        if required.iter().all(|branch| {
+            branch
+                .required
+                .as_ref()
+                .is_some_and(|list| !list.is_empty())
+        }) {
             schema.any_of = Some(required);
         }
     } else if !one_schema && !payloads.is_empty() {
@@ -228,7 +249,10 @@ fn untagged(variants: &[Variant]) -> JSONSchemaProps {
                 alternatives.push(branch);
             }
         }
-        if alternatives.iter().all(|branch| *branch != JSONSchemaProps::default()) {
+        if alternatives
+            .iter()
+            .all(|branch| *branch != JSONSchemaProps::default())
+        {
             schema.any_of = Some(alternatives);
         }
     }
@@ -258,8 +282,14 @@ fn common_node(payloads: &[&JSONSchemaProps]) -> JSONSchemaProps {
             }
         })
         .collect();
-    let all = |wanted: &[&str]| types.iter().all(|type_| type_.is_some_and(|t| wanted.contains(&t)));
-    let plain_objects = payloads.iter().all(|payload| payload.additional_properties.is_none());
+    let all = |wanted: &[&str]| {
+        types
+            .iter()
+            .all(|type_| type_.is_some_and(|t| wanted.contains(&t)))
+    };
+    let plain_objects = payloads
+        .iter()
+        .all(|payload| payload.additional_properties.is_none());
     if all(&["object"]) && plain_objects {
         return union_of_objects(payloads.iter().copied());
     }
@@ -304,11 +334,19 @@ mod tests {
     use crate::crd::object_schema::object;
 
     fn unit(name: &'static str) -> Variant {
-        Variant { name, description: None, payload: Payload::Unit }
+        Variant {
+            name,
+            description: None,
+            payload: Payload::Unit,
+        }
     }
 
     fn value(name: &'static str, schema: JSONSchemaProps) -> Variant {
-        Variant { name, description: None, payload: Payload::Value(schema) }
+        Variant {
+            name,
+            description: None,
+            payload: Payload::Value(schema),
+        }
     }
 
     fn fields(name: &'static str, properties: &[(&str, &str)]) -> Variant {
@@ -316,7 +354,11 @@ mod tests {
         for (field, type_) in properties {
             add_property(&mut schema, field, typed(type_), true);
         }
-        Variant { name, description: None, payload: Payload::Fields(schema) }
+        Variant {
+            name,
+            description: None,
+            payload: Payload::Fields(schema),
+        }
     }
 
     #[test]
@@ -328,7 +370,14 @@ mod tests {
 
     #[test]
     fn external_data_variants_are_one_key_objects() {
-        let schema = enum_schema(None, Tagging::External, &[value("A", typed("string")), fields("B", &[("x", "integer")])]);
+        let schema = enum_schema(
+            None,
+            Tagging::External,
+            &[
+                value("A", typed("string")),
+                fields("B", &[("x", "integer")]),
+            ],
+        );
         assert_eq!(schema.type_.as_deref(), Some("object"));
         assert_eq!(schema.max_properties, Some(1));
         assert_eq!(schema.one_of.map(|branches| branches.len()), Some(2));
@@ -336,7 +385,11 @@ mod tests {
 
     #[test]
     fn external_mixed_variants_are_any_value_with_alternatives() {
-        let schema = enum_schema(None, Tagging::External, &[unit("U"), value("A", typed("string"))]);
+        let schema = enum_schema(
+            None,
+            Tagging::External,
+            &[unit("U"), value("A", typed("string"))],
+        );
         assert_eq!(schema.type_, None);
         assert_eq!(schema.x_kubernetes_preserve_unknown_fields, Some(true));
         let branches = schema.one_of.unwrap_or_default();
@@ -359,7 +412,11 @@ mod tests {
 
     #[test]
     fn untagged_integer_or_string_is_int_or_string() {
-        let schema = enum_schema(None, Tagging::Untagged, &[value("I", typed("integer")), value("S", typed("string"))]);
+        let schema = enum_schema(
+            None,
+            Tagging::Untagged,
+            &[value("I", typed("integer")), value("S", typed("string"))],
+        );
         assert_eq!(schema.x_kubernetes_int_or_string, Some(true));
         assert_eq!(schema.any_of.map(|branches| branches.len()), Some(2));
     }
@@ -369,6 +426,9 @@ mod tests {
         let mut a = unit("A");
         a.description = Some("the first");
         let schema = enum_schema(Some("Which."), Tagging::External, &[a, unit("B")]);
-        assert_eq!(schema.description.as_deref(), Some("Which.\n\n- A: the first"));
+        assert_eq!(
+            schema.description.as_deref(),
+            Some("Which.\n\n- A: the first")
+        );
     }
 }

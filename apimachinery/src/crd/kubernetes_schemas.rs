@@ -12,7 +12,9 @@ use k8s_openapi::api::{apps, batch, core, rbac};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
-use k8s_openapi::apimachinery::pkg::{api::resource::Quantity, apis::meta::v1 as meta, util::intstr::IntOrString};
+use k8s_openapi::apimachinery::pkg::{
+    api::resource::Quantity, apis::meta::v1 as meta, util::intstr::IntOrString,
+};
 
 use crate::crd::object_schema::{add_property, object};
 use crate::crd::schema::{Generator, Schema, typed};
@@ -80,12 +82,21 @@ impl Schema for meta::Condition {
             &mut schema,
             "status",
             JSONSchemaProps {
-                enum_: Some(["True", "False", "Unknown"].map(|value| JSON(value.into())).to_vec()),
+                enum_: Some(
+                    ["True", "False", "Unknown"]
+                        .map(|value| JSON(value.into()))
+                        .to_vec(),
+                ),
                 ..typed("string")
             },
             true,
         );
-        add_property(&mut schema, "lastTransitionTime", generator.subschema::<meta::Time>(), true);
+        add_property(
+            &mut schema,
+            "lastTransitionTime",
+            generator.subschema::<meta::Time>(),
+            true,
+        );
         add_property(&mut schema, "reason", string(1024), true);
         add_property(&mut schema, "message", string(32768), true);
         add_property(
@@ -122,7 +133,9 @@ impl Schema for meta::LabelSelector {
             &mut schema,
             "matchLabels",
             JSONSchemaProps {
-                additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(typed("string")))),
+                additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(typed(
+                    "string",
+                )))),
                 ..typed("object")
             },
             false,
@@ -224,14 +237,23 @@ mod tests {
 
     #[test]
     fn kubernetes_scalars() {
-        assert_eq!(schema_for::<IntOrString>().x_kubernetes_int_or_string, Some(true));
+        assert_eq!(
+            schema_for::<IntOrString>().x_kubernetes_int_or_string,
+            Some(true)
+        );
         assert!(schema_for::<Quantity>().pattern.is_some());
-        assert_eq!(schema_for::<meta::Time>().format.as_deref(), Some("date-time"));
+        assert_eq!(
+            schema_for::<meta::Time>().format.as_deref(),
+            Some("date-time")
+        );
     }
 
     #[test]
     fn whole_objects_are_embedded_resources_and_templates_are_kept() {
-        assert_eq!(schema_for::<core::v1::Pod>().x_kubernetes_embedded_resource, Some(true));
+        assert_eq!(
+            schema_for::<core::v1::Pod>().x_kubernetes_embedded_resource,
+            Some(true)
+        );
         let template = schema_for::<core::v1::PodTemplateSpec>();
         assert_eq!(template.x_kubernetes_preserve_unknown_fields, Some(true));
         assert_eq!(template.x_kubernetes_embedded_resource, None);

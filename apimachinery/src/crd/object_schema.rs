@@ -17,7 +17,12 @@ pub fn object(description: Option<&str>) -> JSONSchemaProps {
 }
 
 /// Adds the property `name` to `parent` (an [`object`]), required or not.
-pub fn add_property(parent: &mut JSONSchemaProps, name: &str, schema: JSONSchemaProps, required: bool) {
+pub fn add_property(
+    parent: &mut JSONSchemaProps,
+    name: &str,
+    schema: JSONSchemaProps,
+    required: bool,
+) {
     parent
         .properties
         .get_or_insert_with(BTreeMap::new)
@@ -62,22 +67,37 @@ pub fn flatten(parent: &mut JSONSchemaProps, child: JSONSchemaProps, optional: b
             }
         }
         for (alternatives, all_of_key) in [(child.one_of, true), (child.any_of, false)] {
-            let Some(alternatives) = alternatives else { continue };
-            let slot = if all_of_key { &mut parent.one_of } else { &mut parent.any_of };
+            let Some(alternatives) = alternatives else {
+                continue;
+            };
+            let slot = if all_of_key {
+                &mut parent.one_of
+            } else {
+                &mut parent.any_of
+            };
             if slot.is_none() {
                 *slot = Some(alternatives);
             } else {
                 let wrapper = if all_of_key {
-                    JSONSchemaProps { one_of: Some(alternatives), ..JSONSchemaProps::default() }
+                    JSONSchemaProps {
+                        one_of: Some(alternatives),
+                        ..JSONSchemaProps::default()
+                    }
                 } else {
-                    JSONSchemaProps { any_of: Some(alternatives), ..JSONSchemaProps::default() }
+                    JSONSchemaProps {
+                        any_of: Some(alternatives),
+                        ..JSONSchemaProps::default()
+                    }
                 };
                 parent.all_of.get_or_insert_with(Vec::new).push(wrapper);
             }
         }
     }
     if let Some(rules) = child.x_kubernetes_validations {
-        parent.x_kubernetes_validations.get_or_insert_with(Vec::new).extend(rules);
+        parent
+            .x_kubernetes_validations
+            .get_or_insert_with(Vec::new)
+            .extend(rules);
     }
 }
 
@@ -94,10 +114,14 @@ pub(crate) fn same_shape(a: &JSONSchemaProps, b: &JSONSchemaProps) -> bool {
 /// (a property two of them give different schemas keeps any value), with
 /// none required: what is required of each is for the caller's
 /// alternatives to say.
-pub(crate) fn union_of_objects<'a>(objects: impl IntoIterator<Item = &'a JSONSchemaProps>) -> JSONSchemaProps {
+pub(crate) fn union_of_objects<'a>(
+    objects: impl IntoIterator<Item = &'a JSONSchemaProps>,
+) -> JSONSchemaProps {
     let mut union = object(None);
     for schema in objects {
-        if schema.x_kubernetes_preserve_unknown_fields == Some(true) || schema.additional_properties.is_some() {
+        if schema.x_kubernetes_preserve_unknown_fields == Some(true)
+            || schema.additional_properties.is_some()
+        {
             union.x_kubernetes_preserve_unknown_fields = Some(true);
         }
         for (name, property) in schema.properties.iter().flatten() {

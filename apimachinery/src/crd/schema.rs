@@ -112,7 +112,11 @@ mod tests {
     #[test]
     fn a_recursive_type_ends_in_a_node_that_keeps_any_value() {
         let schema = schema_for::<Node>();
-        let child = &schema.properties.as_ref().and_then(|p| p.get("child")).cloned();
+        let child = &schema
+            .properties
+            .as_ref()
+            .and_then(|p| p.get("child"))
+            .cloned();
         let child = child.clone().unwrap_or_default();
         assert_eq!(child.x_kubernetes_preserve_unknown_fields, Some(true));
         assert_eq!(child.type_, None);
@@ -127,12 +131,20 @@ mod tests {
                 let mut schema = typed("object");
                 let a = generator.subschema::<String>();
                 let b = generator.subschema::<String>();
-                schema.properties = Some([("a".to_owned(), a), ("b".to_owned(), b)].into_iter().collect());
+                schema.properties = Some(
+                    [("a".to_owned(), a), ("b".to_owned(), b)]
+                        .into_iter()
+                        .collect(),
+                );
                 schema
             }
         }
         let schema = schema_for::<Pair>();
         let properties = schema.properties.unwrap_or_default();
-        assert!(properties.values().all(|p| p.type_.as_deref() == Some("string")));
+        assert!(
+            properties
+                .values()
+                .all(|p| p.type_.as_deref() == Some("string"))
+        );
     }
 }

@@ -137,7 +137,9 @@ impl<T: Schema + ?Sized> Schema for &T {
 /// An array of `T`'s schema.
 fn array_of<T: Schema + ?Sized>(generator: &mut Generator) -> JSONSchemaProps {
     JSONSchemaProps {
-        items: Some(JSONSchemaPropsOrArray::Schema(Box::new(generator.subschema::<T>()))),
+        items: Some(JSONSchemaPropsOrArray::Schema(Box::new(
+            generator.subschema::<T>(),
+        ))),
         ..typed("array")
     }
 }
@@ -244,7 +246,7 @@ macro_rules! tuples {
     ($(($($name:ident),+);)*) => {$(
         impl<$($name: Schema),+> Schema for ($($name,)+) {
             fn schema(generator: &mut Generator) -> JSONSchemaProps {
-                tuple(vec![$(generator.subschema::<$name>()),+])
+                tuple(&[$(generator.subschema::<$name>()),+])
             }
         }
     )*};
@@ -266,21 +268,44 @@ mod tests {
 
     #[test]
     fn scalars_and_their_bounds() {
-        let table: Vec<(JSONSchemaProps, &str, Option<&str>, Option<f64>, Option<f64>)> = vec![
+        type Row = (
+            JSONSchemaProps,
+            &'static str,
+            Option<&'static str>,
+            Option<f64>,
+            Option<f64>,
+        );
+        let table: Vec<Row> = vec![
             (schema_for::<bool>(), "boolean", None, None, None),
             (schema_for::<String>(), "string", None, None, None),
             (schema_for::<i32>(), "integer", Some("int32"), None, None),
             (schema_for::<i64>(), "integer", Some("int64"), None, None),
             (schema_for::<u8>(), "integer", None, Some(0.0), Some(255.0)),
-            (schema_for::<i16>(), "integer", None, Some(-32768.0), Some(32767.0)),
-            (schema_for::<u32>(), "integer", None, Some(0.0), Some(4294967295.0)),
+            (
+                schema_for::<i16>(),
+                "integer",
+                None,
+                Some(-32768.0),
+                Some(32767.0),
+            ),
+            (
+                schema_for::<u32>(),
+                "integer",
+                None,
+                Some(0.0),
+                Some(4294967295.0),
+            ),
             (schema_for::<u64>(), "integer", None, Some(0.0), None),
             (schema_for::<f64>(), "number", Some("double"), None, None),
         ];
         for (schema, type_, format, minimum, maximum) in table {
             assert_eq!(schema.type_.as_deref(), Some(type_));
             assert_eq!(schema.format.as_deref(), format, "{type_}");
-            assert_eq!((schema.minimum, schema.maximum), (minimum, maximum), "{type_}");
+            assert_eq!(
+                (schema.minimum, schema.maximum),
+                (minimum, maximum),
+                "{type_}"
+            );
         }
     }
 
@@ -305,9 +330,15 @@ mod tests {
     #[test]
     fn maps_and_any_values() {
         let map = schema_for::<HashMap<String, i32>>();
-        assert!(matches!(map.additional_properties, Some(JSONSchemaPropsOrBool::Schema(_))));
+        assert!(matches!(
+            map.additional_properties,
+            Some(JSONSchemaPropsOrBool::Schema(_))
+        ));
         let value = schema_for::<serde_json::Value>();
-        assert_eq!((value.type_, value.x_kubernetes_preserve_unknown_fields), (None, Some(true)));
+        assert_eq!(
+            (value.type_, value.x_kubernetes_preserve_unknown_fields),
+            (None, Some(true))
+        );
     }
 
     #[test]

@@ -31,7 +31,11 @@ pub fn check_crd(crd: &CustomResourceDefinition) -> Vec<Violation> {
     let mut found = Vec::new();
     for version in &crd.spec.versions {
         let base = format!("spec.versions[{}]", version.name);
-        let Some(root) = version.schema.as_ref().and_then(|schema| schema.open_api_v3_schema.as_ref()) else {
+        let Some(root) = version
+            .schema
+            .as_ref()
+            .and_then(|schema| schema.open_api_v3_schema.as_ref())
+        else {
             found.push(Violation {
                 path: format!("{base}.schema.openAPIV3Schema"),
                 message: "a v1 CRD needs a schema for every version".into(),
@@ -43,7 +47,10 @@ pub fn check_crd(crd: &CustomResourceDefinition) -> Vec<Violation> {
             found.push(violation(&path, "the root must be type: object"));
         }
         if root.nullable == Some(true) || root.additional_properties.is_some() {
-            found.push(violation(&path, "the root may not be nullable nor have additionalProperties"));
+            found.push(violation(
+                &path,
+                "the root may not be nullable nor have additionalProperties",
+            ));
         }
         check_schema_at(root, &path, &mut found);
         for column in version.additional_printer_columns.iter().flatten() {
@@ -67,14 +74,32 @@ pub fn check_crd(crd: &CustomResourceDefinition) -> Vec<Violation> {
                 Some(_) => {}
             }
         }
-        if version.selectable_fields.as_ref().is_some_and(|fields| fields.len() > 8) {
-            found.push(violation(&format!("{base}.selectableFields"), "at most 8 selectable fields"));
+        if version
+            .selectable_fields
+            .as_ref()
+            .is_some_and(|fields| fields.len() > 8)
+        {
+            found.push(violation(
+                &format!("{base}.selectableFields"),
+                "at most 8 selectable fields",
+            ));
         }
-        let scale = version.subresources.as_ref().and_then(|subresources| subresources.scale.as_ref());
+        let scale = version
+            .subresources
+            .as_ref()
+            .and_then(|subresources| subresources.scale.as_ref());
         if let Some(scale) = scale {
             let paths = [
-                (Some(&scale.spec_replicas_path), ".spec.", "specReplicasPath"),
-                (Some(&scale.status_replicas_path), ".status.", "statusReplicasPath"),
+                (
+                    Some(&scale.spec_replicas_path),
+                    ".spec.",
+                    "specReplicasPath",
+                ),
+                (
+                    Some(&scale.status_replicas_path),
+                    ".status.",
+                    "statusReplicasPath",
+                ),
                 (scale.label_selector_path.as_ref(), ".", "labelSelectorPath"),
             ];
             for (value, prefix, name) in paths {
@@ -88,8 +113,18 @@ pub fn check_crd(crd: &CustomResourceDefinition) -> Vec<Violation> {
             }
         }
     }
-    if crd.spec.versions.iter().filter(|version| version.storage).count() != 1 {
-        found.push(violation("spec.versions", "exactly one version must be the storage version"));
+    if crd
+        .spec
+        .versions
+        .iter()
+        .filter(|version| version.storage)
+        .count()
+        != 1
+    {
+        found.push(violation(
+            "spec.versions",
+            "exactly one version must be the storage version",
+        ));
     }
     found
 }
@@ -129,16 +164,22 @@ fn check_schema_at(node: &JSONSchemaProps, path: &str, found: &mut Vec<Violation
     if node.properties.is_some() && type_ != "object" {
         bad("properties need type: object");
     }
-    if node.properties.as_ref().is_some_and(|p| !p.is_empty()) && node.additional_properties.is_some() {
+    if node.properties.as_ref().is_some_and(|p| !p.is_empty())
+        && node.additional_properties.is_some()
+    {
         bad("properties and additionalProperties are mutually exclusive");
     }
     match &node.additional_properties {
-        Some(JSONSchemaPropsOrBool::Bool(false)) => bad("additionalProperties: false is not allowed"),
+        Some(JSONSchemaPropsOrBool::Bool(false)) => {
+            bad("additionalProperties: false is not allowed")
+        }
         Some(_) if type_ != "object" => bad("additionalProperties needs type: object"),
         _ => {}
     }
     match &node.items {
-        Some(JSONSchemaPropsOrArray::Schemas(_)) => bad("items must be one schema, not a list (tuples are not structural)"),
+        Some(JSONSchemaPropsOrArray::Schemas(_)) => {
+            bad("items must be one schema, not a list (tuples are not structural)")
+        }
         Some(_) if type_ != "array" => bad("items need type: array"),
         None if type_ == "array" => bad("type: array needs items"),
         _ => {}
@@ -146,7 +187,11 @@ fn check_schema_at(node: &JSONSchemaProps, path: &str, found: &mut Vec<Violation
     if node.ref_path.is_some() || node.definitions.is_some() {
         bad("$ref and definitions are not allowed (a structural schema is inlined)");
     }
-    if node.dependencies.is_some() || node.pattern_properties.is_some() || node.additional_items.is_some() || node.id.is_some() {
+    if node.dependencies.is_some()
+        || node.pattern_properties.is_some()
+        || node.additional_items.is_some()
+        || node.id.is_some()
+    {
         bad("dependencies, patternProperties, additionalItems and id are not allowed");
     }
     if node.unique_items == Some(true) {
@@ -179,10 +224,17 @@ fn check_schema_at(node: &JSONSchemaProps, path: &str, found: &mut Vec<Violation
     if let Some(JSONSchemaPropsOrArray::Schema(item)) = &node.items {
         check_schema_at(item, &format!("{path}.items"), found);
     }
-    let junctors = [("allOf", &node.all_of), ("anyOf", &node.any_of), ("oneOf", &node.one_of)];
+    let junctors = [
+        ("allOf", &node.all_of),
+        ("anyOf", &node.any_of),
+        ("oneOf", &node.one_of),
+    ];
     for (name, branches) in junctors {
         for (index, branch) in branches.iter().flatten().enumerate() {
-            let int_or_string_pair = name == "anyOf" && int_or_string && branch.type_.is_some() && branch_is_only_type(branch);
+            let int_or_string_pair = name == "anyOf"
+                && int_or_string
+                && branch.type_.is_some()
+                && branch_is_only_type(branch);
             if !int_or_string_pair {
                 check_junctor(branch, node, &format!("{path}.{name}[{index}]"), found);
             }
@@ -213,48 +265,87 @@ fn check_list_type(node: &JSONSchemaProps, path: &str, found: &mut Vec<Violation
     }
     match (list_type, item) {
         (Some("set"), Some(item)) => {
-            let scalar = matches!(item.type_.as_deref(), Some("string" | "integer" | "number" | "boolean"));
+            let scalar = matches!(
+                item.type_.as_deref(),
+                Some("string" | "integer" | "number" | "boolean")
+            );
             let atomic = item.x_kubernetes_map_type.as_deref() == Some("atomic")
                 || item.x_kubernetes_list_type.as_deref() == Some("atomic");
             if !scalar && !atomic {
-                found.push(violation(path, "the items of a set must be scalars or atomic"));
+                found.push(violation(
+                    path,
+                    "the items of a set must be scalars or atomic",
+                ));
             }
         }
         (Some("map"), Some(item)) => {
             let keys = node.x_kubernetes_list_map_keys.clone().unwrap_or_default();
             if keys.is_empty() {
-                found.push(violation(path, "x-kubernetes-list-type: map needs x-kubernetes-list-map-keys"));
+                found.push(violation(
+                    path,
+                    "x-kubernetes-list-type: map needs x-kubernetes-list-map-keys",
+                ));
             }
             for key in keys {
                 let property = item.properties.as_ref().and_then(|p| p.get(&key));
-                let required = item.required.as_ref().is_some_and(|list| list.contains(&key));
+                let required = item
+                    .required
+                    .as_ref()
+                    .is_some_and(|list| list.contains(&key));
                 match property {
-                    None => found.push(violation(path, &format!("map key {key:?} is not a property of the items"))),
+                    None => found.push(violation(
+                        path,
+                        &format!("map key {key:?} is not a property of the items"),
+                    )),
                     Some(property) if !required && property.default.is_none() => {
-                        found.push(violation(path, &format!("map key {key:?} must be required or have a default")));
+                        found.push(violation(
+                            path,
+                            &format!("map key {key:?} must be required or have a default"),
+                        ));
                     }
                     Some(property)
-                        if !matches!(property.type_.as_deref(), Some("string" | "integer" | "number" | "boolean")) =>
+                        if !matches!(
+                            property.type_.as_deref(),
+                            Some("string" | "integer" | "number" | "boolean")
+                        ) =>
                     {
-                        found.push(violation(path, &format!("map key {key:?} must be a scalar")));
+                        found.push(violation(
+                            path,
+                            &format!("map key {key:?} must be a scalar"),
+                        ));
                     }
                     Some(_) => {}
                 }
             }
         }
         (Some("atomic") | None, _) | (Some(_), None) => {}
-        (Some(other), _) => found.push(violation(path, &format!("unknown x-kubernetes-list-type {other:?}"))),
+        (Some(other), _) => found.push(violation(
+            path,
+            &format!("unknown x-kubernetes-list-type {other:?}"),
+        )),
     }
     if node.x_kubernetes_list_map_keys.is_some() && list_type != Some("map") {
-        found.push(violation(path, "x-kubernetes-list-map-keys need x-kubernetes-list-type: map"));
+        found.push(violation(
+            path,
+            "x-kubernetes-list-map-keys need x-kubernetes-list-type: map",
+        ));
     }
 }
 
 /// A branch of `allOf`/`anyOf`/`oneOf`/`not`: value checks only, over
 /// fields `skeleton` declares.
-fn check_junctor(branch: &JSONSchemaProps, skeleton: &JSONSchemaProps, path: &str, found: &mut Vec<Violation>) {
+fn check_junctor(
+    branch: &JSONSchemaProps,
+    skeleton: &JSONSchemaProps,
+    path: &str,
+    found: &mut Vec<Violation>,
+) {
     let mut bad = |message: &str| found.push(violation(path, message));
-    if branch.type_.is_some() || branch.description.is_some() || branch.default.is_some() || branch.nullable.is_some() {
+    if branch.type_.is_some()
+        || branch.description.is_some()
+        || branch.default.is_some()
+        || branch.nullable.is_some()
+    {
         bad("type, description, default and nullable are not allowed inside allOf/anyOf/oneOf/not");
     }
     if branch.additional_properties.is_some() {
@@ -272,7 +363,12 @@ fn check_junctor(branch: &JSONSchemaProps, skeleton: &JSONSchemaProps, path: &st
     }
     for (name, property) in branch.properties.iter().flatten() {
         match skeleton.properties.as_ref().and_then(|p| p.get(name)) {
-            Some(declared) => check_junctor(property, declared, &format!("{path}.properties[{name}]"), found),
+            Some(declared) => check_junctor(
+                property,
+                declared,
+                &format!("{path}.properties[{name}]"),
+                found,
+            ),
             None => found.push(violation(
                 path,
                 &format!("property {name:?} inside a junctor must also be declared outside it"),
@@ -281,11 +377,20 @@ fn check_junctor(branch: &JSONSchemaProps, skeleton: &JSONSchemaProps, path: &st
     }
     if let Some(JSONSchemaPropsOrArray::Schema(item)) = &branch.items {
         match &skeleton.items {
-            Some(JSONSchemaPropsOrArray::Schema(declared)) => check_junctor(item, declared, &format!("{path}.items"), found),
-            _ => found.push(violation(path, "items inside a junctor must also be declared outside it")),
+            Some(JSONSchemaPropsOrArray::Schema(declared)) => {
+                check_junctor(item, declared, &format!("{path}.items"), found)
+            }
+            _ => found.push(violation(
+                path,
+                "items inside a junctor must also be declared outside it",
+            )),
         }
     }
-    for (name, nested) in [("allOf", &branch.all_of), ("anyOf", &branch.any_of), ("oneOf", &branch.one_of)] {
+    for (name, nested) in [
+        ("allOf", &branch.all_of),
+        ("anyOf", &branch.any_of),
+        ("oneOf", &branch.one_of),
+    ] {
         for (index, inner) in nested.iter().flatten().enumerate() {
             check_junctor(inner, skeleton, &format!("{path}.{name}[{index}]"), found);
         }
@@ -297,7 +402,10 @@ fn check_junctor(branch: &JSONSchemaProps, skeleton: &JSONSchemaProps, path: &st
 
 /// The node a JSON path from the root (`.spec.image`) names, if the
 /// schema declares it.
-fn resolve<'a>(root: &'a JSONSchemaProps, json_path: &str) -> Option<&'a JSONSchemaProps> {
+pub(crate) fn resolve<'a>(
+    root: &'a JSONSchemaProps,
+    json_path: &str,
+) -> Option<&'a JSONSchemaProps> {
     let rest = json_path.strip_prefix('.')?;
     let mut node = root;
     for part in rest.split('.') {
@@ -316,7 +424,11 @@ fn resolve<'a>(root: &'a JSONSchemaProps, json_path: &str) -> Option<&'a JSONSch
 /// The problems of `value` against `schema` that the server checks of a
 /// default: type, enum, bounds, lengths, required fields and nested
 /// values (not patterns or formats: the server is the authority there).
-pub fn validate_value(value: &serde_json::Value, schema: &JSONSchemaProps, path: &str) -> Vec<Violation> {
+pub fn validate_value(
+    value: &serde_json::Value,
+    schema: &JSONSchemaProps,
+    path: &str,
+) -> Vec<Violation> {
     use serde_json::Value;
     let mut found = Vec::new();
     let mut bad = |message: String| found.push(violation(path, &message));
@@ -338,13 +450,16 @@ pub fn validate_value(value: &serde_json::Value, schema: &JSONSchemaProps, path:
         _ => false,
     };
     if !type_ok {
-        bad(format!("{value} is not of type {}", schema.type_.as_deref().unwrap_or_default()));
+        bad(format!(
+            "{value} is not of type {}",
+            schema.type_.as_deref().unwrap_or_default()
+        ));
         return found;
     }
-    if let Some(values) = &schema.enum_ {
-        if !values.iter().any(|allowed| allowed.0 == *value) {
-            bad(format!("{value} is not one of the enum's values"));
-        }
+    if let Some(values) = &schema.enum_
+        && !values.iter().any(|allowed| allowed.0 == *value)
+    {
+        bad(format!("{value} is not one of the enum's values"));
     }
     if let Some(number) = value.as_f64() {
         if schema.minimum.is_some_and(|minimum| number < minimum) {
@@ -356,32 +471,51 @@ pub fn validate_value(value: &serde_json::Value, schema: &JSONSchemaProps, path:
     }
     if let Value::String(text) = value {
         let length = i64::try_from(text.chars().count()).unwrap_or(i64::MAX);
-        if schema.min_length.is_some_and(|minimum| length < minimum) || schema.max_length.is_some_and(|maximum| length > maximum) {
+        if schema.min_length.is_some_and(|minimum| length < minimum)
+            || schema.max_length.is_some_and(|maximum| length > maximum)
+        {
             bad(format!("{value} has a length outside the schema's bounds"));
         }
     }
     if let Value::Array(items) = value {
         let length = i64::try_from(items.len()).unwrap_or(i64::MAX);
-        if schema.min_items.is_some_and(|minimum| length < minimum) || schema.max_items.is_some_and(|maximum| length > maximum) {
-            bad(format!("{value} has a number of items outside the schema's bounds"));
+        if schema.min_items.is_some_and(|minimum| length < minimum)
+            || schema.max_items.is_some_and(|maximum| length > maximum)
+        {
+            bad(format!(
+                "{value} has a number of items outside the schema's bounds"
+            ));
         }
         if let Some(JSONSchemaPropsOrArray::Schema(item_schema)) = &schema.items {
             for (index, item) in items.iter().enumerate() {
-                found.extend(validate_value(item, item_schema, &format!("{path}[{index}]")));
+                found.extend(validate_value(
+                    item,
+                    item_schema,
+                    &format!("{path}[{index}]"),
+                ));
             }
         }
     }
     if let Value::Object(fields) = value {
         for name in schema.required.iter().flatten() {
-            let defaulted = schema.properties.as_ref().and_then(|p| p.get(name)).is_some_and(|p| p.default.is_some());
+            let defaulted = schema
+                .properties
+                .as_ref()
+                .and_then(|p| p.get(name))
+                .is_some_and(|p| p.default.is_some());
             if !fields.contains_key(name) && !defaulted {
-                found.push(violation(path, &format!("required field {name:?} is missing")));
+                found.push(violation(
+                    path,
+                    &format!("required field {name:?} is missing"),
+                ));
             }
         }
         for (name, field) in fields {
             if let Some(property) = schema.properties.as_ref().and_then(|p| p.get(name)) {
                 found.extend(validate_value(field, property, &format!("{path}.{name}")));
-            } else if let Some(JSONSchemaPropsOrBool::Schema(values)) = &schema.additional_properties {
+            } else if let Some(JSONSchemaPropsOrBool::Schema(values)) =
+                &schema.additional_properties
+            {
                 found.extend(validate_value(field, values, &format!("{path}.{name}")));
             }
         }
@@ -397,7 +531,10 @@ mod tests {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON;
 
     fn messages(schema: &JSONSchemaProps) -> Vec<String> {
-        check_schema(schema).into_iter().map(|v| v.message).collect()
+        check_schema(schema)
+            .into_iter()
+            .map(|v| v.message)
+            .collect()
     }
 
     #[test]
@@ -418,7 +555,11 @@ mod tests {
         let undeclared = JSONSchemaProps {
             one_of: Some(vec![JSONSchemaProps {
                 required: Some(vec!["a".into()]),
-                properties: Some([("a".to_owned(), JSONSchemaProps::default())].into_iter().collect()),
+                properties: Some(
+                    [("a".to_owned(), JSONSchemaProps::default())]
+                        .into_iter()
+                        .collect(),
+                ),
                 ..JSONSchemaProps::default()
             }]),
             ..object(None)
@@ -444,7 +585,10 @@ mod tests {
         ];
         for (schema, expected) in table {
             let found = messages(&schema);
-            assert!(found.iter().any(|m| m.contains(expected)), "{expected:?} not in {found:?}");
+            assert!(
+                found.iter().any(|m| m.contains(expected)),
+                "{expected:?} not in {found:?}"
+            );
         }
         assert!(messages(&any_value()).is_empty());
     }
@@ -459,7 +603,10 @@ mod tests {
         count.default = Some(JSON(0.into()));
         add_property(&mut schema, "count", count, false);
         let found = messages(&schema);
-        assert!(found.iter().any(|m| m.contains("below the minimum")), "{found:?}");
+        assert!(
+            found.iter().any(|m| m.contains("below the minimum")),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -472,6 +619,10 @@ mod tests {
             x_kubernetes_list_map_keys: Some(vec!["name".into()]),
             ..typed("array")
         };
-        assert!(messages(&list).iter().any(|m| m.contains("must be required or have a default")));
+        assert!(
+            messages(&list)
+                .iter()
+                .any(|m| m.contains("must be required or have a default"))
+        );
     }
 }

@@ -12,7 +12,7 @@ use crate::crd::type_guard::alternative;
 /// not one per position) become values each meeting one of the item
 /// schemas' alternatives: the server checks the length and each value's
 /// type, serde the order when it reads.
-pub fn tuple(items: Vec<JSONSchemaProps>) -> JSONSchemaProps {
+pub fn tuple(items: &[JSONSchemaProps]) -> JSONSchemaProps {
     let length = i64::try_from(items.len()).unwrap_or(i64::MAX);
     let item = match items.split_first() {
         Some((first, rest)) if rest.iter().all(|item| item == first) => first.clone(),
@@ -43,7 +43,7 @@ mod tests {
 
     #[test]
     fn one_item_schema_is_kept() {
-        let schema = tuple(vec![typed("string"), typed("string")]);
+        let schema = tuple(&[typed("string"), typed("string")]);
         let Some(JSONSchemaPropsOrArray::Schema(item)) = schema.items else {
             panic!("one item schema");
         };
@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn mixed_items_become_typed_alternatives() {
-        let schema = tuple(vec![typed("string"), typed("integer"), typed("string")]);
+        let schema = tuple(&[typed("string"), typed("integer"), typed("string")]);
         let Some(JSONSchemaPropsOrArray::Schema(item)) = schema.items else {
             panic!("one item schema");
         };

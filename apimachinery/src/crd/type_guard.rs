@@ -80,7 +80,10 @@ mod tests {
         assert_eq!((branch.min_length, branch.max_length), (None, None));
         assert_eq!((branch.minimum, branch.maximum), (Some(1.0), Some(0.0)));
         assert_eq!((branch.min_items, branch.max_items), (Some(1), Some(0)));
-        assert_eq!((branch.min_properties, branch.max_properties), (Some(1), Some(0)));
+        assert_eq!(
+            (branch.min_properties, branch.max_properties),
+            (Some(1), Some(0))
+        );
         assert!(branch.not.is_some());
         assert!(branch.type_.is_none());
     }

@@ -86,15 +86,25 @@ fn scalar_text(value: &Value) -> String {
 }
 
 fn key_text(key: &str) -> String {
-    if plain(key) { key.to_owned() } else { Value::String(key.to_owned()).to_string() }
+    if plain(key) {
+        key.to_owned()
+    } else {
+        Value::String(key.to_owned()).to_string()
+    }
 }
 
 /// Whether YAML reads `text` unquoted as this same string.
 fn plain(text: &str) -> bool {
-    const WORDS: &[&str] = &["true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"];
-    let Some(first) = text.chars().next() else { return false };
+    const WORDS: &[&str] = &[
+        "true", "false", "null", "yes", "no", "on", "off", "y", "n", "~",
+    ];
+    let Some(first) = text.chars().next() else {
+        return false;
+    };
     (first.is_ascii_alphabetic() || first == '_' || first == '/')
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
         && !WORDS.contains(&text.to_ascii_lowercase().as_str())
 }
 

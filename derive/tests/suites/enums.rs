@@ -14,7 +14,12 @@ pub(crate) fn crds() -> Vec<CustomResourceDefinition> {
 
 /// One field per representation.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "enums.derive.test", version = "v1", kind = "Enums", namespaced)]
+#[resource(
+    group = "enums.derive.test",
+    version = "v1",
+    kind = "Enums",
+    namespaced
+)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EnumsSpec {
     unit: Color,
@@ -59,10 +64,21 @@ pub(crate) enum Mixed {
 }
 
 #[derive(Schema, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub(crate) enum Internal {
-    Git { url: String, branch_name: Option<String> },
-    Oci { image: String, #[serde(default)] insecure: bool },
+    Git {
+        url: String,
+        branch_name: Option<String>,
+    },
+    Oci {
+        image: String,
+        #[serde(default)]
+        insecure: bool,
+    },
     Inline(InlineSource),
     None,
 }
@@ -112,7 +128,10 @@ fn good_spec() -> EnumsSpec {
         optional_unit: None,
         external: External::Text("t".into()),
         mixed: Mixed::Nothing,
-        internal: Internal::Git { url: "https://x".into(), branch_name: None },
+        internal: Internal::Git {
+            url: "https://x".into(),
+            branch_name: None,
+        },
         adjacent: Adjacent::Count(3),
         untagged_objects: UntaggedObjects::ByName { name: "n".into() },
         untagged_scalars: UntaggedScalars::Number(1),
@@ -127,34 +146,69 @@ async fn every_variant_of_every_representation_round_trips() {
     let good = good_spec();
     let variants: Vec<EnumsSpec> = vec![
         good.clone(),
-        EnumsSpec { unit: Color::Green, optional_unit: Some(Color::Red), ..good.clone() },
-        EnumsSpec { external: External::Number(5), mixed: Mixed::Also, ..good.clone() },
-        EnumsSpec { external: External::Point { x: 1, y: 2 }, mixed: Mixed::Some("s".into()), ..good.clone() },
-        EnumsSpec { external: External::Pair(1, "p".into()), mixed: Mixed::Fields { a: 1 }, ..good.clone() },
-        EnumsSpec { external: External::Empty {}, ..good.clone() },
         EnumsSpec {
-            internal: Internal::Git { url: "u".into(), branch_name: Some("main".into()) },
+            unit: Color::Green,
+            optional_unit: Some(Color::Red),
+            ..good.clone()
+        },
+        EnumsSpec {
+            external: External::Number(5),
+            mixed: Mixed::Also,
+            ..good.clone()
+        },
+        EnumsSpec {
+            external: External::Point { x: 1, y: 2 },
+            mixed: Mixed::Some("s".into()),
+            ..good.clone()
+        },
+        EnumsSpec {
+            external: External::Pair(1, "p".into()),
+            mixed: Mixed::Fields { a: 1 },
+            ..good.clone()
+        },
+        EnumsSpec {
+            external: External::Empty {},
+            ..good.clone()
+        },
+        EnumsSpec {
+            internal: Internal::Git {
+                url: "u".into(),
+                branch_name: Some("main".into()),
+            },
             adjacent: Adjacent::Name("n".into()),
-            untagged_objects: UntaggedObjects::BySelector { selector: "a=b".into(), limit: 2 },
+            untagged_objects: UntaggedObjects::BySelector {
+                selector: "a=b".into(),
+                limit: 2,
+            },
             untagged_scalars: UntaggedScalars::Text("t".into()),
             untagged_mixed: UntaggedMixed::Object { a: "a".into() },
             ..good.clone()
         },
         EnumsSpec {
-            internal: Internal::Oci { image: "i".into(), insecure: true },
+            internal: Internal::Oci {
+                image: "i".into(),
+                insecure: true,
+            },
             adjacent: Adjacent::Point { x: 1 },
             untagged_mixed: UntaggedMixed::List(vec!["l".into()]),
             ..good.clone()
         },
         EnumsSpec {
-            internal: Internal::Inline(InlineSource { text: "t".into(), url: 3 }),
+            internal: Internal::Inline(InlineSource {
+                text: "t".into(),
+                url: 3,
+            }),
             adjacent: Adjacent::Unit,
             untagged_mixed: UntaggedMixed::Text("t".into()),
             ..good.clone()
         },
         EnumsSpec {
             internal: Internal::None,
-            many: vec![Mixed::Nothing, Mixed::Some("x".into()), Mixed::Fields { a: 2 }],
+            many: vec![
+                Mixed::Nothing,
+                Mixed::Some("x".into()),
+                Mixed::Fields { a: 2 },
+            ],
             ..good
         },
     ];
@@ -170,7 +224,11 @@ async fn what_no_variant_reads_is_refused() {
     let cases = [
         ("unit", json!("purple"), "spec.unit"),
         ("optionalUnit", json!("purple"), "spec.optionalUnit"),
-        ("external", json!({"Text": "a", "Number": 1}), "spec.external"),
+        (
+            "external",
+            json!({"Text": "a", "Number": 1}),
+            "spec.external",
+        ),
         ("external", json!({}), "spec.external"),
         ("external", json!({"Number": "one"}), "spec.external.Number"),
         ("mixed", json!("Neither"), "spec.mixed"),
@@ -178,13 +236,25 @@ async fn what_no_variant_reads_is_refused() {
         ("mixed", json!(5), "spec.mixed"),
         ("mixed", json!([]), "spec.mixed"),
         ("mixed", json!(true), "spec.mixed"),
-        ("internal", json!({"kind": "svn", "url": "u"}), "spec.internal.kind"),
+        (
+            "internal",
+            json!({"kind": "svn", "url": "u"}),
+            "spec.internal.kind",
+        ),
         ("internal", json!({"kind": "git"}), "spec.internal"),
         ("internal", json!({"url": "u"}), "spec.internal.kind"),
-        ("adjacent", json!({"t": "Count", "c": "three"}), "spec.adjacent"),
+        (
+            "adjacent",
+            json!({"t": "Count", "c": "three"}),
+            "spec.adjacent",
+        ),
         ("adjacent", json!({"t": "Count"}), "spec.adjacent"),
         ("adjacent", json!({"t": "Other", "c": 1}), "spec.adjacent.t"),
-        ("untaggedObjects", json!({"limit": 1}), "spec.untaggedObjects"),
+        (
+            "untaggedObjects",
+            json!({"limit": 1}),
+            "spec.untaggedObjects",
+        ),
         ("untaggedScalars", json!(true), "spec.untaggedScalars"),
         ("untaggedScalars", json!(1.5), "spec.untaggedScalars"),
         ("untaggedMixed", json!(1), "spec.untaggedMixed"),
@@ -199,7 +269,12 @@ async fn what_no_variant_reads_is_refused() {
 
 /// Enums flattened into a struct.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "enums.derive.test", version = "v1", kind = "FlattenedEnums", namespaced)]
+#[resource(
+    group = "enums.derive.test",
+    version = "v1",
+    kind = "FlattenedEnums",
+    namespaced
+)]
 pub(crate) struct FlattenedEnumsSpec {
     name: String,
     #[serde(flatten)]
@@ -244,7 +319,10 @@ async fn flattened_enums_merge_into_their_struct() {
         FlattenedEnumsSpec {
             name: "b".into(),
             source: Source::FromSecret { secret: "s".into() },
-            target: Target::Service { service: "svc".into(), port: 80 },
+            target: Target::Service {
+                service: "svc".into(),
+                port: 80,
+            },
             shape: Shape::Square { side: 2.0 },
         },
     ];
@@ -254,11 +332,15 @@ async fn flattened_enums_merge_into_their_struct() {
     let base = json!({"name": "n", "fromUrl": "u", "host": "h", "shape": "Circle", "radius": 1});
     let mut both_sources = base.clone();
     both_sources["fromSecret"] = json!({"secret": "s"});
-    server.refused::<FlattenedEnums>(both_sources, &["spec"]).await;
+    server
+        .refused::<FlattenedEnums>(both_sources, &["spec"])
+        .await;
     let mut no_target = base.clone();
     no_target.as_object_mut().unwrap().remove("host");
     server.refused::<FlattenedEnums>(no_target, &["spec"]).await;
     let mut wrong_shape = base;
     wrong_shape["shape"] = json!("Triangle");
-    server.refused::<FlattenedEnums>(wrong_shape, &["spec.shape"]).await;
+    server
+        .refused::<FlattenedEnums>(wrong_shape, &["spec.shape"])
+        .await;
 }

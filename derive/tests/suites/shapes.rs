@@ -33,7 +33,12 @@ pub(crate) fn crds() -> Vec<CustomResourceDefinition> {
 
 /// Fields as serde names them, documented.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Plain", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Plain",
+    namespaced
+)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct PlainSpec {
     /// A string.
@@ -85,10 +90,14 @@ async fn plain_fields_round_trip_and_types_are_enforced() {
     server.send::<Plain>(good.clone(), "").await.unwrap();
     let mut missing = good.clone();
     missing.as_object_mut().unwrap().remove("text");
-    server.refused::<Plain>(missing, &["spec.text", "Required"]).await;
+    server
+        .refused::<Plain>(missing, &["spec.text", "Required"])
+        .await;
     let mut wrong = good.clone();
     wrong["countOfThings"] = json!("one");
-    server.refused::<Plain>(wrong, &["spec.countOfThings", "integer"]).await;
+    server
+        .refused::<Plain>(wrong, &["spec.countOfThings", "integer"])
+        .await;
     let mut too_big = good;
     too_big["x-renamed"] = json!(65536);
     server.refused::<Plain>(too_big, &["spec.x-renamed"]).await;
@@ -100,7 +109,12 @@ fn seven() -> u32 {
 
 /// serde's defaults, filled in by the server.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Defaults", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Defaults",
+    namespaced
+)]
 pub(crate) struct DefaultsSpec {
     #[serde(default)]
     plain: String,
@@ -125,14 +139,20 @@ pub(crate) struct Whole {
 
 impl Default for Whole {
     fn default() -> Self {
-        Whole { level: 3, name: "w".into() }
+        Whole {
+            level: 3,
+            name: "w".into(),
+        }
     }
 }
 
 #[tokio::test]
 async fn defaults_are_applied_by_the_server() {
     let Some(server) = server().await else { return };
-    let stored = server.send::<Defaults>(json!({"whole": {}}), "").await.unwrap();
+    let stored = server
+        .send::<Defaults>(json!({"whole": {}}), "")
+        .await
+        .unwrap();
     assert_eq!(
         stored,
         json!({"plain": "", "seven": 7, "items": [], "whole": {"level": 3, "name": "w"}, "attribute": "from-attribute"})
@@ -141,7 +161,10 @@ async fn defaults_are_applied_by_the_server() {
         plain: "p".into(),
         seven: 1,
         items: vec![],
-        whole: Whole { level: 1, name: "n".into() },
+        whole: Whole {
+            level: 1,
+            name: "n".into(),
+        },
         attribute: Some("a".into()),
     };
     server.round_trip::<Defaults>(spec).await;
@@ -149,7 +172,12 @@ async fn defaults_are_applied_by_the_server() {
 
 /// Flattened structs and maps.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Flattened", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Flattened",
+    namespaced
+)]
 pub(crate) struct FlattenedSpec {
     own: String,
     #[serde(flatten)]
@@ -172,12 +200,19 @@ async fn flattened_fields_and_maps_are_kept() {
         rest: [("extra".to_owned(), json!({"any": [1, "two"]}))].into(),
     };
     server.round_trip::<Flattened>(spec).await;
-    server.refused::<Flattened>(json!({"own": "o"}), &["spec.depth", "Required"]).await;
+    server
+        .refused::<Flattened>(json!({"own": "o"}), &["spec.depth", "Required"])
+        .await;
 }
 
 /// Newtypes and transparent structs.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Wrapped", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Wrapped",
+    namespaced
+)]
 pub(crate) struct WrappedSpec {
     port: Port,
     name: Name,
@@ -198,15 +233,27 @@ pub(crate) struct Name {
 #[tokio::test]
 async fn newtypes_and_transparent_structs_are_their_inner_value() {
     let Some(server) = server().await else { return };
-    let spec = WrappedSpec { port: Port(443), name: Name { value: "n".into() } };
+    let spec = WrappedSpec {
+        port: Port(443),
+        name: Name { value: "n".into() },
+    };
     server.round_trip::<Wrapped>(spec).await;
-    server.refused::<Wrapped>(json!({"port": 0, "name": "n"}), &["spec.port"]).await;
-    server.refused::<Wrapped>(json!({"port": 1, "name": ""}), &["spec.name"]).await;
+    server
+        .refused::<Wrapped>(json!({"port": 0, "name": "n"}), &["spec.port"])
+        .await;
+    server
+        .refused::<Wrapped>(json!({"port": 1, "name": ""}), &["spec.name"])
+        .await;
 }
 
 /// A tree of itself.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Recursive", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Recursive",
+    namespaced
+)]
 pub(crate) struct RecursiveSpec {
     root: Node,
 }
@@ -223,21 +270,36 @@ pub(crate) struct Node {
 #[tokio::test]
 async fn recursive_types_are_accepted_at_any_depth() {
     let Some(server) = server().await else { return };
-    let leaf = |label: &str| Node { label: label.into(), children: vec![], next: None };
+    let leaf = |label: &str| Node {
+        label: label.into(),
+        children: vec![],
+        next: None,
+    };
     let spec = RecursiveSpec {
         root: Node {
             label: "r".into(),
-            children: vec![Node { label: "c".into(), children: vec![leaf("g")], next: Some(Box::new(leaf("n"))) }],
+            children: vec![Node {
+                label: "c".into(),
+                children: vec![leaf("g")],
+                next: Some(Box::new(leaf("n"))),
+            }],
             next: None,
         },
     };
     server.round_trip::<Recursive>(spec).await;
-    server.refused::<Recursive>(json!({"root": {"children": []}}), &["spec.root.label"]).await;
+    server
+        .refused::<Recursive>(json!({"root": {"children": []}}), &["spec.root.label"])
+        .await;
 }
 
 /// Tuples and fixed arrays.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Tuples", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Tuples",
+    namespaced
+)]
 pub(crate) struct TuplesSpec {
     same: (i32, i32),
     mixed: (String, i64, bool),
@@ -251,15 +313,23 @@ pub(crate) struct Pair(String, i32);
 #[tokio::test]
 async fn tuples_are_arrays_of_their_length_and_types() {
     let Some(server) = server().await else { return };
-    let spec = TuplesSpec { same: (1, 2), mixed: ("a".into(), 2, true), fixed: [1, 2, 3], pair: Pair("p".into(), 1) };
+    let spec = TuplesSpec {
+        same: (1, 2),
+        mixed: ("a".into(), 2, true),
+        fixed: [1, 2, 3],
+        pair: Pair("p".into(), 1),
+    };
     server.round_trip::<Tuples>(spec).await;
-    let good = json!({"same": [1, 2], "mixed": ["a", 2, true], "fixed": [1, 2, 3], "pair": ["p", 1]});
+    let good =
+        json!({"same": [1, 2], "mixed": ["a", 2, true], "fixed": [1, 2, 3], "pair": ["p", 1]});
     let mut short = good.clone();
     short["same"] = json!([1]);
     server.refused::<Tuples>(short, &["spec.same"]).await;
     let mut wrong_type = good.clone();
     wrong_type["mixed"] = json!(["a", 2, {"x": 1}]);
-    server.refused::<Tuples>(wrong_type, &["spec.mixed[2]"]).await;
+    server
+        .refused::<Tuples>(wrong_type, &["spec.mixed[2]"])
+        .await;
     let mut fraction = good;
     fraction["pair"] = json!(["p", 1.5]);
     server.refused::<Tuples>(fraction, &["spec.pair[1]"]).await;
@@ -267,7 +337,12 @@ async fn tuples_are_arrays_of_their_length_and_types() {
 
 /// Sets keep their items unique.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Sets", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Sets",
+    namespaced
+)]
 pub(crate) struct SetsSpec {
     names: BTreeSet<String>,
     points: BTreeSet<Point>,
@@ -287,15 +362,28 @@ async fn sets_refuse_duplicates() {
         points: [Point { x: 1, y: 2 }, Point { x: 2, y: 1 }].into(),
     };
     server.round_trip::<Sets>(spec).await;
-    server.refused::<Sets>(json!({"names": ["a", "a"], "points": []}), &["spec.names[1]", "Duplicate"]).await;
     server
-        .refused::<Sets>(json!({"names": [], "points": [{"x": 1, "y": 1}, {"x": 1, "y": 1}]}), &["spec.points[1]", "Duplicate"])
+        .refused::<Sets>(
+            json!({"names": ["a", "a"], "points": []}),
+            &["spec.names[1]", "Duplicate"],
+        )
+        .await;
+    server
+        .refused::<Sets>(
+            json!({"names": [], "points": [{"x": 1, "y": 1}, {"x": 1, "y": 1}]}),
+            &["spec.points[1]", "Duplicate"],
+        )
         .await;
 }
 
 /// Integer widths.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Integers", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Integers",
+    namespaced
+)]
 pub(crate) struct IntegersSpec {
     tiny: i8,
     small: u8,
@@ -307,13 +395,26 @@ pub(crate) struct IntegersSpec {
 #[tokio::test]
 async fn integer_widths_keep_their_bounds() {
     let Some(server) = server().await else { return };
-    let spec = IntegersSpec { tiny: -128, small: 255, medium: u32::MAX, large: i64::MAX as u64, size: 0 };
+    let spec = IntegersSpec {
+        tiny: -128,
+        small: 255,
+        medium: u32::MAX,
+        large: i64::MAX as u64,
+        size: 0,
+    };
     server.round_trip::<Integers>(spec).await;
     let good = json!({"tiny": 0, "small": 0, "medium": 0, "large": 0, "size": 0});
-    for (field, value) in [("tiny", json!(128)), ("small", json!(-1)), ("medium", json!(4294967296u64)), ("large", json!(-1))] {
+    for (field, value) in [
+        ("tiny", json!(128)),
+        ("small", json!(-1)),
+        ("medium", json!(4294967296u64)),
+        ("large", json!(-1)),
+    ] {
         let mut bad = good.clone();
         bad[field] = value;
-        server.refused::<Integers>(bad, &[&format!("spec.{field}")]).await;
+        server
+            .refused::<Integers>(bad, &[&format!("spec.{field}")])
+            .await;
     }
     // Past i64::MAX the server cannot keep an integer: refused on write,
     // never stored wrong.
@@ -325,7 +426,12 @@ async fn integer_widths_keep_their_bounds() {
 /// `deny_unknown_fields`: the server prunes unknown fields, and refuses
 /// them when asked to be strict.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Strict", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Strict",
+    namespaced
+)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StrictSpec {
     known: String,
@@ -334,18 +440,35 @@ pub(crate) struct StrictSpec {
 #[tokio::test]
 async fn unknown_fields_never_reach_a_deny_unknown_fields_type() {
     let Some(server) = server().await else { return };
-    server.round_trip::<Strict>(StrictSpec { known: "k".into() }).await;
-    let stored = server.send::<Strict>(json!({"known": "k", "unknown": 1}), "").await.unwrap();
+    server
+        .round_trip::<Strict>(StrictSpec { known: "k".into() })
+        .await;
+    let stored = server
+        .send::<Strict>(json!({"known": "k", "unknown": 1}), "")
+        .await
+        .unwrap();
     assert_eq!(stored, json!({"known": "k"}));
     let _: StrictSpec = serde_json::from_value(stored).unwrap();
-    let strict = server.send::<Strict>(json!({"known": "k", "unknown": 1}), "?fieldValidation=Strict").await;
-    let Err(message) = strict else { panic!("Strict accepted an unknown field") };
+    let strict = server
+        .send::<Strict>(
+            json!({"known": "k", "unknown": 1}),
+            "?fieldValidation=Strict",
+        )
+        .await;
+    let Err(message) = strict else {
+        panic!("Strict accepted an unknown field")
+    };
     assert!(message.contains("unknown"), "{message}");
 }
 
 /// Any JSON.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "AnyValues", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "AnyValues",
+    namespaced
+)]
 pub(crate) struct AnyValuesSpec {
     value: serde_json::Value,
     object: serde_json::Map<String, serde_json::Value>,
@@ -362,14 +485,28 @@ async fn any_value_keeps_what_is_written() {
     };
     server.round_trip::<AnyValues>(spec).await;
     server
-        .round_trip::<AnyValues>(AnyValuesSpec { value: json!("a string"), object: Default::default(), values: vec![] })
+        .round_trip::<AnyValues>(AnyValuesSpec {
+            value: json!("a string"),
+            object: Default::default(),
+            values: vec![],
+        })
         .await;
-    server.refused::<AnyValues>(json!({"value": 1, "object": "no", "values": []}), &["spec.object"]).await;
+    server
+        .refused::<AnyValues>(
+            json!({"value": 1, "object": "no", "values": []}),
+            &["spec.object"],
+        )
+        .await;
 }
 
 /// Kubernetes' scalars.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "KubeScalars", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "KubeScalars",
+    namespaced
+)]
 pub(crate) struct KubeScalarsSpec {
     port: IntOrString,
     memory: Quantity,
@@ -380,23 +517,46 @@ pub(crate) struct KubeScalarsSpec {
 async fn int_or_string_quantity_and_time() {
     let Some(server) = server().await else { return };
     let at = Time("2026-11-29T12:00:00Z".parse().unwrap());
-    for (port, memory) in [(IntOrString::Int(80), "1Gi"), (IntOrString::String("http".into()), "500m")] {
+    for (port, memory) in [
+        (IntOrString::Int(80), "1Gi"),
+        (IntOrString::String("http".into()), "500m"),
+    ] {
         server
-            .round_trip::<KubeScalars>(KubeScalarsSpec { port, memory: Quantity(memory.into()), at: at.clone() })
+            .round_trip::<KubeScalars>(KubeScalarsSpec {
+                port,
+                memory: Quantity(memory.into()),
+                at: at.clone(),
+            })
             .await;
     }
     server
-        .refused::<KubeScalars>(json!({"port": 1, "memory": "lots", "at": "2026-11-29T12:00:00Z"}), &["spec.memory"])
+        .refused::<KubeScalars>(
+            json!({"port": 1, "memory": "lots", "at": "2026-11-29T12:00:00Z"}),
+            &["spec.memory"],
+        )
         .await;
     server
-        .refused::<KubeScalars>(json!({"port": 1.5, "memory": "1", "at": "2026-11-29T12:00:00Z"}), &["spec.port"])
+        .refused::<KubeScalars>(
+            json!({"port": 1.5, "memory": "1", "at": "2026-11-29T12:00:00Z"}),
+            &["spec.port"],
+        )
         .await;
-    server.refused::<KubeScalars>(json!({"port": 1, "memory": "1", "at": "yesterday"}), &["spec.at"]).await;
+    server
+        .refused::<KubeScalars>(
+            json!({"port": 1, "memory": "1", "at": "yesterday"}),
+            &["spec.at"],
+        )
+        .await;
 }
 
 /// Kubernetes objects inside a spec.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[resource(group = "shapes.derive.test", version = "v1", kind = "Embedded", namespaced)]
+#[resource(
+    group = "shapes.derive.test",
+    version = "v1",
+    kind = "Embedded",
+    namespaced
+)]
 pub(crate) struct EmbeddedSpec {
     meta: ObjectMeta,
     template: PodTemplateSpec,
@@ -415,10 +575,22 @@ async fn embedded_objects_keep_their_fields_and_labels() {
         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "inner"}, "data": {"k": "v"}
     }))
     .unwrap();
-    let meta = ObjectMeta { labels: Some([("l".to_owned(), "v".to_owned())].into()), ..ObjectMeta::default() };
-    server.round_trip::<Embedded>(EmbeddedSpec { meta, template, config }).await;
+    let meta = ObjectMeta {
+        labels: Some([("l".to_owned(), "v".to_owned())].into()),
+        ..ObjectMeta::default()
+    };
+    server
+        .round_trip::<Embedded>(EmbeddedSpec {
+            meta,
+            template,
+            config,
+        })
+        .await;
     // An embedded resource needs its apiVersion and kind.
     server
-        .refused::<Embedded>(json!({"meta": {}, "template": {}, "config": {"data": {}}}), &["spec.config"])
+        .refused::<Embedded>(
+            json!({"meta": {}, "template": {}, "config": {"data": {}}}),
+            &["spec.config"],
+        )
         .await;
 }

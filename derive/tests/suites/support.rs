@@ -41,7 +41,11 @@ pub(crate) async fn server() -> Option<Server> {
             let crds = every_crd();
             for crd in &crds {
                 let violations = check_crd(crd);
-                assert!(violations.is_empty(), "{:?}: {violations:?}", crd.metadata.name);
+                assert!(
+                    violations.is_empty(),
+                    "{:?}: {violations:?}",
+                    crd.metadata.name
+                );
             }
             install_crds(&client, &crds, &CrdInstallOptions::default())
                 .await
@@ -52,10 +56,7 @@ pub(crate) async fn server() -> Option<Server> {
         panic!("installing the CRDs: {error}");
     }
     let namespace = plane.create_namespace("derive").await.unwrap();
-    Some(Server {
-        client,
-        namespace,
-    })
+    Some(Server { client, namespace })
 }
 
 fn next_name() -> String {
@@ -114,7 +115,11 @@ impl Server {
             panic!("{} accepted {spec}", K::KIND)
         };
         for part in expected {
-            assert!(message.contains(part), "{:?} not in {message:?} (for {spec})", part);
+            assert!(
+                message.contains(part),
+                "{:?} not in {message:?} (for {spec})",
+                part
+            );
         }
         message
     }
@@ -149,4 +154,3 @@ impl Server {
         }
     }
 }
-

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo::apimachinery::LabelSelector;
+use clientgo::crd::{CrdInstallOptions, CustomResource, install_crds, to_yaml};
 use clientgo::informers::{ObjectOrTombstone, ResourceEventHandlerFuncs, SharedInformerFactory};
 use clientgo::rest::{CreateOptions, DeleteOptions, ResourceClient, UpdateOptions};
-use clientgo::crd::{CrdInstallOptions, CustomResource, install_crds, to_yaml};
 use clientgo_examples::crontab::{CronTab, CronTabSpec};
 use clientgo_examples::{
     CommonFlags, Connection, EmbeddedOptions, Failure, describe_delete, print_table, run_main, say,
@@ -52,7 +52,8 @@ fn describe(crontab: &CronTab) -> String {
 
 async fn run(arguments: Flags) -> Result<(), Failure> {
     if arguments.yaml {
-        let yaml = to_yaml(&CronTab::crd()).map_err(|error| format!("cannot print the CRD: {error}"))?;
+        let yaml =
+            to_yaml(&CronTab::crd()).map_err(|error| format!("cannot print the CRD: {error}"))?;
         say!("{}", yaml.trim_end());
         return Ok(());
     }
@@ -134,7 +135,9 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let cached = lister.namespace(&namespace).list(&LabelSelector::everything());
+    let cached = lister
+        .namespace(&namespace)
+        .list(&LabelSelector::everything());
     let rows: Vec<(&str, String)> = cached
         .iter()
         .map(|crontab| {
@@ -145,10 +148,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
         })
         .collect();
     print_table(
-        &format!(
-            "{} CronTabs in {namespace} (from the lister)",
-            cached.len()
-        ),
+        &format!("{} CronTabs in {namespace} (from the lister)", cached.len()),
         &rows,
     );
     // Leave a cluster as it was found, apart from the CRD.

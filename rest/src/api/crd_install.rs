@@ -141,12 +141,19 @@ async fn served(
 ) -> Result<Option<String>, crate::Error> {
     let name = crd.metadata.name.clone().unwrap_or_default();
     let current = api.get(&name).await?;
-    let conditions = current.status.as_ref().and_then(|status| status.conditions.as_ref());
-    let condition = |type_: &str| conditions.and_then(|list| list.iter().find(|c| c.type_ == type_));
+    let conditions = current
+        .status
+        .as_ref()
+        .and_then(|status| status.conditions.as_ref());
+    let condition =
+        |type_: &str| conditions.and_then(|list| list.iter().find(|c| c.type_ == type_));
     if let Some(refused) = condition("NamesAccepted").filter(|c| c.status == "False") {
-        return Ok(Some(format!("names not accepted: {}", refused.message.clone().unwrap_or_default())));
+        return Ok(Some(format!(
+            "names not accepted: {}",
+            refused.message.clone().unwrap_or_default()
+        )));
     }
-    if !condition("Established").is_some_and(|c| c.status == "True") {
+    if condition("Established").is_none_or(|c| c.status != "True") {
         return Ok(Some("not Established yet".into()));
     }
     let group = &crd.spec.group;
@@ -160,7 +167,9 @@ async fn served(
                 .ok()
                 .and_then(|list| list["resources"].as_array().cloned())
                 .is_some_and(|resources| {
-                    resources.iter().any(|resource| resource["name"].as_str() == Some(plural.as_str()))
+                    resources
+                        .iter()
+                        .any(|resource| resource["name"].as_str() == Some(plural.as_str()))
                 }),
             Ok(_) => false,
             Err(error) if error.status().is_some_and(|status| status.code == 404) => false,

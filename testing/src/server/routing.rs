@@ -432,7 +432,14 @@ pub(crate) async fn route(
         (Method::PATCH, true) if crd::is_crd_resource(&target.resource) => {
             let writer = writer_of(&request, &target);
             with_body(request, |body| {
-                crd::patch_crd(&state.storage, &state.registry, &target, &content_type, body, &writer)
+                crd::patch_crd(
+                    &state.storage,
+                    &state.registry,
+                    &target,
+                    &content_type,
+                    body,
+                    &writer,
+                )
             })
             .await
         }
