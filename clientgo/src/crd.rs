@@ -155,6 +155,51 @@
 //! variants apart. What it cannot check there (a mixed enum's payload, a
 //! mixed tuple's order) serde checks on read.
 //!
+//! # What does not compile, and why
+//!
+//! A shape no structural schema can give serde's meaning is refused where
+//! it is written, with the reason:
+//!
+//! ```compile_fail
+//! # use clientgo::crd::Schema;
+//! #[derive(Schema, serde::Serialize)]
+//! struct Counter {
+//!     // "the API server keeps integers as 64-bit …: use i64/u64, or a String"
+//!     total: u128,
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! # use clientgo::crd::Schema;
+//! # mod seconds {
+//! #     pub fn serialize<S: serde::Serializer>(_: &std::time::SystemTime, s: S) -> Result<S::Ok, S::Error> { s.serialize_u64(0) }
+//! # }
+//! #[derive(Schema, serde::Serialize)]
+//! struct Stamp {
+//!     // "serde's `with` gives this field another JSON form: name a type
+//!     // of that form with `#[schema(with = Type)]` (here, `u64`)"
+//!     #[serde(serialize_with = "seconds::serialize")]
+//!     at: std::time::SystemTime,
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! # use clientgo::crd::Schema;
+//! #[derive(Schema, serde::Serialize)]
+//! // "serde writes a unit struct as null, which the API server drops"
+//! struct Marker;
+//! ```
+//!
+//! ```compile_fail
+//! # use clientgo::crd::Schema;
+//! #[derive(Schema, serde::Serialize)]
+//! struct Limits {
+//!     // "the API server refuses a message with line breaks"
+//!     #[schema(rule(rule = "self > 0", message = "must be\npositive"))]
+//!     cpu: i32,
+//! }
+//! ```
+//!
 //! # Compared with kube-derive
 //!
 //! | | kube-derive 5 | here |

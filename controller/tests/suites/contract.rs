@@ -14,7 +14,7 @@ use clientgo_rest::{Patch, PatchOptions};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 
-use crate::support::{Cluster, Tally, eventually, start, tally};
+use crate::support::{Cluster, Tally, eventually, on_each_cluster, start, tally};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watchs_own_predicates_filter_only_its_events() {
@@ -258,4 +258,51 @@ async fn health_and_ready_checks_answer_on_the_probes() {
     assert_eq!(get("/healthz").await, (500, "loop: stuck".to_string()));
     stop.cancel();
     running.await.unwrap().unwrap();
+}
+
+/// `ManagerOptions::install_crds`: the CRDs are served before the caches
+/// start, on both servers; a CRD the structural check refuses stops `run`
+/// before anything starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manager_installs_its_crds_before_it_starts() {
+    on_each_cluster(|cluster| async move {
+        let crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition =
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "managed.manager.clientgo.test"},
+                "spec": {
+                    "group": "manager.clientgo.test", "scope": "Namespaced",
+                    "names": {"plural": "managed", "singular": "managed", "kind": "Managed"},
+                    "versions": [{"name": "v1", "served": true, "storage": true,
+                        "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                            "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]
+                }
+            }))
+            .unwrap();
+        let manager = cluster.manager_with(ManagerOptions::default().install_crds([crd.clone()]));
+        let client = cluster.client.clone();
+        let namespace = cluster.namespace.clone();
+        let listed = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&listed);
+        manager
+            .add(runnable::from_fn("lists", move |_| async move {
+                let path = format!("/apis/manager.clientgo.test/v1/namespaces/{namespace}/managed");
+                let answer = client.get().abs_path(&path).send::<serde_json::Value>().await;
+                seen.store(answer.is_ok(), Ordering::SeqCst);
+                Ok::<_, BoxError>(())
+            }))
+            .unwrap();
+        let (stop, running) = start(&manager);
+        eventually("the runnable to list the new kind", || async { listed.load(Ordering::SeqCst) }).await;
+        stop.cancel();
+        running.await.unwrap().unwrap();
+
+        let mut bad = crd;
+        bad.metadata.name = Some("bads.manager.clientgo.test".into());
+        bad.spec.names.plural = "bads".into();
+        bad.spec.versions[0].schema = None;
+        let refused = cluster.manager_with(ManagerOptions::default().install_crds([bad]));
+        let result = refused.run(tokio_util::sync::CancellationToken::new()).await;
+        assert!(matches!(result, Err(Error::InstallCrds(_))), "{result:?}");
+    })
+    .await;
 }
