@@ -58,6 +58,15 @@ pub(crate) struct PlainSpec {
     skipped: (),
     #[serde(skip_serializing_if = "Option::is_none")]
     maybe_skipped: Option<i32>,
+    /// A generic type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pairing: Option<Pairing<u8>>,
+}
+
+#[derive(Schema, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Pairing<T> {
+    left: T,
+    right: T,
 }
 
 #[tokio::test]
@@ -76,12 +85,14 @@ async fn plain_fields_round_trip_and_types_are_enforced() {
         renamed: 65535,
         skipped: (),
         maybe_skipped: None,
+        pairing: None,
     };
     server.round_trip::<Plain>(spec.clone()).await;
     server
         .round_trip::<Plain>(PlainSpec {
             maybe: Some("x".into()),
             maybe_skipped: Some(1),
+            pairing: Some(Pairing { left: 1, right: 2 }),
             ..spec
         })
         .await;
@@ -98,9 +109,14 @@ async fn plain_fields_round_trip_and_types_are_enforced() {
     server
         .refused::<Plain>(wrong, &["spec.countOfThings", "integer"])
         .await;
-    let mut too_big = good;
+    let mut too_big = good.clone();
     too_big["x-renamed"] = json!(65536);
     server.refused::<Plain>(too_big, &["spec.x-renamed"]).await;
+    let mut generic = good;
+    generic["pairing"] = json!({"left": 1, "right": 256});
+    server
+        .refused::<Plain>(generic, &["spec.pairing.right"])
+        .await;
 }
 
 fn seven() -> u32 {
@@ -205,7 +221,8 @@ async fn flattened_fields_and_maps_are_kept() {
         .await;
 }
 
-/// Newtypes and transparent structs.
+/// Newtypes, transparent structs, and a field whose JSON form serde's
+/// `with` gives.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[resource(
     group = "shapes.derive.test",
@@ -216,6 +233,27 @@ async fn flattened_fields_and_maps_are_kept() {
 pub(crate) struct WrappedSpec {
     port: Port,
     name: Name,
+    /// serde writes it as seconds: the schema says so.
+    #[serde(with = "seconds")]
+    #[schema(with = u64)]
+    timeout: std::time::Duration,
+}
+
+mod seconds {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        value: &std::time::Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(value.as_secs())
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<std::time::Duration, D::Error> {
+        u64::deserialize(deserializer).map(std::time::Duration::from_secs)
+    }
 }
 
 /// A port number.
@@ -236,14 +274,19 @@ async fn newtypes_and_transparent_structs_are_their_inner_value() {
     let spec = WrappedSpec {
         port: Port(443),
         name: Name { value: "n".into() },
+        timeout: std::time::Duration::from_secs(30),
     };
     server.round_trip::<Wrapped>(spec).await;
-    server
-        .refused::<Wrapped>(json!({"port": 0, "name": "n"}), &["spec.port"])
-        .await;
-    server
-        .refused::<Wrapped>(json!({"port": 1, "name": ""}), &["spec.name"])
-        .await;
+    for (spec, path) in [
+        (json!({"port": 0, "name": "n", "timeout": 1}), "spec.port"),
+        (json!({"port": 1, "name": "", "timeout": 1}), "spec.name"),
+        (
+            json!({"port": 1, "name": "n", "timeout": "30s"}),
+            "spec.timeout",
+        ),
+    ] {
+        server.refused::<Wrapped>(spec, &[path]).await;
+    }
 }
 
 /// A tree of itself.
