@@ -15,7 +15,7 @@
 //! | [`merge_versions`] | several versions of one kind in one CRD, pruning refused |
 //! | [`check_crd`], [`check_schema`], [`Violation`] | what the API server would refuse, said first |
 //! | [`enum_schema`], [`Tagging`], [`Variant`], [`Payload`] | serde's enum representations as structural schemas |
-//! | [`object`], [`add_property`], [`flatten`], [`tuple`] | object, flattened and tuple schemas |
+//! | [`object`], [`add_property`], [`flatten`], [`tuple()`] | object, flattened and tuple schemas |
 //! | [`to_yaml`] | a manifest as YAML for `kubectl apply -f` |
 
 mod definition;

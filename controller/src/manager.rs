@@ -129,10 +129,10 @@ impl ManagerOptions {
 
     /// CustomResourceDefinitions `run` installs before it starts the
     /// caches (server-side apply, then waits until they are served:
-    /// [`install_crds`](clientgo_rest::api::install_crds)), as an
+    /// [`install_crds`]), as an
     /// operator that owns its API does at start-up (default: none). A
     /// CRD refused, or not served in time, fails `run` with
-    /// [`Error::InstallCrds`](crate::Error::InstallCrds).
+    /// [`Error::InstallCrds`].
     pub fn install_crds(
         mut self,
         crds: impl IntoIterator<Item = CustomResourceDefinition>,
