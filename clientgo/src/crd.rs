@@ -122,7 +122,7 @@
 //! | serde shape | schema |
 //! |---|---|
 //! | struct, `rename`, `rename_all`, doc comments | `type: object`, properties as serde names them, descriptions |
-//! | `Option<T>` | T's schema, not required, not nullable: serde's `null` is dropped by the server, read back as `None` |
+//! | `Option<T>` | a field: T's schema, not required, not nullable (serde's `null` is dropped by the server, read back as `None`); a list item or map value: nullable (the server keeps nulls there) |
 //! | `#[serde(default)]` (field or struct), `default = "f"` | not required; the server fills in the serialized default |
 //! | `skip`, `skip_serializing`, `skip_serializing_if` | left out, or not required |
 //! | `flatten` (struct, enum, map) | merged into the parent; a map keeps the parent's unknown fields |
@@ -132,7 +132,8 @@
 //! | externally tagged, unit and data variants mixed | any value, with `oneOf` alternatives that admit exactly a variant name or a one-key object (see below) |
 //! | `tag = "t"` | object: the tag's enum required, the union of the variants' fields, `oneOf` per variant |
 //! | `tag = "t", content = "c"` | object: tag and content, `oneOf` per variant |
-//! | `untagged` | one node for all: the union of objects, `x-kubernetes-int-or-string` for integers and strings, one scalar type, or any value with typed alternatives |
+//! | `untagged` | one node for all: the union of objects, `x-kubernetes-int-or-string` for integers and strings, one scalar type, or any value with typed alternatives (a unit variant, written as null, is a compile error) |
+//! | `tag = "t"` on a struct | the tag as a required field whose one value is the struct's name |
 //! | tuples, `[T; N]` | an array of exactly N; mixed item types as typed alternatives |
 //! | `BTreeSet`, `HashSet` | `x-kubernetes-list-type: set` (objects as atomic items) |
 //! | `BTreeMap`, `HashMap` | `additionalProperties` |
@@ -188,6 +189,19 @@
 //! #[derive(Schema, serde::Serialize)]
 //! // "serde writes a unit struct as null, which the API server drops"
 //! struct Marker;
+//! ```
+//!
+//! ```compile_fail
+//! # use clientgo::crd::Schema;
+//! #[derive(Schema, serde::Serialize)]
+//! #[serde(untagged)]
+//! enum Limit {
+//!     // "serde writes an untagged unit variant as null, which the API
+//!     // server drops …: give the variant a payload, or make the field an
+//!     // `Option`"
+//!     Unlimited,
+//!     Max(u32),
+//! }
 //! ```
 //!
 //! ```compile_fail

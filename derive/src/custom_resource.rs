@@ -224,13 +224,13 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn deserialize<D: #private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
                 #[derive(#private::serde::Deserialize)]
                 #[serde(crate = #serde_path)]
-                struct Helper {
+                struct __ClientgoRoot {
                     #[serde(default)]
                     metadata: #meta,
                     spec: #spec,
                     #status_helper
                 }
-                let helper = <Helper as #private::serde::Deserialize>::deserialize(deserializer)?;
+                let helper = <__ClientgoRoot as #private::serde::Deserialize>::deserialize(deserializer)?;
                 ::core::result::Result::Ok(#root { metadata: helper.metadata, spec: helper.spec, #status_move })
             }
         }

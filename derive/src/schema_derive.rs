@@ -15,15 +15,20 @@ pub(crate) fn expand(input: &DeriveInput, krate: &Path) -> syn::Result<TokenStre
     let container = serde_attrs::Container::parse(&input.attrs)?;
     let attrs = SchemaAttrs::parse(&input.attrs)?;
     let description = attrs.description.clone().or_else(|| doc(&input.attrs));
-    let body = match &input.data {
+    let mut bounds: Vec<syn::WherePredicate> = Vec::new();
+    let (body, optional) = match &input.data {
         Data::Struct(data) => struct_body(
             krate,
             &container,
             &data.fields,
             description.as_deref(),
             input,
+            &mut bounds,
         )?,
-        Data::Enum(data) => enum_body(krate, &container, data, description.as_deref())?,
+        Data::Enum(data) => (
+            enum_body(krate, &container, data, description.as_deref(), &mut bounds)?,
+            None,
+        ),
         Data::Union(_) => {
             return Err(syn::Error::new_spanned(
                 &input.ident,
@@ -37,9 +42,16 @@ pub(crate) fn expand(input: &DeriveInput, krate: &Path) -> syn::Result<TokenStre
     for parameter in generics.type_params_mut() {
         parameter.bounds.push(syn::parse_quote!(#krate::Schema));
     }
+    if !bounds.is_empty() {
+        generics.make_where_clause().predicates.extend(bounds);
+    }
     let (impl_generics, type_generics, where_clause) = generics.split_for_impl();
+    let optional =
+        optional.map(|ty| quote!(const OPTIONAL: bool = <#ty as #krate::Schema>::OPTIONAL;));
     Ok(quote! {
         impl #impl_generics #krate::Schema for #name #type_generics #where_clause {
+            #optional
+
             fn schema(
                 __generator: &mut #krate::Generator,
             ) -> #krate::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
@@ -60,75 +72,109 @@ fn option_str(text: Option<&str>) -> TokenStream {
     }
 }
 
+/// A struct's schema, and for a newtype or transparent struct the inner
+/// type (whose `OPTIONAL` it shares).
 fn struct_body(
     krate: &Path,
     container: &serde_attrs::Container,
     fields: &Fields,
     description: Option<&str>,
     input: &DeriveInput,
-) -> syn::Result<TokenStream> {
-    let kept: Vec<&syn::Field> = fields
-        .iter()
-        .filter(|field| {
-            serde_attrs::Field::parse(&field.attrs)
-                .map(|attrs| !attrs.skip)
-                .unwrap_or(true)
-        })
-        .collect();
+    bounds: &mut Vec<syn::WherePredicate>,
+) -> syn::Result<(TokenStream, Option<Type>)> {
+    let mut kept: Vec<&syn::Field> = Vec::new();
+    for field in fields {
+        if !serde_attrs::Field::parse(&field.attrs)?.skip {
+            kept.push(field);
+        }
+    }
     let describe = description.map(|text| quote!(__schema.description = ::core::option::Option::Some(::std::string::String::from(#text));));
-    let single = |field: &syn::Field| -> syn::Result<TokenStream> {
-        let (schema, _) = field_schema(field)?;
+    let single = |field: &syn::Field| -> syn::Result<(TokenStream, Option<Type>)> {
+        let (schema, ty) = field_schema(field)?;
         let attrs = SchemaAttrs::parse(&field.attrs)?.apply();
-        Ok(quote! {
-            let mut __schema = { #schema };
-            #attrs
-            #describe
-            __schema
-        })
-    };
-    match fields {
-        Fields::Named(_) if container.transparent => match kept.as_slice() {
-            [field] => single(field),
-            _ => Err(syn::Error::new_spanned(
-                &input.ident,
-                "a transparent struct has one field",
-            )),
-        },
-        Fields::Named(named) => Ok(object_body(
-            krate,
-            named.named.iter(),
-            container.rename_all,
-            description,
-            container.default.then_some(()),
-        )?),
-        Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => single(&unnamed.unnamed[0]),
-        Fields::Unnamed(unnamed) => {
-            let items = unnamed.unnamed.iter().map(|field| {
-                let ty = &field.ty;
-                quote!(__generator.subschema::<#ty>())
-            });
-            Ok(quote! {
-                let mut __schema = #krate::tuple(&[#(#items),*]);
+        Ok((
+            quote! {
+                let mut __schema = { #schema };
+                #attrs
                 #describe
                 __schema
-            })
-        }
+            },
+            Some(ty),
+        ))
+    };
+    let transparent = container.transparent
+        || matches!(fields, Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1);
+    match fields {
         Fields::Unit => Err(syn::Error::new_spanned(
             &input.ident,
             "serde writes a unit struct as null, which the API server drops: give it a field, or make it an enum variant",
         )),
+        _ if transparent => match kept.as_slice() {
+            [field] => single(field),
+            _ => Err(syn::Error::new_spanned(
+                &input.ident,
+                "a transparent struct has one field that is not skipped",
+            )),
+        },
+        Fields::Named(named) => {
+            let mut object = object_body(
+                krate,
+                named.named.iter(),
+                container.rename_all,
+                description,
+                container.default.as_ref(),
+                bounds,
+            )?;
+            // `#[serde(tag = "…")]` on a struct: serde writes its name there.
+            if let Some(tag) = &container.tag {
+                let value = input.ident.to_string();
+                object = quote! {
+                    let mut __object = { #object };
+                    #krate::add_property(
+                        &mut __object,
+                        #tag,
+                        __private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
+                            enum_: ::core::option::Option::Some(::std::vec![
+                                __private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON(
+                                    __private::serde_json::Value::from(#value))]),
+                            ..#krate::typed("string")
+                        },
+                        true,
+                    );
+                    __object
+                };
+            }
+            Ok((object, None))
+        }
+        Fields::Unnamed(_) => {
+            let mut items = Vec::new();
+            for field in &kept {
+                let (schema, _) = field_schema(field)?;
+                let attrs = SchemaAttrs::parse(&field.attrs)?.apply();
+                items.push(quote!({ let mut __schema = { #schema }; #attrs __schema }));
+            }
+            Ok((
+                quote! {
+                    let mut __schema = #krate::tuple(&[#(#items),*]);
+                    #describe
+                    __schema
+                },
+                None,
+            ))
+        }
     }
 }
 
 /// The object schema of named fields. `container_default` is `Some` when
-/// the struct has `#[serde(default)]`: a field without its own default
-/// takes the struct's `Default` value for it.
+/// the struct has `#[serde(default)]` (`Some(None)`) or `#[serde(default
+/// = "path")]`: a field without its own default takes that value's.
 fn object_body<'a>(
     krate: &Path,
     fields: impl Iterator<Item = &'a syn::Field>,
     rename_all: Option<RenameRule>,
     description: Option<&str>,
-    container_default: Option<()>,
+    container_default: Option<&Option<Path>>,
+    bounds: &mut Vec<syn::WherePredicate>,
 ) -> syn::Result<TokenStream> {
     let description = option_str(description);
     let mut statements = Vec::new();
@@ -152,22 +198,47 @@ fn object_body<'a>(
             });
             continue;
         }
-        let serde_default = match &serde.default {
-            Some(None) => Some(default_tokens(
-                &quote!(&<#ty as ::core::default::Default>::default()),
-            )),
-            Some(Some(function)) => Some(default_tokens(&quote!(&#function()))),
-            None if container_default.is_some() => Some(default_tokens(
-                &quote!(&<Self as ::core::default::Default>::default().#ident),
-            )),
-            None => None,
+        // With serde's `with`, the value's JSON form is the function's: a
+        // default serialized from the Rust value would not be it, so only
+        // `#[schema(default = …)]` gives one.
+        let field_ty = &field.ty;
+        let serde_default = match (&serde.default, serde.custom_with) {
+            (_, true) => None,
+            (Some(None), false) => {
+                bounds.push(syn::parse_quote!(#field_ty: ::core::default::Default + #krate::__private::serde::Serialize));
+                Some(default_tokens(
+                    &quote!(&<#field_ty as ::core::default::Default>::default()),
+                ))
+            }
+            (Some(Some(function)), false) => {
+                bounds.push(syn::parse_quote!(#field_ty: #krate::__private::serde::Serialize));
+                Some(default_tokens(&quote!(&#function())))
+            }
+            (None, false) => match container_default {
+                Some(None) => {
+                    bounds.push(syn::parse_quote!(Self: ::core::default::Default));
+                    bounds.push(syn::parse_quote!(#field_ty: #krate::__private::serde::Serialize));
+                    Some(default_tokens(
+                        &quote!(&<Self as ::core::default::Default>::default().#ident),
+                    ))
+                }
+                Some(Some(function)) => {
+                    bounds.push(syn::parse_quote!(#field_ty: #krate::__private::serde::Serialize));
+                    Some(default_tokens(&quote!(&#function().#ident)))
+                }
+                None => None,
+            },
         };
         let optional = serde.default.is_some()
             || container_default.is_some()
             || serde.skip_serializing
             || serde.skip_serializing_if;
+        // serde reads a missing `Option` as `None` unless `deserialize_with`
+        // reads it, which needs the field.
         let required = if optional {
             quote!(false)
+        } else if serde.custom_with {
+            quote!(true)
         } else {
             quote!(!<#ty as #krate::Schema>::OPTIONAL)
         };
@@ -242,6 +313,7 @@ fn enum_body(
     container: &serde_attrs::Container,
     data: &syn::DataEnum,
     description: Option<&str>,
+    bounds: &mut Vec<syn::WherePredicate>,
 ) -> syn::Result<TokenStream> {
     let tagging = match (&container.tag, &container.content, container.untagged) {
         (_, _, true) => quote!(#krate::Tagging::Untagged),
@@ -277,6 +349,12 @@ fn enum_body(
         };
         let variant_doc = option_str(doc(&variant.attrs).as_deref());
         let payload = match &variant.fields {
+            Fields::Unit if container.untagged => {
+                return Err(syn::Error::new_spanned(
+                    &variant.ident,
+                    "serde writes an untagged unit variant as null, which the API server drops (a required field is then missing): give the variant a payload, or make the field an `Option`",
+                ));
+            }
             Fields::Unit => quote!(#krate::Payload::Unit),
             Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
                 let (schema, _) = field_schema(&fields.unnamed[0])?;
@@ -284,18 +362,20 @@ fn enum_body(
                 quote!(#krate::Payload::Value({ let mut __schema = { #schema }; #attrs __schema }))
             }
             Fields::Unnamed(fields) => {
+                let mut items = Vec::new();
                 for field in &fields.unnamed {
-                    reject_wide_integers(&field.ty)?;
+                    if serde_attrs::Field::parse(&field.attrs)?.skip {
+                        continue;
+                    }
+                    let (schema, _) = field_schema(field)?;
+                    let attrs = SchemaAttrs::parse(&field.attrs)?.apply();
+                    items.push(quote!({ let mut __schema = { #schema }; #attrs __schema }));
                 }
-                let items = fields.unnamed.iter().map(|field| {
-                    let ty = &field.ty;
-                    quote!(__generator.subschema::<#ty>())
-                });
                 quote!(#krate::Payload::Value(#krate::tuple(&[#(#items),*])))
             }
             Fields::Named(fields) => {
                 let rule = serde.rename_all.or(container.rename_all_fields);
-                let object = object_body(krate, fields.named.iter(), rule, None, None)?;
+                let object = object_body(krate, fields.named.iter(), rule, None, None, bounds)?;
                 quote!(#krate::Payload::Fields({ #object }))
             }
         };

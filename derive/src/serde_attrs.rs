@@ -16,7 +16,8 @@ pub(crate) struct Container {
     pub(crate) content: Option<String>,
     pub(crate) untagged: bool,
     pub(crate) transparent: bool,
-    pub(crate) default: bool,
+    /// `default` (`None` inside: the type's `Default`) or `default = "path"`.
+    pub(crate) default: Option<Option<Path>>,
 }
 
 /// A field's serde attributes.
@@ -101,8 +102,12 @@ impl Container {
                 } else if path.is_ident("transparent") {
                     out.transparent = true;
                 } else if path.is_ident("default") {
-                    out.default = true;
-                    skip(&meta)?;
+                    if meta.input.peek(Token![=]) {
+                        let function: LitStr = meta.value()?.parse()?;
+                        out.default = Some(Some(function.parse()?));
+                    } else {
+                        out.default = Some(None);
+                    }
                 } else {
                     skip(&meta)?;
                 }

@@ -125,6 +125,11 @@ pub(crate) fn union_of_objects<'a>(
             union.x_kubernetes_preserve_unknown_fields = Some(true);
         }
         for (name, property) in schema.properties.iter().flatten() {
+            // A default would be filled into every variant's objects.
+            let property = &JSONSchemaProps {
+                default: None,
+                ..property.clone()
+            };
             let merged = match union.properties.as_ref().and_then(|p| p.get(name)) {
                 Some(existing) if !same_shape(existing, property) => any_value(),
                 Some(existing) => existing.clone(),

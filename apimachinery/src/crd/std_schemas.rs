@@ -137,11 +137,22 @@ impl<T: Schema + ?Sized> Schema for &T {
 /// An array of `T`'s schema.
 fn array_of<T: Schema + ?Sized>(generator: &mut Generator) -> JSONSchemaProps {
     JSONSchemaProps {
-        items: Some(JSONSchemaPropsOrArray::Schema(Box::new(
-            generator.subschema::<T>(),
-        ))),
+        items: Some(JSONSchemaPropsOrArray::Schema(Box::new(value_of::<T>(
+            generator,
+        )))),
         ..typed("array")
     }
+}
+
+/// `T`'s schema as an array item or map value, where the API server keeps
+/// a null (it drops nulls only from fields): `nullable` when `T` is an
+/// `Option`.
+fn value_of<T: Schema + ?Sized>(generator: &mut Generator) -> JSONSchemaProps {
+    let mut schema = generator.subschema::<T>();
+    if T::OPTIONAL {
+        schema.nullable = Some(true);
+    }
+    schema
 }
 
 impl<T: Schema> Schema for Vec<T> {
@@ -177,7 +188,7 @@ impl<T: Schema, const N: usize> Schema for [T; N] {
 /// set`; `uniqueItems` is not allowed in a CRD). Items that are objects are
 /// compared whole (`x-kubernetes-map-type: atomic`), as the server needs.
 fn set_of<T: Schema>(generator: &mut Generator) -> JSONSchemaProps {
-    let mut item = generator.subschema::<T>();
+    let mut item = value_of::<T>(generator);
     if item.type_.as_deref() == Some("object") && item.x_kubernetes_map_type.is_none() {
         item.x_kubernetes_map_type = Some("atomic".into());
     }
@@ -206,9 +217,9 @@ impl<T: Schema> Schema for BTreeSet<T> {
 /// A map: serde writes its keys as strings, whatever their Rust type.
 fn map_of<V: Schema>(generator: &mut Generator) -> JSONSchemaProps {
     JSONSchemaProps {
-        additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(
-            generator.subschema::<V>(),
-        ))),
+        additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(value_of::<V>(
+            generator,
+        )))),
         ..typed("object")
     }
 }

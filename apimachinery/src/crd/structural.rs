@@ -54,10 +54,10 @@ pub fn check_crd(crd: &CustomResourceDefinition) -> Vec<Violation> {
         }
         check_schema_at(root, &path, &mut found);
         for column in version.additional_printer_columns.iter().flatten() {
-            if resolve(root, &column.json_path).is_none() {
+            if !column.json_path.starts_with('.') {
                 found.push(violation(
                     &format!("{base}.additionalPrinterColumns[{}]", column.name),
-                    &format!("jsonPath {} names no field of the schema", column.json_path),
+                    &format!("jsonPath {} must start with `.`", column.json_path),
                 ));
             }
         }
@@ -197,16 +197,13 @@ fn check_schema_at(node: &JSONSchemaProps, path: &str, found: &mut Vec<Violation
     if node.unique_items == Some(true) {
         bad("uniqueItems: true is not allowed (use x-kubernetes-list-type: set)");
     }
-    if node.nullable == Some(true) && node.enum_.is_some() {
-        bad("the API server refuses null against an enum even when the field is nullable");
-    }
     if node.x_kubernetes_map_type.is_some() && type_ != "object" {
         bad("x-kubernetes-map-type needs type: object");
     }
     if node.x_kubernetes_embedded_resource == Some(true) && type_ != "object" {
         bad("x-kubernetes-embedded-resource needs type: object");
     }
-    if node.x_kubernetes_validations.is_some() && type_.is_empty() {
+    if node.x_kubernetes_validations.is_some() && type_.is_empty() && !int_or_string {
         bad("x-kubernetes-validations need a typed node (CEL cannot type an untyped one)");
     }
     check_list_type(node, path, found);
@@ -265,16 +262,18 @@ fn check_list_type(node: &JSONSchemaProps, path: &str, found: &mut Vec<Violation
     }
     match (list_type, item) {
         (Some("set"), Some(item)) => {
-            let scalar = matches!(
-                item.type_.as_deref(),
-                Some("string" | "integer" | "number" | "boolean")
-            );
-            let atomic = item.x_kubernetes_map_type.as_deref() == Some("atomic")
-                || item.x_kubernetes_list_type.as_deref() == Some("atomic");
-            if !scalar && !atomic {
+            let refused = match item.type_.as_deref() {
+                Some("object") => item.x_kubernetes_map_type.as_deref() != Some("atomic"),
+                Some("array") => item
+                    .x_kubernetes_list_type
+                    .as_deref()
+                    .is_some_and(|list| list != "atomic"),
+                _ => false,
+            };
+            if refused {
                 found.push(violation(
                     path,
-                    "the items of a set must be scalars or atomic",
+                    "the items of a set must be scalars or atomic (objects with x-kubernetes-map-type: atomic)",
                 ));
             }
         }
@@ -304,10 +303,7 @@ fn check_list_type(node: &JSONSchemaProps, path: &str, found: &mut Vec<Violation
                         ));
                     }
                     Some(property)
-                        if !matches!(
-                            property.type_.as_deref(),
-                            Some("string" | "integer" | "number" | "boolean")
-                        ) =>
+                        if matches!(property.type_.as_deref(), Some("array" | "object")) =>
                     {
                         found.push(violation(
                             path,
@@ -564,11 +560,6 @@ mod tests {
             }]),
             ..object(None)
         };
-        let nullable_enum = JSONSchemaProps {
-            nullable: Some(true),
-            enum_: Some(vec![JSON("a".into())]),
-            ..typed("string")
-        };
         let rules_untyped = JSONSchemaProps {
             x_kubernetes_validations: Some(vec![Default::default()]),
             ..any_value()
@@ -579,7 +570,6 @@ mod tests {
             (closed, "additionalProperties: false"),
             (typed_branch, "not allowed inside"),
             (undeclared, "must also be declared outside"),
-            (nullable_enum, "refuses null against an enum"),
             (rules_untyped, "need a typed node"),
             (typed("array"), "needs items"),
         ];

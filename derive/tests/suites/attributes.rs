@@ -136,6 +136,8 @@ pub(crate) struct RuledSpec {
     name: String,
     #[schema(rule(rule = "self == oldSelf", message = "immutable"))]
     fixed: String,
+    #[schema(rule(rule = "string(self) != '0'", message = "a surge of zero"))]
+    surge: k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
 }
 
 #[tokio::test]
@@ -146,9 +148,15 @@ async fn cel_rules_are_compiled_and_enforced_by_the_server() {
         max_replicas: 2,
         name: "r-a".into(),
         fixed: "f".into(),
+        surge: k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(1),
     };
     let created = server.round_trip::<Ruled>(spec.clone()).await;
     let good = serde_json::to_value(&spec).unwrap();
+    let mut zero = good.clone();
+    zero["surge"] = json!(0);
+    server
+        .refused::<Ruled>(zero, &["spec.surge", "a surge of zero"])
+        .await;
     let mut inverted = good.clone();
     inverted["minReplicas"] = json!(3);
     server
@@ -316,6 +324,7 @@ async fn list_and_map_types_are_the_servers() {
     json_path = ".spec.color",
     priority = 1
 ))]
+#[resource(printer_column(name = "Age", json_path = ".metadata.creationTimestamp", type = "date"))]
 #[resource(selectable_field = ".spec.color")]
 #[resource(deprecated = "attributes.derive.test/v1 Scaled is a test")]
 pub(crate) struct ScaledSpec {
@@ -422,8 +431,8 @@ async fn subresources_columns_and_selectable_fields_work_on_the_server() {
         .iter()
         .filter_map(|c| c["name"].as_str())
         .collect();
-    // Age is the server's column only when a CRD names none of its own.
-    assert_eq!(columns, ["Name", "Replicas", "Color"]);
+    // Age is the server's column only when a CRD names none: here it is named.
+    assert_eq!(columns, ["Name", "Replicas", "Color", "Age"]);
     assert_eq!(table["rows"][0]["cells"][1], 5);
     assert_eq!(table["rows"][0]["cells"][2], "red");
     // The column's type came from the field's schema.

@@ -215,6 +215,15 @@ async fn every_variant_of_every_representation_round_trips() {
     for spec in variants {
         server.round_trip::<Enums>(spec).await;
     }
+    // A variant's default is not filled into the others' objects.
+    let stored = server
+        .send::<Enums>(serde_json::to_value(good_spec()).unwrap(), "")
+        .await
+        .unwrap();
+    assert_eq!(
+        stored["internal"],
+        json!({"kind": "git", "url": "https://x"})
+    );
 }
 
 #[tokio::test]

@@ -143,6 +143,48 @@ pub(crate) struct DefaultsSpec {
     #[schema(default = "from-attribute")]
     #[serde(skip_serializing_if = "Option::is_none")]
     attribute: Option<String>,
+    tuned: Tuned,
+    /// Nulls inside lists and maps are kept.
+    #[serde(default)]
+    gaps: Vec<Option<i32>>,
+    #[serde(default)]
+    unset: BTreeMap<String, Option<String>>,
+    /// Written with its name beside its fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tagged: Option<Tagged>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pair: Option<SkippingPair>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<Id<Tagged>>,
+}
+
+/// A struct serde writes with a `kind` field naming it.
+#[derive(Schema, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub(crate) struct Tagged {
+    value: i32,
+}
+
+/// A tuple struct with a skipped field: one item.
+#[derive(Schema, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SkippingPair(i32, #[serde(skip)] u8);
+
+/// A transparent tuple struct with a marker.
+#[derive(Schema, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct Id<T>(String, #[serde(skip)] std::marker::PhantomData<T>);
+
+/// A struct whose missing fields take a function's value.
+#[derive(Schema, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default = "Tuned::recommended")]
+pub(crate) struct Tuned {
+    level: i32,
+}
+
+impl Tuned {
+    fn recommended() -> Self {
+        Tuned { level: 9 }
+    }
 }
 
 /// A struct whose missing fields take the struct's `Default`.
@@ -166,12 +208,13 @@ impl Default for Whole {
 async fn defaults_are_applied_by_the_server() {
     let Some(server) = server().await else { return };
     let stored = server
-        .send::<Defaults>(json!({"whole": {}}), "")
+        .send::<Defaults>(json!({"whole": {}, "tuned": {}}), "")
         .await
         .unwrap();
     assert_eq!(
         stored,
-        json!({"plain": "", "seven": 7, "items": [], "whole": {"level": 3, "name": "w"}, "attribute": "from-attribute"})
+        json!({"plain": "", "seven": 7, "items": [], "whole": {"level": 3, "name": "w"},
+            "attribute": "from-attribute", "tuned": {"level": 9}, "gaps": [], "unset": {}})
     );
     let spec = DefaultsSpec {
         plain: "p".into(),
@@ -182,8 +225,24 @@ async fn defaults_are_applied_by_the_server() {
             name: "n".into(),
         },
         attribute: Some("a".into()),
+        tuned: Tuned { level: 1 },
+        gaps: vec![Some(1), None, Some(3)],
+        unset: [("a".to_owned(), None), ("b".to_owned(), Some("x".into()))].into(),
+        tagged: Some(Tagged { value: 2 }),
+        pair: Some(SkippingPair(4, 0)),
+        id: Some(Id("id-1".into(), std::marker::PhantomData)),
     };
-    server.round_trip::<Defaults>(spec).await;
+    let read = server.round_trip::<Defaults>(spec).await;
+    assert_eq!(
+        serde_json::to_value(&read.spec).unwrap()["tagged"],
+        json!({"kind": "Tagged", "value": 2})
+    );
+    server
+        .refused::<Defaults>(
+            json!({"whole": {}, "tuned": {}, "pair": [1, 2]}),
+            &["spec.pair"],
+        )
+        .await;
 }
 
 /// Flattened structs and maps.

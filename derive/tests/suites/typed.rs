@@ -108,9 +108,13 @@ async fn informers_listers_and_clients_take_a_derived_kind() {
             lister.namespace(&server.namespace).get("c").is_some()
         })
         .await;
-        let mut sizes = seen.lock().clone();
-        sizes.sort();
-        assert_eq!(sizes, [1, 2, 3]);
+        // The handler hears of it after the cache has it.
+        eventually("the handler hears of a, b and c", async || {
+            let mut sizes = seen.lock().clone();
+            sizes.sort();
+            sizes == [1, 2, 3]
+        })
+        .await;
         api.delete("c", &DeleteOptions::default()).await.unwrap();
         eventually("the informer sees c deleted", async || {
             lister.namespace(&server.namespace).get("c").is_none()
