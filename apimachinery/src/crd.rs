@@ -29,7 +29,7 @@ mod tuple_schema;
 mod type_guard;
 mod yaml;
 
-pub use definition::{CrdError, CustomResource, merge_versions};
+pub use definition::{CrdError, CustomResource, merge_versions, merge_versions_converted};
 #[doc(hidden)]
 pub use definition::{VersionParts, build_crd};
 pub use enum_schema::{Payload, Tagging, Variant, enum_schema};

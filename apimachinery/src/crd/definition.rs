@@ -225,6 +225,24 @@ pub fn merge_versions(
     crds: impl IntoIterator<Item = CustomResourceDefinition>,
     storage: &str,
 ) -> Result<CustomResourceDefinition, CrdError> {
+    merge(crds, storage, None)
+}
+
+/// As [`merge_versions`], converted by `conversion` (a webhook's, which
+/// keeps fields the storage version lacks, so they are not refused).
+pub fn merge_versions_converted(
+    crds: impl IntoIterator<Item = CustomResourceDefinition>,
+    storage: &str,
+    conversion: CustomResourceConversion,
+) -> Result<CustomResourceDefinition, CrdError> {
+    merge(crds, storage, Some(conversion))
+}
+
+fn merge(
+    crds: impl IntoIterator<Item = CustomResourceDefinition>,
+    storage: &str,
+    conversion: Option<CustomResourceConversion>,
+) -> Result<CustomResourceDefinition, CrdError> {
     let mut crds = crds.into_iter();
     let Some(mut merged) = crds.next() else {
         return Err(CrdError::Versions {
@@ -267,7 +285,7 @@ pub fn merge_versions(
             problem: format!("no version is named {storage}, the storage version"),
         });
     };
-    let stored_schema = version_schema(stored);
+    let stored_schema = version_schema(stored).filter(|_| conversion.is_none());
     for version in merged
         .spec
         .versions
@@ -286,10 +304,10 @@ pub fn merge_versions(
         }
     }
     if merged.spec.versions.len() > 1 {
-        merged.spec.conversion = Some(CustomResourceConversion {
+        merged.spec.conversion = Some(conversion.unwrap_or(CustomResourceConversion {
             strategy: "None".into(),
             webhook: None,
-        });
+        }));
     }
     Ok(merged)
 }
