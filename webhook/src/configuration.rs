@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::error::Error;
 use crate::server::registration::Registration;
-use crate::server::webhook_server::{CONVERSION_PATH, WebhookServer};
+use crate::server::webhook_server::{BoundWebhookServer, CONVERSION_PATH, WebhookServer};
 
 /// Where kube-apiserver reaches the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,12 +113,40 @@ impl WebhookServer {
         Option<ValidatingWebhookConfiguration>,
         Option<MutatingWebhookConfiguration>,
     ) {
+        configurations(&self.registrations, name, client, ca_bundle_pem)
+    }
+}
+
+impl BoundWebhookServer {
+    /// As [`WebhookServer::configurations`], once the port is known.
+    pub fn configurations(
+        &self,
+        name: &str,
+        client: &ClientConfig,
+        ca_bundle_pem: &[u8],
+    ) -> (
+        Option<ValidatingWebhookConfiguration>,
+        Option<MutatingWebhookConfiguration>,
+    ) {
+        configurations(&self.registrations, name, client, ca_bundle_pem)
+    }
+}
+
+fn configurations(
+    registrations: &[Registration],
+    name: &str,
+    client: &ClientConfig,
+    ca_bundle_pem: &[u8],
+) -> (
+    Option<ValidatingWebhookConfiguration>,
+    Option<MutatingWebhookConfiguration>,
+) {
+    {
         let metadata = ObjectMeta {
             name: Some(name.to_owned()),
             ..ObjectMeta::default()
         };
-        let validating: Vec<ValidatingWebhook> = self
-            .registrations
+        let validating: Vec<ValidatingWebhook> = registrations
             .iter()
             .filter(|registration| !registration.mutating)
             .map(|registration| {
@@ -146,8 +174,7 @@ impl WebhookServer {
                 }
             })
             .collect();
-        let mutating: Vec<MutatingWebhook> = self
-            .registrations
+        let mutating: Vec<MutatingWebhook> = registrations
             .iter()
             .filter(|registration| registration.mutating)
             .map(|registration| {

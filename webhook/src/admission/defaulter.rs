@@ -90,7 +90,10 @@ where
             let round_trip = match serde_json::to_value(&object) {
                 Ok(value) => value,
                 Err(error) => {
-                    return AdmissionResponse::errored(500, format!("encoding the object: {error}"));
+                    return AdmissionResponse::errored(
+                        500,
+                        format!("encoding the object: {error}"),
+                    );
                 }
             };
             let warnings = match self.defaulter.default(&mut object, request).await {
@@ -100,7 +103,10 @@ where
             let changed = match serde_json::to_value(&object) {
                 Ok(value) => value,
                 Err(error) => {
-                    return AdmissionResponse::errored(500, format!("encoding the object: {error}"));
+                    return AdmissionResponse::errored(
+                        500,
+                        format!("encoding the object: {error}"),
+                    );
                 }
             };
             AdmissionResponse::patched(&patch_between(sent, &round_trip, &changed))

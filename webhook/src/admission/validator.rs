@@ -48,6 +48,35 @@ pub trait Validator<K>: Send + Sync + 'static {
     }
 }
 
+/// A shared validator (a test keeping a handle to read what it saw, or
+/// state shared with a controller).
+impl<K, V: Validator<K>> Validator<K> for std::sync::Arc<V> {
+    fn validate_create(
+        &self,
+        object: &K,
+        request: &AdmissionRequest,
+    ) -> impl Future<Output = Result<Warnings, Denial>> + Send {
+        V::validate_create(self, object, request)
+    }
+
+    fn validate_update(
+        &self,
+        old: &K,
+        new: &K,
+        request: &AdmissionRequest,
+    ) -> impl Future<Output = Result<Warnings, Denial>> + Send {
+        V::validate_update(self, old, new, request)
+    }
+
+    fn validate_delete(
+        &self,
+        old: &K,
+        request: &AdmissionRequest,
+    ) -> impl Future<Output = Result<Warnings, Denial>> + Send {
+        V::validate_delete(self, old, request)
+    }
+}
+
 /// A [`Validator`] as an [`AdmissionHandler`]: decodes the request's
 /// objects into `K` (a request that does not decode is refused with 400
 /// naming the error), calls the method of the operation, and allows

@@ -31,7 +31,7 @@ pub struct ConversionRequest {
     #[serde(rename = "desiredAPIVersion")]
     pub desired_api_version: String,
     /// The objects, each in its own version.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub objects: Vec<Value>,
 }
 
@@ -42,8 +42,33 @@ pub struct ConversionResponse {
     /// The request's `uid`.
     pub uid: String,
     /// The objects converted (empty on failure).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub converted_objects: Vec<Value>,
     /// `Success`, or `Failure` with a message naming the object.
+    #[serde(default)]
     pub result: Status,
+}
+
+/// kube-apiserver writes empty lists as `null` (Go's nil slices), even
+/// in the `response` of the requests it sends.
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Value>, D::Error> {
+    Ok(Option::<Vec<Value>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_as_kube_apiserver_sends_it_reads() {
+        let review: ConversionReview = serde_json::from_value(serde_json::json!({
+            "kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
+            "request": {"uid": "u", "desiredAPIVersion": "example.com/v2", "objects": [{"apiVersion": "example.com/v1"}]},
+            "response": {"uid": "", "convertedObjects": null, "result": {"metadata": {}, "status": ""}}
+        }))
+        .unwrap();
+        assert_eq!(review.request.map(|r| r.objects.len()), Some(1));
+    }
 }

@@ -103,8 +103,9 @@ impl WebhookServer {
             .clone()
             .unwrap_or_else(|| default_path(verb, K::GROUP, K::VERSION, K::KIND));
         self.route(&path, Route::Admission(handler))?;
+        // A webhook name has three segments at least: the core group is k8s.io here.
         let group = if K::GROUP.is_empty() {
-            "core".to_owned()
+            "k8s.io".to_owned()
         } else {
             K::GROUP.to_owned()
         };
@@ -254,6 +255,7 @@ impl WebhookServer {
             registry,
             local_addr,
             ready: Arc::new(AtomicBool::new(false)),
+            registrations: self.registrations,
         })
     }
 }
@@ -276,6 +278,7 @@ pub struct BoundWebhookServer {
     registry: prometheus::Registry,
     local_addr: SocketAddr,
     ready: Arc<AtomicBool>,
+    pub(crate) registrations: Vec<Registration>,
 }
 
 impl std::fmt::Debug for BoundWebhookServer {

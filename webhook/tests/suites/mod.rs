@@ -1,1 +1,4 @@
-
+mod admission;
+mod conversion;
+mod server;
+mod support;
