@@ -43,6 +43,7 @@
 //! | `tools/record`, `tools/events` | [`record`] | `record` |
 //! | protobuf codecs (`k8s.io/api` `generated.pb.go`) | [`protobuf`] | `protobuf` |
 //! | controller-gen's CRD generation, kube-rs's `#[derive(CustomResource)]` (not client-go) | [`crd`]: [`CustomResource`](crd::CustomResource), [`Schema`](crd::Schema), [`install_crds`](crd::install_crds) | `derive` |
+//! | controller-runtime's `webhook`, `webhook/admission`, `webhook/conversion`, `certwatcher` (not client-go) | [`webhook`]: [`Validator`](webhook::Validator), [`Defaulter`](webhook::Defaulter), [`Conversion`](webhook::Conversion), [`WebhookServer`](webhook::WebhookServer) | `webhook` |
 //! | (fake clientsets, a server with faults) | [`testing::TestApiServer`] | `testing` |
 //! | controller-runtime's `pkg/envtest` | [`testing::envtest::ControlPlane`]: a real kube-apiserver and etcd | `envtest` |
 //!
@@ -112,6 +113,8 @@ pub use clientgo_rest as rest;
 pub use clientgo_store as store;
 #[cfg(feature = "testing")]
 pub use clientgo_testing as testing;
+#[cfg(feature = "webhook")]
+pub use clientgo_webhook as webhook;
 #[cfg(feature = "workqueue")]
 pub use clientgo_workqueue as workqueue;
 

@@ -56,6 +56,7 @@ use clientgo_informers::{
 use clientgo_rest::RestClient;
 use clientgo_rest::api::{CrdInstallOptions, install_crds};
 use clientgo_rest::metrics::PrometheusRequestMetrics;
+use clientgo_webhook::BoundWebhookServer;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use tokio_util::sync::CancellationToken;
 
@@ -203,6 +204,7 @@ struct Inner {
     addresses: parking_lot::Mutex<Addresses>,
     shards: parking_lot::Mutex<Option<Arc<HeldShards>>>,
     events: parking_lot::Mutex<Option<EventBroadcaster>>,
+    webhooks: parking_lot::Mutex<Option<BoundWebhookServer>>,
 }
 
 /// Where the endpoints listen, once bound.
@@ -285,6 +287,7 @@ impl Manager {
                 addresses: parking_lot::Mutex::default(),
                 shards: parking_lot::Mutex::default(),
                 events: parking_lot::Mutex::default(),
+                webhooks: parking_lot::Mutex::default(),
             }),
         }
     }
@@ -450,6 +453,37 @@ impl Manager {
             .add_ready(name.into(), Arc::new(check) as Check);
     }
 
+    /// Serves `server`'s webhooks while the manager runs, as
+    /// controller-runtime's manager runs its webhook server: started
+    /// first (before the caches, which may need its conversions), on
+    /// every replica (no leader election), ready (`/readyz` and
+    /// [`is_ready`](Self::is_ready)) once it accepts connections, and
+    /// stopped last, letting requests in flight finish. Give its options
+    /// this manager's [`registry`](Self::registry) to serve its metrics on
+    /// `/metrics`. One server per manager; after `run`,
+    /// [`Error::AlreadyRun`].
+    pub fn add_webhook_server(&self, server: BoundWebhookServer) -> Result<(), Error> {
+        let mut webhooks = self.inner.webhooks.lock();
+        if self.inner.started.load(Ordering::Acquire) {
+            return Err(Error::AlreadyRun);
+        }
+        if webhooks.is_some() {
+            return Err(Error::DuplicateName {
+                name: "webhook server".into(),
+            });
+        }
+        let ready = server.ready_flag();
+        *webhooks = Some(server);
+        self.add_ready_check("webhook-server", move || {
+            if ready.load(Ordering::Acquire) {
+                Ok(())
+            } else {
+                Err("the webhook server is not serving".into())
+            }
+        });
+        Ok(())
+    }
+
     /// Runs every controller and runnable until `shutdown` fires (see the
     /// module documentation for the order), then shuts down gracefully.
     /// Runs once.
@@ -469,6 +503,16 @@ impl Manager {
         let endpoints_stop = CancellationToken::new();
         let _stop_endpoints = endpoints_stop.clone().drop_guard();
         self.serve_endpoints(&endpoints_stop).await?;
+        let webhooks_stop = CancellationToken::new();
+        let _stop_webhooks = webhooks_stop.clone().drop_guard();
+        let webhooks = self.inner.webhooks.lock().take().map(|server| {
+            let stop = webhooks_stop.clone();
+            tokio::spawn(async move {
+                if let Err(error) = server.serve(stop).await {
+                    tracing::error!(%error, "the webhook server stopped");
+                }
+            })
+        });
         if !self.inner.options.crds.is_empty() {
             install_crds(
                 &self.inner.client,
@@ -494,6 +538,11 @@ impl Manager {
         self.inner.factory.shutdown().await;
         if let Some(events) = self.inner.events.lock().take() {
             events.shutdown();
+        }
+        // The webhooks last: conversions may be needed until the caches stop.
+        webhooks_stop.cancel();
+        if let Some(serving) = webhooks {
+            let _ = serving.await;
         }
         result
     }

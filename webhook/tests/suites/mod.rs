@@ -1,4 +1,5 @@
 mod admission;
 mod conversion;
+mod manager;
 mod server;
 mod support;
