@@ -74,29 +74,6 @@ fn the_committed_crd_informers_are_what_the_fixture_gives() {
 }
 
 #[test]
-fn the_committed_example_crd_informers_are_what_the_manifest_gives() {
-    let output = codegen(&[
-        "--crd",
-        "examples/crontab-crd.json",
-        "--type",
-        "CronTab=crate::crontab::CronTab",
-        "--trait",
-        "CronTabInformers",
-        "--informers-path",
-        "clientgo::informers",
-        "--out",
-        "examples/src/generated",
-        "--check",
-    ]);
-    assert!(
-        output.status.success(),
-        "examples/src/generated is stale:\n{}{}",
-        text(&output.stdout),
-        text(&output.stderr)
-    );
-}
-
-#[test]
 fn the_committed_dynamic_crd_informers_are_what_the_spec_gives() {
     let output = codegen(&[
         "--openapi",
