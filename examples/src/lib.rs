@@ -33,6 +33,7 @@ pub mod arguments;
 pub mod campaign;
 pub mod connection;
 pub mod crontab;
+pub mod crontab_webhooks;
 pub mod demo_cluster;
 pub mod embedded;
 mod metrics_server;

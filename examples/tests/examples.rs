@@ -200,6 +200,33 @@ fn the_operator_example_keeps_each_crontabs_job() {
     );
 }
 
+/// On a real kube-apiserver (envtest) the operator also serves its
+/// webhooks, and kube-apiserver calls them: a CronTab with too many copies
+/// is refused with the validator's message, an untagged image defaulted.
+#[test]
+fn the_operator_serves_its_webhooks_to_a_real_api_server() {
+    use clientgo::testing::envtest::{
+        AssetSearch, Assets, assets_required, repository_unpack_script,
+    };
+    let search = AssetSearch {
+        unpack_script: repository_unpack_script(),
+        ..AssetSearch::default()
+    };
+    if let Err(error) = Assets::find(&search) {
+        assert!(!assets_required(), "{error}");
+        eprintln!("skipped: {error}");
+        return;
+    }
+    let text = run_ok("operator", &["--envtest"]);
+    for line in [
+        "serving the CronTab webhooks (validating, defaulting) on 127.0.0.1",
+        "scene: the webhook refused CronTab huge: admission webhook \"vcrontab.stable.example.com\" denied the request: spec.replicas: more than 10 needs the annotation stable.example.com/large: \"true\"",
+        "scene: the webhook defaulted CronTab plain's image to busybox:stable",
+    ] {
+        assert!(text.contains(line), "no {line:?} in\n{text}");
+    }
+}
+
 /// With a kubeconfig the operator runs against that cluster: it creates
 /// the CRD, and reconciles the CronTabs it finds there.
 #[test]

@@ -19,6 +19,7 @@ use clientgo::controller::{Action, Controller, ControllerHandle, Manager, Manage
 use clientgo::crd::{CrdInstallOptions, CustomResource, install_crds};
 use clientgo::rest::{CreateOptions, DeleteOptions, ResourceClient, RestClient, UpdateOptions};
 use clientgo_examples::crontab::{CronTab, CronTabSpec};
+use clientgo_examples::crontab_webhooks;
 use clientgo_examples::{
     CommonFlags, Connection, EmbeddedOptions, Failure, print_table, run_main, say,
 };
@@ -110,6 +111,17 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     let client = connection.client.clone();
     install_crd(&client).await?;
     let (manager, handle) = main_operator(client.clone()).map_err(|e| e.to_string())?;
+    // Webhooks where kube-apiserver can call this machine: a real one
+    // started on loopback (the embedded test server admits without them).
+    let webhooks = connection.control_plane.is_some();
+    let folder =
+        std::env::temp_dir().join(format!("crontab-operator-webhook-{}", std::process::id()));
+    if webhooks {
+        crontab_webhooks::serve_with(&manager, &client, &folder)
+            .await
+            .map_err(|error| format!("cannot serve the webhooks: {error}"))?;
+        say!("serving the CronTab webhooks (validating, defaulting) on 127.0.0.1");
+    }
     let stop = CancellationToken::new();
     let running = tokio::spawn({
         let (manager, stop) = (manager.clone(), stop.clone());
@@ -118,6 +130,9 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
     if connection.is_local() {
         let namespace = flags.namespace.clone().unwrap_or_else(|| "default".into());
         scene(&client, &namespace, &manager).await?;
+        if webhooks {
+            webhook_scene(&client, &namespace).await?;
+        }
     } else {
         match connection.duration {
             Some(duration) => tokio::time::sleep(duration).await,
@@ -129,6 +144,7 @@ async fn run(arguments: Flags) -> Result<(), Failure> {
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("the manager failed: {e}"))?;
+    let _ = std::fs::remove_dir_all(&folder);
     let stats = handle.stats();
     say!(
         "operator stopped: {} reconciles ({} failed)",
@@ -145,6 +161,45 @@ async fn install_crd(client: &RestClient) -> Result<(), Failure> {
         .await
         .map_err(|error| format!("cannot install the CRD: {error}"))?;
     say!("installed CustomResourceDefinition {}", CronTab::CRD_NAME);
+    Ok(())
+}
+
+/// What the webhooks do: a CronTab asking for too many copies refused
+/// with the validator's message; an image without a tag defaulted.
+async fn webhook_scene(client: &RestClient, namespace: &str) -> Result<(), Failure> {
+    let crontabs = ResourceClient::<CronTab>::namespaced(client.clone(), namespace);
+    let spec = |image: &str, replicas| CronTabSpec {
+        cron_spec: "*/5 * * * *".into(),
+        image: image.into(),
+        replicas,
+    };
+    match crontabs
+        .create(
+            &CreateOptions::default(),
+            &CronTab::new("huge", spec("huge:1", 50)).in_namespace(namespace),
+        )
+        .await
+    {
+        Err(error) => say!(
+            "scene: the webhook refused CronTab huge: {}",
+            error
+                .status()
+                .map(|s| s.message.clone())
+                .unwrap_or_default()
+        ),
+        Ok(_) => return Err("the validating webhook let 50 replicas through".into()),
+    }
+    let created = crontabs
+        .create(
+            &CreateOptions::default(),
+            &CronTab::new("plain", spec("busybox", 1)).in_namespace(namespace),
+        )
+        .await
+        .map_err(|error| format!("cannot create CronTab plain: {error}"))?;
+    say!(
+        "scene: the webhook defaulted CronTab plain's image to {}",
+        created.spec.image
+    );
     Ok(())
 }
 
