@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use clap::Parser;
 use clientgo_webhook::{
-    AdmissionRequest, Denial, DevelopmentCertificates, Validator, Warnings, WebhookOptions, WebhookServer,
-    WebhookServerOptions,
+    AdmissionRequest, Denial, DevelopmentCertificates, Validator, Warnings, WebhookOptions,
+    WebhookServer, WebhookServerOptions,
 };
 use http_body_util::{BodyExt as _, Full};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -45,15 +45,25 @@ struct Flags {
 struct Allow;
 
 impl Validator<ConfigMap> for Allow {
-    async fn validate_create(&self, map: &ConfigMap, _: &AdmissionRequest) -> Result<Warnings, Denial> {
+    async fn validate_create(
+        &self,
+        map: &ConfigMap,
+        _: &AdmissionRequest,
+    ) -> Result<Warnings, Denial> {
         std::hint::black_box(map);
         Ok(Vec::new())
     }
 }
 
 fn review(uid: usize) -> Vec<u8> {
-    let data: serde_json::Map<String, serde_json::Value> =
-        (0..16).map(|i| (format!("key-{i}"), serde_json::Value::from(format!("value-{i}-{}", "x".repeat(32))))).collect();
+    let data: serde_json::Map<String, serde_json::Value> = (0..16)
+        .map(|i| {
+            (
+                format!("key-{i}"),
+                serde_json::Value::from(format!("value-{i}-{}", "x".repeat(32))),
+            )
+        })
+        .collect();
     serde_json::to_vec(&serde_json::json!({
         "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
         "request": {
@@ -100,10 +110,12 @@ async fn serve(kind: &str, folder: &std::path::Path) -> Result<(), Box<dyn std::
     // The floor: hyper over the same TLS, the body echoed back.
     let chain = CertificateDer::pem_file_iter(&certificate)?.collect::<Result<Vec<_>, _>>()?;
     let key = PrivateKeyDer::from_pem_file(&key)?;
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)?;
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_no_client_auth()
+    .with_single_cert(chain, key)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -112,11 +124,22 @@ async fn serve(kind: &str, folder: &std::path::Path) -> Result<(), Box<dyn std::
         let (stream, _) = listener.accept().await?;
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let Ok(tls) = acceptor.accept(stream).await else { return };
-            let service = hyper::service::service_fn(|request: hyper::Request<hyper::body::Incoming>| async move {
-                let body = request.into_body().collect().await.map(|c| c.to_bytes()).unwrap_or_default();
-                Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(Bytes::from(body))))
-            });
+            let Ok(tls) = acceptor.accept(stream).await else {
+                return;
+            };
+            let service = hyper::service::service_fn(
+                |request: hyper::Request<hyper::body::Incoming>| async move {
+                    let body = request
+                        .into_body()
+                        .collect()
+                        .await
+                        .map(|c| c.to_bytes())
+                        .unwrap_or_default();
+                    Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(Bytes::from(
+                        body,
+                    ))))
+                },
+            );
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
                 .await;
@@ -126,10 +149,13 @@ async fn serve(kind: &str, folder: &std::path::Path) -> Result<(), Box<dyn std::
 
 async fn compare(flags: &Flags) -> Result<(), Box<dyn std::error::Error>> {
     let certificates = DevelopmentCertificates::new(&["127.0.0.1"])?;
-    let folder = std::env::temp_dir().join(format!("clientgo-webhook-bench-{}", std::process::id()));
+    let folder =
+        std::env::temp_dir().join(format!("clientgo-webhook-bench-{}", std::process::id()));
     certificates.write_serving(&folder)?;
     let mut roots = rustls::RootCertStore::empty();
-    roots.add(CertificateDer::from_pem_slice(certificates.ca_pem().as_bytes())?)?;
+    roots.add(CertificateDer::from_pem_slice(
+        certificates.ca_pem().as_bytes(),
+    )?)?;
     println!("| server | reviews/s | p50 ms | p99 ms | RSS MiB |");
     println!("|---|---|---|---|---|");
     for (kind, path) in [("echo", "/"), ("webhook", "/validate")] {
@@ -141,24 +167,43 @@ async fn compare(flags: &Flags) -> Result<(), Box<dyn std::error::Error>> {
         let mut line = String::new();
         BufReader::new(child.stdout.take().ok_or("no stdout")?).read_line(&mut line)?;
         let port: u16 = line.trim().parse()?;
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()?
-            .with_root_certificates(roots.clone())
-            .with_no_client_auth();
-        let client = reqwest::Client::builder().use_preconfigured_tls(config).build()?;
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots.clone())
+        .with_no_client_auth();
+        let client = reqwest::Client::builder()
+            .use_preconfigured_tls(config)
+            .build()?;
         let url = format!("https://127.0.0.1:{port}{path}");
         // Warm up, then load.
         load(&client, &url, flags.concurrency, Duration::from_secs(1)).await;
-        let (count, mut latencies) = load(&client, &url, flags.concurrency, Duration::from_secs(flags.seconds)).await;
+        let (count, mut latencies) = load(
+            &client,
+            &url,
+            flags.concurrency,
+            Duration::from_secs(flags.seconds),
+        )
+        .await;
         latencies.sort();
-        let at = |q: f64| latencies.get(((latencies.len() as f64) * q) as usize).copied().unwrap_or_default();
+        let at = |q: f64| {
+            latencies
+                .get(((latencies.len() as f64) * q) as usize)
+                .copied()
+                .unwrap_or_default()
+        };
         let rss = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
             .ok()
             .and_then(|status| {
                 status
                     .lines()
                     .find(|l| l.starts_with("VmRSS:"))
-                    .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+                    .and_then(|l| {
+                        l.split_whitespace()
+                            .nth(1)
+                            .and_then(|kb| kb.parse::<f64>().ok())
+                    })
             })
             .unwrap_or_default()
             / 1024.0;
@@ -177,7 +222,12 @@ async fn compare(flags: &Flags) -> Result<(), Box<dyn std::error::Error>> {
 
 /// `concurrency` loops posting reviews for `window`: how many were
 /// answered 200, and each one's latency.
-async fn load(client: &reqwest::Client, url: &str, concurrency: usize, window: Duration) -> (usize, Vec<Duration>) {
+async fn load(
+    client: &reqwest::Client,
+    url: &str,
+    concurrency: usize,
+    window: Duration,
+) -> (usize, Vec<Duration>) {
     let deadline = Instant::now() + window;
     let mut tasks = Vec::new();
     for worker in 0..concurrency {

@@ -163,3 +163,50 @@ async fn bad_requests_are_answered_and_a_panic_does_not_stop_the_server() {
         .unwrap();
     assert_eq!(panics.get_metric()[0].get_counter().get_value(), 1.0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_certificates_are_asked_for_when_a_client_ca_is_set() {
+    use clientgo::rest::config::PemSource;
+    use clientgo_testing::CertificateAuthority;
+    let Some(plane) = plane().await else { return };
+    let client_ca = CertificateAuthority::new("webhook clients").unwrap();
+    let ca_file = std::env::temp_dir().join(unique("clientgo-webhook-client-ca"));
+    std::fs::write(&ca_file, client_ca.certificate_pem()).unwrap();
+    let options = WebhookServerOptions::default().client_ca_file(&ca_file);
+    let running = start(plane, &unique("mtls"), options, |server| {
+        server
+            .admission(
+                "/raw",
+                handler_fn(|_| async { AdmissionResponse::allowed() }),
+            )
+            .unwrap();
+    })
+    .await;
+    let send = |client: clientgo::rest::RestClient| async move {
+        client
+            .post()
+            .abs_path("/raw")
+            .body(
+                serde_json::to_vec(&review("u-1")).unwrap(),
+                "application/json",
+            )
+            .max_retries(0)
+            .send_raw()
+            .await
+    };
+    assert!(
+        send(webhook_client(&running)).await.is_err(),
+        "a client without a certificate is refused"
+    );
+    let pair = client_ca.client_certificate("kube-apiserver", &[]).unwrap();
+    let mut config = clientgo::rest::Config::new(running.url.clone());
+    config.tls.certificate_authority =
+        Some(PemSource::Data(running.certificates.ca_pem().into_bytes()));
+    config.tls.client_certificate = Some(PemSource::Data(pair.certificate_pem.into_bytes()));
+    config.tls.client_key = Some(PemSource::Data(pair.key_pem.into_bytes()));
+    let answer = send(clientgo::rest::RestClient::new(config).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(answer.status, 200);
+    let _ = std::fs::remove_file(&ca_file);
+}
