@@ -5,6 +5,7 @@
 //! handler), each in a process of its own so its RSS is its own.
 //!
 //! `cargo run --release -p clientgo-bench --bin webhook-bench -- --seconds 10`
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -135,9 +136,9 @@ async fn serve(kind: &str, folder: &std::path::Path) -> Result<(), Box<dyn std::
                         .await
                         .map(|c| c.to_bytes())
                         .unwrap_or_default();
-                    Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(Bytes::from(
+                    Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::<Bytes>::new(
                         body,
-                    ))))
+                    )))
                 },
             );
             let _ = hyper::server::conn::http1::Builder::new()
