@@ -15,18 +15,31 @@ use tokio_util::sync::CancellationToken;
 
 use super::support::{eventually, only, plane, unique};
 
-struct NoEmpty;
+/// Refuses an empty map, and a `copy-of` naming a map the manager's
+/// cache does not hold (a lookup in the cache, not a request).
+struct References {
+    maps: clientgo::informers::Lister<ConfigMap>,
+}
 
-impl Validator<ConfigMap> for NoEmpty {
+impl Validator<ConfigMap> for References {
     async fn validate_create(
         &self,
         map: &ConfigMap,
-        _: &AdmissionRequest,
+        request: &AdmissionRequest,
     ) -> Result<Warnings, Denial> {
-        match &map.data {
-            Some(data) if !data.is_empty() => Ok(vec![]),
-            _ => Err(Denial::invalid("data", "must not be empty")),
+        let Some(data) = map.data.as_ref().filter(|data| !data.is_empty()) else {
+            return Err(Denial::invalid("data", "must not be empty"));
+        };
+        if let Some(source) = data.get("copy-of") {
+            let namespace = request.namespace.as_deref().unwrap_or_default();
+            if self.maps.namespace(namespace).get(source).is_none() {
+                return Err(Denial::invalid(
+                    "data.copy-of",
+                    format!("no ConfigMap {source} in {namespace}"),
+                ));
+            }
         }
+        Ok(vec![])
     }
 }
 
@@ -45,8 +58,9 @@ async fn the_manager_serves_its_webhooks_and_stops_them() {
             .certificate_files(certificate, key)
             .metrics_registry(manager.registry().clone()),
     );
+    let maps = manager.factory().informer_for::<ConfigMap>().lister();
     server
-        .validating::<ConfigMap, _>(NoEmpty, only(test))
+        .validating::<ConfigMap, _>(References { maps }, only(test))
         .unwrap();
     let bound = server.bind().await.unwrap();
     let address = bound.local_addr();
@@ -82,6 +96,46 @@ async fn the_manager_serves_its_webhooks_and_stops_them() {
             .await
             .is_err()
     })
+    .await;
+    // The validator reads the manager's cache.
+    let labelled = |name: &str, data: &[(&str, &str)]| ConfigMap {
+        data: Some(
+            data.iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        ),
+        ..empty(name)
+    };
+    let error = maps
+        .create(
+            &CreateOptions::default(),
+            &labelled("copy", &[("copy-of", "source")]),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("no ConfigMap source in {namespace}")),
+        "{error}"
+    );
+    maps.create(
+        &CreateOptions::default(),
+        &labelled("source", &[("a", "1")]),
+    )
+    .await
+    .unwrap();
+    eventually(
+        "the copy to be allowed once the cache has its source",
+        async || {
+            maps.create(
+                &CreateOptions::default(),
+                &labelled("copy", &[("copy-of", "source")]),
+            )
+            .await
+            .is_ok()
+        },
+    )
     .await;
     let families = manager.registry().gather();
     assert!(
