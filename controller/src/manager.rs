@@ -498,6 +498,8 @@ impl Manager {
             }
             (controllers.clone(), std::mem::take(&mut *runnables))
         };
+        // Taken now: a failure below drops it, closing its listener.
+        let webhook_server = self.inner.webhooks.lock().take();
         // The endpoints first, as controller-runtime starts its servers:
         // probes answer while the caches sync.
         let endpoints_stop = CancellationToken::new();
@@ -505,7 +507,7 @@ impl Manager {
         self.serve_endpoints(&endpoints_stop).await?;
         let webhooks_stop = CancellationToken::new();
         let _stop_webhooks = webhooks_stop.clone().drop_guard();
-        let webhooks = self.inner.webhooks.lock().take().map(|server| {
+        let webhooks = webhook_server.map(|server| {
             let stop = webhooks_stop.clone();
             tokio::spawn(async move {
                 if let Err(error) = server.serve(stop).await {
@@ -513,6 +515,26 @@ impl Manager {
                 }
             })
         });
+        let result = self
+            .run_with_webhooks(controllers, runnables, &shutdown)
+            .await;
+        // The webhooks last: conversions may be needed until the caches
+        // stop; and `run` returns only once their server has.
+        webhooks_stop.cancel();
+        if let Some(serving) = webhooks {
+            let _ = serving.await;
+        }
+        result
+    }
+
+    /// The part of [`run`](Self::run) while the webhooks serve: CRDs,
+    /// registrations, informers, then [`run_started`](Self::run_started).
+    async fn run_with_webhooks(
+        &self,
+        controllers: Vec<Arc<dyn AnyController>>,
+        runnables: Vec<Box<dyn Runnable>>,
+        shutdown: &CancellationToken,
+    ) -> Result<(), Error> {
         if !self.inner.options.crds.is_empty() {
             install_crds(
                 &self.inner.client,
@@ -530,7 +552,7 @@ impl Manager {
         self.inner.factory.start(&informers);
         let mut tasks = Tasks::new(runnables);
         let result = self
-            .run_started(&controllers, &mut tasks, &syncs, &shutdown)
+            .run_started(&controllers, &mut tasks, &syncs, shutdown)
             .await;
         self.inner.ready.store(false, Ordering::Release);
         self.inner.leading.store(false, Ordering::Release);
@@ -538,11 +560,6 @@ impl Manager {
         self.inner.factory.shutdown().await;
         if let Some(events) = self.inner.events.lock().take() {
             events.shutdown();
-        }
-        // The webhooks last: conversions may be needed until the caches stop.
-        webhooks_stop.cancel();
-        if let Some(serving) = webhooks {
-            let _ = serving.await;
         }
         result
     }

@@ -220,7 +220,7 @@ fn the_operator_serves_its_webhooks_to_a_real_api_server() {
     let text = run_ok("operator", &["--envtest"]);
     for line in [
         "serving the CronTab webhooks (validating, defaulting) on 127.0.0.1",
-        "scene: the webhook refused CronTab huge: admission webhook \"vcrontab.stable.example.com\" denied the request: spec.replicas: more than 10 needs the annotation stable.example.com/large: \"true\"",
+        "scene: the webhook refused CronTab huge: admission webhook \"vcrontab-v1.stable.example.com\" denied the request: spec.replicas: more than 10 needs the annotation stable.example.com/large: \"true\"",
         "scene: the webhook defaulted CronTab plain's image to busybox:stable",
     ] {
         assert!(text.contains(line), "no {line:?} in\n{text}");

@@ -61,7 +61,7 @@
 //! | `/convert`, `/validate-<group>-<version>-<kind>`, `/mutate-…` | the same paths | a path registered twice is an error, not a panic |
 //! | `webhook.Server` (port 9443, `tls.crt`/`tls.key` in the temp serving-certs folder, `ClientCAName`) | [`WebhookServer`], [`WebhookServerOptions`] with the same defaults | HTTP/1.1 only (kubebuilder's scaffold setting since the HTTP/2 rapid-reset advisories) |
 //! | `certwatcher` (fsnotify plus a 10 s re-read) | the files re-read every 10 s (configurable) | a pair that does not parse or match keeps the old one |
-//! | 7 MiB body limit, panics recovered | the same (413; a panic answers a 500 review and the server stays up) | a handler timeout too (30 s) |
+//! | 7 MiB body limit, panics recovered | the same (413; a panic answers a 500 review and the server stays up) | a handler timeout too (10 s, kube-apiserver's default wait); conversions 256 MiB, since a whole list comes in one review |
 //! | `controller_runtime_webhook_requests_total`, `_latency_seconds`, `_requests_in_flight`, `_panics_total` | the same names and labels | in the registry given, or the server's own |
 //! | kubebuilder markers and controller-gen for the configurations | [`WebhookServer::configurations`] from what is registered, [`apply_configurations`] by server-side apply | a URL or a service, the CA bundle |
 //! | envtest's self-signed webhook certificates | [`DevelopmentCertificates`] | |

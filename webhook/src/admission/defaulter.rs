@@ -44,6 +44,24 @@ impl<K, D> Mutating<K, D> {
     }
 }
 
+/// The defaulter's own edits: the operations from the round trip to
+/// `changed` (nothing the round trip did itself: no lost field, no `1`
+/// become `1.0`), when they apply to `sent` as it is (their array
+/// indexes are the round trip's); else [`patch_between`].
+pub(crate) fn defaulter_patch(
+    sent: &serde_json::Value,
+    round_trip: &serde_json::Value,
+    changed: &serde_json::Value,
+) -> json_patch::Patch {
+    let own = json_patch::diff(round_trip, changed);
+    let mut probe = sent.clone();
+    if json_patch::patch(&mut probe, &own).is_ok() {
+        own
+    } else {
+        patch_between(sent, round_trip, changed)
+    }
+}
+
 /// The operations from `sent` to `changed`, less removals that the
 /// round trip `sent` → `K` → JSON (`round_trip`) makes by itself.
 pub(crate) fn patch_between(
@@ -109,7 +127,7 @@ where
                     );
                 }
             };
-            AdmissionResponse::patched(&patch_between(sent, &round_trip, &changed))
+            AdmissionResponse::patched(&defaulter_patch(sent, &round_trip, &changed))
                 .with_warnings(warnings)
         })
     }
@@ -129,7 +147,7 @@ mod tests {
             "spec": {"image": "i"}});
         let changed = json!({"metadata": {"name": "a", "labels": {"app.kubernetes.io/name": "x", "team": "t"}},
             "spec": {"image": "i", "replicas": 1}});
-        let patch = serde_json::to_value(patch_between(&sent, &round_trip, &changed)).unwrap();
+        let patch = serde_json::to_value(defaulter_patch(&sent, &round_trip, &changed)).unwrap();
         let operations = patch.as_array().unwrap();
         assert!(operations.iter().all(|op| op["op"] != "remove"), "{patch}");
         assert!(
@@ -143,6 +161,19 @@ mod tests {
                 .iter()
                 .any(|op| op["path"] == "/metadata/labels/team"),
             "{patch}"
+        );
+    }
+
+    #[test]
+    fn what_the_round_trip_changes_is_not_the_defaulters() {
+        // The type reads 1 as a float and writes 1.0; the defaulter adds b.
+        let sent = json!({"spec": {"ratio": 1, "list": [{"keep": 1, "unknown": 2}]}});
+        let round_trip = json!({"spec": {"ratio": 1.0, "list": [{"keep": 1}]}});
+        let changed = json!({"spec": {"ratio": 1.0, "list": [{"keep": 1}], "b": true}});
+        let patch = serde_json::to_value(defaulter_patch(&sent, &round_trip, &changed)).unwrap();
+        assert_eq!(
+            patch,
+            json!([{"op": "add", "path": "/spec/b", "value": true}])
         );
     }
 

@@ -124,9 +124,24 @@ impl Conversion {
             .get(desired)
             .ok_or_else(|| format!("no conversion to {desired}"))?;
         let mut converted = from_hub(to_hub(object.clone())?)?;
-        if let (Some(fields), Some(metadata)) = (converted.as_object_mut(), object.get("metadata"))
-        {
-            fields.insert("metadata".into(), metadata.clone());
+        // The original metadata, but for labels and annotations, which a
+        // conversion may change (kube-apiserver keeps those changes, and a
+        // lossy conversion keeps what it cannot express in annotations).
+        if let Some(original) = object.get("metadata").and_then(|m| m.as_object()) {
+            let mut metadata = original.clone();
+            for key in ["labels", "annotations"] {
+                match converted["metadata"].get(key) {
+                    Some(value) if !value.is_null() => {
+                        metadata.insert(key.into(), value.clone());
+                    }
+                    _ => {
+                        metadata.remove(key);
+                    }
+                }
+            }
+            if let Some(fields) = converted.as_object_mut() {
+                fields.insert("metadata".into(), metadata.into());
+            }
         }
         Ok(converted)
     }

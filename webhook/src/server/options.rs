@@ -27,8 +27,13 @@ pub struct WebhookServerOptions {
     /// The largest review body taken (default 7 MiB, controller-runtime's);
     /// a larger one is answered 413.
     pub max_body_bytes: usize,
+    /// The largest conversion review taken (default 256 MiB):
+    /// kube-apiserver sends a whole list's objects in one, so this is far
+    /// above the admission limit (controller-runtime sets none).
+    pub max_conversion_body_bytes: usize,
     /// How long a handler may take before its request is answered with
-    /// an error (default 30 s, kube-apiserver's longest `timeoutSeconds`).
+    /// an error (default 10 s, kube-apiserver's default `timeoutSeconds`,
+    /// after which it stops waiting).
     pub handler_timeout: Duration,
     /// How long a client may take to send a request's headers, and to
     /// finish the TLS handshake (default 32 s).
@@ -53,7 +58,8 @@ impl Default for WebhookServerOptions {
             client_ca_file: None,
             certificate_reload_interval: Duration::from_secs(10),
             max_body_bytes: 7 * 1024 * 1024,
-            handler_timeout: Duration::from_secs(30),
+            max_conversion_body_bytes: 256 * 1024 * 1024,
+            handler_timeout: Duration::from_secs(10),
             read_header_timeout: Duration::from_secs(32),
             shutdown_timeout: Duration::from_secs(30),
             metrics_registry: None,

@@ -110,13 +110,29 @@ impl WebhookServer {
             K::GROUP.to_owned()
         };
         let letter = if verb == "mutate" { "m" } else { "v" };
+        let name = options.name.clone().unwrap_or_else(|| {
+            format!(
+                "{letter}{}-{}.{group}",
+                K::KIND.to_ascii_lowercase(),
+                K::VERSION
+            )
+        });
+        let mutating = verb == "mutate";
+        if self
+            .registrations
+            .iter()
+            .any(|registration| registration.name == name && registration.mutating == mutating)
+        {
+            self.routes.remove(&path);
+            return Err(Error::Path {
+                path,
+                message: "a webhook of that name is registered already (name it in WebhookOptions)",
+            });
+        }
         self.registrations.push(Registration {
-            name: options
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("{letter}{}.{group}", K::KIND.to_ascii_lowercase())),
+            name,
             path,
-            mutating: verb == "mutate",
+            mutating,
             group: K::GROUP.to_owned(),
             version: K::VERSION.to_owned(),
             plural: K::URL_PATH_SEGMENT.to_owned(),
@@ -322,7 +338,15 @@ impl BoundWebhookServer {
                 () = stop.cancelled() => break,
                 accepted = self.listener.accept() => accepted,
             };
-            let Ok((stream, _)) = accepted else { continue };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    // Out of file descriptors, say: wait rather than spin.
+                    tracing::warn!(%error, "the webhook server could not accept a connection");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
             let acceptor = self.acceptor.clone();
             let shared = Arc::clone(&self.shared);
             let stop = stop.clone();
@@ -353,6 +377,8 @@ impl BoundWebhookServer {
             while connections.try_join_next().is_some() {}
         }
         self.ready.store(false, Ordering::Release);
+        // Refuse new connections at once while those in flight finish.
+        drop(self.listener);
         let deadline = self.shared.options.shutdown_timeout;
         let _ = tokio::time::timeout(deadline, async {
             while connections.join_next().await.is_some() {}
@@ -390,21 +416,48 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Full<By
     let Some(route) = shared.routes.get(&path) else {
         return plain(StatusCode::NOT_FOUND, format!("no webhook at {path}"));
     };
-    let metrics = &shared.metrics;
-    let in_flight = metrics.in_flight.with_label_values(&[path.as_str()]);
-    in_flight.inc();
-    let began = Instant::now();
+    let mut measured = Measured::start(&shared.metrics, path);
     let response = answer_route(shared, route, request).await;
-    in_flight.dec();
-    metrics
-        .latency
-        .with_label_values(&[path.as_str()])
-        .observe(began.elapsed().as_secs_f64());
-    metrics
-        .requests
-        .with_label_values(&[path.as_str(), response.status().as_str()])
-        .inc();
+    measured.code = response.status().as_u16();
     response
+}
+
+/// One request's metrics, recorded when it ends however it ends (hyper
+/// drops a request's future when its client hangs up): in flight until
+/// then, its latency, and its code (499 for a client gone, as nginx
+/// counts it).
+struct Measured<'a> {
+    metrics: &'a WebhookMetrics,
+    path: String,
+    began: Instant,
+    code: u16,
+}
+
+impl<'a> Measured<'a> {
+    fn start(metrics: &'a WebhookMetrics, path: String) -> Self {
+        metrics.in_flight.with_label_values(&[path.as_str()]).inc();
+        Measured {
+            metrics,
+            path,
+            began: Instant::now(),
+            code: 499,
+        }
+    }
+}
+
+impl Drop for Measured<'_> {
+    fn drop(&mut self) {
+        let path = self.path.as_str();
+        self.metrics.in_flight.with_label_values(&[path]).dec();
+        self.metrics
+            .latency
+            .with_label_values(&[path])
+            .observe(self.began.elapsed().as_secs_f64());
+        self.metrics
+            .requests
+            .with_label_values(&[path, &self.code.to_string()])
+            .inc();
+    }
 }
 
 async fn answer_route(
@@ -429,7 +482,10 @@ async fn answer_route(
             format!("a review is application/json, not {content_type:?}"),
         );
     }
-    let limit = shared.options.max_body_bytes;
+    let limit = match route {
+        Route::Admission(_) => shared.options.max_body_bytes,
+        Route::Conversion => shared.options.max_conversion_body_bytes,
+    };
     let body = match Limited::new(request.into_body(), limit).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<http_body_util::LengthLimitError>() => {
@@ -450,7 +506,7 @@ async fn answer_route(
     }
     match route {
         Route::Admission(handler) => admit(shared, handler.as_ref(), &body).await,
-        Route::Conversion => convert(shared, &body),
+        Route::Conversion => convert(shared, &body).await,
     }
 }
 
@@ -493,7 +549,7 @@ async fn admit(
     })
 }
 
-fn convert(shared: &Shared, body: &[u8]) -> Response<Full<Bytes>> {
+async fn convert(shared: &Shared, body: &[u8]) -> Response<Full<Bytes>> {
     let review: ConversionReview = match serde_json::from_slice(body) {
         Ok(review) => review,
         Err(error) => {
@@ -509,13 +565,26 @@ fn convert(shared: &Shared, body: &[u8]) -> Response<Full<Bytes>> {
             "the ConversionReview has no request".into(),
         );
     };
-    let converted = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        request
-            .objects
-            .iter()
-            .map(|object| convert_one(&shared.conversions, object, &request.desired_api_version))
-            .collect::<Result<Vec<_>, String>>()
-    }));
+    // A list's conversion is CPU work for as long as the list is long:
+    // done beside the runtime's workers, not on them.
+    let work = || {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            request
+                .objects
+                .iter()
+                .map(|object| {
+                    convert_one(&shared.conversions, object, &request.desired_api_version)
+                })
+                .collect::<Result<Vec<_>, String>>()
+        }))
+    };
+    let multi_thread = tokio::runtime::Handle::current().runtime_flavor()
+        == tokio::runtime::RuntimeFlavor::MultiThread;
+    let converted = if multi_thread {
+        tokio::task::block_in_place(work)
+    } else {
+        work()
+    };
     let outcome = converted.unwrap_or_else(|_| {
         shared.metrics.conversion_panics.inc();
         Err("internal error occurred during conversion".into())

@@ -43,6 +43,9 @@ pub(crate) mod v2 {
     }
 }
 
+/// Where v1 keeps v2's height (a lossy conversion's usual place).
+const HEIGHT: &str = "conversion.webhooks.clientgo.test/height";
+
 impl TryFrom<v1::Gadget> for v2::Gadget {
     type Error = String;
 
@@ -50,14 +53,25 @@ impl TryFrom<v1::Gadget> for v2::Gadget {
         if old.spec.size < 0 {
             return Err(format!("a size of {} has no width", old.spec.size));
         }
+        // v1 keeps a height it cannot express in an annotation.
+        let height = old
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(HEIGHT))
+            .and_then(|h| h.parse().ok())
+            .unwrap_or(old.spec.size);
         let mut new = v2::Gadget::new(
             "",
             v2::GadgetSpec {
                 width: old.spec.size,
-                height: old.spec.size,
+                height,
             },
         );
         new.metadata = old.metadata;
+        if let Some(annotations) = new.metadata.annotations.as_mut() {
+            annotations.remove(HEIGHT);
+        }
         Ok(new)
     }
 }
@@ -69,10 +83,14 @@ impl TryFrom<v2::Gadget> for v1::Gadget {
         let mut old = v1::Gadget::new(
             "",
             v1::GadgetSpec {
-                size: new.spec.width.max(new.spec.height),
+                size: new.spec.width,
             },
         );
         old.metadata = new.metadata;
+        old.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(HEIGHT.into(), new.spec.height.to_string());
         Ok(old)
     }
 }
@@ -137,11 +155,21 @@ async fn versions_are_converted_by_the_webhook_both_ways() {
         created.spec,
         v2::GadgetSpec {
             width: 5,
-            height: 5
+            height: 3
         },
-        "stored at v1, read back through it"
+        "stored at v1 (the height in an annotation), read back through it"
     );
-    assert_eq!(at_v1.get("wide").await.unwrap().spec.size, 5);
+    let stored = at_v1.get("wide").await.unwrap();
+    assert_eq!(stored.spec.size, 5);
+    assert_eq!(
+        stored
+            .metadata
+            .annotations
+            .and_then(|a| a.get(HEIGHT).cloned())
+            .as_deref(),
+        Some("3"),
+        "labels and annotations a conversion sets are kept"
+    );
     // Lists convert every item.
     let listed = at_v2.list(&Default::default()).await.unwrap();
     let mut widths: Vec<i32> = listed
