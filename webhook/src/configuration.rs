@@ -146,63 +146,35 @@ fn configurations(
             name: Some(name.to_owned()),
             ..ObjectMeta::default()
         };
-        let validating: Vec<ValidatingWebhook> = registrations
-            .iter()
-            .filter(|registration| !registration.mutating)
-            .map(|registration| {
-                let options = &registration.options;
-                ValidatingWebhook {
-                    name: registration.name.clone(),
-                    client_config: client.admission(&registration.path, ca_bundle_pem),
-                    rules: Some(rules(registration)),
-                    admission_review_versions: vec!["v1".into()],
-                    side_effects: options
-                        .side_effects
-                        .clone()
-                        .unwrap_or_else(|| "None".into()),
-                    failure_policy: Some(
-                        options
-                            .failure_policy
-                            .clone()
-                            .unwrap_or_else(|| "Fail".into()),
-                    ),
-                    timeout_seconds: options.timeout_seconds,
-                    match_policy: options.match_policy.clone(),
-                    namespace_selector: options.namespace_selector.clone(),
-                    object_selector: options.object_selector.clone(),
-                    match_conditions: None,
-                }
-            })
-            .collect();
-        let mutating: Vec<MutatingWebhook> = registrations
-            .iter()
-            .filter(|registration| registration.mutating)
-            .map(|registration| {
-                let options = &registration.options;
-                MutatingWebhook {
-                    name: registration.name.clone(),
-                    client_config: client.admission(&registration.path, ca_bundle_pem),
-                    rules: Some(rules(registration)),
-                    admission_review_versions: vec!["v1".into()],
-                    side_effects: options
-                        .side_effects
-                        .clone()
-                        .unwrap_or_else(|| "None".into()),
-                    failure_policy: Some(
-                        options
-                            .failure_policy
-                            .clone()
-                            .unwrap_or_else(|| "Fail".into()),
-                    ),
-                    timeout_seconds: options.timeout_seconds,
-                    match_policy: options.match_policy.clone(),
-                    namespace_selector: options.namespace_selector.clone(),
-                    object_selector: options.object_selector.clone(),
-                    match_conditions: None,
-                    reinvocation_policy: None,
-                }
-            })
-            .collect();
+        // The two webhook types share every field but the mutating one's
+        // `reinvocationPolicy`.
+        macro_rules! webhooks {
+            ($ty:ident, $mutating:expr $(, $field:ident)*) => {
+                registrations
+                    .iter()
+                    .filter(|registration| registration.mutating == $mutating)
+                    .map(|registration| {
+                        let options = &registration.options;
+                        $ty {
+                            name: registration.name.clone(),
+                            client_config: client.admission(&registration.path, ca_bundle_pem),
+                            rules: Some(rules(registration)),
+                            admission_review_versions: vec!["v1".into()],
+                            side_effects: options.side_effects.clone().unwrap_or_else(|| "None".into()),
+                            failure_policy: Some(options.failure_policy.clone().unwrap_or_else(|| "Fail".into())),
+                            timeout_seconds: options.timeout_seconds,
+                            match_policy: options.match_policy.clone(),
+                            namespace_selector: options.namespace_selector.clone(),
+                            object_selector: options.object_selector.clone(),
+                            match_conditions: None,
+                            $($field: None,)*
+                        }
+                    })
+                    .collect::<Vec<$ty>>()
+            };
+        }
+        let validating = webhooks!(ValidatingWebhook, false);
+        let mutating = webhooks!(MutatingWebhook, true, reinvocation_policy);
         (
             (!validating.is_empty()).then(|| ValidatingWebhookConfiguration {
                 metadata: metadata.clone(),
