@@ -82,9 +82,14 @@ async fn cleanup_runs_before_the_object_goes() {
         let cleaned = context.cleaned.load(Ordering::SeqCst);
         assert!((1..=2).contains(&cleaned), "cleaned {cleaned} times");
         eventually("the gone key reported", || async {
-            gone.load(Ordering::SeqCst) == 1
+            gone.load(Ordering::SeqCst) >= 1
         })
         .await;
+        // As for the cleanup: a key enqueued again after the object went
+        // (a slow machine lets the owner's second event in) is reported
+        // gone again.
+        let reported = gone.load(Ordering::SeqCst);
+        assert!((1..=2).contains(&reported), "reported gone {reported} times");
         stop.cancel();
         running.await.unwrap().unwrap();
     })
