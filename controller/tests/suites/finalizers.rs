@@ -89,7 +89,10 @@ async fn cleanup_runs_before_the_object_goes() {
         // (a slow machine lets the owner's second event in) is reported
         // gone again.
         let reported = gone.load(Ordering::SeqCst);
-        assert!((1..=2).contains(&reported), "reported gone {reported} times");
+        assert!(
+            (1..=2).contains(&reported),
+            "reported gone {reported} times"
+        );
         stop.cancel();
         running.await.unwrap().unwrap();
     })
