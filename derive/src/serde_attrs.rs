@@ -73,6 +73,16 @@ fn rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
     RenameRule::parse(&name).ok_or_else(|| meta.error(format!("serde has no rename rule {name:?}")))
 }
 
+/// serde's `default` (`None`: the type's `Default`) or `default =
+/// "path"` (`Some(path)`).
+fn default_function(meta: &ParseNestedMeta<'_>) -> syn::Result<Option<Path>> {
+    if meta.input.peek(Token![=]) {
+        let function: LitStr = meta.value()?.parse()?;
+        return Ok(Some(function.parse()?));
+    }
+    Ok(None)
+}
+
 /// Reads past an attribute this derive does not need.
 pub(crate) fn skip(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(Token![=]) {
@@ -102,12 +112,7 @@ impl Container {
                 } else if path.is_ident("transparent") {
                     out.transparent = true;
                 } else if path.is_ident("default") {
-                    if meta.input.peek(Token![=]) {
-                        let function: LitStr = meta.value()?.parse()?;
-                        out.default = Some(Some(function.parse()?));
-                    } else {
-                        out.default = Some(None);
-                    }
+                    out.default = Some(default_function(&meta)?);
                 } else {
                     skip(&meta)?;
                 }
@@ -127,12 +132,7 @@ impl Field {
                 if path.is_ident("rename") {
                     out.rename = Some(string_value(&meta)?);
                 } else if path.is_ident("default") {
-                    if meta.input.peek(Token![=]) {
-                        let function: LitStr = meta.value()?.parse()?;
-                        out.default = Some(Some(function.parse()?));
-                    } else {
-                        out.default = Some(None);
-                    }
+                    out.default = Some(default_function(&meta)?);
                 } else if path.is_ident("skip") {
                     out.skip = true;
                 } else if path.is_ident("skip_serializing") {
