@@ -14,6 +14,14 @@ pub struct Figures {
     pub sync_seconds: f64,
     /// RSS before the first request (runtime and HTTP client built).
     pub rss_baseline_mib: f64,
+    /// The client's CPU time (user and system, all threads) from the
+    /// start of its first request to a synced cache.
+    #[serde(default)]
+    pub cpu_seconds: Option<f64>,
+    /// The server's CPU time over the same sync (its processes', filled by
+    /// the orchestrator: the test server's, or kube-apiserver's and etcd's).
+    #[serde(default)]
+    pub server_cpu_seconds: Option<f64>,
     /// RSS once synced and settled (the watch open, handlers idle).
     pub rss_synced_mib: f64,
     /// How much of the RSS growth from the baseline to synced is

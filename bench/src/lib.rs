@@ -1,12 +1,15 @@
 //! The end-to-end benchmark behind BENCHMARKS.md: clientgo-rs's informer
 //! against kube-rs's watcher and reflector, and against `limit`, a naive
-//! single-threaded client that only fetches and decodes, all over
-//! clientgo-testing's API server on loopback.
+//! single-threaded client that only fetches and decodes, over
+//! clientgo-testing's API server on loopback or a real kube-apiserver
+//! ([`real_server`]: envtest's, started here, or a cluster's by its
+//! kubeconfig).
 //!
 //! The `e2e` binary runs three kinds of process, all itself:
 //! - the **server** ([`server`]): the test API server seeded with realistic
 //!   pods, taking orders on its standard input (a burst of writes held back
-//!   from the watches, then a forced relist);
+//!   from the watches, then a forced relist); or kube-apiserver seeded
+//!   through its API, where clients only sync;
 //! - one **client** process per client and run ([`clients`]), so each
 //!   starts with a clean RSS: it syncs, applies a burst of watch events,
 //!   goes through a relist, and prints its [`Figures`];
@@ -25,6 +28,7 @@ pub mod event_clock;
 pub mod figures;
 pub mod orchestrator;
 pub mod protocol;
+pub mod real_server;
 pub mod report;
 pub mod server;
 

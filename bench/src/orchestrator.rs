@@ -12,7 +12,43 @@ use crate::protocol::{
     BURST, CLIENT_WRAPPER, DONE, READY, RELIST, RESULT, SYNCED, WATCHED, wrapped_command,
 };
 use crate::report::Summary;
-use crate::{BoxError, Figures};
+use crate::{BoxError, Figures, real_server};
+
+/// Threads spinning on the CPU until dropped: a CPU-bound neighbour of the
+/// client and the server.
+struct Neighbour {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Neighbour {
+    fn start(threads: usize) -> Neighbour {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..threads)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 1_u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        for _ in 0..10_000 {
+                            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005) + 1);
+                        }
+                    }
+                })
+            })
+            .collect();
+        Neighbour { stop, threads }
+    }
+}
+
+impl Drop for Neighbour {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -25,22 +61,55 @@ pub struct BenchPlan {
     pub runs: usize,
     /// The clients, in table order.
     pub clients: Vec<ClientKind>,
+    /// A real kube-apiserver (envtest, or `kubeconfig`'s) in place of the
+    /// test server; the clients only sync.
+    pub real: bool,
+    /// A cluster already holding `pods` pods, in place of a server started
+    /// here.
+    pub kubeconfig: Option<PathBuf>,
+    /// The processes whose CPU is that cluster's server's, when it runs on
+    /// this machine.
+    pub server_pids: Vec<u32>,
+    /// Threads spinning on the CPU in this process while each client runs:
+    /// a CPU-bound neighbour on the machine's cores.
+    pub neighbour_threads: usize,
 }
 
-/// The server process and its pipes.
-struct ServerProcess {
+/// A server the orchestrator started: its process and pipes.
+struct Pipes {
     child: Child,
     orders: ChildStdin,
     answers: BufReader<ChildStdout>,
+}
+
+/// The server the clients are run against.
+struct ServerProcess {
+    /// None for a cluster given by its kubeconfig.
+    pipes: Option<Pipes>,
     url: String,
     json_bytes: u64,
+    /// The processes whose CPU is the server's.
+    pids: Vec<u32>,
 }
 
 impl ServerProcess {
     fn start(program: &PathBuf, plan: &BenchPlan) -> Result<ServerProcess, BoxError> {
-        let mut child = Command::new(program)
+        if let Some(kubeconfig) = &plan.kubeconfig {
+            return Ok(ServerProcess {
+                pipes: None,
+                url: format!("{}{}", real_server::KUBECONFIG, kubeconfig.display()),
+                json_bytes: 0,
+                pids: plan.server_pids.clone(),
+            });
+        }
+        let mut command = Command::new(program);
+        command
             .args(["--role", "server", "--pods", &plan.pods.to_string()])
-            .args(["--events", &plan.events.to_string()])
+            .args(["--events", &plan.events.to_string()]);
+        if plan.real {
+            command.arg("--envtest");
+        }
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
@@ -48,27 +117,38 @@ impl ServerProcess {
         let mut answers = BufReader::new(child.stdout.take().ok_or("the server has no stdout")?);
         let mut line = String::new();
         answers.read_line(&mut line)?;
-        let mut words = line.split_whitespace();
-        if words.next() != Some(READY) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() != Some(&READY) {
             return Err(format!("the server said {line:?} instead of ready").into());
         }
-        let url = words.next().ok_or("the server gave no URL")?.to_string();
-        let json_bytes = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        let url = words.get(1).ok_or("the server gave no URL")?.to_string();
+        let json_bytes = words.get(2).and_then(|w| w.parse().ok()).unwrap_or(0);
+        let mut pids = real_server::pids_in(&words);
+        if pids.is_empty() {
+            pids.push(child.id());
+        }
         Ok(ServerProcess {
-            child,
-            orders,
-            answers,
+            pipes: Some(Pipes {
+                child,
+                orders,
+                answers,
+            }),
             url,
             json_bytes,
+            pids,
         })
     }
 
     /// Sends an order and returns the server's answer.
     fn order(&mut self, order: &str) -> Result<String, BoxError> {
-        writeln!(self.orders, "{order}")?;
-        self.orders.flush()?;
+        let pipes = self
+            .pipes
+            .as_mut()
+            .ok_or("a server given by its kubeconfig takes no orders")?;
+        writeln!(pipes.orders, "{order}")?;
+        pipes.orders.flush()?;
         let mut line = String::new();
-        self.answers.read_line(&mut line)?;
+        pipes.answers.read_line(&mut line)?;
         if !line.starts_with(DONE) {
             return Err(format!("the server answered {order:?} with {line:?}").into());
         }
@@ -78,8 +158,10 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(pipes) = &mut self.pipes {
+            let _ = pipes.child.kill();
+            let _ = pipes.child.wait();
+        }
     }
 }
 
@@ -91,12 +173,18 @@ fn run_client(
     client: ClientKind,
 ) -> Result<Figures, BoxError> {
     let wrapper = std::env::var(CLIENT_WRAPPER).unwrap_or_default();
-    let mut child = wrapped_command(program, &wrapper)
+    let mut command = wrapped_command(program, &wrapper);
+    command
         .args(["--role", "client", "--client", client.name()])
         .args(["--url", &server.url, "--pods", &plan.pods.to_string()])
-        .args(["--events", &plan.events.to_string()])
-        .stdout(Stdio::piped())
-        .spawn()?;
+        .args(["--events", &plan.events.to_string()]);
+    if plan.real {
+        command.arg("--sync-only");
+    }
+    let _neighbour = Neighbour::start(plan.neighbour_threads);
+    let server_cpu_before = real_server::cpu_seconds_of(&server.pids);
+    let mut server_cpu = None;
+    let mut child = command.stdout(Stdio::piped()).spawn()?;
     let mut output = BufReader::new(child.stdout.take().ok_or("the client has no stdout")?);
     let mut line = String::new();
     let figures = loop {
@@ -107,12 +195,22 @@ fn run_client(
         }
         let line = line.trim();
         if line == SYNCED {
-            let answer = server.order(BURST)?;
-            eprintln!("  {}: synced; server: {answer}", client.name());
+            // The settle after the sync is in it: the server is idle then.
+            server_cpu = Some(real_server::cpu_seconds_of(&server.pids) - server_cpu_before);
+            if !plan.real {
+                let answer = server.order(BURST)?;
+                eprintln!("  {}: synced; server: {answer}", client.name());
+            }
         } else if line == WATCHED {
             server.order(RELIST)?;
         } else if let Some(json) = line.strip_prefix(RESULT) {
-            break serde_json::from_str::<Figures>(json.trim())?;
+            let mut figures = serde_json::from_str::<Figures>(json.trim())?;
+            // A client that does not announce its sync (`stream`) ends
+            // there.
+            figures.server_cpu_seconds = server_cpu
+                .or_else(|| Some(real_server::cpu_seconds_of(&server.pids) - server_cpu_before))
+                .filter(|_| !server.pids.is_empty());
+            break figures;
         } else {
             eprintln!("  {}: {line}", client.name());
         }
@@ -139,8 +237,13 @@ pub fn run(plan: &BenchPlan) -> Result<(Vec<Summary>, u64), BoxError> {
             failures: Vec::new(),
         })
         .collect();
+    let count = summaries.len();
     for run in 1..=plan.runs {
-        for summary in &mut summaries {
+        // Each round starts one client further on, so a cost of the
+        // server that comes round periodically (kube-apiserver's garbage
+        // collection of its heap) lands on each client in turn.
+        for index in (0..count).map(|i| (i + run - 1) % count.max(1)) {
+            let summary = &mut summaries[index];
             eprintln!("run {run}/{}: {}", plan.runs, summary.client.name());
             let figures = match run_client(&program, &mut server, plan, summary.client) {
                 Ok(figures) => figures,

@@ -8,8 +8,8 @@ use clientgo_apimachinery::GroupResource;
 use clientgo_testing::{ObjectKey, TestApiServer, realistic_pod};
 use serde_json::json;
 
-use crate::BoxError;
 use crate::protocol::{BURST, DONE, READY, RELIST, announce};
+use crate::{BoxError, real_server};
 
 /// The namespaces the pods are spread over: pod `index` is in
 /// `namespace-{index % NAMESPACES}`.
@@ -22,6 +22,37 @@ pub struct ServerPlan {
     pub pods: usize,
     /// Updates written per [`BURST`] order.
     pub events: usize,
+}
+
+/// Runs a real kube-apiserver (envtest) seeded with `plan.pods` pods
+/// ([`real_server::seed_pods`]) until standard input closes. It announces
+/// `ready kubeconfig:<path> <bytes> pids=<kube-apiserver>,<etcd>` and takes
+/// no orders: on the real server clients only sync.
+pub fn run_real(plan: ServerPlan) -> Result<(), BoxError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let plane = real_server::start().await?;
+        let client = plane.client()?;
+        real_server::create_namespaces(&client, "namespace-", NAMESPACES).await?;
+        let json_bytes = real_server::seed_pods(&client, plan.pods, NAMESPACES).await?;
+        let kubeconfig = plane.write_kubeconfig()?;
+        announce(&format!(
+            "{READY} {}{} {json_bytes} {}",
+            real_server::KUBECONFIG,
+            kubeconfig.display(),
+            real_server::pids_word(&plane)
+        ))?;
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin());
+        let mut line = String::new();
+        use tokio::io::AsyncBufReadExt;
+        if lines.read_line(&mut line).await? > 0 {
+            return Err(format!("the real server takes no orders, not {:?}", line.trim()).into());
+        }
+        Ok(())
+    })
 }
 
 /// Runs the server until its standard input closes.

@@ -41,6 +41,26 @@ struct Flags {
     /// clientgo-protobuf-compact, kube-rs, kube-rs-streaming
     #[arg(long, value_name = "A,B,...", value_delimiter = ',', value_parser = client_kind)]
     clients: Vec<ClientKind>,
+    /// Seed a real kube-apiserver and etcd (envtest's, from
+    /// `CLIENTGO_ENVTEST_ASSETS`, `KUBEBUILDER_ASSETS` or `../shared/envtest`)
+    /// instead of the test server. Pods are written through its API as a
+    /// cluster leaves them; clients only sync (the burst and the forced
+    /// relist need the test server's faults). `limit` does not run there.
+    #[arg(long, conflicts_with = "kubeconfig")]
+    envtest: bool,
+    /// Run against the cluster of this kubeconfig, which already holds
+    /// exactly --pods pods (for one seeded by `e2e --role server --envtest
+    /// --pods N`, which prints its kubeconfig and server pids); clients
+    /// only sync
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<std::path::PathBuf>,
+    /// With --kubeconfig: the processes whose CPU is the server's
+    #[arg(long, value_name = "PID,...", value_delimiter = ',')]
+    server_pids: Vec<u32>,
+    /// Threads spinning on the CPU while each client runs: a CPU-bound
+    /// neighbour sharing the machine's cores
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    neighbour_threads: usize,
     /// The process's part (the orchestrator starts its children with it)
     #[arg(long, hide = true)]
     role: Option<String>,
@@ -50,6 +70,9 @@ struct Flags {
     /// With --role client: the server's URL
     #[arg(long, hide = true)]
     url: Option<String>,
+    /// With --role client: stop once synced
+    #[arg(long, hide = true)]
+    sync_only: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -85,16 +108,24 @@ fn main() {
 
 fn run(flags: &Flags) -> Result<(), BoxError> {
     match flags.role.as_deref() {
-        Some("server") => server::run(ServerPlan {
-            pods: flags.pods,
-            events: flags.events,
-        }),
+        Some("server") => {
+            let plan = ServerPlan {
+                pods: flags.pods,
+                events: flags.events,
+            };
+            if flags.envtest {
+                server::run_real(plan)
+            } else {
+                server::run(plan)
+            }
+        }
         Some("client") => {
             let client = flags.client.ok_or("--role client needs --client")?;
             let plan = ClientPlan {
                 url: flags.url.clone().ok_or("--role client needs --url")?,
                 pods: flags.pods,
                 events: flags.events as u64,
+                sync_only: flags.sync_only,
             };
             let figures = clients::run(client, &plan)?;
             announce(&format!("{RESULT} {}", serde_json::to_string(&figures)?))?;
@@ -107,16 +138,34 @@ fn run(flags: &Flags) -> Result<(), BoxError> {
                 events: flags.events,
                 runs: flags.runs,
                 clients: flags.clients.clone(),
+                real: flags.envtest || flags.kubeconfig.is_some(),
+                kubeconfig: flags.kubeconfig.clone(),
+                server_pids: flags.server_pids.clone(),
+                neighbour_threads: flags.neighbour_threads,
             };
             let (summaries, json_bytes) = orchestrator::run(&plan)?;
             println!(
-                "{} pods ({:.1} MiB of JSON, {:.1} KB each), {} watch events per burst, median of {} runs, {} cores",
+                "{} pods ({:.1} MiB of JSON, {:.1} KB each) on {}, {}, median of {} runs, {} cores{}",
                 plan.pods,
                 json_bytes as f64 / (1024.0 * 1024.0),
                 json_bytes as f64 / plan.pods as f64 / 1000.0,
-                plan.events,
+                if plan.real {
+                    "a real kube-apiserver (envtest)"
+                } else {
+                    "the test server"
+                },
+                if plan.real {
+                    "sync only".to_string()
+                } else {
+                    format!("{} watch events per burst", plan.events)
+                },
                 plan.runs,
-                std::thread::available_parallelism().map_or(0, |n| n.get())
+                std::thread::available_parallelism().map_or(0, |n| n.get()),
+                if plan.neighbour_threads > 0 {
+                    format!(", {} neighbour threads spinning", plan.neighbour_threads)
+                } else {
+                    String::new()
+                }
             );
             println!();
             print!("{}", report::table(&summaries));

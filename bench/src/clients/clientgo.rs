@@ -14,7 +14,7 @@ use clientgo_informers::{
     InformerFactoryOptions, MetadataView, ResourceEventHandlerFuncs, SharedIndexInformer,
     SharedInformerFactory, SnapshotOptions, Storage, TypedResource,
 };
-use clientgo_rest::{Config, ContentType, RestClient};
+use clientgo_rest::{ContentType, RestClient};
 use clientgo_testing::REALISTIC_POD_APPS;
 use clientgo_testing::process_memory::rss_mib;
 use k8s_openapi::api::core::v1::Pod;
@@ -71,7 +71,7 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
         _ => ContentType::Json,
     };
     let rest = RestClient::new(
-        Config::new(&plan.url)
+        crate::real_server::clientgo_config(&plan.url)?
             .content_type(content_type)
             .disable_compression(mode == Mode::NoGzip),
     )?;
@@ -148,7 +148,9 @@ pub(super) async fn run(plan: &ClientPlan, mode: Mode) -> Result<Figures, BoxErr
             };
             let lister = informer.lister();
             let mut figures = measured(plan, &factory, informer, &clock).await?;
-            lister_reads(&lister, &mut figures)?;
+            if !plan.sync_only {
+                lister_reads(&lister, &mut figures)?;
+            }
             Ok(figures)
         }
         Mode::List | Mode::NoGzip | Mode::WatchList | Mode::Strip | Mode::Protobuf { .. } => {
@@ -261,6 +263,9 @@ impl Restart {
         K: TypedResource,
     {
         let mut figures = figures?;
+        if plan.sync_only {
+            return Ok(figures);
+        }
         let factory = SharedInformerFactory::with_options(self.rest.clone(), self.options.clone());
         let informer = factory.informer_for::<K>();
         let started = Instant::now();

@@ -15,7 +15,7 @@ use super::{Baseline, CacheClient, ClientPlan, measure, replicaset_reads};
 use crate::{BoxError, EventClock, Figures};
 
 pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, BoxError> {
-    let config = kube::Config::new(plan.url.parse::<http::Uri>()?);
+    let config = crate::real_server::kube_config(&plan.url).await?;
     let client = kube::Client::try_from(config)?;
     let api = kube::Api::<Pod>::all(client);
     let (reader, writer) = reflector::store::<Pod>();
@@ -49,6 +49,9 @@ pub(super) async fn run(plan: &ClientPlan, streaming: bool) -> Result<Figures, B
     let measured = measure(plan, &store, &clock, started, baseline).await;
     task.abort();
     let mut figures = measured?;
+    if plan.sync_only {
+        return Ok(figures);
+    }
     // A ReplicaSet controller's reads: the store has no index, so each
     // list filters every pod (what a kube-rs controller writes).
     let reader = &store.reader;

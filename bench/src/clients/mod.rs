@@ -15,6 +15,7 @@ pub use replicaset_reads::GROUPS as REPLICASET_GROUPS;
 use std::time::{Duration, Instant};
 
 use clientgo_informers::Storage;
+use clientgo_testing::process_cpu::cpu_seconds;
 use clientgo_testing::process_memory::{high_water_mib, reset_high_water, rss_file_mib, rss_mib};
 
 use crate::protocol::{SYNCED, WATCHED, announce};
@@ -241,10 +242,16 @@ pub struct ClientPlan {
     pub pods: usize,
     /// Events in the burst.
     pub events: u64,
+    /// Only the sync: the client returns its figures once synced (on a
+    /// real server, which cannot hold watches or force a relist).
+    pub sync_only: bool,
 }
 
 /// Runs one client to the end and returns what it measured.
 pub fn run(kind: ClientKind, plan: &ClientPlan) -> Result<Figures, BoxError> {
+    if kind == ClientKind::Limit && plan.url.starts_with(crate::real_server::KUBECONFIG) {
+        return Err("limit speaks plain HTTP to the test server only".into());
+    }
     let mut figures = match kind {
         ClientKind::Limit | ClientKind::Stream => {
             // Single-threaded by design: the stream's reader and the HTTP
@@ -340,6 +347,8 @@ pub(crate) struct Baseline {
     rss_mib: f64,
     /// The file-backed part of it, in MiB.
     file_mib: f64,
+    /// The process's CPU seconds so far.
+    cpu_seconds: f64,
 }
 
 impl Baseline {
@@ -348,6 +357,7 @@ impl Baseline {
         Baseline {
             rss_mib: rss_mib(),
             file_mib: rss_file_mib(),
+            cpu_seconds: cpu_seconds(),
         }
     }
 }
@@ -369,6 +379,7 @@ async fn measure(
     };
     wait_until("the cache to sync", || client.synced()).await?;
     figures.sync_seconds = started.elapsed().as_secs_f64();
+    figures.cpu_seconds = Some(cpu_seconds() - baseline.cpu_seconds);
     let cached = client.cached();
     if cached != plan.pods {
         return Err(format!("synced with {cached} pods, expected {}", plan.pods).into());
@@ -383,6 +394,9 @@ async fn measure(
         .cache_bytes()
         .map(|bytes| bytes as f64 / (1024.0 * 1024.0));
     announce(SYNCED)?;
+    if plan.sync_only {
+        return Ok(figures);
+    }
 
     let Some(watch) = clock.wait(*PHASE_TIMEOUT).await else {
         return Err(format!(

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use super::ClientPlan;
 use crate::{BoxError, Figures};
+use clientgo_testing::process_cpu::cpu_seconds;
 use clientgo_testing::process_memory::rss_mib;
 
 /// The annotation the server puts on the bookmark that ends the initial
@@ -73,33 +74,37 @@ impl Framer {
 
 pub(super) async fn run(plan: &ClientPlan, keep: Keep) -> Result<Figures, BoxError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let http = reqwest::Client::builder().build()?;
+    // The informer's own transport (TLS, HTTP/2 where the server offers
+    // it, gzip asked for), so only what is done with the bytes differs.
+    let rest = clientgo_rest::RestClient::new(crate::real_server::clientgo_config(&plan.url)?)?;
     let mut figures = Figures {
         rss_baseline_mib: rss_mib(),
         ..Figures::default()
     };
+    let cpu_before = cpu_seconds();
     let started = Instant::now();
-    let url = format!(
-        "{}/api/v1/pods?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
-        plan.url
-    );
-    let mut response = http
-        .get(&url)
+    let mut response = rest
+        .get()
+        .abs_path("/api/v1/pods")
+        .param("watch", "true")
+        .param("sendInitialEvents", "true")
+        .param("allowWatchBookmarks", "true")
+        .param("resourceVersionMatch", "NotOlderThan")
         .header("accept", clientgo_rest::config::PROTOBUF_ACCEPT)
-        .send()
-        .await?
-        .error_for_status()?;
+        .watch()
+        .await?;
     let mut framer = Framer {
         kept: (keep == Keep::Frames).then(Vec::new),
         ..Framer::default()
     };
     while !framer.ended {
-        let Some(chunk) = response.chunk().await? else {
+        let Some(chunk) = response.next_chunk().await? else {
             return Err("the stream ended before the initial events did".into());
         };
         framer.push(&chunk);
     }
     figures.sync_seconds = started.elapsed().as_secs_f64();
+    figures.cpu_seconds = Some(cpu_seconds() - cpu_before);
     // Every pod, and the bookmark.
     if framer.frames != plan.pods as u64 + 1 {
         return Err(format!("{} frames, expected {}", framer.frames, plan.pods + 1).into());
@@ -111,6 +116,10 @@ pub(super) async fn run(plan: &ClientPlan, keep: Keep) -> Result<Figures, BoxErr
     }
     figures.rss_steady_mib = figures.rss_synced_mib;
     figures.relist_peak_mib = figures.rss_synced_mib;
+    // As the caching clients settle before they announce their sync, so
+    // the server's CPU is read at the same point after every sync (its
+    // garbage collector may still be running).
+    tokio::time::sleep(super::SETTLE).await;
     Ok(figures)
 }
 
