@@ -15,7 +15,9 @@ pub struct Figures {
     /// RSS before the first request (runtime and HTTP client built).
     pub rss_baseline_mib: f64,
     /// The client's CPU time (user and system, all threads) from the
-    /// start of its first request to a synced cache.
+    /// start of its first request to the moment it sees its cache synced
+    /// (deliveries to handlers still under way are not in it); `None` for
+    /// `limit`.
     #[serde(default)]
     pub cpu_seconds: Option<f64>,
     /// The server's CPU time over the same sync (its processes', filled by

@@ -31,7 +31,9 @@ impl Neighbour {
                     let mut x = 1_u64;
                     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                         for _ in 0..10_000 {
-                            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005) + 1);
+                            x = std::hint::black_box(
+                                x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1),
+                            );
                         }
                     }
                 })
@@ -223,10 +225,12 @@ fn run_client(
 /// Progress goes to standard error.
 pub fn run(plan: &BenchPlan) -> Result<(Vec<Summary>, u64), BoxError> {
     let program = std::env::current_exe()?;
-    eprintln!(
-        "seeding the server with {} pods and a history for {} events...",
-        plan.pods, plan.events
-    );
+    if plan.kubeconfig.is_none() {
+        eprintln!(
+            "seeding the server with {} pods and a history for {} events...",
+            plan.pods, plan.events
+        );
+    }
     let mut server = ServerProcess::start(&program, plan)?;
     let mut summaries: Vec<Summary> = plan
         .clients

@@ -83,7 +83,7 @@ pub fn cpu_seconds_of(pids: &[u32]) -> f64 {
     pids.iter().map(|pid| cpu_seconds_of_process(*pid)).sum()
 }
 
-/// Runs `write(index)` for `0..count`, [`IN_FLIGHT`] at a time; the first
+/// Runs `write(index)` for `0..count`, 64 at a time; the first
 /// error ends it.
 pub async fn for_each_index<F, Fut>(count: usize, write: F) -> Result<(), clientgo_rest::Error>
 where
@@ -140,7 +140,9 @@ pub async fn seed_pods(
                 metadata.remove("managedFields");
             }
             // Port names are unique in a pod (the server warns otherwise).
-            pod["spec"]["containers"][1]["ports"][0]["name"] = json!("proxy");
+            if let Some(port) = pod.pointer_mut("/spec/containers/1/ports/0/name") {
+                *port = json!("proxy");
+            }
             let name = pod["metadata"]["name"]
                 .as_str()
                 .unwrap_or_default()

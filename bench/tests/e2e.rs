@@ -1,7 +1,12 @@
 //! The `e2e` binary end to end at a tiny size: every client syncs, applies
 //! the burst and relists, and the table, the JSON lines and the targets
 //! are printed. (Its figures at this size mean nothing.)
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use std::process::Command;
 
@@ -48,14 +53,22 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             .iter()
             .filter(|line| line["client"] == client)
             .collect();
-        assert_eq!(lines.len(), 21, "{client}: one JSON line per figure");
+        assert_eq!(lines.len(), 23, "{client}: one JSON line per figure");
         for line in &lines {
             assert_eq!(line["pods"], 60);
             assert_eq!(line["events"], 300);
         }
         let events = figure(client, "events_per_second");
         assert!(events > 0.0, "{client}: {events}");
+        // The test server's process is the server whose CPU is read.
+        let server = figure(client, "server_cpu_seconds");
+        assert!(server >= 0.0, "{client}: server CPU {server}");
+        if client != "limit" {
+            let cpu = figure(client, "cpu_seconds");
+            assert!(cpu > 0.0, "{client}: CPU {cpu}");
+        }
     }
+    assert!(stdout.contains("| client (CPU) |"), "{stdout}");
     // The defaults report their cache's bytes against their RSS.
     assert!(
         stdout.contains("| client (cache) |") && stdout.contains("| clientgo-decoded | "),
@@ -104,6 +117,88 @@ fn every_client_runs_through_every_phase_and_the_report_is_printed() {
             "{client}: no ReplicaSet reads\n{stdout}"
         );
     }
+}
+
+/// Whether envtest's binaries are found (as the bench's server role finds
+/// them); without them the real-server test is skipped, unless
+/// `CLIENTGO_ENVTEST_REQUIRED` asks for them.
+fn envtest_assets() -> bool {
+    use clientgo_testing::envtest::{
+        AssetSearch, Assets, assets_required, repository_unpack_script,
+    };
+    let search = AssetSearch {
+        unpack_script: repository_unpack_script(),
+        ..AssetSearch::default()
+    };
+    match Assets::find(&search) {
+        Ok(_) => true,
+        Err(error) if assets_required() => panic!("envtest's binaries are required: {error}"),
+        Err(error) => {
+            eprintln!("skipped: no envtest binaries ({error})");
+            false
+        }
+    }
+}
+
+#[test]
+fn on_a_real_kube_apiserver_the_clients_sync_and_both_sides_cpu_is_reported() {
+    if !envtest_assets() {
+        return;
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_e2e"))
+        .args(["--envtest", "--pods", "120", "--runs", "1"])
+        .args(["--clients", "stream,clientgo,clientgo-list,kube-rs"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("120 pods ("), "{stdout}");
+    assert!(
+        stdout.contains("on a real kube-apiserver (envtest), sync only"),
+        "{stdout}"
+    );
+    let median = |client: &str, figure: &str| {
+        stdout
+            .lines()
+            .filter(|line| line.starts_with('{'))
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .find(|line| line["client"] == client && line["figure"] == figure)
+            .and_then(|line| line["median"].as_f64())
+            .unwrap_or(f64::NAN)
+    };
+    for client in ["stream", "clientgo", "clientgo-list", "kube-rs"] {
+        assert!(median(client, "sync_seconds") > 0.0, "{client}\n{stdout}");
+        assert!(median(client, "cpu_seconds") > 0.0, "{client}\n{stdout}");
+        // kube-apiserver answered every sync: its CPU moved.
+        assert!(
+            median(client, "server_cpu_seconds") > 0.0,
+            "{client}\n{stdout}"
+        );
+    }
+    // The caches hold every seeded pod (a sync with another count fails the run).
+    assert!(!stdout.contains("failed: "), "{stdout}");
+    assert!(stdout.contains("target: watch-list: sync "), "{stdout}");
+    assert!(
+        !stdout.contains("events/s with a metadata handler"),
+        "{stdout}"
+    );
+    // limit speaks plain HTTP to the test server only.
+    let limit = Command::new(env!("CARGO_BIN_EXE_e2e"))
+        .args([
+            "--kubeconfig",
+            "/nowhere",
+            "--pods",
+            "1",
+            "--runs",
+            "1",
+            "--clients",
+            "limit",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&limit.stdout).contains("failed: limit run 1: "));
+    assert!(String::from_utf8_lossy(&limit.stderr).contains("limit speaks plain HTTP"));
 }
 
 #[test]

@@ -209,7 +209,6 @@ fn server(parents: usize) -> Result<(), BoxError> {
 /// the orders the same way, by patches and deletes.
 fn real_server(parents: usize) -> Result<(), BoxError> {
     use clientgo_rest::{CreateOptions, DeleteOptions, Patch, PatchOptions, ResourceClient};
-    use k8s_openapi::api::core::v1::Namespace;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -218,18 +217,7 @@ fn real_server(parents: usize) -> Result<(), BoxError> {
     runtime.block_on(async {
         let plane = real_server::start().await?;
         let client = plane.client()?;
-        for index in 0..20 {
-            let namespace = Namespace {
-                metadata: ObjectMeta {
-                    name: Some(format!("ns-{index}")),
-                    ..ObjectMeta::default()
-                },
-                ..Namespace::default()
-            };
-            ResourceClient::<Namespace>::all(client.clone())
-                .create(&CreateOptions::default(), &namespace)
-                .await?;
-        }
+        real_server::create_namespaces(&client, "ns-", 20).await?;
         let deployments = |index: usize| {
             ResourceClient::<Deployment>::namespaced(client.clone(), &format!("ns-{}", index % 20))
         };

@@ -20,8 +20,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// realistic pods (about 5 KB of JSON each), then runs each client R times,
 /// each run in a fresh process: sync every pod, apply a burst of M watch
 /// events (written while watches are held, then released at once), and go
-/// through a relist forced by a 410 in the watch. Prints a table of
-/// medians, one JSON line per figure, and the targets met or missed.
+/// through a relist forced by a 410 in the watch. With --envtest (or
+/// --kubeconfig) the server is a real kube-apiserver and the clients only
+/// sync. Prints a table of medians, one JSON line per figure, the client's
+/// and the server's CPU, and the targets met or missed.
 #[derive(Debug, clap::Parser)]
 #[command(name = "e2e", version)]
 struct Flags {
@@ -55,7 +57,12 @@ struct Flags {
     #[arg(long, value_name = "PATH")]
     kubeconfig: Option<std::path::PathBuf>,
     /// With --kubeconfig: the processes whose CPU is the server's
-    #[arg(long, value_name = "PID,...", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "PID,...",
+        value_delimiter = ',',
+        requires = "kubeconfig"
+    )]
     server_pids: Vec<u32>,
     /// Threads spinning on the CPU while each client runs: a CPU-bound
     /// neighbour sharing the machine's cores
@@ -144,12 +151,21 @@ fn run(flags: &Flags) -> Result<(), BoxError> {
                 neighbour_threads: flags.neighbour_threads,
             };
             let (summaries, json_bytes) = orchestrator::run(&plan)?;
+            let seeded = if json_bytes > 0 {
+                format!(
+                    " ({:.1} MiB of JSON, {:.1} KB each)",
+                    json_bytes as f64 / (1024.0 * 1024.0),
+                    json_bytes as f64 / plan.pods as f64 / 1000.0
+                )
+            } else {
+                String::new()
+            };
             println!(
-                "{} pods ({:.1} MiB of JSON, {:.1} KB each) on {}, {}, median of {} runs, {} cores{}",
+                "{} pods{seeded} on {}, {}, median of {} runs, {} cores{}",
                 plan.pods,
-                json_bytes as f64 / (1024.0 * 1024.0),
-                json_bytes as f64 / plan.pods as f64 / 1000.0,
-                if plan.real {
+                if plan.kubeconfig.is_some() {
+                    "the cluster of the kubeconfig"
+                } else if plan.real {
                     "a real kube-apiserver (envtest)"
                 } else {
                     "the test server"
@@ -177,7 +193,14 @@ fn run(flags: &Flags) -> Result<(), BoxError> {
             for line in report::failures(&summaries) {
                 println!("failed: {line}");
             }
-            for line in report::targets(&summaries) {
+            let setting = if plan.real {
+                report::Setting::RealServer {
+                    neighbour: plan.neighbour_threads > 0,
+                }
+            } else {
+                report::Setting::TestServer
+            };
+            for line in report::targets(&summaries, setting) {
                 println!("target: {line}");
             }
             Ok(())
