@@ -35,5 +35,14 @@ pub mod server;
 pub use event_clock::EventClock;
 pub use figures::Figures;
 
+/// A multi-threaded tokio runtime with two workers (the machine's cores):
+/// what the servers and the controller clients run on.
+pub fn two_worker_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
 /// Any error, for a benchmark program that reports and exits.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

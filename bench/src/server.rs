@@ -29,10 +29,7 @@ pub struct ServerPlan {
 /// `ready kubeconfig:<path> <bytes> pids=<kube-apiserver>,<etcd>` and takes
 /// no orders: on the real server clients only sync.
 pub fn run_real(plan: ServerPlan) -> Result<(), BoxError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = crate::two_worker_runtime()?;
     runtime.block_on(async {
         let plane = real_server::start().await?;
         let client = plane.client()?;
@@ -57,10 +54,7 @@ pub fn run_real(plan: ServerPlan) -> Result<(), BoxError> {
 
 /// Runs the server until its standard input closes.
 pub fn run(plan: ServerPlan) -> Result<(), BoxError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = crate::two_worker_runtime()?;
     // The history must hold one whole burst (and the seeding) so a held
     // watch can replay it.
     // Objects are encoded as protobuf when written, as kube-apiserver

@@ -110,10 +110,7 @@ fn main() -> Result<(), BoxError> {
         Some("server") if flags.envtest => real_server(flags.parents),
         Some("server") => server(flags.parents),
         Some("client") => {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()?;
+            let runtime = clientgo_bench::two_worker_runtime()?;
             let url = flags.url.clone().ok_or("--role client needs --url")?;
             let figures = runtime.block_on(client(
                 flags.client.as_deref().unwrap_or_default(),
@@ -149,10 +146,7 @@ fn deployment_json(index: usize, replicas: u64) -> serde_json::Value {
 /// Seeds the parents, then carries out `churn` (every parent's replicas
 /// to 2) and `reset` (replicas back to 1, every child deleted) orders.
 fn server(parents: usize) -> Result<(), BoxError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = clientgo_bench::two_worker_runtime()?;
     let server = runtime.block_on(
         TestApiServer::builder()
             .history_limit(4 * parents + 1_000)
@@ -210,10 +204,7 @@ fn server(parents: usize) -> Result<(), BoxError> {
 fn real_server(parents: usize) -> Result<(), BoxError> {
     use clientgo_rest::{CreateOptions, DeleteOptions, Patch, PatchOptions, ResourceClient};
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = clientgo_bench::two_worker_runtime()?;
     runtime.block_on(async {
         let plane = real_server::start().await?;
         let client = plane.client()?;
