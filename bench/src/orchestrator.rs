@@ -52,6 +52,32 @@ impl Drop for Neighbour {
     }
 }
 
+/// The server of a bench run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Server {
+    /// clientgo-testing's API server, started here: every phase.
+    TestServer,
+    /// A real kube-apiserver and etcd (envtest), started here; the clients
+    /// only sync.
+    Envtest,
+    /// A cluster already holding the plan's pods, reached by its
+    /// kubeconfig; the clients only sync.
+    Kubeconfig {
+        /// The kubeconfig.
+        path: PathBuf,
+        /// The processes whose CPU is its server's, when it runs on this
+        /// machine.
+        pids: Vec<u32>,
+    },
+}
+
+impl Server {
+    /// Whether it is a real kube-apiserver (the clients only sync).
+    pub fn is_real(&self) -> bool {
+        *self != Server::TestServer
+    }
+}
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct BenchPlan {
@@ -63,15 +89,8 @@ pub struct BenchPlan {
     pub runs: usize,
     /// The clients, in table order.
     pub clients: Vec<ClientKind>,
-    /// A real kube-apiserver (envtest, or `kubeconfig`'s) in place of the
-    /// test server; the clients only sync.
-    pub real: bool,
-    /// A cluster already holding `pods` pods, in place of a server started
-    /// here.
-    pub kubeconfig: Option<PathBuf>,
-    /// The processes whose CPU is that cluster's server's, when it runs on
-    /// this machine.
-    pub server_pids: Vec<u32>,
+    /// The server the clients run against.
+    pub server: Server,
     /// Threads spinning on the CPU in this process while each client runs:
     /// a CPU-bound neighbour on the machine's cores.
     pub neighbour_threads: usize,
@@ -96,19 +115,19 @@ struct ServerProcess {
 
 impl ServerProcess {
     fn start(program: &PathBuf, plan: &BenchPlan) -> Result<ServerProcess, BoxError> {
-        if let Some(kubeconfig) = &plan.kubeconfig {
+        if let Server::Kubeconfig { path, pids } = &plan.server {
             return Ok(ServerProcess {
                 pipes: None,
-                url: format!("{}{}", real_server::KUBECONFIG, kubeconfig.display()),
+                url: format!("{}{}", real_server::KUBECONFIG, path.display()),
                 json_bytes: 0,
-                pids: plan.server_pids.clone(),
+                pids: pids.clone(),
             });
         }
         let mut command = Command::new(program);
         command
             .args(["--role", "server", "--pods", &plan.pods.to_string()])
             .args(["--events", &plan.events.to_string()]);
-        if plan.real {
+        if plan.server == Server::Envtest {
             command.arg("--envtest");
         }
         let mut child = command
@@ -125,10 +144,7 @@ impl ServerProcess {
         }
         let url = words.get(1).ok_or("the server gave no URL")?.to_string();
         let json_bytes = words.get(2).and_then(|w| w.parse().ok()).unwrap_or(0);
-        let mut pids = real_server::pids_in(&words);
-        if pids.is_empty() {
-            pids.push(child.id());
-        }
+        let pids = real_server::server_pids(&words, child.id());
         Ok(ServerProcess {
             pipes: Some(Pipes {
                 child,
@@ -180,7 +196,7 @@ fn run_client(
         .args(["--role", "client", "--client", client.name()])
         .args(["--url", &server.url, "--pods", &plan.pods.to_string()])
         .args(["--events", &plan.events.to_string()]);
-    if plan.real {
+    if plan.server.is_real() {
         command.arg("--sync-only");
     }
     let _neighbour = Neighbour::start(plan.neighbour_threads);
@@ -199,7 +215,7 @@ fn run_client(
         if line == SYNCED {
             // The settle after the sync is in it: the server is idle then.
             server_cpu = Some(real_server::cpu_seconds_of(&server.pids) - server_cpu_before);
-            if !plan.real {
+            if !plan.server.is_real() {
                 let answer = server.order(BURST)?;
                 eprintln!("  {}: synced; server: {answer}", client.name());
             }
@@ -225,7 +241,7 @@ fn run_client(
 /// Progress goes to standard error.
 pub fn run(plan: &BenchPlan) -> Result<(Vec<Summary>, u64), BoxError> {
     let program = std::env::current_exe()?;
-    if plan.kubeconfig.is_none() {
+    if !matches!(plan.server, Server::Kubeconfig { .. }) {
         eprintln!(
             "seeding the server with {} pods and a history for {} events...",
             plan.pods, plan.events

@@ -67,15 +67,21 @@ pub fn pids_word(plane: &ControlPlane) -> String {
     format!("{PIDS}{}", pids.join(","))
 }
 
-/// The processes a `ready` line's words name with [`PIDS`]; none for a
-/// test server, whose process is the server.
-pub fn pids_in(words: &[&str]) -> Vec<u32> {
-    words
+/// The processes whose CPU is the server's: those a `ready` line's words
+/// name with [`PIDS`] (kube-apiserver's and etcd's), or else `process`, the
+/// server role's own (the test server runs in it).
+pub fn server_pids(words: &[&str], process: u32) -> Vec<u32> {
+    let named: Vec<u32> = words
         .iter()
         .filter_map(|word| word.strip_prefix(PIDS))
         .flat_map(|list| list.split(','))
         .filter_map(|pid| pid.parse().ok())
-        .collect()
+        .collect();
+    if named.is_empty() {
+        vec![process]
+    } else {
+        named
+    }
 }
 
 /// The CPU seconds `pids` have used so far, together.
@@ -181,12 +187,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pids_are_read_from_the_ready_line() {
+    fn server_pids_are_read_from_the_ready_line() {
         assert_eq!(
-            pids_in(&["ready", "kubeconfig:/x", "5", "pids=12,34"]),
+            server_pids(&["ready", "kubeconfig:/x", "5", "pids=12,34"], 1),
             [12, 34]
         );
-        assert!(pids_in(&["ready", "http://127.0.0.1:1", "5"]).is_empty());
-        assert_eq!(pids_in(&["pids=7,bad"]), [7]);
+        // None named: the server role's own process.
+        assert_eq!(server_pids(&["ready", "http://127.0.0.1:1", "5"], 9), [9]);
+        assert_eq!(server_pids(&["pids=7,bad"], 1), [7]);
     }
 }

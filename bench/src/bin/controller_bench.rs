@@ -611,10 +611,7 @@ fn orchestrate(flags: &Flags) -> Result<(), BoxError> {
     };
     // The test server's process, or kube-apiserver's and etcd's (not the
     // process seeding and churning them, which is the load).
-    let mut server_pids = real_server::pids_in(&words);
-    if server_pids.is_empty() {
-        server_pids.push(server.child.id());
-    }
+    let server_pids = real_server::server_pids(&words, server.child.id());
     let mut results: HashMap<String, Vec<Figures>> = HashMap::new();
     let count = flags.clients.len();
     for run in 1..=flags.runs {

@@ -4,7 +4,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use clientgo_bench::clients::{self, ClientKind, ClientPlan};
-use clientgo_bench::orchestrator::{self, BenchPlan};
+use clientgo_bench::orchestrator::{self, BenchPlan, Server};
 use clientgo_bench::protocol::{RESULT, announce};
 use clientgo_bench::server::{self, ServerPlan};
 use clientgo_bench::{BoxError, report};
@@ -145,9 +145,14 @@ fn run(flags: &Flags) -> Result<(), BoxError> {
                 events: flags.events,
                 runs: flags.runs,
                 clients: flags.clients.clone(),
-                real: flags.envtest || flags.kubeconfig.is_some(),
-                kubeconfig: flags.kubeconfig.clone(),
-                server_pids: flags.server_pids.clone(),
+                server: match &flags.kubeconfig {
+                    Some(path) => Server::Kubeconfig {
+                        path: path.clone(),
+                        pids: flags.server_pids.clone(),
+                    },
+                    None if flags.envtest => Server::Envtest,
+                    None => Server::TestServer,
+                },
                 neighbour_threads: flags.neighbour_threads,
             };
             let (summaries, json_bytes) = orchestrator::run(&plan)?;
@@ -163,14 +168,12 @@ fn run(flags: &Flags) -> Result<(), BoxError> {
             println!(
                 "{} pods{seeded} on {}, {}, median of {} runs, {} cores{}",
                 plan.pods,
-                if plan.kubeconfig.is_some() {
-                    "the cluster of the kubeconfig"
-                } else if plan.real {
-                    "a real kube-apiserver (envtest)"
-                } else {
-                    "the test server"
+                match plan.server {
+                    Server::Kubeconfig { .. } => "the cluster of the kubeconfig",
+                    Server::Envtest => "a real kube-apiserver (envtest)",
+                    Server::TestServer => "the test server",
                 },
-                if plan.real {
+                if plan.server.is_real() {
                     "sync only".to_string()
                 } else {
                     format!("{} watch events per burst", plan.events)
@@ -193,7 +196,7 @@ fn run(flags: &Flags) -> Result<(), BoxError> {
             for line in report::failures(&summaries) {
                 println!("failed: {line}");
             }
-            let setting = if plan.real {
+            let setting = if plan.server.is_real() {
                 report::Setting::RealServer {
                     neighbour: plan.neighbour_threads > 0,
                 }
